@@ -1,0 +1,71 @@
+# Every target sets itself up: the virtualenv is created and the pinned
+# dependencies installed on first use (only Python 3.11+ and make are needed).
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := generated
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export PATH := $(abspath $(BIN)):$(PATH)
+
+PACKAGE := generated/service_api_client
+CODEGEN_INPUTS := openapi.yaml codegen/config.yaml codegen/generate.sh $(wildcard codegen/templates/*)
+
+.PHONY: generated generate check-generated lint typecheck test lock clean
+
+# ---- environment -----------------------------------------------------------
+
+$(VENV)/.installed: pyproject.toml requirements.lock
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+	  || { echo "Python 3.11 or newer is needed (set PYTHON=...)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
+	  -c requirements.lock -e '.[dev]'
+	@touch $@
+
+# Re-pin every dependency to the newest versions that satisfy pyproject.toml.
+lock:
+	rm -rf .lock-venv
+	$(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check '.[dev]'
+	.lock-venv/bin/python -m pip freeze --exclude-editable --disable-pip-version-check \
+	  | grep -v '^service-api' > requirements.lock
+	rm -rf .lock-venv
+
+# ---- generated client ------------------------------------------------------
+
+# Regenerated only when the spec, the generator config or its templates change.
+generated: $(PACKAGE)/__init__.py
+
+$(PACKAGE)/__init__.py: $(CODEGEN_INPUTS) | $(VENV)/.installed
+	codegen/generate.sh generated
+	@touch $@
+
+generate: | $(VENV)/.installed
+	codegen/generate.sh generated
+
+check-generated: | $(VENV)/.installed
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	codegen/generate.sh "$$tmp"; \
+	if ! diff -ru generated/service_api_client "$$tmp/service_api_client"; then \
+	  echo "generated/ is stale: run 'make generate' and commit the result" >&2; exit 1; \
+	fi; \
+	echo "generated/ matches openapi.yaml"
+
+# ---- checks ----------------------------------------------------------------
+
+lint: | $(VENV)/.installed
+	openapi-spec-validator openapi.yaml
+	ruff check overlay mock cli tests bench
+	ruff format --check overlay mock cli tests bench
+
+typecheck: | $(VENV)/.installed
+	mypy overlay/service_api mock/service_api_mock cli/service_api_cli tests $(wildcard bench/*.py)
+	mypy generated/service_api_client
+
+test: check-generated lint typecheck
+	pytest
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build

@@ -1,0 +1,3 @@
+"""The ``service-api`` command line."""
+
+__all__: list[str] = []

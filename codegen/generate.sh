@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Generate the typed client package from openapi.yaml into DEST/service_api_client.
+#
+# Usage: codegen/generate.sh DEST
+#
+# openapi-python-client writes a whole project (pyproject, README, caches of its
+# ruff post-hooks); only the package folder is kept, so DEST holds nothing else.
+set -euo pipefail
+dest=${1:?usage: codegen/generate.sh DEST}
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+(
+  cd "$work"
+  openapi-python-client generate \
+    --path "$root/openapi.yaml" \
+    --config "$root/codegen/config.yaml" \
+    --custom-template-path "$root/codegen/templates" \
+    --meta pdm \
+    --output-path "$work/project" >"$work/log" 2>&1 || { cat "$work/log" >&2; exit 1; }
+)
+# Warnings mean part of the spec was skipped: treat them as errors.
+if grep -qi "warning" "$work/log"; then cat "$work/log" >&2; exit 1; fi
+mkdir -p "$dest"
+rm -rf "$dest/service_api_client"
+mv "$work/project/service_api_client" "$dest/service_api_client"

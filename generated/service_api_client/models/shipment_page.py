@@ -1,0 +1,144 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.shipment import Shipment
+
+
+T = TypeVar("T", bound="ShipmentPage")
+
+
+@_attrs_define
+class ShipmentPage:
+    """One page of shipments in the pagination envelope.
+
+    Attributes:
+        total_records (int): Count of records of the whole result set, not of the page.
+        page_number (int): The page offset returned.
+        page_size (int): Number of results per page.
+        data (list[Shipment]): The shipments of the page.
+        next_ (None | str | Unset): URL of the next page, with the pageSize and pageNumber query parameters.
+            Present only when a next page exists.
+        previous (None | str | Unset): URL of the previous page, with the pageSize and pageNumber query parameters.
+            Present only when a previous page exists.
+    """
+
+    total_records: int
+    page_number: int
+    page_size: int
+    data: list[Shipment]
+    next_: None | str | Unset = UNSET
+    previous: None | str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        total_records = self.total_records
+
+        page_number = self.page_number
+
+        page_size = self.page_size
+
+        data = []
+        for data_item_data in self.data:
+            data_item = data_item_data.to_dict()
+            data.append(data_item)
+
+        next_: None | str | Unset
+        if isinstance(self.next_, Unset):
+            next_ = UNSET
+        else:
+            next_ = self.next_
+
+        previous: None | str | Unset
+        if isinstance(self.previous, Unset):
+            previous = UNSET
+        else:
+            previous = self.previous
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "totalRecords": total_records,
+                "pageNumber": page_number,
+                "pageSize": page_size,
+                "data": data,
+            }
+        )
+        if next_ is not UNSET:
+            field_dict["next"] = next_
+        if previous is not UNSET:
+            field_dict["previous"] = previous
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.shipment import Shipment  # noqa: PLC0415
+
+        d = dict(src_dict)
+        total_records = d.pop("totalRecords")
+
+        page_number = d.pop("pageNumber")
+
+        page_size = d.pop("pageSize")
+
+        data = []
+        _data = d.pop("data")
+        for data_item_data in _data:
+            data_item = Shipment.from_dict(data_item_data)
+
+            data.append(data_item)
+
+        def _parse_next_(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        next_ = _parse_next_(d.pop("next", UNSET))
+
+        def _parse_previous(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        previous = _parse_previous(d.pop("previous", UNSET))
+
+        shipment_page = cls(
+            total_records=total_records,
+            page_number=page_number,
+            page_size=page_size,
+            data=data,
+            next_=next_,
+            previous=previous,
+        )
+
+        shipment_page.additional_properties = d
+        return shipment_page
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,8 @@
+"""Typed client for the service's public HTTP API.
+
+The package is a thin layer over the generated ``service_api_client``: it keeps the
+bearer token fresh, sends the account header, pages through list endpoints,
+retries what is safe to retry and raises typed errors, for sync and async code.
+"""
+
+__all__: list[str] = []

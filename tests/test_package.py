@@ -1,0 +1,65 @@
+"""The distribution: public names, typing markers, and a wheel holding every package."""
+
+import importlib
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ["service_api", "service_api_client", "service_api_mock", "service_api_cli"]
+
+
+@pytest.mark.parametrize("name", ["service_api", "service_api_mock", "service_api_cli"])
+def test_public_names_are_sorted_exported_and_documented(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = list(module.__all__)
+    assert exported == sorted(exported), f"{name}.__all__ is not sorted"
+    for public in exported:
+        obj = getattr(module, public)
+        assert getattr(obj, "__doc__", None), f"{name}.{public} has no docstring"
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "--wheel-dir",
+            str(out),
+            str(ROOT),
+        ],
+        check=True,
+    )
+    (built,) = out.glob("service_api-*.whl")
+    return built
+
+
+def test_wheel_holds_every_package_with_its_typing_marker(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for package in PACKAGES:
+        assert f"{package}/__init__.py" in names
+        assert f"{package}/py.typed" in names
+    assert not any("__pycache__" in n or ".ruff_cache" in n for n in names)
+
+
+def test_wheel_packages_import_on_their_own(wheel: Path, tmp_path: Path) -> None:
+    zipfile.ZipFile(wheel).extractall(tmp_path)
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "import service_api, service_api_client;"
+        "from service_api_client.api.shipments import list_shipments;"
+        "assert service_api.__file__.startswith(sys.argv[1]), service_api.__file__;"
+        "assert list_shipments.__file__.startswith(sys.argv[1])"
+    )
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True)
