@@ -5,4 +5,38 @@ bearer token fresh, sends the account header, pages through list endpoints,
 retries what is safe to retry and raises typed errors, for sync and async code.
 """
 
-__all__: list[str] = []
+from service_api._errors import (
+    ApiConnectionError,
+    ApiStatusError,
+    ApiTimeoutError,
+    AuthenticationError,
+    BadRequestError,
+    InvalidCredentialsError,
+    InvalidResponseError,
+    NotFoundError,
+    PaginationError,
+    PermissionDeniedError,
+    RateLimitError,
+    ServerError,
+    ServiceApiError,
+    TokenExpiredError,
+    TokenResponseError,
+)
+
+__all__ = [
+    "ApiConnectionError",
+    "ApiStatusError",
+    "ApiTimeoutError",
+    "AuthenticationError",
+    "BadRequestError",
+    "InvalidCredentialsError",
+    "InvalidResponseError",
+    "NotFoundError",
+    "PaginationError",
+    "PermissionDeniedError",
+    "RateLimitError",
+    "ServerError",
+    "ServiceApiError",
+    "TokenExpiredError",
+    "TokenResponseError",
+]

@@ -1,0 +1,347 @@
+"""Errors raised by the client.
+
+Every error derives from :class:`ServiceApiError`, so one ``except`` clause
+catches them all; each subclass carries what a caller needs to react, and
+nothing secret (no token, no client secret, no ``Authorization`` header)::
+
+    ServiceApiError
+    ├── ApiStatusError                  the service answered with an error status
+    │   ├── BadRequestError             400: malformed request or missing account header
+    │   ├── AuthenticationError         401: token missing, unknown or refused twice
+    │   │   └── TokenExpiredError       401 for an expired token (``expired_at``)
+    │   ├── PermissionDeniedError       403: account not associated with the credentials
+    │   ├── NotFoundError               404
+    │   ├── RateLimitError              429 (``retry_after``)
+    │   ├── ServerError                 5xx (``retry_after``)
+    │   └── InvalidCredentialsError     /authenticate refused the client ID or secret
+    ├── InvalidResponseError            the answer breaks the API's contract (a ValueError)
+    │   └── TokenResponseError          unusable token response (token_type, expires_in, ...)
+    ├── PaginationError                 a page failed mid-iteration (``start_page`` resumes)
+    └── ApiConnectionError              no answer: refused, reset, dropped (a ConnectionError)
+        └── ApiTimeoutError             no answer in time (a TimeoutError)
+
+Example::
+
+    try:
+        page = list_shipments.sync(client=client)
+    except service_api.RateLimitError as exc:
+        print("slow down for", exc.retry_after, "seconds")
+    except service_api.ServiceApiError as exc:
+        print("failed:", exc)
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+
+import httpx
+
+# Bodies are kept for diagnosis but bounded: a misbehaving server may send megabytes.
+MAX_BODY_CHARS = 2048
+
+
+class ServiceApiError(Exception):
+    """Root of every error the client raises.
+
+    Example::
+
+        try:
+            ...
+        except service_api.ServiceApiError as exc:
+            log.warning("service call failed: %s", exc)
+    """
+
+
+class ApiStatusError(ServiceApiError):
+    """The service answered with an error status.
+
+    Attributes:
+        status_code: the HTTP status.
+        headers: the response headers.
+        body: the response body as text, cut to ``MAX_BODY_CHARS`` characters.
+        request: the request that drew the answer (method and URL; its credential
+            headers are never shown in messages).
+
+    Example::
+
+        except service_api.ApiStatusError as exc:
+            if exc.status_code == 409: ...
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int,
+        headers: Mapping[str, str] | None = None,
+        body: str = "",
+        request: httpx.Request | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.headers: httpx.Headers = httpx.Headers(headers or {})
+        self.body = body[:MAX_BODY_CHARS]
+        self.request = request
+
+
+class BadRequestError(ApiStatusError):
+    """400: a malformed request, or the account header is missing.
+
+    Example::
+
+        except service_api.BadRequestError as exc:
+            print(exc.body)
+    """
+
+
+class AuthenticationError(ApiStatusError):
+    """401: the bearer token is missing, unknown, or refused even after a refresh.
+
+    Attributes:
+        error: the ``error`` parameter of ``www-authenticate`` (such as ``invalid_token``), if any.
+        error_description: its ``error_description``, if any.
+
+    Example::
+
+        except service_api.AuthenticationError as exc:
+            print(exc.error, exc.error_description)
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int = 401,
+        headers: Mapping[str, str] | None = None,
+        body: str = "",
+        request: httpx.Request | None = None,
+        error: str | None = None,
+        error_description: str | None = None,
+    ) -> None:
+        super().__init__(
+            message, status_code=status_code, headers=headers, body=body, request=request
+        )
+        self.error = error
+        self.error_description = error_description
+
+
+class TokenExpiredError(AuthenticationError):
+    """401 for an expired token, still refused after a refresh.
+
+    Attributes:
+        expired_at: when the token expired, in UTC, as the server wrote it in
+            ``www-authenticate``; ``None`` if it could not be read.
+
+    Example::
+
+        except service_api.TokenExpiredError as exc:
+            print("expired at", exc.expired_at)
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int = 401,
+        headers: Mapping[str, str] | None = None,
+        body: str = "",
+        request: httpx.Request | None = None,
+        error: str | None = None,
+        error_description: str | None = None,
+        expired_at: datetime.datetime | None = None,
+    ) -> None:
+        super().__init__(
+            message,
+            status_code=status_code,
+            headers=headers,
+            body=body,
+            request=request,
+            error=error,
+            error_description=error_description,
+        )
+        self.expired_at = expired_at
+
+
+class PermissionDeniedError(ApiStatusError):
+    """403: the credentials are not associated with the account in the account header.
+
+    Example::
+
+        except service_api.PermissionDeniedError:
+            print("this integration cannot act for that account")
+    """
+
+
+class NotFoundError(ApiStatusError):
+    """404: no such resource.
+
+    Example::
+
+        except service_api.NotFoundError: ...
+    """
+
+
+class RateLimitError(ApiStatusError):
+    """429: too many requests, after the retries the policy allows.
+
+    Attributes:
+        retry_after: seconds the server asked to wait (``Retry-After``), or ``None``.
+
+    Example::
+
+        except service_api.RateLimitError as exc:
+            time.sleep(exc.retry_after or 60)
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int = 429,
+        headers: Mapping[str, str] | None = None,
+        body: str = "",
+        request: httpx.Request | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(
+            message, status_code=status_code, headers=headers, body=body, request=request
+        )
+        self.retry_after = retry_after
+
+
+class ServerError(ApiStatusError):
+    """5xx: the service failed or is unavailable, after the retries the policy allows.
+
+    Attributes:
+        retry_after: seconds the server asked to wait (``Retry-After``), or ``None``.
+
+    Example::
+
+        except service_api.ServerError as exc:
+            print(exc.status_code, exc.retry_after)
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int,
+        headers: Mapping[str, str] | None = None,
+        body: str = "",
+        request: httpx.Request | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(
+            message, status_code=status_code, headers=headers, body=body, request=request
+        )
+        self.retry_after = retry_after
+
+
+class InvalidCredentialsError(ApiStatusError):
+    """``POST /authenticate`` refused the client ID or client secret.
+
+    Attributes:
+        error: the OAuth 2 error code the service gave (such as ``invalid_client``), if any.
+
+    Example::
+
+        except service_api.InvalidCredentialsError as exc:
+            print("check SERVICE_API_CLIENT_ID / SECRET:", exc.error)
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int,
+        headers: Mapping[str, str] | None = None,
+        body: str = "",
+        request: httpx.Request | None = None,
+        error: str | None = None,
+    ) -> None:
+        super().__init__(
+            message, status_code=status_code, headers=headers, body=body, request=request
+        )
+        self.error = error
+
+
+class InvalidResponseError(ServiceApiError, ValueError):
+    """The service's answer breaks the API's contract: not JSON, a field missing or
+    of the wrong type, an inconsistent page.
+
+    Attributes:
+        request: the request that drew the answer, if known.
+
+    Example::
+
+        except service_api.InvalidResponseError as exc:
+            print("unexpected answer:", exc)
+    """
+
+    def __init__(self, message: str, *, request: httpx.Request | None = None) -> None:
+        super().__init__(message)
+        self.request = request
+
+
+class TokenResponseError(InvalidResponseError):
+    """The answer of ``POST /authenticate`` is unusable: no ``access_token``, a
+    ``token_type`` other than Bearer, an ``expires_in`` that is not a sane integer.
+
+    Example::
+
+        except service_api.TokenResponseError as exc:
+            print(exc)   # never contains the token itself
+    """
+
+
+class PaginationError(ServiceApiError):
+    """A page failed in the middle of an iteration; the cause is chained.
+
+    Attributes:
+        page_number: the page that failed.
+        start_page: pass it as ``start_page`` to resume with exactly the items not
+            yet yielded (the failed page is fetched again).
+        items_yielded: how many items the iteration yielded before the failure.
+
+    Example::
+
+        try:
+            for shipment in service_api.paginate(list_shipments, client):
+                save(shipment)
+        except service_api.PaginationError as exc:
+            resume_from = exc.start_page
+    """
+
+    def __init__(self, message: str, *, page_number: int, start_page: int, items_yielded: int):
+        super().__init__(message)
+        self.page_number = page_number
+        self.start_page = start_page
+        self.items_yielded = items_yielded
+
+
+class ApiConnectionError(ServiceApiError, ConnectionError):
+    """No answer: the connection was refused, reset or dropped, after retries.
+
+    Attributes:
+        request: the request that got no answer, if known.
+
+    Example::
+
+        except service_api.ApiConnectionError:
+            print("service unreachable")
+    """
+
+    def __init__(self, message: str, *, request: httpx.Request | None = None) -> None:
+        super().__init__(message)
+        self.request = request
+
+
+class ApiTimeoutError(ApiConnectionError, TimeoutError):
+    """No answer within the configured timeout, after retries.
+
+    Example::
+
+        except service_api.ApiTimeoutError:
+            print("service too slow")
+    """
