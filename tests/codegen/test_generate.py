@@ -1,0 +1,107 @@
+"""codegen/generate.sh: the spec is the single source of the generated client."""
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+# The generator and its ruff post-hooks are console scripts of this interpreter's environment.
+ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+NEW_OPERATION = {
+    "get": {
+        "operationId": "listAlerts",
+        "tags": ["alerts"],
+        "summary": "List the alerts of the account",
+        "parameters": [
+            {"$ref": "#/components/parameters/pageNumber"},
+            {"$ref": "#/components/parameters/pageSize"},
+        ],
+        "responses": {
+            "200": {
+                "description": "One page of alerts.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "required": ["totalRecords", "pageNumber", "pageSize", "data"],
+                            "properties": {
+                                "totalRecords": {"type": "integer"},
+                                "pageNumber": {"type": "integer"},
+                                "pageSize": {"type": "integer"},
+                                "data": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {"alertId": {"type": "string"}},
+                                    },
+                                },
+                            },
+                            "title": "AlertPage",
+                        }
+                    }
+                },
+            }
+        },
+    }
+}
+
+
+@pytest.fixture(scope="module")
+def project_with_new_operation(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the codegen inputs whose spec gained GET /alerts, generated."""
+    work = tmp_path_factory.mktemp("project")
+    shutil.copytree(ROOT / "codegen", work / "codegen")
+    spec = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+    spec["paths"]["/alerts"] = NEW_OPERATION
+    (work / "openapi.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    subprocess.run([str(work / "codegen" / "generate.sh"), str(work / "out")], check=True, env=ENV)
+    return work / "out"
+
+
+def test_a_new_operation_becomes_a_typed_function(project_with_new_operation: Path) -> None:
+    module_path = project_with_new_operation / "service_api_client/api/alerts/list_alerts.py"
+    source = module_path.read_text()
+    assert "def sync_detailed(" in source
+    assert "async def asyncio_detailed(" in source
+    assert "\nSUCCESS_MODEL = " in source
+
+    sys.path.insert(0, str(project_with_new_operation))
+    try:
+        for name in [n for n in sys.modules if n.startswith("service_api_client")]:
+            del sys.modules[name]
+        spec = importlib.util.find_spec("service_api_client.api.alerts.list_alerts")
+        assert spec is not None
+        assert spec.origin == str(module_path)
+        module = importlib.import_module("service_api_client.api.alerts.list_alerts")
+        page = module.SUCCESS_MODEL.from_dict(
+            {"totalRecords": 1, "pageNumber": 1, "pageSize": 50, "data": [{"alertId": "a-1"}]}
+        )
+        assert page.data[0].alert_id == "a-1"
+    finally:
+        sys.path.remove(str(project_with_new_operation))
+        for name in [n for n in sys.modules if n.startswith("service_api_client")]:
+            del sys.modules[name]
+
+
+def test_the_new_module_type_checks(project_with_new_operation: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            str(project_with_new_operation / "service_api_client"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
