@@ -15,10 +15,13 @@ nothing secret (no token, no client secret, no ``Authorization`` header)::
     │   ├── ServerError                 5xx (``retry_after``)
     │   └── InvalidCredentialsError     /authenticate refused the client ID or secret
     ├── InvalidResponseError            the answer breaks the API's contract (a ValueError)
-    │   └── TokenResponseError          unusable token response (token_type, expires_in, ...)
+    │   ├── TokenResponseError          unusable token response (token_type, expires_in, ...)
+    │   └── InconsistentPageError       a page contradicts the request or earlier pages
     ├── PaginationError                 a page failed mid-iteration (``start_page`` resumes)
     └── ApiConnectionError              no answer: refused, reset, dropped (a ConnectionError)
         └── ApiTimeoutError             no answer in time (a TimeoutError)
+
+    PaginationWarning (a UserWarning)   a page misbehaved in a way iteration can absorb
 
 Example::
 
@@ -295,6 +298,28 @@ class TokenResponseError(InvalidResponseError):
     """
 
 
+class InconsistentPageError(InvalidResponseError):
+    """A page contradicts the request or the pages before it: another page number or
+    page size than asked for, an empty page before the end, a page that repeats items
+    already yielded. Raised chained inside :class:`PaginationError`.
+
+    Attributes:
+        page_number: the page that was asked for.
+
+    Example::
+
+        except service_api.PaginationError as exc:
+            if isinstance(exc.__cause__, service_api.InconsistentPageError):
+                print("the server served a bad page", exc.page_number)
+    """
+
+    def __init__(
+        self, message: str, *, page_number: int, request: httpx.Request | None = None
+    ) -> None:
+        super().__init__(message, request=request)
+        self.page_number = page_number
+
+
 class PaginationError(ServiceApiError):
     """A page failed in the middle of an iteration; the cause is chained.
 
@@ -344,4 +369,16 @@ class ApiTimeoutError(ApiConnectionError, TimeoutError):
 
         except service_api.ApiTimeoutError:
             print("service too slow")
+    """
+
+
+class PaginationWarning(UserWarning):
+    """A page misbehaved in a way the iteration absorbs and goes on: a ``next`` link
+    to another origin, ``totalRecords`` changing mid-way, a page longer than asked
+    for, items repeated from an earlier page (dropped), a ``page_size`` above 50.
+
+    Example::
+
+        import warnings
+        warnings.simplefilter("error", service_api.PaginationWarning)  # be strict
     """
