@@ -12,7 +12,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 PACKAGE := generated/service_api_client
 CODEGEN_INPUTS := openapi.yaml codegen/config.yaml codegen/generate.sh $(wildcard codegen/templates/*)
 
-.PHONY: generated generate check-generated lint typecheck test lock clean
+.PHONY: generated generate check-generated lint typecheck test lock clean mock fuzz
 
 # ---- environment -----------------------------------------------------------
 
@@ -66,6 +66,12 @@ typecheck: | $(VENV)/.installed
 
 test: check-generated lint typecheck
 	pytest
+
+# ---- mock service -----------------------------------------------------------
+
+# Serve the mock of the public API on 127.0.0.1:8080 (Ctrl-C stops it).
+mock: | $(VENV)/.installed
+	$(BIN)/python -m service_api_mock --host 127.0.0.1 --port 8080
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build

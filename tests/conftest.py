@@ -1,9 +1,27 @@
 """Fixtures shared by the whole suite."""
 
+from collections.abc import Iterator
+
 import pytest
+
+from service_api_mock import RunningMock, running_mock
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     """Run ``@pytest.mark.anyio`` tests on asyncio, the loop the client supports."""
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def mock_server() -> Iterator[RunningMock]:
+    """One mock served over loopback HTTP for the whole session (see ``mock`` for a clean one)."""
+    with running_mock() as server:
+        yield server
+
+
+@pytest.fixture
+def mock(mock_server: RunningMock) -> RunningMock:
+    """The session's mock, reset: no tokens, counters, faults or clock offset, default config."""
+    mock_server.service.reset()
+    return mock_server

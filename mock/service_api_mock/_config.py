@@ -1,0 +1,139 @@
+"""Configuration of the mock: credentials, data sizes and faults."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+__all__ = [
+    "DEMO_ACCOUNTS",
+    "DEMO_CLIENT_ID",
+    "DEMO_CLIENT_SECRET",
+    "OTHER_ACCOUNTS",
+    "OTHER_CLIENT_ID",
+    "OTHER_CLIENT_SECRET",
+    "ClientCredentials",
+    "MockConfig",
+]
+
+DEMO_CLIENT_ID = "demo-client"
+"""Client ID of the demo integration, associated with :data:`DEMO_ACCOUNTS`.
+
+Example::
+
+    form = {"client_id": DEMO_CLIENT_ID, "client_secret": DEMO_CLIENT_SECRET}
+"""
+
+DEMO_CLIENT_SECRET = "demo-secret"  # noqa: S105 -- a published demo credential, not a secret
+"""Client secret of the demo integration (a published demo value, not a secret)."""
+
+DEMO_ACCOUNTS: tuple[str, ...] = ("acct-1", "acct-2")
+"""Accounts the demo integration works for: one set of credentials, several accounts."""
+
+OTHER_CLIENT_ID = "other-client"
+"""A second integration with a single account of its own, for 403 tests.
+
+Example::
+
+    # a token of OTHER_CLIENT_ID asking for "acct-1" is answered 403
+"""
+
+OTHER_CLIENT_SECRET = "other-secret"  # noqa: S105 -- a published demo credential, not a secret
+"""Client secret of :data:`OTHER_CLIENT_ID`."""
+
+OTHER_ACCOUNTS: tuple[str, ...] = ("acct-3",)
+"""Accounts :data:`OTHER_CLIENT_ID` works for."""
+
+
+def _to_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class ClientCredentials:
+    """One integration known to the mock: its secret and the accounts it works for.
+
+    The secret is left out of ``repr`` so that logging a config never shows it.
+
+    Example::
+
+        ClientCredentials(secret="s3cret", accounts=("acct-9",))
+    """
+
+    secret: str = attrs.field(repr=False)
+    accounts: tuple[str, ...] = attrs.field(converter=_to_tuple)
+
+
+def _default_clients() -> dict[str, ClientCredentials]:
+    return {
+        DEMO_CLIENT_ID: ClientCredentials(DEMO_CLIENT_SECRET, DEMO_ACCOUNTS),
+        OTHER_CLIENT_ID: ClientCredentials(OTHER_CLIENT_SECRET, OTHER_ACCOUNTS),
+    }
+
+
+def _to_clients(
+    value: Mapping[str, ClientCredentials | tuple[str, tuple[str, ...]]],
+) -> Mapping[str, ClientCredentials]:
+    # Accept plain ``{id: (secret, accounts)}`` pairs as well, the shape people type by hand.
+    out: dict[str, ClientCredentials] = {}
+    for client_id, creds in value.items():
+        if isinstance(creds, ClientCredentials):
+            out[client_id] = creds
+        else:
+            secret, accounts = creds
+            out[client_id] = ClientCredentials(secret, accounts)
+    return out
+
+
+def _non_negative(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if value < 0:
+        raise ValueError(f"{attribute.name} must be >= 0, got {value!r}")
+
+
+def _fraction(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{attribute.name} must be within 0..1, got {value!r}")
+
+
+def _positive_or_none(
+    _inst: object, attribute: attrs.Attribute[int | None], value: int | None
+) -> None:
+    if value is not None and value < 1:
+        raise ValueError(f"{attribute.name} must be >= 1 or None, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class MockConfig:
+    """Everything that shapes the mock's answers; every field has a default.
+
+    All faults are off by default. Faults and jitter draw from a random generator seeded
+    with ``seed``, so a given sequence of requests meets the same faults on every run.
+
+    Example::
+
+        MockConfig(records=37, token_ttl=2.0, fault_rate=0.2, seed=7)
+    """
+
+    token_ttl: float = attrs.field(default=3600.0, validator=_non_negative)
+    """Seconds a token lives; sent as ``expires_in`` (a string holding an integer)."""
+    records: int = attrs.field(default=120, validator=attrs.validators.ge(0))
+    """Shipments and devices per account; the default needs three pages of 50."""
+    seed: int = 0
+    """Seed of the data and of the fault decisions."""
+    latency_ms: float = attrs.field(default=0.0, validator=_non_negative)
+    """Fixed latency added to every request of the public API."""
+    latency_jitter_ms: float = attrs.field(default=0.0, validator=_non_negative)
+    """Extra latency drawn uniformly from ``0..latency_jitter_ms``."""
+    fault_rate: float = attrs.field(default=0.0, validator=_fraction)
+    """Fraction of requests answered 503 or 429 with ``Retry-After``."""
+    drop_rate: float = attrs.field(default=0.0, validator=_fraction)
+    """Fraction of requests whose connection is dropped without an answer."""
+    retry_after: float = attrs.field(default=1.0, validator=_non_negative)
+    """Seconds announced in the ``Retry-After`` of injected faults."""
+    rate_limit: int | None = attrs.field(default=None, validator=_positive_or_none)
+    """Requests per minute per client ID; beyond it 429 with ``Retry-After``."""
+    clients: Mapping[str, ClientCredentials] = attrs.field(
+        factory=_default_clients, converter=_to_clients, repr=False
+    )
+    """Known integrations: client ID to :class:`ClientCredentials`."""

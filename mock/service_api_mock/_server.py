@@ -1,0 +1,119 @@
+"""Serving a :class:`MockService` with uvicorn on a free loopback port, in a thread."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+import uvicorn
+
+from ._app import API_PREFIX
+from ._config import MockConfig
+from ._service import MockService
+
+__all__ = ["RunningMock", "running_mock", "uvicorn_config"]
+
+_START_TIMEOUT = 10.0
+_STOP_TIMEOUT = 10.0
+
+
+@attrs.frozen
+class RunningMock:
+    """A mock being served: where to reach it and the handle to control it.
+
+    Example::
+
+        with running_mock() as server:
+            httpx.get(f"{server.base_url}/shipments")  # 401: no token
+            server.service.count("listShipments", 401)
+    """
+
+    base_url: str
+    """The public API's base address, such as ``http://127.0.0.1:53187/public/v3``."""
+    service: MockService
+    """The handle on the served mock."""
+
+    @property
+    def origin(self) -> str:
+        """Scheme, host and port, where the control API lives under ``/__mock__/``.
+
+        Example::
+
+            httpx.get(f"{server.origin}/__mock__/counts")
+        """
+        return self.base_url.removesuffix(API_PREFIX)
+
+
+def uvicorn_config(service: MockService, host: str, port: int) -> uvicorn.Config:
+    """The uvicorn settings the mock runs with, shared by the CLI and :func:`running_mock`.
+
+    Example::
+
+        uvicorn.Server(uvicorn_config(MockService(), "127.0.0.1", 8080)).run()
+    """
+    return uvicorn.Config(
+        service.app,
+        host=host,
+        port=port,
+        # The mock logs one line per request itself; uvicorn's access log would double it.
+        access_log=False,
+        log_config=None,
+        lifespan="off",
+        # Links must reflect the request as sent, not headers a fuzzer may forge.
+        proxy_headers=False,
+        timeout_graceful_shutdown=2,
+    )
+
+
+@contextlib.contextmanager
+def running_mock(
+    service: MockService | None = None, **config_overrides: Any
+) -> Iterator[RunningMock]:
+    """Serve a mock on ``127.0.0.1`` and a free port in a background thread.
+
+    Pass a ``service`` to serve it, or configuration overrides to build a new one. The
+    server is stopped, its thread joined and its socket closed on exit.
+
+    Example::
+
+        with running_mock(records=7, token_ttl=2) as server:
+            print(server.base_url)  # http://127.0.0.1:<port>/public/v3
+    """
+    if service is None:
+        service = MockService(MockConfig(**config_overrides))
+    elif config_overrides:
+        raise TypeError("pass either a service or configuration overrides, not both")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        server = uvicorn.Server(uvicorn_config(service, "127.0.0.1", port))
+        thread = threading.Thread(
+            target=server.run,
+            kwargs={"sockets": [sock]},
+            name=f"service-api-mock:{port}",
+            daemon=True,
+        )
+        thread.start()
+        try:
+            deadline = time.monotonic() + _START_TIMEOUT
+            while not server.started:
+                if not thread.is_alive():
+                    raise RuntimeError("the mock server stopped while starting")
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the mock server did not start in time")
+                time.sleep(0.005)
+            yield RunningMock(base_url=f"http://127.0.0.1:{port}{API_PREFIX}", service=service)
+        finally:
+            server.should_exit = True
+            thread.join(_STOP_TIMEOUT)
+            if thread.is_alive():
+                raise RuntimeError("the mock server did not stop in time")
+    finally:
+        sock.close()

@@ -1,0 +1,153 @@
+"""The handle on one mock: its ASGI app and the operations of the control API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.types import ASGIApp
+
+from ._app import build_app
+from ._config import MockConfig
+from ._state import MockState
+
+__all__ = ["MockService"]
+
+_UNSET: Any = object()
+
+
+class MockService:
+    """One mock of the public API: all its state, its ASGI app, and control operations.
+
+    Use ``service.app`` in process with ``httpx.ASGITransport``, or serve it with
+    :func:`running_mock`. The same operations are reachable over HTTP under ``/__mock__/``.
+
+    Example::
+
+        service = MockService(MockConfig(records=7))
+        transport = httpx.ASGITransport(app=service.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://mock") as client:
+            ...
+        assert service.count("authenticate", 200) == 1
+    """
+
+    def __init__(self, config: MockConfig | None = None) -> None:
+        self._state = MockState(config if config is not None else MockConfig())
+        self._app = build_app(self._state)
+
+    def __repr__(self) -> str:
+        return f"MockService({self._state.config!r})"
+
+    @property
+    def app(self) -> ASGIApp:
+        """The ASGI application (public API under ``/public/v3``, control API under ``/__mock__``).
+
+        Example::
+
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=service.app))
+        """
+        return self._app
+
+    @property
+    def config(self) -> MockConfig:
+        """The configuration in force now (faults set since the last reset included).
+
+        Example::
+
+            service.config.token_ttl
+        """
+        return self._state.config
+
+    def count(self, operation: str | None = None, status: int | None = None) -> int:
+        """Requests answered so far, filtered by operationId and status.
+
+        A dropped connection counts with status 0.
+
+        Example::
+
+            assert service.count("authenticate") == 1
+            assert service.count(status=401) == 0
+        """
+        return self._state.count(operation, status)
+
+    def counts(self) -> dict[str, dict[int, int]]:
+        """Requests answered so far: operationId to status to count.
+
+        Example::
+
+            service.counts()  # {"authenticate": {200: 1}, "listShipments": {200: 3}}
+        """
+        return self._state.counts()
+
+    def revoke_tokens(self) -> None:
+        """Forget every token issued so far: their next use is answered 401.
+
+        Example::
+
+            service.revoke_tokens()
+        """
+        self._state.revoke_tokens()
+
+    def set_faults(
+        self,
+        *,
+        fault_rate: float = _UNSET,
+        drop_rate: float = _UNSET,
+        latency_ms: float = _UNSET,
+        latency_jitter_ms: float = _UNSET,
+        retry_after: float = _UNSET,
+        rate_limit: int | None = _UNSET,
+    ) -> None:
+        """Change the given fault settings; the others stay as they are.
+
+        Example::
+
+            service.set_faults(fault_rate=0.3, retry_after=0.01)
+            service.set_faults(rate_limit=None)  # no rate limit
+        """
+        given = {
+            "fault_rate": fault_rate,
+            "drop_rate": drop_rate,
+            "latency_ms": latency_ms,
+            "latency_jitter_ms": latency_jitter_ms,
+            "retry_after": retry_after,
+            "rate_limit": rate_limit,
+        }
+        self._state.set_faults(**{k: v for k, v in given.items() if v is not _UNSET})
+
+    def advance_clock(self, seconds: float) -> None:
+        """Move the mock's clock forward (or back): tokens expire accordingly.
+
+        Example::
+
+            service.advance_clock(3600)  # every token issued so far has now expired
+        """
+        self._state.advance_clock(seconds)
+
+    def reset(self, **config_overrides: Any) -> None:
+        """Forget tokens, counters, faults and clock offset; apply ``config_overrides``.
+
+        Overrides apply to the configuration the service was created with.
+
+        Example::
+
+            service.reset(records=37, token_ttl=2)
+        """
+        self._state.reset(**config_overrides)
+
+    def issued_tokens(self) -> list[str]:
+        """Every token issued since the last reset, revoked or not (to scan logs for them).
+
+        Example::
+
+            assert not any(t in caplog.text for t in service.issued_tokens())
+        """
+        return self._state.issued_tokens()
+
+    def dataset(self, resource: str, account: str) -> list[dict[str, Any]]:
+        """The full ordered records that ``/{resource}`` pages through for ``account``.
+
+        Example::
+
+            assert len(service.dataset("shipments", "acct-1")) == service.config.records
+        """
+        return [dict(r) for r in self._state.dataset(resource, account)]

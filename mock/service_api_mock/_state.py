@@ -1,0 +1,235 @@
+"""The mock's mutable state: tokens, clock offset, counters, faults and data.
+
+The state is shared by the event loop serving requests (in a background thread when the
+mock runs under uvicorn) and by the test thread driving the handle, so every method
+takes a lock for the few statements that touch it. No method awaits while holding it.
+"""
+
+from __future__ import annotations
+
+import collections
+import hmac
+import math
+import random
+import secrets
+import threading
+import time
+from typing import Any
+
+import attrs
+
+from ._config import MockConfig
+from ._data import RESOURCES, make_dataset
+
+__all__ = ["FAULT_FIELDS", "FaultPlan", "MockState", "TokenCheck"]
+
+FAULT_FIELDS = (
+    "drop_rate",
+    "fault_rate",
+    "latency_jitter_ms",
+    "latency_ms",
+    "rate_limit",
+    "retry_after",
+)
+
+_RATE_WINDOW = 60.0
+
+
+@attrs.frozen
+class _Token:
+    client_id: str
+    expires_at: float
+
+
+@attrs.frozen
+class TokenCheck:
+    """Outcome of looking a bearer token up: a client ID, or why there is none.
+
+    Example::
+
+        TokenCheck(client_id="demo-client")
+    """
+
+    client_id: str | None = None
+    expired_at: float | None = None
+
+
+@attrs.frozen
+class FaultPlan:
+    """What happens to one request before it reaches its handler.
+
+    Example::
+
+        FaultPlan(delay=0.05, drop=False, status=None, retry_after=1.0)
+    """
+
+    delay: float
+    drop: bool
+    status: int | None
+    retry_after: float
+
+
+class MockState:
+    """All the state of one mock; see :class:`service_api_mock.MockService` for the handle.
+
+    Example::
+
+        state = MockState(MockConfig())
+        token = state.issue_token("demo-client")
+    """
+
+    def __init__(self, config: MockConfig) -> None:
+        self._lock = threading.Lock()
+        self._initial = config
+        self._config = config
+        self._offset = 0.0
+        self._tokens: dict[str, _Token] = {}
+        self._issued: list[str] = []
+        self._counts: dict[str, collections.Counter[int]] = {}
+        self._hits: dict[str, collections.deque[float]] = {}
+        self._datasets: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults, not crypto
+
+    # ---- configuration -------------------------------------------------------------
+
+    @property
+    def config(self) -> MockConfig:
+        return self._config
+
+    def reset(self, **overrides: Any) -> None:
+        config = attrs.evolve(self._initial, **overrides)
+        with self._lock:
+            self._config = config
+            self._offset = 0.0
+            self._tokens.clear()
+            self._issued.clear()
+            self._counts.clear()
+            self._hits.clear()
+            self._datasets.clear()
+            self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults
+
+    def set_faults(self, **changes: Any) -> MockConfig:
+        unknown = sorted(set(changes) - set(FAULT_FIELDS))
+        if unknown:
+            raise TypeError(f"not a fault setting: {', '.join(unknown)}")
+        config = attrs.evolve(self._config, **changes)
+        with self._lock:
+            self._config = config
+            if "rate_limit" in changes:
+                self._hits.clear()
+        return config
+
+    # ---- clock and tokens ----------------------------------------------------------
+
+    def now(self) -> float:
+        """Seconds since the epoch on the mock's clock (the wall clock plus the offset)."""
+        return time.time() + self._offset
+
+    def advance_clock(self, seconds: float) -> float:
+        if not math.isfinite(seconds):
+            raise ValueError("the clock advances by a finite number of seconds")
+        with self._lock:
+            self._offset += seconds
+            return self._offset
+
+    def check_client(self, client_id: str, client_secret: str) -> bool:
+        creds = self._config.clients.get(client_id)
+        if creds is None:
+            # Compare anyway so that unknown and known IDs take the same time.
+            hmac.compare_digest(client_secret.encode(), b"-")
+            return False
+        return hmac.compare_digest(client_secret.encode(), creds.secret.encode())
+
+    def accounts_of(self, client_id: str) -> tuple[str, ...]:
+        creds = self._config.clients.get(client_id)
+        return creds.accounts if creds is not None else ()
+
+    def issue_token(self, client_id: str) -> str:
+        # 32 random bytes: 256 bits, far above the 128 the issue asks for, and opaque.
+        token = secrets.token_urlsafe(32)
+        with self._lock:
+            self._tokens[token] = _Token(client_id, self.now() + self._config.token_ttl)
+            self._issued.append(token)
+        return token
+
+    def check_token(self, token: str) -> TokenCheck:
+        with self._lock:
+            record = self._tokens.get(token)
+        if record is None:
+            return TokenCheck()
+        if self.now() >= record.expires_at:
+            return TokenCheck(expired_at=record.expires_at)
+        return TokenCheck(client_id=record.client_id)
+
+    def revoke_tokens(self) -> None:
+        with self._lock:
+            self._tokens.clear()
+
+    def issued_tokens(self) -> list[str]:
+        with self._lock:
+            return list(self._issued)
+
+    # ---- counters ------------------------------------------------------------------
+
+    def record(self, operation: str, status: int) -> None:
+        with self._lock:
+            self._counts.setdefault(operation, collections.Counter())[status] += 1
+
+    def counts(self) -> dict[str, dict[int, int]]:
+        with self._lock:
+            return {op: dict(sorted(c.items())) for op, c in sorted(self._counts.items())}
+
+    def count(self, operation: str | None = None, status: int | None = None) -> int:
+        total = 0
+        for op, by_status in self.counts().items():
+            if operation is not None and op != operation:
+                continue
+            for code, n in by_status.items():
+                if status is None or code == status:
+                    total += n
+        return total
+
+    # ---- faults --------------------------------------------------------------------
+
+    def plan_faults(self) -> FaultPlan:
+        config = self._config
+        with self._lock:
+            # Always four draws, whatever the settings, so that the sequence of decisions
+            # for a seed does not depend on which faults happen to be switched on.
+            jitter, drop, fault, kind = (self._rng.random() for _ in range(4))
+        delay = (config.latency_ms + jitter * config.latency_jitter_ms) / 1000.0
+        status: int | None = None
+        is_dropped = drop < config.drop_rate
+        if not is_dropped and fault < config.fault_rate:
+            status = 503 if kind < 0.5 else 429
+        return FaultPlan(delay, is_dropped, status, config.retry_after)
+
+    def rate_limit_wait(self, client_id: str) -> float | None:
+        """Count one request of ``client_id``; the seconds to wait if over the limit."""
+        limit = self._config.rate_limit
+        if limit is None:
+            return None
+        now = self.now()
+        with self._lock:
+            hits = self._hits.setdefault(client_id, collections.deque())
+            while hits and hits[0] <= now - _RATE_WINDOW:
+                hits.popleft()
+            if len(hits) >= limit:
+                return max(hits[0] + _RATE_WINDOW - now, 0.0)
+            hits.append(now)
+            return None
+
+    # ---- data ----------------------------------------------------------------------
+
+    def dataset(self, resource: str, account: str) -> list[dict[str, Any]]:
+        if resource not in RESOURCES:
+            raise ValueError(f"unknown resource {resource!r}; expected one of {RESOURCES}")
+        key = (resource, account)
+        with self._lock:
+            cached = self._datasets.get(key)
+        if cached is None:
+            config = self._config
+            cached = make_dataset(resource, account, seed=config.seed, records=config.records)
+            with self._lock:
+                cached = self._datasets.setdefault(key, cached)
+        return cached
