@@ -4,6 +4,10 @@ from collections.abc import Iterator
 
 import pytest
 
+# Fails any test that lets a client secret or an issued token reach a log, an error
+# message, a warning or a report.
+pytest_plugins = ["leak_guard"]
+
 from service_api_mock import RunningMock, running_mock
 
 
