@@ -4,11 +4,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from service_api_mock import RunningMock, running_mock
+
 # Fails any test that lets a client secret or an issued token reach a log, an error
 # message, a warning or a report.
 pytest_plugins = ["leak_guard"]
-
-from service_api_mock import RunningMock, running_mock
 
 
 @pytest.fixture
