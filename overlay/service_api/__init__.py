@@ -24,6 +24,15 @@ from service_api._errors import (
     TokenExpiredError,
     TokenResponseError,
 )
+from service_api._pagination import (
+    ListOperation,
+    Page,
+    PageModel,
+    aiter_pages,
+    apaginate,
+    iter_pages,
+    paginate,
+)
 
 __all__ = [
     "ApiConnectionError",
@@ -34,7 +43,10 @@ __all__ = [
     "InconsistentPageError",
     "InvalidCredentialsError",
     "InvalidResponseError",
+    "ListOperation",
     "NotFoundError",
+    "Page",
+    "PageModel",
     "PaginationError",
     "PaginationWarning",
     "PermissionDeniedError",
@@ -43,4 +55,8 @@ __all__ = [
     "ServiceApiError",
     "TokenExpiredError",
     "TokenResponseError",
+    "aiter_pages",
+    "apaginate",
+    "iter_pages",
+    "paginate",
 ]

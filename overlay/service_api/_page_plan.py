@@ -1,0 +1,364 @@
+"""The I/O-free heart of pagination: which page to fetch next, and what a page may say.
+
+:class:`PagePlan` decides everything (``has_next_page`` / ``next_page_info``, the pages
+left once ``totalRecords`` is known, whether a page is consistent); the sync and async
+drivers in ``_pagination`` only fetch what it asks for and hand the pages back in order.
+Because it does no I/O, both twins share every decision and the unit tests drive it with
+plain objects.
+
+Policy for a misbehaving server (each warning is given once per iteration):
+
+====================================================  ==========================================
+What the server does                                   What the iteration does
+====================================================  ==========================================
+a missing or mistyped envelope field                   ``InvalidResponseError`` (stop)
+another ``pageNumber`` than asked for                  ``InconsistentPageError`` (stop)
+another ``pageSize`` than asked for                    ``InconsistentPageError`` (stop)
+``data`` longer than ``pageSize``                      warning; only the first ``pageSize`` kept
+a page served twice (all items already yielded)        ``InconsistentPageError`` (stop)
+some items already yielded (records shifted)           warning; the repeats are dropped
+an empty page before the end                           ``InconsistentPageError`` (stop), unless
+                                                       its own ``totalRecords`` ends before it:
+                                                       warning, the set shrank, stop
+``totalRecords`` changing mid-way                      warning; the page count planned from the
+                                                       first page stands
+no ``next`` before the planned last page               warning; stop (``next`` ends iteration)
+``next`` on the planned last page                      warning; stop (the plan bounds iteration)
+``next`` to another origin, path, or page (backwards)  warning; the link is ignored and the next
+                                                       page is built from pageNumber/pageSize
+====================================================  ==========================================
+
+The plan never asks for a page beyond ``ceil(totalRecords / pageSize)`` of the first page
+(or, when ``start_page`` is already past the end, beyond ``start_page``), so iteration is
+bounded by the planned page count whatever the server says, and never loops.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from service_api._errors import InconsistentPageError, InvalidResponseError
+
+# The service serves at most 50 records per page and treats a larger pageSize as 50.
+MAX_PAGE_SIZE = 50
+
+
+@dataclass(frozen=True, slots=True)
+class PageRequest:
+    """A page to fetch: its number and size, the only inputs of the page request."""
+
+    number: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class PageVerdict:
+    """What to do with a page that arrived.
+
+    Attributes:
+        items: the items to hand over (repeats dropped, cut to ``max_items``).
+        warnings: messages to emit as ``PaginationWarning``.
+        last: no page is fetched after this one.
+    """
+
+    items: tuple[Any, ...]
+    warnings: tuple[str, ...]
+    last: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """The pagination envelope of a page, read and type-checked."""
+
+    total_records: int
+    page_number: int
+    page_size: int
+    data: Sequence[Any]
+    next_link: str | None
+
+
+def read_envelope(model: object, *, page_number: int) -> Envelope:
+    """Read the envelope fields of a parsed page model.
+
+    Raises ``InvalidResponseError`` for a field that is missing (``UNSET`` or ``None``,
+    should a future schema make it optional) or of the wrong type.
+    """
+    values: dict[str, Any] = {}
+    for attr, wire in (
+        ("total_records", "totalRecords"),
+        ("page_number", "pageNumber"),
+        ("page_size", "pageSize"),
+    ):
+        value = getattr(model, attr, None)
+        # bool is an int in Python, but never a count.
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InvalidResponseError(
+                f"page {page_number}: envelope field {wire!r} is missing or not an integer"
+            )
+        values[attr] = value
+    if values["total_records"] < 0:
+        raise InvalidResponseError(f"page {page_number}: totalRecords is negative")
+    data = getattr(model, "data", None)
+    if not isinstance(data, list | tuple):
+        raise InvalidResponseError(f"page {page_number}: envelope field 'data' is missing")
+    link = getattr(model, "next_", None)
+    return Envelope(
+        total_records=values["total_records"],
+        page_number=values["page_number"],
+        page_size=values["page_size"],
+        data=data,
+        # UNSET, None and "" all mean "no next page".
+        next_link=link if isinstance(link, str) and link else None,
+    )
+
+
+def check_next_link(link: str, *, base_url: str, request: PageRequest) -> str | None:
+    """Why a ``next`` link cannot be trusted, or ``None`` if it is the expected page.
+
+    The link is never followed (the next request is built from pageNumber/pageSize
+    against the client's base URL, so credentials go nowhere else); it is only
+    checked, so that a server pointing elsewhere or backwards is reported. Accepted:
+    same host and port, a path under the base URL's path, and the same scheme or
+    ``http`` under an ``https`` base (public documentation shows such links).
+    """
+    try:
+        base = httpx.URL(base_url)
+        url = base.join(link)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return f"unparsable next link {link!r}"
+    scheme_ok = url.scheme == base.scheme or (url.scheme == "http" and base.scheme == "https")
+    # A scheme upgrade changes the default port; compare explicit ports only.
+    port_ok = url.port == base.port or (url.scheme != base.scheme and url.port is None)
+    if not (scheme_ok and url.host == base.host and port_ok):
+        return f"next link to another origin ({url.scheme}://{url.host})"
+    prefix = base.path.rstrip("/") + "/"
+    if not url.path.startswith(prefix):
+        return f"next link outside the API path ({url.path})"
+    wanted = {"pageNumber": request.number + 1, "pageSize": request.size}
+    for name, value in wanted.items():
+        given = url.params.get(name)
+        if given is not None and given != str(value):
+            return f"next link with {name}={given}, expected {value}"
+    return None
+
+
+def fingerprint(item: object) -> bytes:
+    """A compact identity of an item, to notice one served twice."""
+    to_dict = getattr(item, "to_dict", None)
+    value = to_dict() if callable(to_dict) else item
+    text = json.dumps(value, sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
+class PagePlan:
+    """Decides which pages to fetch and checks each page that arrives, with no I/O.
+
+    Pages must be handed to :meth:`accept` in order, each one the page
+    :meth:`next_page_info` named (with concurrency the driver fetches ahead from
+    :meth:`remaining_pages` but still accepts in order).
+
+    Example::
+
+        plan = PagePlan(page_size=50, start_page=1, base_url=base_url)
+        while (request := plan.next_page_info()) is not None:
+            verdict = plan.accept(request.number, fetch(request))
+            yield from verdict.items
+    """
+
+    def __init__(
+        self,
+        *,
+        page_size: int,
+        start_page: int,
+        base_url: str,
+        max_items: int | None = None,
+        max_pages: int | None = None,
+    ) -> None:
+        if page_size < 1 or page_size > MAX_PAGE_SIZE:
+            raise ValueError(f"page_size must be 1..{MAX_PAGE_SIZE}, not {page_size}")
+        if start_page < 1:
+            raise ValueError(f"start_page must be at least 1, not {start_page}")
+        self.page_size = page_size
+        self.start_page = start_page
+        self.base_url = base_url
+        self.max_items = max_items
+        self.max_pages = max_pages
+        self.items_yielded = 0
+        self.pages_accepted = 0
+        self._next_number = start_page
+        self._first_total: int | None = None
+        self._last_total: int | None = None
+        self._done = max_items == 0 or max_pages == 0
+        self._seen: set[bytes] = set()
+        self._warned: set[str] = set()
+
+    # -- what to fetch --------------------------------------------------------------
+
+    @property
+    def planned_last_page(self) -> int | None:
+        """The last page to fetch, once the first page told ``totalRecords``."""
+        if self._first_total is None:
+            return None
+        last = math.ceil(self._first_total / self.page_size)
+        if self.max_items is not None:
+            last = min(last, self.start_page - 1 + math.ceil(self.max_items / self.page_size))
+        if self.max_pages is not None:
+            last = min(last, self.start_page - 1 + self.max_pages)
+        return last
+
+    def has_next_page(self) -> bool:
+        """Whether another page is to be fetched."""
+        return self.next_page_info() is not None
+
+    def next_page_info(self) -> PageRequest | None:
+        """The next page to fetch and accept, or ``None`` when iteration is over."""
+        if self._done:
+            return None
+        last = self.planned_last_page
+        if last is not None and self._next_number > last:
+            return None
+        return PageRequest(self._next_number, self.page_size)
+
+    def remaining_pages(self) -> range:
+        """Every page still to fetch if the server behaves, known after the first page
+        (empty before it): what concurrent drivers fetch ahead."""
+        last = self.planned_last_page
+        if self._done or last is None:
+            return range(0)
+        return range(self._next_number, last + 1)
+
+    # -- what arrived ---------------------------------------------------------------
+
+    def accept(self, number: int, model: object) -> PageVerdict:
+        """Check the page ``number`` and decide what to hand over.
+
+        Raises ``InvalidResponseError`` (or its ``InconsistentPageError``) when the page
+        cannot be used; the plan then stays on that page, which is where to resume.
+        """
+        request = self.next_page_info()
+        if request is None or request.number != number:
+            raise RuntimeError(f"page {number} accepted out of order")  # a driver bug
+        env = read_envelope(model, page_number=number)
+        notes: list[str] = []
+        if env.page_number != number:
+            raise InconsistentPageError(
+                f"asked for page {number}, the server answered page {env.page_number}",
+                page_number=number,
+            )
+        if env.page_size != self.page_size:
+            raise InconsistentPageError(
+                f"page {number}: asked for pageSize {self.page_size}, "
+                f"the server answered pageSize {env.page_size}",
+                page_number=number,
+            )
+        data = list(env.data)
+        if len(data) > self.page_size:
+            self._note(
+                notes,
+                "long",
+                f"page {number} holds {len(data)} items, more than pageSize "
+                f"{self.page_size}; the extra items are ignored",
+            )
+            del data[self.page_size :]
+
+        first = self._first_total is None
+        if first:
+            self._first_total = self._last_total = env.total_records
+        elif env.total_records != self._last_total:
+            self._note(
+                notes,
+                "total",
+                f"totalRecords changed from {self._last_total} to {env.total_records} at "
+                f"page {number}; keeping the {self.planned_last_page} pages planned",
+            )
+            self._last_total = env.total_records
+        assert self._first_total is not None
+        planned_end = math.ceil(self._first_total / self.page_size)
+        last = number >= planned_end
+
+        if not data and number <= planned_end:
+            if (number - 1) * self.page_size >= env.total_records:
+                self._note(
+                    notes,
+                    "shrank",
+                    f"page {number} is empty: the result set shrank to "
+                    f"{env.total_records} records; stopping",
+                )
+                last = True
+            else:
+                raise InconsistentPageError(
+                    f"page {number} is empty although totalRecords is {env.total_records}",
+                    page_number=number,
+                )
+
+        fresh: list[Any] = []
+        prints: list[bytes] = []
+        for item in data:
+            mark = fingerprint(item)
+            if mark in self._seen or mark in prints:
+                continue
+            prints.append(mark)
+            fresh.append(item)
+        if data and not fresh:
+            raise InconsistentPageError(
+                f"page {number} repeats items already yielded (a page served twice?)",
+                page_number=number,
+            )
+        if len(fresh) < len(data):
+            self._note(
+                notes,
+                "repeat",
+                f"page {number}: {len(data) - len(fresh)} items already yielded were dropped",
+            )
+
+        if env.next_link is None:
+            if not last and number < planned_end:
+                self._note(
+                    notes,
+                    "no-next",
+                    f"page {number} has no next link although totalRecords implies "
+                    f"{planned_end} pages; stopping",
+                )
+            last = True
+        else:
+            problem = check_next_link(
+                env.next_link, base_url=self.base_url, request=PageRequest(number, self.page_size)
+            )
+            if problem is not None:
+                self._note(notes, "link", f"page {number}: {problem}; link ignored")
+            if last and env.total_records == self._first_total:
+                self._note(
+                    notes,
+                    "extra-next",
+                    f"page {number} links a next page beyond the {planned_end} pages "
+                    "totalRecords implies; stopping",
+                )
+
+        if self.max_items is not None:
+            room = self.max_items - self.items_yielded
+            if len(fresh) >= room:
+                del fresh[room:]
+                last = True
+        kept = len(fresh)
+        self._seen.update(prints[:kept])
+        self.items_yielded += kept
+        self.pages_accepted += 1
+        self._next_number = number + 1
+        if self.max_pages is not None and self.pages_accepted >= self.max_pages:
+            last = True
+        if last:
+            self._done = True
+        return PageVerdict(items=tuple(fresh), warnings=tuple(notes), last=last)
+
+    def _note(self, notes: list[str], kind: str, message: str) -> None:
+        # Once per kind: a server that repeats a fault on every page should not flood.
+        if kind not in self._warned:
+            self._warned.add(kind)
+            notes.append(message)

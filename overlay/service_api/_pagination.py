@@ -1,0 +1,741 @@
+"""Page iteration for every list endpoint: ``paginate`` / ``apaginate`` over items and
+``iter_pages`` / ``aiter_pages`` over pages, sync and async twins.
+
+Every decision lives in the I/O-free :class:`~service_api._page_plan.PagePlan`; the
+drivers here only call the generated endpoint function for the page the plan names,
+read the response, and hand pages back in order (fetching ahead with threads or tasks
+when ``concurrency > 1``).
+
+Each page request is built by the generated function from ``pageNumber`` and
+``pageSize`` against the client's base URL; a ``next`` link in a page is a signal that
+another page exists, checked but never followed, so credentials never go to another
+origin or over a downgraded scheme whatever the server writes there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import inspect
+import sys
+import warnings
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Generic, Protocol, TypeVar, overload
+
+import httpx
+
+from service_api._errors import (
+    ApiConnectionError,
+    ApiStatusError,
+    ApiTimeoutError,
+    AuthenticationError,
+    BadRequestError,
+    InvalidResponseError,
+    NotFoundError,
+    PaginationError,
+    PaginationWarning,
+    PermissionDeniedError,
+    RateLimitError,
+    ServerError,
+    ServiceApiError,
+)
+from service_api._page_plan import MAX_PAGE_SIZE, PagePlan, PageRequest, PageVerdict
+from service_api_client import Client
+from service_api_client.types import Response, Unset
+
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+M = TypeVar("M", bound="PageModel[Any]")
+M_co = TypeVar("M_co", bound="PageModel[Any]", covariant=True)
+
+
+class PageModel(Protocol[T_co]):
+    """What every generated page model offers: the items of the page and the size of
+    the whole result set (``ShipmentPage``, ``DevicePage``, ...).
+
+    Example::
+
+        def count(page: service_api.PageModel[Shipment]) -> int:
+            return len(page.data)
+    """
+
+    @property
+    def data(self) -> Sequence[T_co]: ...
+
+    @property
+    def total_records(self) -> int: ...
+
+
+class ListOperation(Protocol[M_co]):
+    """A generated list endpoint module, such as
+    ``service_api_client.api.shipments.list_shipments``: its ``SUCCESS_MODEL`` tells the
+    type checker which page model, hence which items, it returns.
+
+    Example::
+
+        def export(endpoint: service_api.ListOperation[PageModel[T]]) -> list[T]:
+            return list(service_api.paginate(endpoint, client))
+    """
+
+    @property
+    def SUCCESS_MODEL(self) -> type[M_co]: ...
+
+    def sync_detailed(
+        self, *, client: Client, page_number: int | Unset = ..., page_size: int | Unset = ...
+    ) -> Response[Any]: ...
+
+    async def asyncio_detailed(
+        self, *, client: Client, page_number: int | Unset = ..., page_size: int | Unset = ...
+    ) -> Response[Any]: ...
+
+
+SyncListFunction = Callable[..., Response[Any]]
+AsyncListFunction = Callable[..., Awaitable[Response[Any]]]
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Page(Generic[M_co]):
+    """One page of a list endpoint, as :func:`iter_pages` / :func:`aiter_pages` yield it.
+
+    Attributes:
+        number: the page number (``pageNumber``), counted from 1.
+        model: the typed page model the endpoint returned (``ShipmentPage``, ...), with
+            its envelope and any field the spec does not name (``additional_properties``).
+        items: the items of the page to use: ``model.data`` without items an earlier
+            page already gave (see the pagination policy in the README).
+        total_records: ``totalRecords`` of this page.
+
+    Example::
+
+        for page in service_api.iter_pages(list_shipments, client):
+            print(page.number, len(page.items), "of", page.total_records)
+    """
+
+    number: int
+    model: M_co
+    _items: tuple[Any, ...] = field(default=())
+
+    @property
+    def items(self: Page[PageModel[T]]) -> Sequence[T]:
+        """The items of the page (repeats of earlier pages dropped)."""
+        return self._items
+
+    @property
+    def total_records(self: Page[PageModel[Any]]) -> int:
+        """``totalRecords`` as this page stated it."""
+        return self.model.total_records
+
+    def __repr__(self) -> str:
+        return (
+            f"Page(number={self.number}, items={len(self._items)}, "
+            f"model={type(self.model).__name__})"
+        )
+
+
+# -- the endpoint ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Operation:
+    """The sync and async functions of one list endpoint, and its page model."""
+
+    name: str
+    sync_call: SyncListFunction | None
+    async_call: AsyncListFunction | None
+    model: type[Any] | None
+
+
+def _resolve(endpoint: object) -> _Operation:
+    """Accept an endpoint module or either of its ``*_detailed`` functions.
+
+    A function leads back to its module, so ``paginate`` given ``asyncio_detailed`` (or
+    ``apaginate`` given ``sync_detailed``) still finds the twin it needs.
+    """
+    module: object = endpoint
+    if not isinstance(endpoint, ModuleType):
+        if not callable(endpoint):
+            raise TypeError(f"not a list endpoint: {endpoint!r}")
+        module = sys.modules.get(getattr(endpoint, "__module__", ""), None)
+        if module is None or not hasattr(module, "sync_detailed"):
+            is_async = inspect.iscoroutinefunction(endpoint)
+            return _Operation(
+                name=getattr(endpoint, "__qualname__", repr(endpoint)),
+                sync_call=None if is_async else endpoint,
+                async_call=endpoint if is_async else None,
+                model=None,
+            )
+    sync_call = getattr(module, "sync_detailed", None)
+    async_call = getattr(module, "asyncio_detailed", None)
+    if not callable(sync_call) and not callable(async_call):
+        raise TypeError(f"not a list endpoint (no sync_detailed): {endpoint!r}")
+    model = getattr(module, "SUCCESS_MODEL", None)
+    return _Operation(
+        name=getattr(module, "__name__", repr(module)).rpartition(".")[2],
+        sync_call=sync_call if callable(sync_call) else None,
+        async_call=async_call if callable(async_call) else None,
+        model=model if isinstance(model, type) else None,
+    )
+
+
+def _prepare(
+    endpoint: object,
+    client: Client,
+    *,
+    page_size: int,
+    start_page: int,
+    max_items: int | None,
+    max_pages: int | None,
+    concurrency: int,
+    params: dict[str, Any],
+    is_async: bool,
+) -> tuple[_Operation, PagePlan]:
+    """Check every argument before any request, so mistakes surface at the call."""
+    for name, value in (("page_size", page_size), ("start_page", start_page)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an integer of at least 1, not {value!r}")
+    for name, limit in (("max_items", max_items), ("max_pages", max_pages)):
+        if limit is not None and (not isinstance(limit, int) or limit < 0):
+            raise ValueError(f"{name} must be None or an integer of at least 0, not {limit!r}")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be an integer of at least 1, not {concurrency!r}")
+    for reserved in ("page_number", "page_size", "client"):
+        if reserved in params:
+            raise TypeError(f"{reserved!r} is set by the iteration; use page_size / start_page")
+    if page_size > MAX_PAGE_SIZE:
+        # stacklevel: this frame, the public function, then the caller's line.
+        warnings.warn(
+            f"page_size {page_size} is above the service's maximum; using {MAX_PAGE_SIZE}",
+            PaginationWarning,
+            stacklevel=3,
+        )
+        page_size = MAX_PAGE_SIZE
+    operation = _resolve(endpoint)
+    if (operation.async_call if is_async else operation.sync_call) is None:
+        kind = "an async" if is_async else "a sync"
+        raise TypeError(f"{operation.name} has no {kind} function")
+    plan = PagePlan(
+        page_size=page_size,
+        start_page=start_page,
+        base_url=str(getattr(client, "_base_url", "")),
+        max_items=max_items,
+        max_pages=max_pages,
+    )
+    return operation, plan
+
+
+# -- one page: the response and what can go wrong ---------------------------------------
+
+_STATUS_ERRORS: dict[int, type[ApiStatusError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+}
+
+
+def _status_error(response: Response[Any], number: int) -> ApiStatusError:
+    """The typed error of a non-200 answer that reached us unconverted (a plain generated
+    client; the package's ``Client`` raises these itself)."""
+    status = int(response.status_code)
+    headers = dict(response.headers)
+    body = response.content.decode("utf-8", "replace")
+    message = f"page {number}: HTTP {status}"
+    if status == 429 or status >= 500:
+        retry_after: float | None
+        try:
+            retry_after = float(headers.get("retry-after", ""))
+        except ValueError:
+            retry_after = None
+        kind = RateLimitError if status == 429 else ServerError
+        return kind(
+            message, status_code=status, headers=headers, body=body, retry_after=retry_after
+        )
+    error_type = _STATUS_ERRORS.get(status, ApiStatusError)
+    return error_type(message, status_code=status, headers=headers, body=body)
+
+
+def _page_model(response: Response[Any], operation: _Operation, number: int) -> object:
+    if response.status_code != 200:
+        raise _status_error(response, number)
+    model = response.parsed
+    if model is None or (operation.model is not None and not isinstance(model, operation.model)):
+        raise InvalidResponseError(
+            f"page {number}: the answer is not a {getattr(operation.model, '__name__', 'page')}"
+        )
+    return model
+
+
+def _failure(
+    exc: BaseException, request: PageRequest, plan: PagePlan, operation: _Operation
+) -> PaginationError:
+    """Wrap what went wrong with a page, with where to resume (the cause is chained)."""
+    if isinstance(exc, ServiceApiError):
+        cause: BaseException = exc
+    elif isinstance(exc, httpx.TimeoutException):
+        cause = ApiTimeoutError(f"page {request.number}: no answer in time")
+    elif isinstance(exc, httpx.TransportError):
+        cause = ApiConnectionError(f"page {request.number}: {type(exc).__name__}")
+    else:
+        # The generated parser raises these for a body that is not JSON or not a page.
+        cause = InvalidResponseError(
+            f"page {request.number}: unreadable answer ({type(exc).__name__}: {exc})"
+        )
+    if cause is not exc:
+        cause.__cause__ = exc
+    error = PaginationError(
+        f"{operation.name}: page {request.number} failed ({cause}); "
+        f"resume with start_page={request.number}",
+        page_number=request.number,
+        start_page=request.number,
+        items_yielded=plan.items_yielded,
+    )
+    error.__cause__ = cause
+    return error
+
+
+# What a page fetch may raise that is the page's fault rather than a bug in this module.
+_PAGE_ERRORS = (ServiceApiError, httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError)
+
+
+def _fetch_sync(
+    operation: _Operation, client: Client, request: PageRequest, params: dict[str, Any]
+) -> object:
+    assert operation.sync_call is not None
+    response = operation.sync_call(
+        client=client, page_number=request.number, page_size=request.size, **params
+    )
+    return _page_model(response, operation, request.number)
+
+
+async def _fetch_async(
+    operation: _Operation, client: Client, request: PageRequest, params: dict[str, Any]
+) -> object:
+    assert operation.async_call is not None
+    response = await operation.async_call(
+        client=client, page_number=request.number, page_size=request.size, **params
+    )
+    return _page_model(response, operation, request.number)
+
+
+def _verdict(plan: PagePlan, request: PageRequest, model: object) -> PageVerdict:
+    verdict = plan.accept(request.number, model)
+    for message in verdict.warnings:
+        # stacklevel 4: this function, the driver, the public generator, the consumer.
+        warnings.warn(message, PaginationWarning, stacklevel=4)
+    return verdict
+
+
+# -- the drivers ------------------------------------------------------------------------
+#
+# The twins are line-for-line alike: fetch the page the plan names, let the plan judge
+# it, yield it. With concurrency > 1, the pages after the first (whose number the first
+# page's totalRecords fixes) are fetched ahead, at most ``concurrency`` in flight, and
+# still judged and yielded in order.
+
+
+def _sync_pages(
+    operation: _Operation,
+    client: Client,
+    plan: PagePlan,
+    params: dict[str, Any],
+    concurrency: int,
+) -> Generator[Page[Any], None, None]:
+    while (request := plan.next_page_info()) is not None:
+        if concurrency > 1 and plan.pages_accepted > 0:
+            yield from _sync_pages_ahead(operation, client, plan, params, concurrency)
+            return
+        try:
+            model = _fetch_sync(operation, client, request, params)
+            verdict = _verdict(plan, request, model)
+        except _PAGE_ERRORS as exc:
+            error = _failure(exc, request, plan, operation)
+            raise error from error.__cause__
+        yield Page(request.number, model, verdict.items)
+
+
+def _sync_pages_ahead(
+    operation: _Operation,
+    client: Client,
+    plan: PagePlan,
+    params: dict[str, Any],
+    concurrency: int,
+) -> Generator[Page[Any], None, None]:
+    """The pages after the first, ``concurrency`` at a time on threads, in order."""
+    pending: collections.deque[tuple[PageRequest, Future[object]]] = collections.deque()
+    numbers = iter(plan.remaining_pages())
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="service-api-pages")
+
+    def submit_next() -> None:
+        number = next(numbers, None)
+        if number is not None:
+            request = PageRequest(number, plan.page_size)
+            pending.append((request, pool.submit(_fetch_sync, operation, client, request, params)))
+
+    try:
+        for _ in range(concurrency):
+            submit_next()
+        while pending and plan.has_next_page():
+            request, future = pending.popleft()
+            try:
+                model = future.result()
+                # Refill before handing the page over: the window stays full while
+                # the consumer works on it.
+                submit_next()
+                verdict = _verdict(plan, request, model)
+            except _PAGE_ERRORS as exc:
+                error = _failure(exc, request, plan, operation)
+                raise error from error.__cause__
+            yield Page(request.number, model, verdict.items)
+    finally:
+        # Early exit, error or garbage collection: drop what has not started and wait
+        # for what is in flight, so no thread outlives the iterator.
+        for _, future in pending:
+            future.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+async def _async_pages(
+    operation: _Operation,
+    client: Client,
+    plan: PagePlan,
+    params: dict[str, Any],
+    concurrency: int,
+) -> AsyncGenerator[Page[Any], None]:
+    while (request := plan.next_page_info()) is not None:
+        if concurrency > 1 and plan.pages_accepted > 0:
+            async for page in _async_pages_ahead(operation, client, plan, params, concurrency):
+                yield page
+            return
+        try:
+            model = await _fetch_async(operation, client, request, params)
+            verdict = _verdict(plan, request, model)
+        except _PAGE_ERRORS as exc:
+            error = _failure(exc, request, plan, operation)
+            raise error from error.__cause__
+        yield Page(request.number, model, verdict.items)
+
+
+async def _async_pages_ahead(
+    operation: _Operation,
+    client: Client,
+    plan: PagePlan,
+    params: dict[str, Any],
+    concurrency: int,
+) -> AsyncGenerator[Page[Any], None]:
+    """The pages after the first, ``concurrency`` at a time as tasks, in order."""
+    pending: collections.deque[tuple[PageRequest, asyncio.Task[object]]] = collections.deque()
+    numbers = iter(plan.remaining_pages())
+
+    def submit_next() -> None:
+        number = next(numbers, None)
+        if number is not None:
+            request = PageRequest(number, plan.page_size)
+            task = asyncio.ensure_future(_fetch_async(operation, client, request, params))
+            pending.append((request, task))
+
+    try:
+        for _ in range(concurrency):
+            submit_next()
+        while pending and plan.has_next_page():
+            request, task = pending.popleft()
+            try:
+                model = await task
+                submit_next()
+                verdict = _verdict(plan, request, model)
+            except _PAGE_ERRORS as exc:
+                error = _failure(exc, request, plan, operation)
+                raise error from error.__cause__
+            yield Page(request.number, model, verdict.items)
+    finally:
+        # Early exit, error, cancellation or garbage collection: cancel what is in
+        # flight and wait for it, so no task outlives the iterator.
+        tasks = [task for _, task in pending]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _sync_items(pages: Generator[Page[Any], None, None]) -> Generator[Any, None, None]:
+    with contextlib.closing(pages):
+        for page in pages:
+            yield from page._items
+
+
+async def _async_items(pages: AsyncGenerator[Page[Any], None]) -> AsyncGenerator[Any, None]:
+    async with contextlib.aclosing(pages):
+        async for page in pages:
+            for item in page._items:
+                yield item
+
+
+# -- the public functions ----------------------------------------------------------------
+
+
+@overload
+def paginate(
+    endpoint: ListOperation[PageModel[T]],
+    client: Client,
+    /,
+    *,
+    page_size: int = ...,
+    start_page: int = ...,
+    max_items: int | None = ...,
+    concurrency: int = ...,
+    **params: Any,
+) -> Generator[T, None, None]: ...
+@overload
+def paginate(
+    endpoint: SyncListFunction | AsyncListFunction,
+    client: Client,
+    /,
+    *,
+    page_size: int = ...,
+    start_page: int = ...,
+    max_items: int | None = ...,
+    concurrency: int = ...,
+    **params: Any,
+) -> Generator[Any, None, None]: ...
+def paginate(
+    endpoint: object,
+    client: Client,
+    /,
+    *,
+    page_size: int = 50,
+    start_page: int = 1,
+    max_items: int | None = None,
+    concurrency: int = 1,
+    **params: Any,
+) -> Generator[Any, None, None]:
+    """Iterate over every item of a list endpoint, page after page.
+
+    Args:
+        endpoint: a generated list endpoint module (``list_shipments``), or its
+            ``sync_detailed`` function. With the module, items are typed (``Shipment``).
+        client: the client (``service_api.Client`` or a generated ``Client``).
+        page_size: records per page, 1 to 50; above 50 the service uses 50, and so does
+            this function, with a ``PaginationWarning``.
+        start_page: the first page to fetch; ``PaginationError.start_page`` resumes.
+        max_items: stop after this many items, fetching no page more than needed.
+        concurrency: pages in flight at once after the first page (threads).
+        **params: the endpoint's other arguments.
+
+    Pages ``start_page`` to ``ceil(totalRecords / page_size)`` are fetched, each built
+    from ``pageNumber`` / ``pageSize`` against the client's base URL; a ``next`` link is
+    only a signal (its absence ends the iteration) and is never followed, so credentials
+    stay with the base URL. A page's items are yielded once the whole page arrived.
+
+    Raises:
+        ValueError: a ``page_size``, ``start_page``, ``max_items`` or ``concurrency``
+            out of range, before any request.
+        PaginationError: a page failed; the cause (an API error, or an
+            ``InvalidResponseError`` for a bad or inconsistent page) is chained, and
+            ``start_page`` resumes with exactly the items not yet yielded.
+
+    Leaving early (``break``, an exception) closes the iteration when the generator is
+    closed or collected; ``contextlib.closing`` makes that immediate.
+
+    Example::
+
+        from service_api_client.api.shipments import list_shipments
+
+        for shipment in service_api.paginate(list_shipments, client, concurrency=4):
+            print(shipment.shipment_id)
+    """
+    operation, plan = _prepare(
+        endpoint,
+        client,
+        page_size=page_size,
+        start_page=start_page,
+        max_items=max_items,
+        max_pages=None,
+        concurrency=concurrency,
+        params=params,
+        is_async=False,
+    )
+    return _sync_items(_sync_pages(operation, client, plan, params, concurrency))
+
+
+@overload
+def apaginate(
+    endpoint: ListOperation[PageModel[T]],
+    client: Client,
+    /,
+    *,
+    page_size: int = ...,
+    start_page: int = ...,
+    max_items: int | None = ...,
+    concurrency: int = ...,
+    **params: Any,
+) -> AsyncGenerator[T, None]: ...
+@overload
+def apaginate(
+    endpoint: SyncListFunction | AsyncListFunction,
+    client: Client,
+    /,
+    *,
+    page_size: int = ...,
+    start_page: int = ...,
+    max_items: int | None = ...,
+    concurrency: int = ...,
+    **params: Any,
+) -> AsyncGenerator[Any, None]: ...
+def apaginate(
+    endpoint: object,
+    client: Client,
+    /,
+    *,
+    page_size: int = 50,
+    start_page: int = 1,
+    max_items: int | None = None,
+    concurrency: int = 1,
+    **params: Any,
+) -> AsyncGenerator[Any, None]:
+    """Iterate asynchronously over every item of a list endpoint: the twin of
+    :func:`paginate`, with the same arguments and rules; pages in flight are tasks.
+
+    The result is an async generator: ``async for`` it, and close it with
+    ``aclose()`` (or ``contextlib.aclosing``) when leaving early, which cancels and
+    awaits any page still in flight.
+
+    Example::
+
+        from contextlib import aclosing
+        from service_api_client.api.devices import list_devices
+
+        async with aclosing(service_api.apaginate(list_devices, client)) as devices:
+            async for device in devices:
+                print(device.device_id)
+    """
+    operation, plan = _prepare(
+        endpoint,
+        client,
+        page_size=page_size,
+        start_page=start_page,
+        max_items=max_items,
+        max_pages=None,
+        concurrency=concurrency,
+        params=params,
+        is_async=True,
+    )
+    return _async_items(_async_pages(operation, client, plan, params, concurrency))
+
+
+@overload
+def iter_pages(
+    endpoint: ListOperation[M],
+    client: Client,
+    /,
+    *,
+    page_size: int = ...,
+    start_page: int = ...,
+    max_pages: int | None = ...,
+    concurrency: int = ...,
+    **params: Any,
+) -> Generator[Page[M], None, None]: ...
+@overload
+def iter_pages(
+    endpoint: SyncListFunction | AsyncListFunction,
+    client: Client,
+    /,
+    *,
+    page_size: int = ...,
+    start_page: int = ...,
+    max_pages: int | None = ...,
+    concurrency: int = ...,
+    **params: Any,
+) -> Generator[Page[Any], None, None]: ...
+def iter_pages(
+    endpoint: object,
+    client: Client,
+    /,
+    *,
+    page_size: int = 50,
+    start_page: int = 1,
+    max_pages: int | None = None,
+    concurrency: int = 1,
+    **params: Any,
+) -> Generator[Page[Any], None, None]:
+    """Iterate over the pages of a list endpoint, each a :class:`Page` with its number,
+    typed model and items: :func:`paginate` one level up, with the same rules.
+
+    ``max_pages`` stops after that many pages.
+
+    Example::
+
+        for page in service_api.iter_pages(list_shipments, client, max_pages=2):
+            print(page.number, page.total_records, len(page.items))
+    """
+    operation, plan = _prepare(
+        endpoint,
+        client,
+        page_size=page_size,
+        start_page=start_page,
+        max_items=None,
+        max_pages=max_pages,
+        concurrency=concurrency,
+        params=params,
+        is_async=False,
+    )
+    return _sync_pages(operation, client, plan, params, concurrency)
+
+
+@overload
+def aiter_pages(
+    endpoint: ListOperation[M],
+    client: Client,
+    /,
+    *,
+    page_size: int = ...,
+    start_page: int = ...,
+    max_pages: int | None = ...,
+    concurrency: int = ...,
+    **params: Any,
+) -> AsyncGenerator[Page[M], None]: ...
+@overload
+def aiter_pages(
+    endpoint: SyncListFunction | AsyncListFunction,
+    client: Client,
+    /,
+    *,
+    page_size: int = ...,
+    start_page: int = ...,
+    max_pages: int | None = ...,
+    concurrency: int = ...,
+    **params: Any,
+) -> AsyncGenerator[Page[Any], None]: ...
+def aiter_pages(
+    endpoint: object,
+    client: Client,
+    /,
+    *,
+    page_size: int = 50,
+    start_page: int = 1,
+    max_pages: int | None = None,
+    concurrency: int = 1,
+    **params: Any,
+) -> AsyncGenerator[Page[Any], None]:
+    """Iterate asynchronously over the pages of a list endpoint: the twin of
+    :func:`iter_pages`; close it with ``aclose()`` when leaving early.
+
+    Example::
+
+        async for page in service_api.aiter_pages(list_devices, client, concurrency=4):
+            print(page.number, len(page.items))
+    """
+    operation, plan = _prepare(
+        endpoint,
+        client,
+        page_size=page_size,
+        start_page=start_page,
+        max_items=None,
+        max_pages=max_pages,
+        concurrency=concurrency,
+        params=params,
+        is_async=True,
+    )
+    return _async_pages(operation, client, plan, params, concurrency)
