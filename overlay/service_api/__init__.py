@@ -5,6 +5,8 @@ bearer token fresh, sends the account header, pages through list endpoints,
 retries what is safe to retry and raises typed errors, for sync and async code.
 """
 
+from service_api import testing
+from service_api._client import Client
 from service_api._errors import (
     ApiConnectionError,
     ApiStatusError,
@@ -33,6 +35,7 @@ from service_api._pagination import (
     iter_pages,
     paginate,
 )
+from service_api._retry import RetryPolicy
 
 __all__ = [
     "ApiConnectionError",
@@ -40,6 +43,7 @@ __all__ = [
     "ApiTimeoutError",
     "AuthenticationError",
     "BadRequestError",
+    "Client",
     "InconsistentPageError",
     "InvalidCredentialsError",
     "InvalidResponseError",
@@ -51,6 +55,7 @@ __all__ = [
     "PaginationWarning",
     "PermissionDeniedError",
     "RateLimitError",
+    "RetryPolicy",
     "ServerError",
     "ServiceApiError",
     "TokenExpiredError",
@@ -59,4 +64,5 @@ __all__ = [
     "apaginate",
     "iter_pages",
     "paginate",
+    "testing",
 ]

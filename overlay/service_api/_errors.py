@@ -40,6 +40,9 @@ from collections.abc import Mapping
 
 import httpx
 
+from service_api._retry import parse_retry_after
+from service_api._www_authenticate import parse_www_authenticate
+
 # Bodies are kept for diagnosis but bounded: a misbehaving server may send megabytes.
 MAX_BODY_CHARS = 2048
 
@@ -382,3 +385,121 @@ class PaginationWarning(UserWarning):
         import warnings
         warnings.simplefilter("error", service_api.PaginationWarning)  # be strict
     """
+
+
+# Headers that carry credentials: replaced in the copies of requests kept by errors.
+CREDENTIAL_HEADERS = ("authorization", "x-service-account-id", "cookie")
+
+
+def redacted_request(request: httpx.Request) -> httpx.Request:
+    """A copy of ``request`` (method, URL, headers) without credential values or body.
+
+    Errors keep this copy, so an error logged with its attributes shows no token.
+    """
+    headers = httpx.Headers(
+        [
+            (name, "[redacted]" if name.lower() in CREDENTIAL_HEADERS else value)
+            for name, value in request.headers.multi_items()
+        ]
+    )
+    return httpx.Request(request.method, request.url, headers=headers)
+
+
+def _response_text(response: httpx.Response) -> str:
+    try:
+        return response.text
+    except (httpx.ResponseNotRead, httpx.StreamError, UnicodeDecodeError, LookupError):
+        return ""
+
+
+def _detail(response: httpx.Response, body: str) -> str:
+    """A short human detail from a problem-details or OAuth error body, if any."""
+    if "json" not in response.headers.get("content-type", ""):
+        return ""
+    try:
+        data = response.json()
+    except ValueError:
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    parts = [
+        str(data[key])[:200]
+        for key in ("title", "detail", "error", "error_description")
+        if isinstance(data.get(key), str | int)
+    ]
+    return ": " + "; ".join(parts) if parts else ""
+
+
+def error_from_response(response: httpx.Response) -> ApiStatusError:
+    """The typed error for an error ``response`` (status 400 or more); pure, no I/O.
+
+    The response body must have been read. ``Retry-After`` and ``www-authenticate``
+    are parsed into the error's attributes.
+
+    Example::
+
+        raise error_from_response(response)   # e.g. NotFoundError for a 404
+    """
+    status = response.status_code
+    request = redacted_request(response.request) if _has_request(response) else None
+    body = _response_text(response)
+    where = f" for {request.method} {request.url}" if request is not None else ""
+    reason = response.reason_phrase or "error"
+    message = f"{status} {reason}{where}{_detail(response, body)}"
+    headers = response.headers
+    if status == 400:
+        return BadRequestError(
+            message, status_code=status, headers=headers, body=body, request=request
+        )
+    if status == 401:
+        challenge = parse_www_authenticate(headers.get("www-authenticate"))
+        if challenge.says_expired:
+            return TokenExpiredError(
+                f"{message}: the token expired"
+                + (f" at {challenge.expired_at.isoformat()}" if challenge.expired_at else ""),
+                headers=headers,
+                body=body,
+                request=request,
+                error=challenge.error,
+                error_description=challenge.error_description,
+                expired_at=challenge.expired_at,
+            )
+        return AuthenticationError(
+            message + (f" ({challenge.error})" if challenge.error else ""),
+            headers=headers,
+            body=body,
+            request=request,
+            error=challenge.error,
+            error_description=challenge.error_description,
+        )
+    if status == 403:
+        return PermissionDeniedError(
+            message, status_code=status, headers=headers, body=body, request=request
+        )
+    if status == 404:
+        return NotFoundError(
+            message, status_code=status, headers=headers, body=body, request=request
+        )
+    retry_after = parse_retry_after(headers.get("retry-after"))
+    if status == 429:
+        return RateLimitError(
+            message, headers=headers, body=body, request=request, retry_after=retry_after
+        )
+    if status >= 500:
+        return ServerError(
+            message,
+            status_code=status,
+            headers=headers,
+            body=body,
+            request=request,
+            retry_after=retry_after,
+        )
+    return ApiStatusError(message, status_code=status, headers=headers, body=body, request=request)
+
+
+def _has_request(response: httpx.Response) -> bool:
+    try:
+        response.request  # noqa: B018 - the property raises when no request is attached
+    except RuntimeError:
+        return False
+    return True

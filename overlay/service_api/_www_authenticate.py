@@ -1,0 +1,105 @@
+"""Reading the ``www-authenticate`` header of a 401 answer.
+
+The service writes, for an expired token, exactly what ASP.NET's JwtBearer handler
+writes::
+
+    Bearer error="invalid_token", error_description="The token expired at '05/31/2024 13:45:10'"
+
+The parser reads that, and tolerates anything else (no header, another scheme,
+unquoted values, garbage) by returning what it could read: it never raises.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+
+import attrs
+
+# auth-param = token BWS "=" BWS ( token / quoted-string ), RFC 9110 section 11.2.
+_PARAM = re.compile(
+    r"""(?P<name>[A-Za-z0-9!#$%&'*+.^_`|~-]+)\s*=\s*(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|(?P<token>[^\s,"]+))"""
+)
+_EXPIRED_AT = re.compile(
+    r"expired at '?(?P<month>\d{1,2})/(?P<day>\d{1,2})/(?P<year>\d{4}) "
+    r"(?P<hour>\d{1,2}):(?P<minute>\d{2}):(?P<second>\d{2})"
+)
+# Headers longer than this are not worth reading; the cap keeps parsing cheap.
+_MAX_HEADER_CHARS = 4096
+
+
+@attrs.frozen
+class WwwAuthenticate:
+    """What a ``www-authenticate`` header says, as far as it could be read.
+
+    Attributes:
+        scheme: the challenge's scheme in lower case (``"bearer"``), or ``None``.
+        error: the ``error`` parameter (such as ``"invalid_token"``), or ``None``.
+        error_description: the ``error_description`` parameter, or ``None``.
+        expired_at: the expiry time in the description as an aware UTC datetime, or ``None``.
+    """
+
+    scheme: str | None = None
+    error: str | None = None
+    error_description: str | None = None
+    expired_at: datetime.datetime | None = None
+
+    @property
+    def says_expired(self) -> bool:
+        """True when the server says the token expired."""
+        return self.expired_at is not None or "expired" in (self.error_description or "").lower()
+
+
+def parse_www_authenticate(value: str | None) -> WwwAuthenticate:
+    """Parse a ``www-authenticate`` value; never raises.
+
+    Example::
+
+        parse_www_authenticate('Bearer error="invalid_token"').error   # "invalid_token"
+    """
+    if not value:
+        return WwwAuthenticate()
+    text = value[:_MAX_HEADER_CHARS].strip()
+    scheme, _, rest = text.partition(" ")
+    if "=" in scheme:  # no scheme, parameters only
+        scheme, rest = "", text
+    params: dict[str, str] = {}
+    for match in _PARAM.finditer(rest):
+        name = match.group("name").lower()
+        quoted = match.group("quoted")
+        raw = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else match.group("token")
+        params.setdefault(name, raw)
+    description = params.get("error_description")
+    return WwwAuthenticate(
+        scheme=scheme.lower() or None,
+        error=params.get("error"),
+        error_description=description,
+        expired_at=parse_expiry_time(description),
+    )
+
+
+def parse_expiry_time(description: str | None) -> datetime.datetime | None:
+    """The ``MM/DD/YYYY HH:mm:ss`` time of "The token expired at '...'", in UTC, or ``None``.
+
+    Example::
+
+        parse_expiry_time("The token expired at '05/31/2024 13:45:10'")
+        # datetime.datetime(2024, 5, 31, 13, 45, 10, tzinfo=datetime.timezone.utc)
+    """
+    if not description:
+        return None
+    match = _EXPIRED_AT.search(description)
+    if match is None:
+        return None
+    try:
+        return datetime.datetime(
+            int(match["year"]),
+            int(match["month"]),
+            int(match["day"]),
+            int(match["hour"]),
+            int(match["minute"]),
+            int(match["second"]),
+            tzinfo=datetime.UTC,
+        )
+    except ValueError:  # 13/45/2024 and such
+        return None

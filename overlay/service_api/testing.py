@@ -1,0 +1,63 @@
+"""Helpers for testing code that uses :class:`service_api.Client`.
+
+Retries wait (exponential backoff, ``Retry-After``); in tests that is wasted time.
+:func:`no_retry_sleep` turns the waiting off process-wide and records the delays
+the client would have slept, so a test can assert them::
+
+    from service_api import testing
+
+    def test_backs_off_on_429(...):
+        with testing.no_retry_sleep() as delays:
+            ...  # code that makes the client retry
+        assert delays == [1.0]
+
+The client-side rate limit (``Client(rate_limit=...)``) is not affected: it is a
+feature, not a retry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from service_api._retry import RETRY_SLEEP
+
+__all__ = ["is_retry_sleep_enabled", "no_retry_sleep", "set_retry_sleep"]
+
+
+def set_retry_sleep(enabled: bool) -> None:
+    """Turn retry sleeping on or off for the whole process.
+
+    Example::
+
+        service_api.testing.set_retry_sleep(False)   # e.g. in a conftest.py
+    """
+    RETRY_SLEEP.sleep = enabled
+
+
+def is_retry_sleep_enabled() -> bool:
+    """Whether retries really sleep.
+
+    Example::
+
+        assert service_api.testing.is_retry_sleep_enabled()
+    """
+    return RETRY_SLEEP.sleep
+
+
+@contextlib.contextmanager
+def no_retry_sleep() -> Iterator[list[float]]:
+    """Within the block retries do not sleep; yields the list of delays they asked for.
+
+    Example::
+
+        with service_api.testing.no_retry_sleep() as delays:
+            client_call()
+        print(delays)   # e.g. [0.31, 0.77]
+    """
+    previous, recorded = RETRY_SLEEP.sleep, RETRY_SLEEP.recorded
+    RETRY_SLEEP.sleep, RETRY_SLEEP.recorded = False, []
+    try:
+        yield RETRY_SLEEP.recorded
+    finally:
+        RETRY_SLEEP.sleep, RETRY_SLEEP.recorded = previous, recorded
