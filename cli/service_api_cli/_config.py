@@ -1,0 +1,110 @@
+"""Where the connection settings come from: flags first, then the environment.
+
+The client secret gets special care: given as a flag it draws a warning (it lands in
+the shell history); missing, it is prompted for without echo when stdin is a terminal,
+and missing without a terminal it is a usage error rather than a hang.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+
+from service_api_cli._exit_codes import UsageError
+
+__all__ = [
+    "ENV_ACCOUNT_ID",
+    "ENV_BASE_URL",
+    "ENV_CLIENT_ID",
+    "ENV_CLIENT_SECRET",
+    "SECRET_ON_COMMAND_LINE_WARNING",
+    "Settings",
+    "resolve_accounts",
+    "resolve_settings",
+]
+
+ENV_BASE_URL = "SERVICE_API_BASE_URL"
+ENV_CLIENT_ID = "SERVICE_API_CLIENT_ID"
+ENV_CLIENT_SECRET = "SERVICE_API_CLIENT_SECRET"  # noqa: S105 -- a variable name, not a secret
+ENV_ACCOUNT_ID = "SERVICE_API_ACCOUNT_ID"
+
+SECRET_ON_COMMAND_LINE_WARNING = (
+    "warning: --client-secret on the command line is kept in your shell history; "
+    f"prefer {ENV_CLIENT_SECRET} or the prompt"
+)
+
+
+@attrs.frozen
+class Settings:
+    """How to reach the service; the secret never shows in ``repr``."""
+
+    base_url: str
+    client_id: str
+    client_secret: str = attrs.field(repr=False)
+
+
+def _pick(flag: str | None, environ: Mapping[str, str], name: str) -> str | None:
+    if flag:
+        return flag
+    value = environ.get(name, "").strip()
+    return value or None
+
+
+def resolve_settings(
+    *,
+    base_url: str | None,
+    client_id: str | None,
+    client_secret: str | None,
+    environ: Mapping[str, str],
+    stdin_is_tty: bool,
+    prompt: Callable[[str], str],
+    warn: Callable[[str], None],
+) -> Settings:
+    """Merge flags and environment into :class:`Settings`, prompting for a missing secret.
+
+    Example::
+
+        resolve_settings(base_url=None, client_id=None, client_secret=None,
+                         environ=os.environ, stdin_is_tty=sys.stdin.isatty(),
+                         prompt=getpass.getpass, warn=print_to_stderr)
+    """
+    url = _pick(base_url, environ, ENV_BASE_URL)
+    if url is None:
+        raise UsageError(f"no base URL: pass --base-url or set {ENV_BASE_URL}")
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"base URL must start with http:// or https://, got {url!r}")
+    cid = _pick(client_id, environ, ENV_CLIENT_ID)
+    if cid is None:
+        raise UsageError(f"no client ID: pass --client-id or set {ENV_CLIENT_ID}")
+    if client_secret:
+        warn(SECRET_ON_COMMAND_LINE_WARNING)
+    secret = _pick(client_secret, environ, ENV_CLIENT_SECRET)
+    if secret is None:
+        if not stdin_is_tty:
+            raise UsageError(
+                f"no client secret: set {ENV_CLIENT_SECRET} "
+                "(or run from a terminal to be prompted for it)"
+            )
+        secret = prompt(f"Client secret for {cid}: ")
+        if not secret:
+            raise UsageError("no client secret given")
+    return Settings(base_url=url, client_id=cid, client_secret=secret)
+
+
+def resolve_accounts(flags: Sequence[str] | None, environ: Mapping[str, str]) -> list[str]:
+    """The accounts to act for: every ``--account`` in order (duplicates dropped), else
+    the one in ``SERVICE_API_ACCOUNT_ID``.
+
+    Example::
+
+        >>> resolve_accounts(["acct-1", "acct-2", "acct-1"], {})
+        ['acct-1', 'acct-2']
+    """
+    accounts = list(dict.fromkeys(a.strip() for a in flags or () if a.strip()))
+    if accounts:
+        return accounts
+    from_env = environ.get(ENV_ACCOUNT_ID, "").strip()
+    if from_env:
+        return [from_env]
+    raise UsageError(f"no account: pass --account ID (repeatable) or set {ENV_ACCOUNT_ID}")

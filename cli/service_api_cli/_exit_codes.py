@@ -1,0 +1,80 @@
+"""Exit codes of ``service-api`` and the mapping from errors to them.
+
+The codes are part of the command's interface (scripts branch on them), so they are
+listed in ``--help`` and in the README, and kept in one place here.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import httpx
+
+from service_api import (
+    ApiConnectionError,
+    AuthenticationError,
+    InvalidCredentialsError,
+    PaginationError,
+    PermissionDeniedError,
+    ServiceApiError,
+)
+
+__all__ = ["EXIT_CODES_HELP", "ExitCode", "UsageError", "exit_code_for"]
+
+
+class ExitCode(enum.IntEnum):
+    """What the process exit status means."""
+
+    OK = 0
+    FAILURE = 1
+    USAGE = 2
+    AUTHENTICATION = 3
+    PERMISSION = 4
+    API = 5
+    INTERRUPTED = 130
+
+
+EXIT_CODES_HELP = """\
+exit codes:
+  0    success
+  1    unexpected failure (rerun with --debug for the traceback)
+  2    usage: bad option, unknown endpoint or parameter, missing setting
+  3    authentication: client ID or secret refused, token refused
+  4    permission: the credentials cannot act for that account
+  5    API or network error: bad request, rate limit, server error, no answer
+  130  interrupted (Ctrl-C); the summary says how to resume"""
+
+
+class UsageError(ValueError):
+    """The command line or the environment asks for something impossible.
+
+    Example::
+
+        raise UsageError("unknown endpoint 'parcels' (known: devices, shipments)")
+    """
+
+
+def exit_code_for(exc: BaseException) -> ExitCode:
+    """The exit code for an error that ended a command.
+
+    A :class:`~service_api.PaginationError` is judged by its cause: a page that failed on
+    a refused token is an authentication failure, not a generic API error.
+
+    Example::
+
+        >>> exit_code_for(UsageError("no such endpoint"))
+        <ExitCode.USAGE: 2>
+    """
+    if isinstance(exc, PaginationError) and exc.__cause__ is not None:
+        return exit_code_for(exc.__cause__)
+    if isinstance(exc, KeyboardInterrupt):
+        return ExitCode.INTERRUPTED
+    if isinstance(exc, UsageError):
+        return ExitCode.USAGE
+    if isinstance(exc, InvalidCredentialsError | AuthenticationError):
+        return ExitCode.AUTHENTICATION
+    if isinstance(exc, PermissionDeniedError):
+        return ExitCode.PERMISSION
+    if isinstance(exc, ServiceApiError | ApiConnectionError | httpx.HTTPError):
+        return ExitCode.API
+    return ExitCode.FAILURE

@@ -1,0 +1,52 @@
+"""Errors map to the documented exit codes; a failed page is judged by its cause."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+import service_api
+from service_api_cli._exit_codes import EXIT_CODES_HELP, ExitCode, UsageError, exit_code_for
+
+
+def _paged(cause: BaseException) -> service_api.PaginationError:
+    try:
+        raise service_api.PaginationError(
+            "page 3 failed", page_number=3, start_page=3, items_yielded=100
+        ) from cause
+    except service_api.PaginationError as exc:
+        return exc
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (UsageError("bad"), ExitCode.USAGE),
+        (service_api.InvalidCredentialsError("no", status_code=400), ExitCode.AUTHENTICATION),
+        (service_api.AuthenticationError("no"), ExitCode.AUTHENTICATION),
+        (service_api.TokenExpiredError("no"), ExitCode.AUTHENTICATION),
+        (service_api.PermissionDeniedError("no", status_code=403), ExitCode.PERMISSION),
+        (service_api.BadRequestError("no", status_code=400), ExitCode.API),
+        (service_api.RateLimitError("slow"), ExitCode.API),
+        (service_api.ServerError("down", status_code=503), ExitCode.API),
+        (service_api.ApiConnectionError("gone"), ExitCode.API),
+        (service_api.ApiTimeoutError("slow"), ExitCode.API),
+        (service_api.InvalidResponseError("odd"), ExitCode.API),
+        (httpx.ConnectError("refused"), ExitCode.API),
+        (KeyboardInterrupt(), ExitCode.INTERRUPTED),
+        (RuntimeError("bug"), ExitCode.FAILURE),
+    ],
+)
+def test_each_error_has_its_exit_code(error: BaseException, code: ExitCode) -> None:
+    assert exit_code_for(error) is code
+
+
+def test_a_failed_page_takes_the_exit_code_of_its_cause() -> None:
+    denied = service_api.PermissionDeniedError("no", status_code=403)
+    assert exit_code_for(_paged(denied)) is ExitCode.PERMISSION
+    assert exit_code_for(_paged(service_api.ServerError("x", status_code=502))) is ExitCode.API
+
+
+def test_every_exit_code_is_documented() -> None:
+    documented = {int(line.split()[0]) for line in EXIT_CODES_HELP.splitlines()[1:]}
+    assert documented == {int(code) for code in ExitCode}

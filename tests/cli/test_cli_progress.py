@@ -1,0 +1,31 @@
+"""The progress bar: records of the total, pages, rate and ETA, only on a terminal."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from service_api_cli._progress import NoProgress, RichProgress, make_progress
+
+
+def test_the_bar_shows_records_of_total_and_pages() -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=160, color_system=None)
+    progress = RichProgress(console)
+    progress.start_account("acct-1")
+    progress.update("acct-1", records=100, pages=2, total=500)
+    progress.update("acct-2", records=50, pages=1, total=None)  # an account never started
+    progress.close()
+    text = out.getvalue()
+    assert "acct-1" in text
+    assert "100/500 records" in text
+    assert "2 pages" in text
+    assert "rec/s" in text
+    assert "ETA" in text
+    assert "acct-2" in text
+
+
+def test_no_bar_when_stderr_is_not_a_terminal() -> None:
+    assert isinstance(make_progress(False), NoProgress)
+    assert isinstance(make_progress(True), RichProgress)
