@@ -1,0 +1,242 @@
+"""TokenAuth's flow driven with next()/send(), without network; token response checks."""
+
+import json
+import threading
+from typing import Any
+
+import httpx
+import pytest
+
+from service_api import InvalidCredentialsError, TokenResponseError
+from service_api._auth import (
+    TOKEN_REQUEST_EXTENSION,
+    TokenAuth,
+    TokenState,
+    effective_skew,
+    parse_token_response,
+)
+
+BASE = "https://api.example.test/public/v3"
+SECRET = "unit-test-secret-value"
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def token_response(request: httpx.Request, token: str = "tok-1", **fields: Any) -> httpx.Response:  # noqa: S107
+    body = {"access_token": token, "token_type": "Bearer", "expires_in": "3600", **fields}
+    return httpx.Response(200, json=body, request=request)
+
+
+def make_auth(clock: FakeClock, skew: float = 60.0) -> TokenAuth:
+    return TokenAuth(BASE, "cid", SECRET, state=TokenState(refresh_skew=skew), clock=clock)
+
+
+def test_first_request_fetches_a_token_from_the_generated_model() -> None:
+    auth = make_auth(FakeClock())
+    request = httpx.Request("GET", f"{BASE}/shipments")
+    flow = auth.auth_flow(request)
+    token_request = next(flow)
+    assert token_request.method == "POST"
+    assert str(token_request.url) == f"{BASE}/authenticate"
+    assert TOKEN_REQUEST_EXTENSION in token_request.extensions
+    assert "timeout" in token_request.extensions
+    body = token_request.read()
+    assert b'name="grant_type"' in body
+    assert b"client_credentials" in body
+    assert "authorization" not in token_request.headers
+    sent = flow.send(token_response(token_request))
+    assert sent is request
+    assert request.headers["authorization"] == "Bearer tok-1"
+    with pytest.raises(StopIteration):
+        flow.send(httpx.Response(200, request=request))
+
+
+def test_cached_token_is_reused_until_expiry_minus_skew() -> None:
+    clock = FakeClock()
+    auth = make_auth(clock)
+    flow = auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))
+    flow.send(token_response(next(flow)))
+    clock.now += 3600 - 60 - 0.001
+    assert (
+        TOKEN_REQUEST_EXTENSION
+        not in next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))).extensions
+    )
+    clock.now += 0.001
+    assert (
+        TOKEN_REQUEST_EXTENSION
+        in next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))).extensions
+    )
+
+
+def test_expiry_counts_from_when_the_token_request_was_sent() -> None:
+    clock = FakeClock()
+    auth = make_auth(clock, skew=0)
+    flow = auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))
+    token_request = next(flow)
+    clock.now += 100  # a slow /authenticate answer
+    flow.send(token_response(token_request))
+    clock.now = 1000.0 + 3600 - 0.001
+    assert (
+        TOKEN_REQUEST_EXTENSION
+        not in next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))).extensions
+    )
+    clock.now = 1000.0 + 3600
+    assert (
+        TOKEN_REQUEST_EXTENSION
+        in next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))).extensions
+    )
+
+
+def test_skew_is_clamped_to_half_the_lifetime() -> None:
+    assert effective_skew(60, 3600) == 60
+    assert effective_skew(60, 2) == 1
+    assert effective_skew(0, 2) == 0
+
+
+def test_a_401_refreshes_once_and_replays_once() -> None:
+    auth = make_auth(FakeClock())
+    request = httpx.Request("GET", f"{BASE}/x")
+    flow = auth.auth_flow(request)
+    flow.send(token_response(next(flow), "tok-1"))
+    expired = httpx.Response(
+        401, headers={"www-authenticate": 'Bearer error="invalid_token"'}, request=request
+    )
+    refresh = flow.send(expired)
+    assert TOKEN_REQUEST_EXTENSION in refresh.extensions
+    replay = flow.send(token_response(refresh, "tok-2"))
+    assert replay is request
+    assert request.headers["authorization"] == "Bearer tok-2"
+    with pytest.raises(StopIteration):  # the second 401 goes back to the caller
+        flow.send(expired)
+
+
+def test_a_401_naming_another_error_is_not_replayed() -> None:
+    auth = make_auth(FakeClock())
+    request = httpx.Request("GET", f"{BASE}/x")
+    flow = auth.auth_flow(request)
+    flow.send(token_response(next(flow)))
+    refused = httpx.Response(
+        401, headers={"www-authenticate": 'Bearer error="insufficient_scope"'}, request=request
+    )
+    with pytest.raises(StopIteration):
+        flow.send(refused)
+
+
+def test_a_401_with_an_older_token_replays_with_the_current_one_without_fetching() -> None:
+    auth = make_auth(FakeClock())
+    slow = httpx.Request("GET", f"{BASE}/slow")
+    slow_flow = auth.auth_flow(slow)
+    slow_flow.send(token_response(next(slow_flow), "tok-1"))
+    auth.state.invalidate()  # meanwhile another request refreshed the token
+    other = auth.auth_flow(httpx.Request("GET", f"{BASE}/other"))
+    other.send(token_response(next(other), "tok-2"))
+    replay = slow_flow.send(httpx.Response(401, request=slow))
+    assert replay is slow
+    assert slow.headers["authorization"] == "Bearer tok-2"
+
+
+def test_none_after_a_token_request_means_someone_else_fetched() -> None:
+    auth = make_auth(FakeClock())
+    first = auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))
+    second_request = httpx.Request("GET", f"{BASE}/b")
+    second = auth.auth_flow(second_request)
+    token_request = next(first)
+    next(second)  # also wants a token
+    first.send(token_response(token_request, "tok-1"))
+    assert second.send(None) is second_request
+    assert second_request.headers["authorization"] == "Bearer tok-1"
+
+
+def test_sync_driver_single_flight_across_threads() -> None:
+    """Eight threads drive sync_auth_flow; one fetches, the others wait for it."""
+    auth = make_auth(FakeClock())
+    fetches = 0
+    release = threading.Event()
+    lock = threading.Lock()
+    results: list[str] = []
+
+    def run() -> None:
+        nonlocal fetches
+        request = httpx.Request("GET", f"{BASE}/x")
+        flow = auth.sync_auth_flow(request)
+        outgoing = next(flow)
+        while True:
+            if TOKEN_REQUEST_EXTENSION in outgoing.extensions:
+                with lock:
+                    fetches += 1
+                assert release.wait(10)
+                response = token_response(outgoing, "tok-1")
+            else:
+                response = httpx.Response(200, request=outgoing)
+                results.append(outgoing.headers["authorization"])
+            try:
+                outgoing = flow.send(response)
+            except StopIteration:
+                return
+
+    threads = [threading.Thread(target=run) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert fetches == 1
+    assert results == ["Bearer tok-1"] * 8
+
+
+@pytest.mark.parametrize(
+    ("fields", "match"),
+    [
+        ({"access_token": None}, "no access_token"),
+        ({"access_token": "two words"}, "not a valid header value"),
+        ({"token_type": "MAC"}, "not Bearer"),
+        ({"expires_in": "0"}, "expires_in"),
+        ({"expires_in": "3600.5"}, "expires_in"),
+        ({"expires_in": "99999999"}, "expires_in"),
+        ({"expires_in": True}, "expires_in"),
+    ],
+)
+def test_bad_token_responses_are_typed_errors(fields: dict[str, Any], match: str) -> None:
+    request = httpx.Request("POST", f"{BASE}/authenticate")
+    with pytest.raises(TokenResponseError, match=match) as info:
+        parse_token_response(token_response(request, "secret-token-xyz", **fields))
+    assert "secret-token-xyz" not in str(info.value)
+
+
+def test_token_type_is_case_insensitive_and_integer_expires_in_is_accepted() -> None:
+    request = httpx.Request("POST", f"{BASE}/authenticate")
+    issued = parse_token_response(token_response(request, token_type="bearer", expires_in=60))
+    assert issued.lifetime == 60
+    assert "tok-1" not in repr(issued)
+
+
+def test_not_json_is_a_token_response_error() -> None:
+    request = httpx.Request("POST", f"{BASE}/authenticate")
+    with pytest.raises(TokenResponseError, match="not JSON"):
+        parse_token_response(httpx.Response(200, content=b"<html>", request=request))
+
+
+def test_refused_credentials() -> None:
+    request = httpx.Request("POST", f"{BASE}/authenticate")
+    body = json.dumps({"error": "invalid_client"}).encode()
+    response = httpx.Response(
+        401, content=body, headers={"content-type": "application/json"}, request=request
+    )
+    with pytest.raises(InvalidCredentialsError) as info:
+        parse_token_response(response)
+    assert info.value.error == "invalid_client"
+
+
+def test_reprs_show_no_secret() -> None:
+    auth = make_auth(FakeClock())
+    flow = auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))
+    flow.send(token_response(next(flow), "tok-secret-1"))
+    for text in (repr(auth), str(auth), repr(auth.state)):
+        assert SECRET not in text
+        assert "tok-secret-1" not in text

@@ -1,0 +1,120 @@
+"""Retry decisions: pure functions, no I/O."""
+
+import datetime
+import random
+
+import httpx
+import pytest
+
+from service_api import RetryPolicy, testing
+from service_api._retry import (
+    RETRY_SLEEP,
+    backoff_delay,
+    compute_delay,
+    is_retryable_request,
+    parse_retry_after,
+    should_retry,
+)
+
+
+def test_defaults_match_the_documented_policy() -> None:
+    policy = RetryPolicy()
+    assert (policy.max_retries, policy.initial_delay, policy.max_delay) == (2, 0.5, 8.0)
+    assert policy.jitter
+    assert policy.max_retry_after == 60.0
+    assert policy.retry_statuses == {429, 502, 503, 504}
+
+
+def test_policy_is_frozen_and_validated() -> None:
+    with pytest.raises(AttributeError):
+        RetryPolicy().max_retries = 5  # type: ignore[misc]
+    with pytest.raises(ValueError, match="max_retries"):
+        RetryPolicy(max_retries=-1)
+
+
+@pytest.mark.parametrize(
+    ("method", "token_request", "expected"),
+    [("GET", False, True), ("HEAD", False, True), ("POST", False, False), ("POST", True, True)],
+)
+def test_only_idempotent_requests_and_the_token_request_are_retryable(
+    method: str, token_request: bool, expected: bool
+) -> None:
+    request = httpx.Request(method, "https://h/x")
+    assert is_retryable_request(request, token_request=token_request) is expected
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [(429, True), (502, True), (503, True), (504, True), (500, False), (404, False)],
+)
+def test_retry_statuses(status: int, expected: bool) -> None:
+    policy = RetryPolicy()
+    assert should_retry(policy, attempt=0, retryable_request=True, status_code=status) is expected
+
+
+def test_attempts_are_bounded_and_non_idempotent_requests_never_retry() -> None:
+    policy = RetryPolicy(max_retries=2)
+    assert should_retry(policy, attempt=1, retryable_request=True, status_code=503)
+    assert not should_retry(policy, attempt=2, retryable_request=True, status_code=503)
+    assert not should_retry(policy, attempt=0, retryable_request=False, status_code=503)
+
+
+def test_transport_errors_are_retried_other_errors_not() -> None:
+    policy = RetryPolicy()
+    assert should_retry(policy, attempt=0, retryable_request=True, error=httpx.ConnectError("x"))
+    assert should_retry(policy, attempt=0, retryable_request=True, error=httpx.ReadTimeout("x"))
+    assert not should_retry(policy, attempt=0, retryable_request=True, error=ValueError("x"))
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2", 2.0),
+        ("0.5", 0.5),
+        (" 7 ", 7.0),
+        ("-1", None),
+        ("nan", None),
+        ("soon", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_parse_retry_after_seconds(value: str | None, expected: float | None) -> None:
+    assert parse_retry_after(value) == expected
+
+
+def test_parse_retry_after_http_date() -> None:
+    now = datetime.datetime(2015, 10, 21, 7, 27, 30, tzinfo=datetime.UTC)
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=now) == 30.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:00:00 GMT", now=now) == 0.0
+
+
+def test_backoff_is_exponential_and_capped() -> None:
+    policy = RetryPolicy(jitter=False)
+    assert [backoff_delay(policy, n) for n in range(6)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
+    assert backoff_delay(policy, 10_000) == 8.0
+
+
+def test_full_jitter_stays_between_zero_and_the_backoff() -> None:
+    policy = RetryPolicy()
+    rng = random.Random(1)
+    delays = [backoff_delay(policy, 3, rng) for _ in range(200)]
+    assert all(0.0 <= d <= 4.0 for d in delays)
+    assert max(delays) - min(delays) > 1.0  # really jittered
+
+
+def test_retry_after_wins_up_to_its_cap() -> None:
+    policy = RetryPolicy(max_retry_after=10.0)
+    assert compute_delay(policy, 0, retry_after=3.0) == 3.0
+    assert compute_delay(policy, 0, retry_after=10.5) is None
+    assert compute_delay(RetryPolicy(jitter=False), 1) == 1.0
+
+
+def test_no_retry_sleep_records_and_restores() -> None:
+    assert testing.is_retry_sleep_enabled()
+    with testing.no_retry_sleep() as delays:
+        assert not testing.is_retry_sleep_enabled()
+        assert RETRY_SLEEP.wait_for(2.5) == 0.0
+    assert delays == [2.5]
+    assert testing.is_retry_sleep_enabled()
+    assert RETRY_SLEEP.wait_for(0.25) == 0.25
