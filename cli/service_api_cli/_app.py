@@ -1,0 +1,319 @@
+"""The ``service-api`` command: argument parsing, error handling and exit codes.
+
+Errors end the command with one line on stderr and a documented exit code (see
+:mod:`service_api_cli._exit_codes`); ``--debug`` adds the traceback and debug logging.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import importlib.metadata
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from service_api import PaginationError
+from service_api_cli._config import (
+    ENV_ACCOUNT_ID,
+    ENV_BASE_URL,
+    ENV_CLIENT_ID,
+    ENV_CLIENT_SECRET,
+    Settings,
+    resolve_settings,
+)
+from service_api_cli._exit_codes import EXIT_CODES_HELP, ExitCode, UsageError, exit_code_for
+from service_api_cli._output import FORMATS
+
+__all__ = ["build_parser", "main"]
+
+PROG = "service-api"
+
+_ENVIRONMENT_HELP = f"""\
+environment:
+  {ENV_BASE_URL:<28}base URL, such as https://api.example.com/public/v3
+  {ENV_CLIENT_ID:<28}client ID of the integration
+  {ENV_CLIENT_SECRET:<28}client secret (prompted for on a terminal when unset)
+  {ENV_ACCOUNT_ID:<28}account when no --account is given"""
+
+_MAIN_EPILOG = f"""\
+examples:
+  export {ENV_BASE_URL}=http://127.0.0.1:8080/public/v3
+  export {ENV_CLIENT_ID}=demo-client {ENV_CLIENT_SECRET}=demo-secret
+  {PROG} list shipments --account acct-1 --output shipments.jsonl
+  {PROG} list devices --account acct-1 --account acct-2 --format csv -o devices.csv
+  {PROG} token
+  {PROG} mock --port 8080 --records 500
+
+{_ENVIRONMENT_HELP}
+
+{EXIT_CODES_HELP}"""
+
+_LIST_EPILOG = f"""\
+examples:
+  {PROG} list shipments --account acct-1 > shipments.jsonl
+  {PROG} list shipments --account acct-1 --account acct-2 -o all.jsonl
+  {PROG} list shipments --account acct-1 --format csv -o shipments.csv
+  {PROG} list devices --account acct-1 --format table --max-items 20
+  {PROG} list shipments --account acct-2 --start-page 4 -o all.jsonl --append
+
+output:
+  jsonl   one JSON object per line, exactly as the API sent it (undeclared fields kept)
+  csv     nested fields flattened to dotted columns (shipmentLegs.0.fromAddress.city);
+          the header is the union of every record's keys in first-seen order, so rows
+          are spooled to a temporary file and the file is written when the export ends
+  table   a terminal table drawn at the end (holds every record in memory)
+  With several accounts (or --tag-account) each record gets an "account" field, first.
+
+  Pages are written whole and flushed one by one. After an error or Ctrl-C the summary
+  line gives, for every unfinished account, the command that resumes it (--start-page
+  with the same --page-size, appending to the same JSON Lines file).
+
+{_ENVIRONMENT_HELP}
+
+{EXIT_CODES_HELP}"""
+
+_TOKEN_EPILOG = f"""\
+examples:
+  {PROG} token                 # token type and expiry; the token itself stays hidden
+  {PROG} token --show-token    # print the token too (it grants access: handle with care)
+
+{EXIT_CODES_HELP}"""
+
+_MOCK_EPILOG = f"""\
+examples:
+  {PROG} mock --port 8080 --records 500
+  {PROG} mock --port 0 --fault-rate 0.1 --seed 7
+  {PROG} mock --help           # every option of the mock
+
+Every option after "mock" goes to the mock's own entry point (python -m service_api_mock)."""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("service-api")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``service-api`` and its sub-commands.
+
+    Example::
+
+        args = build_parser().parse_args(["list", "shipments", "--account", "acct-1"])
+    """
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Export records from the service's public HTTP API.",
+        epilog=_MAIN_EPILOG,
+        formatter_class=formatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    connection = parser.add_argument_group("connection (flags win over the environment)")
+    connection.add_argument("--base-url", metavar="URL", help=f"API base URL [{ENV_BASE_URL}]")
+    connection.add_argument("--client-id", metavar="ID", help=f"client ID [{ENV_CLIENT_ID}]")
+    connection.add_argument(
+        "--client-secret",
+        metavar="SECRET",
+        help=f"client secret; prefer {ENV_CLIENT_SECRET} or the prompt (shell history)",
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks and debug logging on errors"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    listing = commands.add_parser(
+        "list",
+        help="export every record of a list endpoint",
+        description=(
+            "Export every record of a list endpoint, page by page, for one or more accounts. "
+            "ENDPOINT is any list operation of the generated client (see the choices in the "
+            "error for an unknown name)."
+        ),
+        epilog=_LIST_EPILOG,
+        formatter_class=formatter,
+    )
+    listing.add_argument("endpoint", metavar="ENDPOINT", help="list endpoint, such as shipments")
+    listing.add_argument(
+        "--account",
+        action="append",
+        metavar="ID",
+        help=f"account to export (repeatable) [{ENV_ACCOUNT_ID}]",
+    )
+    listing.add_argument(
+        "--page-size", type=_positive_int, default=50, metavar="N", help="records per page"
+    )
+    listing.add_argument(
+        "--max-items", type=_positive_int, metavar="N", help="stop after N records per account"
+    )
+    listing.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        default=1,
+        metavar="K",
+        help="pages fetched ahead in parallel (order is kept)",
+    )
+    listing.add_argument(
+        "--start-page",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="first page to fetch, for every account (to resume)",
+    )
+    listing.add_argument("--format", choices=FORMATS, default="jsonl", help="output format")
+    listing.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    listing.add_argument(
+        "--append", action="store_true", help="append to --output (JSON Lines only), to resume"
+    )
+    listing.add_argument(
+        "--tag-account",
+        action="store_true",
+        help='add the "account" field even with a single account',
+    )
+    listing.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="extra endpoint parameter (repeatable), checked against the endpoint",
+    )
+
+    token = commands.add_parser(
+        "token",
+        help="obtain a token and show its type and expiry",
+        description="Obtain a bearer token and show its type and lifetime.",
+        epilog=_TOKEN_EPILOG,
+        formatter_class=formatter,
+    )
+    token.add_argument("--show-token", action="store_true", help="print the token itself too")
+
+    commands.add_parser(
+        "mock",
+        help="run the local mock of the service",
+        description="Run the local mock (same options as python -m service_api_mock).",
+        epilog=_MOCK_EPILOG,
+        formatter_class=formatter,
+        add_help=False,
+        prefix_chars="\0",  # hand every option, --help included, to the mock untouched
+    ).add_argument("mock_args", nargs=argparse.REMAINDER)
+    return parser
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time, so that lines logged while the
+    progress bar runs go through rich's redirection and print above the bar."""
+
+    @property
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: object) -> None:
+        pass
+
+
+def _configure_logging(*, debug: bool) -> None:
+    # The client logs retries and token refreshes; warnings show by default, everything
+    # with --debug. Neither the secret nor a token is ever in those lines.
+    handler = _StderrHandler()
+    handler.setFormatter(
+        logging.Formatter(
+            "%(levelname)s %(name)s: %(message)s" if debug else f"{PROG}: %(message)s"
+        )
+    )
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if debug else logging.WARNING)
+    # Request lines are enough; the transport's own debug log is noise here.
+    logging.getLogger("httpcore").setLevel(logging.INFO)
+
+
+def _warn(message: str) -> None:
+    print(f"{PROG}: {message}", file=sys.stderr)
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    """Connection settings from the flags, the environment and, if needed, the prompt."""
+    return resolve_settings(
+        base_url=args.base_url,
+        client_id=args.client_id,
+        client_secret=args.client_secret,
+        environ=os.environ,
+        stdin_is_tty=sys.stdin.isatty(),
+        prompt=getpass.getpass,
+        warn=_warn,
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    # Imported here so that --help and usage errors stay fast.
+    from service_api_cli import _commands
+
+    if args.command == "mock":
+        if {"-h", "--help"} & set(args.mock_args):
+            # The mock's own help lists its options; ours adds how to call it from here.
+            print(f"usage: {PROG} mock [options of the mock]\n\n{_MOCK_EPILOG}\n")
+        return _commands.run_mock(list(args.mock_args))
+    if args.command == "token":
+        return _commands.run_token(settings_from(args), show_token=args.show_token)
+    return _commands.run_list(args, settings_from)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``service-api`` with ``argv`` (default: the process arguments); returns the exit code.
+
+    Example::
+
+        >>> main(["--version"])  # doctest: +SKIP
+        service-api 0.1.0
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _configure_logging(debug=args.debug)
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        _warn("interrupted")
+        return ExitCode.INTERRUPTED
+    except UsageError as exc:
+        parser.print_usage(sys.stderr)
+        _warn(f"error: {exc}")
+        return ExitCode.USAGE
+    except Exception as exc:
+        if args.debug:
+            traceback.print_exc()
+        _warn(f"error: {describe_error(exc)}")
+        return exit_code_for(exc)
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for an error; for a failed page, the page and the cause.
+
+    Example::
+
+        >>> describe_error(ValueError("bad value"))
+        'bad value'
+    """
+    cause = exc.__cause__
+    if isinstance(exc, PaginationError) and cause is not None:
+        return f"page {exc.page_number} failed: {_first_line(cause)}"
+    return _first_line(exc)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

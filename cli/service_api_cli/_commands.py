@@ -1,0 +1,208 @@
+"""The sub-commands: ``list``, ``token`` and ``mock``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any
+
+import httpx
+
+import service_api
+from service_api_cli._config import Settings, resolve_accounts
+from service_api_cli._discovery import discover_list_endpoints, find_endpoint, parse_params
+from service_api_cli._exit_codes import ExitCode, UsageError, exit_code_for
+from service_api_cli._export import ExportResult, PageLike, export, resume_commands
+from service_api_cli._interrupts import InterruptGuard
+from service_api_cli._output import make_writer
+from service_api_cli._progress import make_progress
+
+__all__ = ["run_list", "run_mock", "run_token"]
+
+PROG = "service-api"
+
+
+def _say(message: str) -> None:
+    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _open_output(path: str | None, *, fmt: str, append: bool) -> Iterator[IO[str]]:
+    if path is None or path == "-":
+        yield sys.stdout
+        return
+    if append and fmt != "jsonl":
+        raise UsageError("--append works with --format jsonl only (a CSV has one header)")
+    try:
+        # newline="" lets the csv module write its own line endings.
+        stream = open(path, "a" if append else "w", encoding="utf-8", newline="")  # noqa: SIM115
+    except OSError as exc:
+        raise UsageError(f"cannot open --output {path!r}: {exc.strerror}") from None
+    with stream:
+        yield stream
+
+
+def _base_resume_argv(args: argparse.Namespace) -> list[str]:
+    # Everything that shapes page numbers and records must be the same on resume.
+    argv = [PROG, "list", args.endpoint, "--page-size", str(args.page_size)]
+    if args.concurrency != 1:
+        argv += ["--concurrency", str(args.concurrency)]
+    argv += ["--format", args.format]
+    for pair in args.param:
+        argv += ["--param", pair]
+    if args.tag_account or len(args.accounts) > 1:
+        argv.append("--tag-account")
+    return argv
+
+
+def run_list(
+    args: argparse.Namespace, settings_from: Callable[[argparse.Namespace], Settings]
+) -> int:
+    """``service-api list``: export an endpoint for every account, then print a summary."""
+    endpoint = find_endpoint(args.endpoint, discover_list_endpoints())
+    params = parse_params(endpoint, args.param)
+    args.accounts = resolve_accounts(args.account, _environ())
+    if args.append and args.output is None:
+        raise UsageError("--append needs --output FILE")
+    settings = settings_from(args)
+    tag = args.tag_account or len(args.accounts) > 1
+    with (
+        _open_output(args.output, fmt=args.format, append=args.append) as stream,
+        service_api.Client(
+            settings.base_url,
+            settings.client_id,
+            settings.client_secret,
+            args.accounts[0],
+        ) as client,
+        InterruptGuard() as guard,
+    ):
+
+        def pages(account: str, start_page: int) -> Iterable[PageLike]:
+            return service_api.iter_pages(
+                endpoint.module,
+                client.with_account(account),
+                page_size=args.page_size,
+                start_page=start_page,
+                concurrency=args.concurrency,
+                **params,
+            )
+
+        writer = make_writer(args.format, stream)
+        progress = make_progress(sys.stderr.isatty())
+        try:
+            result = export(
+                accounts=args.accounts,
+                start_page=args.start_page,
+                page_size=args.page_size,
+                max_items=args.max_items,
+                pages=pages,
+                writer=writer,
+                progress=progress,
+                guard=guard,
+                tag=tag,
+            )
+        finally:
+            progress.close()
+            # Even after Ctrl-C the CSV/table is completed with what was written.
+            with guard.critical():
+                writer.close()
+    return _report(result, args)
+
+
+def _report(result: ExportResult, args: argparse.Namespace) -> int:
+    destination = args.output if args.output not in (None, "-") else "stdout"
+    _say(result.summary(destination))
+    if result.error is None:
+        return ExitCode.OK
+    from service_api_cli._app import describe_error
+
+    error = result.error
+    if isinstance(error, KeyboardInterrupt):
+        _say("interrupted")
+    else:
+        if args.debug:
+            import traceback
+
+            traceback.print_exception(error)
+        _say(f"error: {describe_error(error)}")
+    code = exit_code_for(error)
+    if result.records == 0 and code not in (ExitCode.API, ExitCode.INTERRUPTED):
+        # Nothing written and a cause that a rerun will not cure: no resume advice.
+        return code
+    resume = resume_commands(
+        result,
+        _base_resume_argv(args),
+        output=args.output if args.output not in (None, "-") else None,
+        append=args.format == "jsonl",
+    )
+    for command in resume:
+        _say(f"resume with: {command}")
+    return code
+
+
+def _environ() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)
+
+
+def run_token(settings: Settings, *, show_token: bool) -> int:
+    """``service-api token``: obtain a token, print its type and expiry (and itself if asked)."""
+    from service_api_client import Client as PlainClient
+    from service_api_client.api.authentication import authenticate
+    from service_api_client.models.token_request import TokenRequest
+    from service_api_client.models.token_response import TokenResponse
+
+    body = TokenRequest(
+        client_id=settings.client_id,
+        client_secret=settings.client_secret,
+        grant_type="client_credentials",
+    )
+    try:
+        with PlainClient(settings.base_url, timeout=httpx.Timeout(30.0)) as plain:
+            response = authenticate.sync_detailed(client=plain, body=body)
+    except httpx.TimeoutException as exc:
+        raise service_api.ApiTimeoutError(f"no answer in time from {settings.base_url}") from exc
+    except httpx.TransportError as exc:
+        raise service_api.ApiConnectionError(
+            f"no answer from {settings.base_url} ({type(exc).__name__})"
+        ) from exc
+    except (ValueError, KeyError, TypeError) as exc:
+        raise service_api.InvalidResponseError(
+            f"unusable answer from /authenticate ({type(exc).__name__})"
+        ) from None
+    parsed: Any = response.parsed
+    status = int(response.status_code)
+    if status in (400, 401, 403):
+        raise service_api.InvalidCredentialsError(
+            f"the service refused the client ID or secret (HTTP {status})", status_code=status
+        )
+    if not isinstance(parsed, TokenResponse):
+        raise service_api.ServerError(f"/authenticate answered HTTP {status}", status_code=status)
+    try:
+        lifetime = int(parsed.expires_in)
+    except (TypeError, ValueError):
+        # The value itself is not shown: it sits next to the token in the answer.
+        raise service_api.InvalidResponseError("expires_in is not a whole number") from None
+    expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=lifetime)
+    print(f"token_type: {parsed.token_type}")
+    print(f"expires_in: {lifetime} s (at {expires.isoformat(timespec='seconds')})")
+    if show_token:
+        print(f"access_token: {parsed.access_token}")
+    return ExitCode.OK
+
+
+def run_mock(argv: list[str]) -> int:
+    """``service-api mock``: hand the arguments to the mock's own entry point."""
+    try:
+        from service_api_mock.__main__ import main as mock_main
+    except ImportError:
+        raise UsageError("the mock is not installed: pip install 'service-api[mock]'") from None
+    # ``--help`` and argparse errors in the mock end with SystemExit; pass its code on.
+    try:
+        return mock_main(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else ExitCode.USAGE
