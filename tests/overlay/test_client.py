@@ -1,0 +1,270 @@
+"""The client against the mock over loopback HTTP, in sync/async pairs."""
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+import service_api
+from service_api import testing
+from service_api_client.api.shipments import list_shipments
+from service_api_client.models.shipment_page import ShipmentPage
+from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
+
+
+def make_client(
+    mock: RunningMock, account: str | None = "acct-1", **kwargs: object
+) -> service_api.Client:
+    return service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, account, **kwargs)  # type: ignore[arg-type]
+
+
+# The mock's faults are 503 or 429, both with Retry-After.
+RETRYABLE = (service_api.ServerError, service_api.RateLimitError)
+
+
+def ids(mock: RunningMock, account: str) -> list[str]:
+    return [s["shipmentId"] for s in mock.service.dataset("shipments", account)[:50]]
+
+
+@pytest.fixture
+def client(mock: RunningMock) -> Iterator[service_api.Client]:
+    with make_client(mock) as c:
+        yield c
+
+
+def test_repr_shows_no_secret(client: service_api.Client) -> None:
+    assert repr(client) == (
+        f"Client(base_url={client._base_url!r}, client_id='demo-client', account_id='acct-1')"
+    )
+    assert DEMO_CLIENT_SECRET not in repr(client) + str(client)
+
+
+def test_sync_call_returns_the_parsed_page_with_one_token(
+    mock: RunningMock, client: service_api.Client
+) -> None:
+    for _ in range(3):
+        page = list_shipments.sync(client=client, page_size=5)
+        assert isinstance(page, ShipmentPage)
+    assert mock.service.count("authenticate") == 1
+    assert mock.service.count("listShipments", 200) == 3
+
+
+@pytest.mark.anyio
+async def test_async_call_returns_the_parsed_page_with_one_token(mock: RunningMock) -> None:
+    async with make_client(mock) as client:
+        for _ in range(3):
+            page = await list_shipments.asyncio(client=client, page_size=5)
+            assert isinstance(page, ShipmentPage)
+    assert mock.service.count("authenticate") == 1
+
+
+def test_sync_expired_token_is_refreshed_and_replayed(
+    mock: RunningMock, client: service_api.Client
+) -> None:
+    mock.service.reset(token_ttl=2)
+    assert isinstance(list_shipments.sync(client=client), ShipmentPage)
+    mock.service.advance_clock(5)
+    assert isinstance(list_shipments.sync(client=client), ShipmentPage)
+    assert mock.service.count("listShipments", 401) == 1
+    assert mock.service.count("authenticate") == 2
+
+
+@pytest.mark.anyio
+async def test_async_expired_token_is_refreshed_and_replayed(mock: RunningMock) -> None:
+    mock.service.reset(token_ttl=2)
+    async with make_client(mock) as client:
+        await list_shipments.asyncio(client=client)
+        mock.service.advance_clock(5)
+        assert isinstance(await list_shipments.asyncio(client=client), ShipmentPage)
+    assert mock.service.count("listShipments", 401) == 1
+    assert mock.service.count("authenticate") == 2
+
+
+def test_sync_revoked_token_is_refreshed(mock: RunningMock, client: service_api.Client) -> None:
+    list_shipments.sync(client=client)
+    mock.service.revoke_tokens()
+    assert isinstance(list_shipments.sync(client=client), ShipmentPage)
+    assert mock.service.count("authenticate") == 2
+
+
+@pytest.mark.anyio
+async def test_async_revoked_token_is_refreshed(mock: RunningMock) -> None:
+    async with make_client(mock) as client:
+        await list_shipments.asyncio(client=client)
+        mock.service.revoke_tokens()
+        assert isinstance(await list_shipments.asyncio(client=client), ShipmentPage)
+    assert mock.service.count("authenticate") == 2
+
+
+def test_sync_wrong_credentials(mock: RunningMock) -> None:
+    with (
+        service_api.Client(mock.base_url, DEMO_CLIENT_ID, "wrong-secret-123", "acct-1") as bad,
+        pytest.raises(service_api.InvalidCredentialsError) as info,
+    ):
+        list_shipments.sync(client=bad)
+    assert "wrong-secret-123" not in str(info.value)
+    assert mock.service.count("listShipments") == 0
+
+
+@pytest.mark.anyio
+async def test_async_wrong_credentials(mock: RunningMock) -> None:
+    async with service_api.Client(mock.base_url, "nobody", "wrong-secret-123", "acct-1") as bad:
+        with pytest.raises(service_api.InvalidCredentialsError):
+            await list_shipments.asyncio(client=bad)
+
+
+def test_sync_status_errors_are_typed(mock: RunningMock, client: service_api.Client) -> None:
+    with pytest.raises(service_api.PermissionDeniedError) as info:
+        list_shipments.sync(client=client.with_account("acct-9"))
+    assert info.value.status_code == 403
+    assert "authorization" not in str(info.value).lower()
+    assert info.value.request is not None
+    assert info.value.request.headers["authorization"] == "[redacted]"
+    with pytest.raises(service_api.BadRequestError):
+        list_shipments.sync(client=client.with_account(None))
+
+
+@pytest.mark.anyio
+async def test_async_status_errors_are_typed(mock: RunningMock) -> None:
+    async with make_client(mock, "acct-9") as client:
+        with pytest.raises(service_api.PermissionDeniedError):
+            await list_shipments.asyncio(client=client)
+
+
+def test_with_account_shares_the_token(mock: RunningMock, client: service_api.Client) -> None:
+    other = client.with_account("acct-2")
+    assert other.account_id == "acct-2"
+    first = list_shipments.sync(client=client)
+    second = list_shipments.sync(client=other)
+    assert isinstance(first, ShipmentPage)
+    assert isinstance(second, ShipmentPage)
+    assert [s.shipment_id for s in first.data] == ids(mock, "acct-1")
+    assert [s.shipment_id for s in second.data] == ids(mock, "acct-2")
+    assert mock.service.count("authenticate") == 1
+    other.close()
+
+
+def test_an_explicit_account_header_wins(mock: RunningMock, client: service_api.Client) -> None:
+    response = client.get_httpx_client().get(
+        "/shipments", headers={"x-service-account-id": "acct-2"}
+    )
+    assert [s["shipmentId"] for s in response.json()["data"]] == ids(mock, "acct-2")
+
+
+def test_sync_retry_after_is_honoured(mock: RunningMock, client: service_api.Client) -> None:
+    list_shipments.sync(client=client)  # token first: faults apply to every operation
+    mock.service.set_faults(fault_rate=1.0, retry_after=1.5)
+    with testing.no_retry_sleep() as delays, pytest.raises(RETRYABLE) as info:
+        list_shipments.sync(client=client)
+    assert delays == [1.5, 1.5]
+    assert info.value.retry_after == 1.5
+    assert mock.service.count("listShipments") == 1 + 3
+
+
+@pytest.mark.anyio
+async def test_async_retry_after_is_honoured(mock: RunningMock) -> None:
+    async with make_client(mock, retry=service_api.RetryPolicy(max_retries=1)) as client:
+        await list_shipments.asyncio(client=client)
+        mock.service.set_faults(fault_rate=1.0, retry_after=2.0)
+        with testing.no_retry_sleep() as delays, pytest.raises(RETRYABLE):
+            await list_shipments.asyncio(client=client)
+    assert delays == [2.0]
+    assert mock.service.count("listShipments") == 1 + 2
+
+
+def test_retry_after_beyond_the_cap_raises_at_once(mock: RunningMock) -> None:
+    policy = service_api.RetryPolicy(max_retry_after=1.0)
+    with make_client(mock, retry=policy) as client:
+        list_shipments.sync(client=client)
+        mock.service.set_faults(fault_rate=1.0, retry_after=30)
+        with testing.no_retry_sleep() as delays, pytest.raises(RETRYABLE):
+            list_shipments.sync(client=client)
+    assert delays == []
+    assert mock.service.count("listShipments") == 1 + 1
+
+
+def test_connection_errors_are_typed_and_retried() -> None:
+    with (
+        service_api.Client("http://127.0.0.1:9/public/v3", "cid", "some-secret-1") as client,
+        testing.no_retry_sleep() as delays,
+        pytest.raises(service_api.ApiConnectionError) as info,
+    ):
+        list_shipments.sync(client=client)
+    assert len(delays) == 2
+    assert isinstance(info.value.__cause__, httpx.ConnectError)
+    assert "some-secret-1" not in str(info.value)
+
+
+def test_storm_of_threads_and_tasks_makes_one_token_request(
+    mock: RunningMock, client: service_api.Client
+) -> None:
+    """50 asyncio tasks and 8 threads share one client whose token the server expired."""
+    list_shipments.sync(client=client, page_size=1)
+    mock.service.advance_clock(3600 * 2)  # the server sees the cached token as expired
+    assert mock.service.count("authenticate") == 1
+    results: list[object] = []
+    start = threading.Barrier(9)
+
+    def in_thread() -> None:
+        start.wait(10)
+        results.append(list_shipments.sync(client=client, page_size=1))
+
+    async def tasks() -> None:
+        start.wait(10)
+        pages = await asyncio.gather(
+            *(list_shipments.asyncio(client=client, page_size=1) for _ in range(50))
+        )
+        results.extend(pages)
+        await client.aclose()
+
+    threads = [threading.Thread(target=in_thread) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    asyncio.run(tasks())
+    for thread in threads:
+        thread.join(30)
+    assert len(results) == 58
+    assert all(isinstance(page, ShipmentPage) for page in results)
+    assert mock.service.count("authenticate") == 2  # the first token and exactly one refresh
+
+
+def test_two_event_loops_in_two_threads_share_one_fetch(
+    mock: RunningMock, client: service_api.Client
+) -> None:
+    results: list[object] = []
+    start = threading.Barrier(2)
+
+    def loop_in_thread(c: service_api.Client) -> None:
+        async def run() -> None:
+            start.wait(10)
+            pages = await asyncio.gather(
+                *(list_shipments.asyncio(client=c, page_size=1) for _ in range(20))
+            )
+            results.extend(pages)
+            await c.aclose()
+
+        asyncio.run(run())
+
+    threads = [
+        threading.Thread(target=loop_in_thread, args=(client.with_account(account),))
+        for account in ("acct-1", "acct-2")
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(results) == 40
+    assert mock.service.count("authenticate") == 1
+
+
+def test_client_side_rate_limit_spaces_requests(mock: RunningMock) -> None:
+    with make_client(mock, rate_limit=600) as client:  # one request per 0.1 s
+        started = time.monotonic()
+        for _ in range(4):
+            list_shipments.sync(client=client, page_size=1)
+        elapsed = time.monotonic() - started
+    # 5 requests (token included): the 2nd to 5th wait 0.1 s each
+    assert elapsed >= 0.39
