@@ -12,7 +12,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 PACKAGE := generated/service_api_client
 CODEGEN_INPUTS := openapi.yaml codegen/config.yaml codegen/generate.sh $(wildcard codegen/templates/*)
 
-.PHONY: generated generate check-generated lint typecheck test lock clean mock fuzz
+.PHONY: generated generate check-generated lint typecheck test lock clean demo mock fuzz
 
 # ---- environment -----------------------------------------------------------
 
@@ -72,6 +72,18 @@ test: check-generated lint typecheck
 # Serve the mock of the public API on 127.0.0.1:8080 (Ctrl-C stops it).
 mock: | $(VENV)/.installed
 	$(BIN)/python -m service_api_mock --host 127.0.0.1 --port 8080
+
+# Schemathesis at full size: >= 1,000 cases per operation (positive and negative) plus
+# stateful sequences through the spec's links; prints the counts; any failure fails.
+fuzz: | $(VENV)/.installed
+	FUZZ_EXAMPLES=1000 FUZZ_STATEFUL_EXAMPLES=200 $(BIN)/pytest -p no:logging -s -q tests/test_fuzz.py
+
+# ---- demo --------------------------------------------------------------------
+
+# Start the mock on a free loopback port, export every shipment of two accounts with
+# `service-api list`, print a summary, stop the mock (it runs inside the demo process).
+demo: | $(VENV)/.installed
+	$(BIN)/python -m service_api_cli._demo
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build
