@@ -73,15 +73,17 @@ class ExportResult:
     def summary(self, destination: str) -> str:
         """One line: what was written where, in how long; or how far it got."""
         per_account = "; ".join(
-            f"{a.account}: {a.records} records, {a.pages} pages"
+            f"{a.account}: {_count(a.records, 'record')}, {_count(a.pages, 'page')}"
             + ("" if a.done else f", stopped before page {a.next_page}")
             for a in self.accounts
         )
         verb = "exported" if self.error is None else "stopped after"
-        return (
-            f"{verb} {self.records} records ({self.pages} pages) to {destination} "
-            f"in {self.elapsed:.1f}s [{per_account}]"
-        )
+        written = f"{_count(self.records, 'record')} ({_count(self.pages, 'page')})"
+        return f"{verb} {written} to {destination} in {self.elapsed:.1f}s [{per_account}]"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _to_dict(item: Any) -> dict[str, Any]:

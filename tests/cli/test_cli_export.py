@@ -105,7 +105,7 @@ def test_a_failure_keeps_written_pages_and_says_where_to_resume() -> None:
     assert [r["id"] for r in records] == ["a-0", "a-1"]
     assert result.accounts[0].next_page == 2
     assert not result.accounts[0].done
-    assert "stopped after 2 records (1 pages)" in result.summary("x")
+    assert "stopped after 2 records (1 page)" in result.summary("x")
     commands = resume_commands(
         result, ["service-api", "list", "shipments"], output="out.jsonl", append=True
     )
