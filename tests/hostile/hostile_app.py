@@ -1,0 +1,120 @@
+"""A small hostile server: list endpoints that misbehave one way at a time.
+
+Apart from the mock on purpose: the mock plays the service as documented, this plays
+the faults a client must survive. ``/public/v3/shipments`` and ``/public/v3/devices``
+serve ``records`` items in the pagination envelope, twisted by ``mode``:
+
+========================  ==============================================================
+mode                      what the server does
+========================  ==============================================================
+``honest``                nothing wrong
+``twice``                 page 2 serves the items of page 1 again (with pageNumber 2)
+``next_back``             every ``next`` link points back to page 1
+``next_offsite``          every ``next`` link points to another origin
+``no_next``               never sends ``next``
+``total_grows``           ``totalRecords`` grows by ``records`` on every page, and
+                          ``next`` is always present: a server that never ends
+``wrong_number``          answers page 1 whatever page is asked for
+``wrong_size``            the envelope's ``pageSize`` is one more than asked for
+``long_data``             ``data`` holds two items more than ``pageSize``
+``empty_middle``          page 2 is empty although ``totalRecords`` says otherwise
+``missing_total``         no ``totalRecords``
+``not_json``              page 2 is a 200 with an HTML body
+``not_a_page``            page 2 is a 200 with a JSON list
+``fail``                  page ``fail_page`` answers 500 (every time until the mode
+                          changes), pages after it answer after ``delay`` seconds
+========================  ==============================================================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+ID_FIELDS = {"shipments": "shipmentId", "devices": "deviceId"}
+
+
+@dataclass
+class HostileState:
+    """What the server does now, and the pages it was asked for."""
+
+    mode: str = "honest"
+    records: int = 25
+    fail_page: int = 2
+    delay: float = 0.0
+    asked: list[tuple[str, int]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def reset(self, mode: str = "honest", **settings: Any) -> None:
+        with self.lock:
+            self.mode = mode
+            self.records = settings.get("records", 25)
+            self.fail_page = settings.get("fail_page", 2)
+            self.delay = settings.get("delay", 0.0)
+            self.asked = []
+
+    def dataset(self, resource: str, count: int | None = None) -> list[dict[str, Any]]:
+        prefix = resource[:1]
+        return [{ID_FIELDS[resource]: f"{prefix}-{i:04d}"} for i in range(count or self.records)]
+
+
+def create_app(state: HostileState) -> Starlette:
+    """The hostile ASGI app, driven by ``state``."""
+
+    async def page(request: Request) -> Response:
+        resource = request.path_params["resource"]
+        number = int(request.query_params.get("pageNumber", "1"))
+        size = min(int(request.query_params.get("pageSize", "50")), 50)
+        with state.lock:
+            state.asked.append((resource, number))
+            mode, records, fail_page, delay = (
+                state.mode,
+                state.records,
+                state.fail_page,
+                state.delay,
+            )
+        if mode == "fail" and number == fail_page:
+            return PlainTextResponse("boom", status_code=500)
+        if mode == "fail" and number > fail_page and delay:
+            # A slow page, so that a failure can be seen to cancel the pages in flight.
+            await asyncio.sleep(delay)
+        total = records * number if mode == "total_grows" else records
+        rows = state.dataset(resource, total)
+        served = 1 if mode == "wrong_number" else number
+        if mode == "twice" and number == 2:
+            served = 1
+        start = (served - 1) * size
+        extra = 2 if mode == "long_data" else 0
+        data = rows[start : start + size + extra]
+        if mode == "empty_middle" and number == 2:
+            data = []
+        if mode == "not_json" and number == 2:
+            return PlainTextResponse("<html>maintenance</html>")
+        if mode == "not_a_page" and number == 2:
+            return JSONResponse([1, 2, 3])
+        body: dict[str, Any] = {
+            "totalRecords": total,
+            "pageNumber": 1 if mode == "wrong_number" else number,
+            "pageSize": size + 1 if mode == "wrong_size" else size,
+            "data": data,
+        }
+        if mode == "missing_total":
+            del body["totalRecords"]
+        base = str(request.url.replace(query=""))
+        if mode == "total_grows" or (number < math.ceil(total / size) and mode != "no_next"):
+            next_number = 1 if mode == "next_back" else number + 1
+            link = f"{base}?pageSize={size}&pageNumber={next_number}"
+            if mode == "next_offsite":
+                link = f"https://evil.example/steal?pageSize={size}&pageNumber={next_number}"
+            body["next"] = link
+        return JSONResponse(body)
+
+    return Starlette(routes=[Route("/public/v3/{resource:str}", page)])

@@ -1,0 +1,241 @@
+"""Pagination against a server that misbehaves: each fault, sync and async, both resources.
+
+Every test checks the three promises: the documented policy (a warning or a
+``PaginationError``), no item yielded twice, and a bounded number of requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import warnings
+from types import ModuleType
+from typing import Any
+
+import pytest
+from conftest import HostileServer
+
+from service_api import (
+    InconsistentPageError,
+    InvalidResponseError,
+    PaginationError,
+    PaginationWarning,
+    ServerError,
+    apaginate,
+    paginate,
+)
+from service_api_client import Client
+from service_api_client.api.devices import list_devices
+from service_api_client.api.shipments import list_shipments
+
+pytestmark = pytest.mark.anyio
+
+ENDPOINTS = {"shipments": list_shipments, "devices": list_devices}
+
+
+@pytest.fixture(params=["sync", "async"])
+def twin(request: pytest.FixtureRequest) -> str:
+    """Run each test through ``paginate`` and through ``apaginate``."""
+    return str(request.param)
+
+
+@pytest.fixture(params=sorted(ENDPOINTS))
+def resource(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def ids(items: list[Any]) -> list[str]:
+    return [_id(item) for item in items]
+
+
+def _id(item: Any) -> str:
+    return str(getattr(item, "shipment_id", None) or getattr(item, "device_id", None))
+
+
+async def drain(
+    twin: str, endpoint: ModuleType, client: Client, out: list[Any], **options: Any
+) -> None:
+    """Collect items into ``out`` (so a test sees what came before a failure)."""
+    if twin == "sync":
+        out.extend(paginate(endpoint, client, **options))
+    else:
+        async for item in apaginate(endpoint, client, **options):
+            out.append(item)
+
+
+def expected_ids(hostile: HostileServer, resource: str, count: int | None = None) -> list[str]:
+    field = "shipmentId" if resource == "shipments" else "deviceId"
+    return [row[field] for row in hostile.state.dataset(resource, count)]
+
+
+def asked(hostile: HostileServer, resource: str) -> list[int]:
+    return [number for name, number in hostile.state.asked if name == resource]
+
+
+async def test_an_honest_server_gives_every_item_once(
+    hostile: HostileServer, hostile_client: Client, twin: str, resource: str
+) -> None:
+    out: list[Any] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        await drain(twin, ENDPOINTS[resource], hostile_client, out, page_size=10)
+    assert ids(out) == expected_ids(hostile, resource)
+    assert asked(hostile, resource) == [1, 2, 3]
+
+
+async def run_faulty(
+    hostile: HostileServer,
+    client: Client,
+    twin: str,
+    resource: str,
+    mode: str,
+    **options: Any,
+) -> tuple[list[Any], PaginationError | None]:
+    hostile.state.reset(mode)
+    out: list[Any] = []
+    try:
+        await drain(twin, ENDPOINTS[resource], client, out, page_size=10, **options)
+    except PaginationError as exc:
+        error: PaginationError | None = exc
+    else:
+        error = None
+    assert error is None or error.items_yielded == len(out)
+    return out, error
+
+
+@pytest.mark.parametrize(
+    ("mode", "warning", "kept", "pages"),
+    [
+        ("next_back", "pageNumber=1, expected", 25, [1, 2, 3]),
+        ("next_offsite", "another origin", 25, [1, 2, 3]),
+        ("no_next", "no next link", 10, [1]),
+        ("total_grows", "totalRecords changed", 30, [1, 2, 3]),
+        ("long_data", "more than pageSize", 25, [1, 2, 3]),
+    ],
+)
+async def test_absorbed_faults_warn_and_yield_each_item_once(
+    hostile: HostileServer,
+    hostile_client: Client,
+    twin: str,
+    resource: str,
+    mode: str,
+    warning: str,
+    kept: int,
+    pages: list[int],
+) -> None:
+    with pytest.warns(PaginationWarning, match=warning):
+        out, error = await run_faulty(hostile, hostile_client, twin, resource, mode)
+    assert error is None
+    # (With a growing set, page 3 is full: the first 30 of a longer list.)
+    assert ids(out) == expected_ids(hostile, resource, 100)[:kept]
+    # The plan from the first page bounds the requests whatever the links say.
+    assert asked(hostile, resource) == pages
+
+
+@pytest.mark.parametrize(
+    ("mode", "warning"),
+    [
+        ("next_back", "pageNumber=1, expected 2"),
+        ("next_offsite", "another origin (https://evil.example)"),
+        ("no_next", "no next link"),
+        ("total_grows", "totalRecords changed from 25 to 50"),
+        ("long_data", "more than pageSize"),
+    ],
+)
+async def test_absorbed_faults_name_the_fault_in_one_warning(
+    hostile: HostileServer, hostile_client: Client, mode: str, warning: str
+) -> None:
+    hostile.state.reset(mode)
+    with pytest.warns(PaginationWarning) as records:
+        items = list(paginate(list_shipments, hostile_client, page_size=10))
+    messages = [str(r.message) for r in records]
+    assert len(messages) == 1, messages
+    assert warning in messages[0]
+    assert len({_id(i) for i in items}) == len(items)
+
+
+@pytest.mark.parametrize(
+    ("mode", "page", "cause", "message"),
+    [
+        ("twice", 2, InconsistentPageError, "repeats items"),
+        ("wrong_number", 2, InconsistentPageError, "answered page 1"),
+        ("wrong_size", 1, InconsistentPageError, "pageSize 11"),
+        ("empty_middle", 2, InconsistentPageError, "empty"),
+        ("missing_total", 1, InvalidResponseError, "unreadable answer"),
+        ("not_json", 2, InvalidResponseError, "unreadable answer"),
+        ("not_a_page", 2, InvalidResponseError, "unreadable answer"),
+        ("fail", 2, ServerError, "500"),
+    ],
+)
+async def test_unusable_pages_stop_with_the_page_to_resume_from(
+    hostile: HostileServer,
+    hostile_client: Client,
+    twin: str,
+    resource: str,
+    mode: str,
+    page: int,
+    cause: type[Exception],
+    message: str,
+) -> None:
+    out, error = await run_faulty(hostile, hostile_client, twin, resource, mode)
+    assert error is not None
+    assert error.page_number == error.start_page == page
+    assert isinstance(error.__cause__, cause)
+    assert message in str(error.__cause__)
+    assert ids(out) == expected_ids(hostile, resource)[: (page - 1) * 10]
+    assert asked(hostile, resource) == list(range(1, page + 1))
+
+    # Once the server behaves again, resuming gives exactly the items not yet yielded.
+    hostile.state.reset("honest")
+    rest: list[Any] = []
+    await drain(
+        twin, ENDPOINTS[resource], hostile_client, rest, page_size=10, start_page=error.start_page
+    )
+    assert ids(out + rest) == expected_ids(hostile, resource)
+
+
+async def test_a_server_that_never_ends_is_bounded_by_the_first_page(
+    hostile: HostileServer, hostile_client: Client, twin: str, resource: str
+) -> None:
+    with pytest.warns(PaginationWarning, match="totalRecords changed"):
+        out, error = await run_faulty(
+            hostile, hostile_client, twin, resource, "total_grows", concurrency=3
+        )
+    assert error is None
+    assert ids(out) == expected_ids(hostile, resource, 100)[:30]
+    assert sorted(asked(hostile, resource)) == [1, 2, 3]
+
+
+def page_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("service-api-pages")]
+
+
+async def test_a_failure_with_pages_in_flight_leaves_no_thread(
+    hostile: HostileServer, hostile_client: Client
+) -> None:
+    hostile.state.reset("fail", records=200, fail_page=3, delay=0.2)
+    out: list[Any] = []
+    with pytest.raises(PaginationError) as info:
+        out.extend(paginate(list_devices, hostile_client, page_size=10, concurrency=4))
+    assert info.value.start_page == 3
+    assert len(out) == 20
+    assert page_threads() == []
+    # Pages beyond the window were never asked for.
+    assert max(asked(hostile, "devices")) <= 3 + 4
+
+
+async def test_a_failure_with_pages_in_flight_cancels_the_tasks(
+    hostile: HostileServer, hostile_client: Client
+) -> None:
+    hostile.state.reset("fail", records=200, fail_page=3, delay=0.2)
+    before = asyncio.all_tasks()
+    out: list[Any] = []
+    started = time.monotonic()
+    with pytest.raises(PaginationError) as info:
+        await drain("async", list_devices, hostile_client, out, page_size=10, concurrency=4)
+    assert info.value.start_page == 3
+    assert len(out) == 20
+    assert asyncio.all_tasks() == before
+    assert max(asked(hostile, "devices")) <= 3 + 4
+    assert time.monotonic() - started < 5

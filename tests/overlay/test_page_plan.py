@@ -1,0 +1,284 @@
+"""The page plan alone: no I/O, pages are plain objects handed to ``accept``."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from service_api import InconsistentPageError, InvalidResponseError
+from service_api._page_plan import (
+    PagePlan,
+    PageRequest,
+    check_next_link,
+    fingerprint,
+    read_envelope,
+)
+from service_api_client.types import UNSET
+
+BASE = "https://api.example.test/public/v3"
+
+
+@dataclass
+class FakePage:
+    total_records: Any
+    page_number: Any
+    page_size: Any
+    data: Any
+    next_: Any = UNSET
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def records(n: int) -> list[dict[str, int]]:
+    return [{"id": i} for i in range(n)]
+
+
+def page_of(
+    rows: list[dict[str, int]], number: int, size: int, *, total: int | None = None
+) -> FakePage:
+    total = len(rows) if total is None else total
+    last = math.ceil(total / size)
+    link = f"{BASE}/shipments?pageSize={size}&pageNumber={number + 1}" if number < last else UNSET
+    return FakePage(total, number, size, rows[(number - 1) * size : number * size], link)
+
+
+def drive(plan: PagePlan, rows: list[dict[str, int]]) -> tuple[list[Any], list[str], int]:
+    """Run the plan against a well-behaved server; return items, warnings, requests."""
+    items: list[Any] = []
+    notes: list[str] = []
+    requests = 0
+    while (request := plan.next_page_info()) is not None:
+        requests += 1
+        verdict = plan.accept(request.number, page_of(rows, request.number, request.size))
+        items.extend(verdict.items)
+        notes.extend(verdict.warnings)
+    return items, notes, requests
+
+
+@pytest.mark.parametrize(
+    ("total", "size", "start", "max_items", "expected_requests"),
+    [
+        (0, 50, 1, None, 1),
+        (1, 50, 1, None, 1),
+        (50, 50, 1, None, 1),
+        (51, 50, 1, None, 2),
+        (120, 10, 3, None, 10),
+        (120, 10, 13, None, 1),  # past the end: one request to learn it
+        (120, 10, 1, 0, 0),
+        (120, 10, 1, 25, 3),
+        (120, 10, 1, 30, 3),
+        (120, 10, 11, 30, 2),
+    ],
+)
+def test_a_well_behaved_server_gives_each_item_once_with_minimal_requests(
+    total: int, size: int, start: int, max_items: int | None, expected_requests: int
+) -> None:
+    rows = records(total)
+    plan = PagePlan(page_size=size, start_page=start, base_url=BASE, max_items=max_items)
+    items, notes, requests = drive(plan, rows)
+    expected = rows[(start - 1) * size :]
+    if max_items is not None:
+        expected = expected[:max_items]
+    assert items == expected
+    assert notes == []
+    assert requests == expected_requests
+    assert plan.items_yielded == len(expected)
+
+
+def test_remaining_pages_are_known_after_the_first_page_only() -> None:
+    plan = PagePlan(page_size=10, start_page=2, base_url=BASE, max_pages=3)
+    assert plan.remaining_pages() == range(0)
+    assert plan.next_page_info() == PageRequest(2, 10)
+    plan.accept(2, page_of(records(95), 2, 10))
+    assert plan.remaining_pages() == range(3, 5)
+
+
+@pytest.mark.parametrize(("size", "start"), [(0, 1), (51, 1), (10, 0), (10, -3)])
+def test_out_of_range_arguments_are_refused(size: int, start: int) -> None:
+    with pytest.raises(ValueError, match="must be"):
+        PagePlan(page_size=size, start_page=start, base_url=BASE)
+
+
+def test_pages_must_be_accepted_in_order() -> None:
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    with pytest.raises(RuntimeError, match="out of order"):
+        plan.accept(2, page_of(records(30), 2, 10))
+
+
+# -- a misbehaving server, one rule at a time -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        FakePage(UNSET, 1, 10, []),
+        FakePage(None, 1, 10, []),
+        FakePage(10, "1", 10, []),
+        FakePage(10, 1, True, []),
+        FakePage(10, 1, 10, UNSET),
+        FakePage(-1, 1, 10, []),
+    ],
+)
+def test_a_missing_or_mistyped_envelope_field_is_an_invalid_response(broken: FakePage) -> None:
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    with pytest.raises(InvalidResponseError, match="page 1"):
+        plan.accept(1, broken)
+    assert plan.next_page_info() == PageRequest(1, 10)  # resume where it failed
+
+
+def test_another_page_number_than_asked_is_an_error() -> None:
+    plan = PagePlan(page_size=10, start_page=2, base_url=BASE)
+    with pytest.raises(InconsistentPageError, match="asked for page 2") as info:
+        plan.accept(2, page_of(records(30), 1, 10))
+    assert info.value.page_number == 2
+
+
+def test_another_page_size_than_asked_is_an_error() -> None:
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    page = page_of(records(30), 1, 10)
+    page.page_size = 20
+    with pytest.raises(InconsistentPageError, match="pageSize 10"):
+        plan.accept(1, page)
+
+
+def test_data_longer_than_page_size_is_cut_with_a_warning() -> None:
+    rows = records(30)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    page = page_of(rows, 1, 10)
+    page.data = rows[:12]
+    verdict = plan.accept(1, page)
+    assert list(verdict.items) == rows[:10]
+    assert any("more than pageSize" in w for w in verdict.warnings)
+
+
+def test_a_page_served_twice_is_an_error_and_never_yielded_twice() -> None:
+    rows = records(30)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    plan.accept(1, page_of(rows, 1, 10))
+    again = page_of(rows, 1, 10)
+    again.page_number = 2
+    with pytest.raises(InconsistentPageError, match="repeats items"):
+        plan.accept(2, again)
+    assert plan.items_yielded == 10
+
+
+def test_partly_repeated_items_are_dropped_with_a_warning() -> None:
+    rows = records(30)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    plan.accept(1, page_of(rows, 1, 10))
+    shifted = page_of(rows, 2, 10)
+    shifted.data = rows[7:17]  # three records slid over from page 1
+    verdict = plan.accept(2, shifted)
+    assert list(verdict.items) == rows[10:17]
+    assert any("3 items already yielded" in w for w in verdict.warnings)
+
+
+def test_an_empty_page_before_the_end_is_an_error() -> None:
+    rows = records(30)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    plan.accept(1, page_of(rows, 1, 10))
+    empty = page_of(rows, 2, 10)
+    empty.data = []
+    with pytest.raises(InconsistentPageError, match="empty"):
+        plan.accept(2, empty)
+
+
+def test_an_empty_page_of_a_shrunk_set_stops_with_a_warning() -> None:
+    rows = records(30)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    plan.accept(1, page_of(rows, 1, 10))
+    verdict = plan.accept(2, page_of(rows[:10], 2, 10, total=10))
+    assert verdict.last
+    assert verdict.items == ()
+    assert any("shrank" in w for w in verdict.warnings)
+    assert plan.next_page_info() is None
+
+
+def test_a_changing_total_keeps_the_plan_and_warns_once() -> None:
+    rows = records(60)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    plan.accept(1, page_of(rows[:30], 1, 10))
+    first = plan.accept(2, page_of(rows, 2, 10))
+    second = plan.accept(3, page_of(rows, 3, 10, total=61))
+    assert any("totalRecords changed from 30 to 60" in w for w in first.warnings)
+    assert second.warnings == ()  # once per kind
+    assert second.last
+    assert plan.next_page_info() is None
+
+
+def test_no_next_link_before_the_planned_end_stops_with_a_warning() -> None:
+    rows = records(30)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    page = page_of(rows, 1, 10)
+    page.next_ = None
+    verdict = plan.accept(1, page)
+    assert verdict.last
+    assert any("no next link" in w for w in verdict.warnings)
+
+
+def test_a_next_link_past_the_planned_end_is_not_followed() -> None:
+    rows = records(20)
+    plan = PagePlan(page_size=10, start_page=2, base_url=BASE)
+    page = page_of(rows, 2, 10)
+    page.next_ = f"{BASE}/shipments?pageSize=10&pageNumber=3"
+    verdict = plan.accept(2, page)
+    assert verdict.last
+    assert any("beyond" in w for w in verdict.warnings)
+
+
+@pytest.mark.parametrize(
+    ("link", "problem"),
+    [
+        (f"{BASE}/shipments?pageSize=10&pageNumber=3", None),
+        ("http://api.example.test/public/v3/shipments?pageSize=10&pageNumber=3", None),
+        ("/public/v3/shipments?pageNumber=3", None),
+        ("https://evil.example/public/v3/shipments?pageNumber=3", "another origin"),
+        ("https://api.example.test:8443/public/v3/shipments?pageNumber=3", "another origin"),
+        ("ftp://api.example.test/public/v3/shipments", "another origin"),
+        ("https://api.example.test/other/shipments?pageNumber=3", "outside the API path"),
+        ("https://api.example.test/public/v30/shipments?pageNumber=3", "outside the API path"),
+        (f"{BASE}/shipments?pageSize=10&pageNumber=1", "pageNumber=1, expected 3"),
+        (f"{BASE}/shipments?pageSize=20&pageNumber=3", "pageSize=20, expected 10"),
+        ("http://[::1", "unparsable"),
+    ],
+)
+def test_next_links_are_checked_never_trusted(link: str, problem: str | None) -> None:
+    found = check_next_link(link, base_url=BASE, request=PageRequest(2, 10))
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None
+        assert problem in found
+
+
+def test_a_downgraded_scheme_under_an_http_base_is_not_an_upgrade() -> None:
+    found = check_next_link(
+        "https://api.example.test/public/v3/shipments",
+        base_url="http://api.example.test/public/v3",
+        request=PageRequest(1, 10),
+    )
+    assert found is not None
+
+
+def test_a_bad_next_link_is_reported_and_iteration_goes_on_by_page_number() -> None:
+    rows = records(30)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    page = page_of(rows, 1, 10)
+    page.next_ = "https://evil.example/steal?pageNumber=1"
+    verdict = plan.accept(1, page)
+    assert not verdict.last
+    assert any("another origin" in w for w in verdict.warnings)
+    assert plan.next_page_info() == PageRequest(2, 10)
+
+
+def test_envelope_reading_treats_null_and_empty_links_as_absent() -> None:
+    for link in (None, UNSET, ""):
+        env = read_envelope(FakePage(1, 1, 10, [1], link), page_number=1)
+        assert env.next_link is None
+
+
+def test_fingerprints_tell_items_apart_and_match_equal_ones() -> None:
+    assert fingerprint({"id": 1, "a": [1, 2]}) == fingerprint({"a": [1, 2], "id": 1})
+    assert fingerprint({"id": 1}) != fingerprint({"id": 2})
