@@ -12,7 +12,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 PACKAGE := generated/service_api_client
 CODEGEN_INPUTS := openapi.yaml codegen/config.yaml codegen/generate.sh $(wildcard codegen/templates/*)
 
-.PHONY: generated generate check-generated lint typecheck test lock clean demo mock fuzz
+.PHONY: generated generate check-generated lint typecheck test lock clean demo mock fuzz bench
 
 # ---- environment -----------------------------------------------------------
 
@@ -61,7 +61,7 @@ lint: | $(VENV)/.installed
 	ruff format --check overlay mock cli tests bench
 
 typecheck: | $(VENV)/.installed
-	mypy overlay/service_api mock/service_api_mock cli/service_api_cli tests $(wildcard bench/*.py)
+	mypy overlay/service_api mock/service_api_mock cli/service_api_cli tests bench
 	mypy generated/service_api_client
 
 test: check-generated lint typecheck
@@ -77,6 +77,13 @@ mock: | $(VENV)/.installed
 # stateful sequences through the spec's links; prints the counts; any failure fails.
 fuzz: | $(VENV)/.installed
 	FUZZ_EXAMPLES=1000 FUZZ_STATEFUL_EXAMPLES=200 $(BIN)/pytest -p no:logging -s -q tests/test_fuzz.py
+
+# ---- benchmarks ---------------------------------------------------------------
+
+# Every benchmark case at full size against the mock in its own process (several
+# minutes); writes bench/results/results.{json,md} and concurrency.png.
+bench: | $(VENV)/.installed
+	$(BIN)/python -m bench.run
 
 # ---- demo --------------------------------------------------------------------
 

@@ -1,0 +1,679 @@
+"""The six benchmark cases; each returns a JSON-ready dict with its figures and targets.
+
+Every case runs against one mock process (see :mod:`bench._mock_process`), reset to
+the size it needs. Compared variants run once to warm up, then alternate (in a
+rotating order) over the repetitions, so drift on a shared machine hits all alike.
+
+Example::
+
+    with MockProcess() as mock:
+        result = sequential(mock, SMOKE)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import math
+import subprocess
+import sys
+import threading
+import time
+import timeit
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil  # type: ignore[import-untyped]  # no stubs installed
+
+from service_api import Client, apaginate, paginate
+from service_api_client import AuthenticatedClient
+from service_api_client.api.shipments import list_shipments
+from service_api_client.models import ShipmentPage
+from service_api_client.types import Unset
+
+from . import _raw_httpx as raw
+from ._measure import Sample, ameasure, measure, summary
+from ._mock_process import ACCOUNT, CLIENT_ID, CLIENT_SECRET, MockProcess
+
+__all__ = [
+    "FULL",
+    "SMOKE",
+    "TLS",
+    "Sizes",
+    "latency",
+    "memory",
+    "mock_throughput",
+    "overhead",
+    "sequential",
+    "tokens",
+]
+
+_REPO = Path(__file__).resolve().parent.parent
+
+TLS = httpx.create_ssl_context()
+"""One TLS context for every client: the mock speaks plain HTTP, and building a context
+(loading the CA bundle) costs a few hundred milliseconds per client on a busy machine."""
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How big each case is; :data:`FULL` is what the issue asks, :data:`SMOKE` a quick check."""
+
+    page_size: int = 50
+    sequential_records: int = 20_000
+    repetitions: int = 5
+    latency_ms: float = 50.0
+    latency_records: int = 10_000
+    latency_repetitions: int = 3
+    concurrencies: tuple[int, ...] = (1, 2, 4, 8, 16)
+    memory_records: tuple[int, ...] = (20_000, 200_000)
+    memory_concurrency: int = 8
+    token_seconds: float = 30.0
+    token_ttl: float = 3.0
+    refresh_skew: float = 1.0
+    token_workers: tuple[int, ...] = (1, 16, 64)
+    overhead_calls: int = 400
+    throughput_seconds: float = 3.0
+    throughput_connections: tuple[int, ...] = (1, 8)
+    warmup: bool = True
+    model_cost_loops: int = 20
+
+
+FULL = Sizes()
+SMOKE = Sizes(
+    sequential_records=120,
+    repetitions=1,
+    latency_ms=5.0,
+    latency_records=150,
+    latency_repetitions=1,
+    concurrencies=(1, 2),
+    memory_records=(100, 200),
+    token_seconds=0.3,
+    token_workers=(1, 4),
+    overhead_calls=10,
+    throughput_seconds=0.2,
+    warmup=False,
+    model_cost_loops=2,
+)
+
+
+def _client(mock: MockProcess, **kwargs: Any) -> Client:
+    return Client(
+        mock.base_url, CLIENT_ID, CLIENT_SECRET, ACCOUNT, httpx_args={"verify": TLS}, **kwargs
+    )
+
+
+def _rotated(names: Sequence[str], shift: int) -> list[str]:
+    shift %= len(names)
+    return [*names[shift:], *names[:shift]]
+
+
+def _alternate(
+    variants: dict[str, Callable[[], Sample]], sizes: Sizes, repetitions: int
+) -> dict[str, list[Sample]]:
+    """One warm-up run of each variant, then ``repetitions`` rounds in rotating order."""
+    names = list(variants)
+    if sizes.warmup:
+        for name in names:
+            variants[name]()
+    samples: dict[str, list[Sample]] = {name: [] for name in names}
+    for round_ in range(repetitions):
+        for name in _rotated(names, round_):
+            samples[name].append(variants[name]())
+    return samples
+
+
+def _per_item(samples: list[Sample]) -> dict[str, Any]:
+    items = samples[0]["items"]
+    wall = summary([s["wall_s"] for s in samples])
+    cpu = summary([s["cpu_s"] for s in samples])
+    return {
+        "items": items,
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "wall_us_per_item": wall["median"] / items * 1e6,
+        "cpu_us_per_item": cpu["median"] / items * 1e6,
+    }
+
+
+def _target(name: str, measured: float, limit: str, met: bool) -> dict[str, Any]:
+    return {"target": name, "measured": measured, "limit": limit, "met": met}
+
+
+# ---- case 1: sequential iteration ----------------------------------------------------
+
+
+def sequential(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
+    """Raw httpx over dicts vs generated pages by hand vs ``paginate`` vs ``apaginate``."""
+    mock.reset(records=sizes.sequential_records)
+    size = sizes.page_size
+
+    def raw_httpx() -> Sample:
+        with httpx.Client(verify=TLS) as http:
+            return measure(lambda: raw.iterate_pages(http, mock.base_url, page_size=size))
+
+    def by_hand() -> Sample:
+        def run() -> int:
+            seen = 0
+            number = 1
+            while True:
+                response = list_shipments.sync_detailed(
+                    client=client, page_number=number, page_size=size
+                )
+                page = response.parsed
+                assert isinstance(page, ShipmentPage)
+                for item in page.data:
+                    seen += 1 if item.shipment_id else 0
+                if isinstance(page.next_, Unset) or not page.next_:
+                    return seen
+                number += 1
+
+        with _client(mock) as client:
+            return measure(run)
+
+    def sync_paginate() -> Sample:
+        def run() -> int:
+            seen = 0
+            for item in paginate(list_shipments, client, page_size=size):
+                seen += 1 if item.shipment_id else 0
+            return seen
+
+        with _client(mock) as client:
+            return measure(run)
+
+    def async_paginate() -> Sample:
+        async def main() -> Sample:
+            async with _client(mock) as client:
+
+                async def run() -> int:
+                    seen = 0
+                    async for item in apaginate(list_shipments, client, page_size=size):
+                        seen += 1 if item.shipment_id else 0
+                    return seen
+
+                return await ameasure(run)
+
+        return asyncio.run(main())
+
+    mock_cpu0 = mock.cpu_seconds()
+    samples = _alternate(
+        {
+            "raw_httpx": raw_httpx,
+            "generated_by_hand": by_hand,
+            "paginate": sync_paginate,
+            "apaginate": async_paginate,
+        },
+        sizes,
+        sizes.repetitions,
+    )
+    mock_cpu = mock.cpu_seconds() - mock_cpu0
+    runs = (sizes.repetitions + int(sizes.warmup)) * len(samples)
+    pages = math.ceil(sizes.sequential_records / size)
+    variants = {name: _per_item(runs_) for name, runs_ in samples.items()}
+    for name, result in variants.items():
+        if result["items"] != sizes.sequential_records:
+            raise RuntimeError(f"{name} saw {result['items']} records")
+
+    def ratio(a: str, b: str, key: str) -> float:
+        value: float = variants[a][key]["median"] / variants[b][key]["median"]
+        return value
+
+    ratios = {
+        f"{a}/{b} {key[:-2]}": ratio(a, b, key)
+        for a, b in (
+            ("paginate", "generated_by_hand"),
+            ("apaginate", "generated_by_hand"),
+            ("generated_by_hand", "raw_httpx"),
+            ("paginate", "raw_httpx"),
+        )
+        for key in ("wall_s", "cpu_s")
+    }
+    model_cost = _model_cost(mock, size, sizes.model_cost_loops)
+    c_over_b = ratios["paginate/generated_by_hand wall"]
+    return {
+        "records": sizes.sequential_records,
+        "pages": pages,
+        "page_size": size,
+        "repetitions": sizes.repetitions,
+        "variants": variants,
+        "ratios": ratios,
+        "typed_model_cost": {
+            "cpu_us_per_record_by_hand_minus_raw": (
+                variants["generated_by_hand"]["cpu_us_per_item"]
+                - variants["raw_httpx"]["cpu_us_per_item"]
+            ),
+            "from_dict_us_per_record": model_cost,
+        },
+        "mock_cpu_ms_per_page": mock_cpu / (runs * (pages + 1)) * 1e3,
+        "targets": [
+            _target(
+                "paginate within 1.10x of generated pages by hand (wall)",
+                c_over_b,
+                "<= 1.10",
+                c_over_b <= 1.10,
+            )
+        ],
+    }
+
+
+def _model_cost(mock: MockProcess, size: int, loops: int) -> float:
+    """Microseconds per record of ``ShipmentPage.from_dict`` alone, on a real page."""
+    with httpx.Client(verify=TLS) as http:
+        token = raw.fetch_token(http, mock.base_url)
+        body = raw.get_page(http, mock.base_url, token, 1, size)
+    timer = timeit.Timer(lambda: ShipmentPage.from_dict(body))
+    best = min(timer.repeat(repeat=5, number=loops)) / loops
+    return best / len(body["data"]) * 1e6
+
+
+# ---- case 2: latency-bound, concurrency ------------------------------------------------
+
+
+def latency(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
+    """``paginate`` / ``apaginate`` at several concurrencies against the ideal time."""
+    mock.reset(records=sizes.latency_records)
+    mock.set_faults(latency_ms=sizes.latency_ms)
+    pages = math.ceil(sizes.latency_records / sizes.page_size)
+    seconds = sizes.latency_ms / 1000.0
+
+    def sync_run(k: int) -> Sample:
+        with _client(mock) as client:
+            return measure(
+                lambda: sum(
+                    1
+                    for _ in paginate(
+                        list_shipments, client, page_size=sizes.page_size, concurrency=k
+                    )
+                )
+            )
+
+    def async_run(k: int) -> Sample:
+        async def main() -> Sample:
+            async with _client(mock) as client:
+
+                async def run() -> int:
+                    seen = 0
+                    async for _ in apaginate(
+                        list_shipments, client, page_size=sizes.page_size, concurrency=k
+                    ):
+                        seen += 1
+                    return seen
+
+                return await ameasure(run)
+
+        return asyncio.run(main())
+
+    modes: dict[str, Callable[[int], Sample]] = {"sync": sync_run, "async": async_run}
+    variants: dict[str, Callable[[], Sample]] = {
+        f"{mode} k={k}": functools.partial(run, k)
+        for k in sizes.concurrencies
+        for mode, run in modes.items()
+    }
+    # A full warm-up round at k=1 would cost pages x latency per mode: warm up at the
+    # highest concurrency only, then alternate everything.
+    top = max(sizes.concurrencies)
+    if sizes.warmup:
+        for mode in modes:
+            variants[f"{mode} k={top}"]()
+    samples: dict[str, list[Sample]] = {name: [] for name in variants}
+    names = list(variants)
+    for round_ in range(sizes.latency_repetitions):
+        for name in _rotated(names, round_ * 2):
+            samples[name].append(variants[name]())
+    mock.set_faults(latency_ms=0.0)
+
+    rows: dict[str, dict[str, Any]] = {}
+    for mode in modes:
+        base = (
+            summary([s["wall_s"] for s in samples[f"{mode} k=1"]])["median"]
+            if 1 in sizes.concurrencies
+            else math.nan
+        )
+        for k in sizes.concurrencies:
+            walls = [s["wall_s"] for s in samples[f"{mode} k={k}"]]
+            if any(s["items"] != sizes.latency_records for s in samples[f"{mode} k={k}"]):
+                raise RuntimeError(f"{mode} k={k} saw the wrong number of records")
+            stats = summary(walls)
+            ideal = math.ceil(pages / k) * seconds
+            rows[f"{mode} k={k}"] = {
+                "mode": mode,
+                "concurrency": k,
+                "wall_s": stats,
+                "cpu_s": summary([s["cpu_s"] for s in samples[f"{mode} k={k}"]]),
+                "ideal_s": ideal,
+                "vs_ideal": stats["median"] / ideal,
+                "speedup_vs_k1": base / stats["median"],
+            }
+    targets = []
+    if 1 in sizes.concurrencies and 8 in sizes.concurrencies:
+        for mode in modes:
+            row = rows[f"{mode} k=8"]
+            targets.append(
+                _target(
+                    f"{mode} k=8 at least 6x faster than k=1",
+                    row["speedup_vs_k1"],
+                    ">= 6",
+                    row["speedup_vs_k1"] >= 6,
+                )
+            )
+            targets.append(
+                _target(
+                    f"{mode} k=8 within 1.3x of ideal",
+                    row["vs_ideal"],
+                    "<= 1.3",
+                    row["vs_ideal"] <= 1.3,
+                )
+            )
+    return {
+        "records": sizes.latency_records,
+        "pages": pages,
+        "latency_ms": sizes.latency_ms,
+        "repetitions": sizes.latency_repetitions,
+        "note": (
+            "ideal = ceil(pages / k) x latency; the one token request (also delayed) is not in it"
+        ),
+        "rows": rows,
+        "targets": targets,
+    }
+
+
+# ---- case 3: memory ------------------------------------------------------------------
+
+
+def memory(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
+    """Peak RSS growth of a fresh process iterating N records at concurrency 8."""
+    rows = []
+    for records in sizes.memory_records:
+        mock.reset(records=records)
+        completed = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bench._memory_probe",
+                mock.base_url,
+                str(records),
+                str(sizes.memory_concurrency),
+            ],
+            cwd=_REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=600,
+        )
+        rows.append(json.loads(completed.stdout.strip().splitlines()[-1]))
+    growths = [row["growth_mb"] for row in rows]
+    largest = max(growths)
+    flatness = growths[-1] - growths[0]
+    return {
+        "concurrency": sizes.memory_concurrency,
+        "rows": rows,
+        "targets": [
+            _target(
+                "peak RSS growth at most 30 MB (largest N)", largest, "<= 30 MB", largest <= 30
+            ),
+            _target(
+                "flat in N: growth(largest N) - growth(smallest N)",
+                flatness,
+                "<= 5 MB",
+                flatness <= 5,
+            ),
+        ],
+    }
+
+
+# ---- case 4: tokens under concurrent load ---------------------------------------------
+
+
+def _hammer_with_threads(client: Client, workers: int, seconds: float) -> Counter[str]:
+    """``workers`` threads call the endpoint until the deadline; count what they saw."""
+    outcomes: Counter[str] = Counter()
+    lock = threading.Lock()
+    deadline = time.perf_counter() + seconds
+
+    def work() -> None:
+        local: Counter[str] = Counter()
+        while time.perf_counter() < deadline:
+            try:
+                response = list_shipments.sync_detailed(client=client, page_size=1)
+                local[str(int(response.status_code))] += 1
+            except Exception as exc:  # every failure that reaches the caller is counted
+                local[type(exc).__name__] += 1
+        with lock:
+            outcomes.update(local)
+
+    threads = [threading.Thread(target=work) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+def _count_delta(
+    before: dict[str, dict[str, int]],
+    after: dict[str, dict[str, int]],
+    operation: str,
+    status: str | None = None,
+) -> int:
+    def total(counts: dict[str, dict[str, int]]) -> int:
+        by = counts.get(operation, {})
+        return sum(by.values()) if status is None else by.get(status, 0)
+
+    return total(after) - total(before)
+
+
+def tokens(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
+    """Worker threads share one client for a while; count /authenticate and 401s."""
+    mock.reset(records=100, token_ttl=sizes.token_ttl)
+    expected = sizes.token_seconds / (sizes.token_ttl - sizes.refresh_skew)
+    rows: list[dict[str, Any]] = []
+    targets = []
+    for workers in sizes.token_workers:
+        before = mock.counts()
+        with _client(mock, refresh_skew=sizes.refresh_skew) as client:
+            wall0 = time.perf_counter()
+            outcomes = _hammer_with_threads(client, workers, sizes.token_seconds)
+            wall = time.perf_counter() - wall0
+        after = mock.counts()
+        calls = sum(outcomes.values())
+        failures = calls - outcomes.get("200", 0)
+        authenticate = _count_delta(before, after, "authenticate")
+        rows.append(
+            {
+                "workers": workers,
+                "seconds": wall,
+                "calls": calls,
+                "calls_per_s": calls / wall,
+                "authenticate_calls": authenticate,
+                "expected_authenticate": expected,
+                "server_401s": _count_delta(before, after, "listShipments", "401"),
+                "caller_outcomes": dict(outcomes),
+                "caller_401s": outcomes.get("401", 0),
+                "caller_failures": failures,
+            }
+        )
+        ratio = authenticate / expected
+        targets.append(
+            _target(
+                f"{workers} workers: /authenticate calls / expected ({expected:.1f})",
+                ratio,
+                "0.8 .. 1.25",
+                0.8 <= ratio <= 1.25,
+            )
+        )
+        targets.append(
+            _target(
+                f"{workers} workers: 401s or other failures reaching the caller",
+                failures,
+                "0",
+                failures == 0,
+            )
+        )
+    return {
+        "seconds": sizes.token_seconds,
+        "token_ttl_s": sizes.token_ttl,
+        "refresh_skew_s": sizes.refresh_skew,
+        "expected_authenticate": expected,
+        "note": "workers are threads sharing one sync Client; each call lists one record",
+        "rows": rows,
+        "targets": targets,
+    }
+
+
+# ---- case 5: per-call overhead --------------------------------------------------------
+
+
+def overhead(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
+    """One small page per call: raw httpx, generated client with a fixed token, the overlay."""
+    mock.reset(records=100)
+    calls = sizes.overhead_calls
+
+    def timed_calls(call: Callable[[], object]) -> Sample:
+        def run() -> int:
+            for _ in range(calls):
+                call()
+            return calls
+
+        return measure(run)
+
+    def raw_httpx() -> Sample:
+        with httpx.Client(verify=TLS) as http:
+            token = raw.fetch_token(http, mock.base_url)
+            return timed_calls(lambda: raw.get_page(http, mock.base_url, token, 1, 1))
+
+    def generated() -> Sample:
+        with httpx.Client(verify=TLS) as http:
+            token = raw.fetch_token(http, mock.base_url)
+        with AuthenticatedClient(
+            base_url=mock.base_url,
+            token=token,
+            headers={"x-service-account-id": ACCOUNT},
+            verify_ssl=TLS,
+        ) as client:
+            return timed_calls(lambda: list_shipments.sync_detailed(client=client, page_size=1))
+
+    def overlay() -> Sample:
+        with _client(mock) as client:
+            list_shipments.sync_detailed(client=client, page_size=1)  # the token, outside
+            return timed_calls(lambda: list_shipments.sync_detailed(client=client, page_size=1))
+
+    async def araw() -> Sample:
+        async with httpx.AsyncClient(verify=TLS) as http:
+            token = await raw.afetch_token(http, mock.base_url)
+
+            async def run() -> int:
+                for _ in range(calls):
+                    await raw.aget_page(http, mock.base_url, token, 1, 1)
+                return calls
+
+            return await ameasure(run)
+
+    async def aoverlay() -> Sample:
+        async with _client(mock) as client:
+            await list_shipments.asyncio_detailed(client=client, page_size=1)
+
+            async def run() -> int:
+                for _ in range(calls):
+                    await list_shipments.asyncio_detailed(client=client, page_size=1)
+                return calls
+
+            return await ameasure(run)
+
+    samples = _alternate(
+        {
+            "raw_httpx": raw_httpx,
+            "generated_fixed_token": generated,
+            "overlay": overlay,
+            "raw_httpx_async": lambda: asyncio.run(araw()),
+            "overlay_async": lambda: asyncio.run(aoverlay()),
+        },
+        sizes,
+        sizes.repetitions,
+    )
+    variants = {}
+    for name, runs in samples.items():
+        result = _per_item(runs)
+        variants[name] = {
+            "calls": calls,
+            "wall_us_per_call": result["wall_us_per_item"],
+            "cpu_us_per_call": result["cpu_us_per_item"],
+            "wall_s": result["wall_s"],
+            "cpu_s": result["cpu_s"],
+        }
+
+    def diff(a: str, b: str, key: str) -> float:
+        value: float = variants[a][key] - variants[b][key]
+        return value
+
+    return {
+        "page_size": 1,
+        "calls_per_run": calls,
+        "repetitions": sizes.repetitions,
+        "variants": variants,
+        "overhead_us": {
+            "overlay - raw (sync, cpu)": diff("overlay", "raw_httpx", "cpu_us_per_call"),
+            "overlay - raw (sync, wall)": diff("overlay", "raw_httpx", "wall_us_per_call"),
+            "generated - raw (sync, cpu)": diff(
+                "generated_fixed_token", "raw_httpx", "cpu_us_per_call"
+            ),
+            "overlay - generated (sync, cpu)": diff(
+                "overlay", "generated_fixed_token", "cpu_us_per_call"
+            ),
+            "overlay - raw (async, cpu)": diff(
+                "overlay_async", "raw_httpx_async", "cpu_us_per_call"
+            ),
+            "overlay - raw (async, wall)": diff(
+                "overlay_async", "raw_httpx_async", "wall_us_per_call"
+            ),
+        },
+        "targets": [],
+    }
+
+
+# ---- case 6: the mock's own throughput ------------------------------------------------
+
+
+def mock_throughput(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
+    """Requests per second the mock serves for a 50-record page, and its CPU per request."""
+    mock.reset(records=1000)
+    rows = []
+    for connections in sizes.throughput_connections:
+        rows.append(asyncio.run(_hammer(mock, sizes, connections)))
+    return {"page_size": sizes.page_size, "rows": rows, "targets": []}
+
+
+async def _hammer(mock: MockProcess, sizes: Sizes, connections: int) -> dict[str, Any]:
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    async with httpx.AsyncClient(limits=limits, verify=TLS) as http:
+        token = await raw.afetch_token(http, mock.base_url)
+        await raw.aget_page(http, mock.base_url, token, 1, sizes.page_size)
+        served = 0
+        deadline = time.perf_counter() + sizes.throughput_seconds
+        pages = max(1, 1000 // sizes.page_size)
+
+        async def worker(offset: int) -> None:
+            nonlocal served
+            number = offset
+            while time.perf_counter() < deadline:
+                await raw.aget_page(http, mock.base_url, token, number % pages + 1, sizes.page_size)
+                served += 1
+                number += 1
+
+        server = psutil.Process(mock.pid)
+        cpu0 = sum(server.cpu_times()[:2])
+        wall0 = time.perf_counter()
+        await asyncio.gather(*(worker(i) for i in range(connections)))
+        wall = time.perf_counter() - wall0
+        cpu = sum(server.cpu_times()[:2]) - cpu0
+    return {
+        "connections": connections,
+        "requests": served,
+        "requests_per_s": served / wall,
+        "mock_cpu_ms_per_request": cpu / served * 1e3,
+        "mock_cpu_utilisation": cpu / wall,
+    }

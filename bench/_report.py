@@ -1,0 +1,310 @@
+"""Turning results into a markdown table per case and the concurrency chart.
+
+Example::
+
+    write_markdown(results, Path("bench/results/results.md"))
+    write_chart(results, Path("bench/results/concurrency.png"))
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["markdown", "write_chart", "write_markdown"]
+
+_CASE_TITLES = {
+    "sequential": "1. Sequential iteration",
+    "latency": "2. Latency-bound, concurrency",
+    "memory": "3. Memory",
+    "tokens": "4. Tokens under concurrent load",
+    "overhead": "5. Per-call overhead",
+    "mock_throughput": "6. The mock's throughput",
+}
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _num(value: float, digits: int = 2) -> str:
+    return f"{value:,.{digits}f}"
+
+
+def _spread(stats: dict[str, float], digits: int = 2) -> str:
+    return f"{_num(stats['min'], digits)} - {_num(stats['max'], digits)}"
+
+
+def _targets(results: dict[str, Any]) -> list[str]:
+    rows = []
+    for name, case in results["cases"].items():
+        for target in case.get("targets", []):
+            rows.append(
+                [
+                    _CASE_TITLES.get(name, name).split(". ", 1)[0],
+                    target["target"],
+                    _num(target["measured"]),
+                    target["limit"],
+                    "met" if target["met"] else "**missed**",
+                ]
+            )
+    return _table(["Case", "Target", "Measured", "Limit", "Result"], rows)
+
+
+def _sequential(case: dict[str, Any]) -> list[str]:
+    lines = [
+        f"{case['records']:,} records, {case['pages']} pages of {case['page_size']}, "
+        f"median of {case['repetitions']} alternated runs (min - max).",
+        "",
+    ]
+    rows = [
+        [
+            name,
+            _num(v["wall_s"]["median"], 3),
+            _spread(v["wall_s"], 3),
+            _num(v["cpu_s"]["median"], 3),
+            _num(v["wall_us_per_item"], 1),
+            _num(v["cpu_us_per_item"], 1),
+        ]
+        for name, v in case["variants"].items()
+    ]
+    lines += _table(
+        [
+            "Variant",
+            "Wall (s)",
+            "Wall min - max",
+            "Client CPU (s)",
+            "Wall µs/record",
+            "CPU µs/record",
+        ],
+        rows,
+    )
+    lines += _table(
+        ["Ratio (medians)", "Value"],
+        [[name, _num(value, 3)] for name, value in case["ratios"].items()],
+    )
+    cost = case["typed_model_cost"]
+    lines += [
+        f"Typed models: {_num(cost['cpu_us_per_record_by_hand_minus_raw'], 1)} µs of client CPU "
+        f"per record more than raw dicts; `ShipmentPage.from_dict` alone costs "
+        f"{_num(cost['from_dict_us_per_record'], 1)} µs per record. "
+        f"The mock spent {_num(case['mock_cpu_ms_per_page'], 2)} ms of CPU per page.",
+        "",
+    ]
+    return lines
+
+
+def _latency(case: dict[str, Any]) -> list[str]:
+    lines = [
+        f"{case['records']:,} records ({case['pages']} pages), {case['latency_ms']:g} ms latency "
+        f"per request, median of {case['repetitions']} runs; {case['note']}.",
+        "",
+    ]
+    rows = [
+        [
+            row["mode"],
+            str(row["concurrency"]),
+            _num(row["wall_s"]["median"], 3),
+            _spread(row["wall_s"], 3),
+            _num(row["ideal_s"], 3),
+            _num(row["vs_ideal"]),
+            _num(row["speedup_vs_k1"]),
+            _num(row["cpu_s"]["median"], 3),
+        ]
+        for row in case["rows"].values()
+    ]
+    return lines + _table(
+        [
+            "Mode",
+            "k",
+            "Wall (s)",
+            "min - max",
+            "Ideal (s)",
+            "x ideal",
+            "Speed-up vs k=1",
+            "Client CPU (s)",
+        ],
+        rows,
+    )
+
+
+def _memory(case: dict[str, Any]) -> list[str]:
+    lines = [
+        f"A fresh process per N, `paginate` at concurrency {case['concurrency']}; growth is the "
+        "peak (sampled RSS or the kernel's high-water mark) minus RSS with the client ready.",
+        "",
+    ]
+    rows = [
+        [
+            f"{row['records']:,}",
+            _num(row["rss_start_mb"], 1),
+            _num(row["rss_peak_mb"], 1),
+            _num(row["high_water_mb"], 1),
+            _num(row["growth_mb"], 1),
+            _num(row["wall_s"]),
+        ]
+        for row in case["rows"]
+    ]
+    return lines + _table(
+        ["Records", "RSS start (MB)", "RSS peak (MB)", "VmHWM (MB)", "Growth (MB)", "Wall (s)"],
+        rows,
+    )
+
+
+def _tokens(case: dict[str, Any]) -> list[str]:
+    lines = [
+        f"{case['seconds']:g} s per worker count, token TTL {case['token_ttl_s']:g} s, "
+        f"refresh skew {case['refresh_skew_s']:g} s: expected /authenticate calls ≈ "
+        f"{case['seconds']:g} / ({case['token_ttl_s']:g} - {case['refresh_skew_s']:g}) = "
+        f"{_num(case['expected_authenticate'], 1)}. {case['note']}.",
+        "",
+    ]
+    rows = [
+        [
+            str(row["workers"]),
+            f"{row['calls']:,}",
+            _num(row["calls_per_s"], 0),
+            str(row["authenticate_calls"]),
+            str(row["server_401s"]),
+            f"{row['caller_401s']} / {row['caller_failures']}",
+        ]
+        for row in case["rows"]
+    ]
+    return lines + _table(
+        [
+            "Workers",
+            "Calls",
+            "Calls/s",
+            "/authenticate",
+            "401s absorbed (server)",
+            "401s / failures at caller",
+        ],
+        rows,
+    )
+
+
+def _overhead(case: dict[str, Any]) -> list[str]:
+    lines = [
+        f"{case['calls_per_run']} calls of one 1-record page per run, median of "
+        f"{case['repetitions']} alternated runs.",
+        "",
+    ]
+    rows = [
+        [
+            name,
+            _num(v["wall_us_per_call"], 0),
+            _num(v["cpu_us_per_call"], 0),
+            _spread({k: x / v["calls"] * 1e6 for k, x in v["wall_s"].items() if k != "n"}, 0),
+        ]
+        for name, v in case["variants"].items()
+    ]
+    lines += _table(["Variant", "Wall µs/call", "Client CPU µs/call", "Wall min - max"], rows)
+    lines += _table(
+        ["Difference", "µs/call"], [[k, _num(v, 0)] for k, v in case["overhead_us"].items()]
+    )
+    return lines
+
+
+def _throughput(case: dict[str, Any]) -> list[str]:
+    rows = [
+        [
+            str(row["connections"]),
+            _num(row["requests_per_s"], 0),
+            _num(row["mock_cpu_ms_per_request"], 2),
+            f"{row['mock_cpu_utilisation'] * 100:.0f} %",
+        ]
+        for row in case["rows"]
+    ]
+    return [
+        f"Pages of {case['page_size']} records requested by an async raw-httpx client.",
+        "",
+        *_table(["Connections", "Requests/s", "Mock CPU ms/request", "Mock CPU use"], rows),
+    ]
+
+
+_SECTIONS = {
+    "sequential": _sequential,
+    "latency": _latency,
+    "memory": _memory,
+    "tokens": _tokens,
+    "overhead": _overhead,
+    "mock_throughput": _throughput,
+}
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """The whole report: machine, targets, one section per case."""
+    m = results["machine"]
+    load = m["load_average_at_start"][0], m.get("load_average_at_end", [float("nan")])[0]
+    lines = [
+        "# Benchmark results"
+        + (" (smoke run: sizes too small to mean anything)" if results["smoke"] else ""),
+        "",
+        f"Measured {results['started_at']} on {m['cores']} cores, {m['cpu_model']}, "
+        f"{m['implementation']} {m['python']}, httpx {m['httpx']}, uvicorn {m['uvicorn']} "
+        f"({m['platform']}); 1-minute load average {load[0]:.2f} at start, {load[1]:.2f} at end; "
+        f"the whole run took {results['total_seconds']:.0f} s.",
+        "",
+        "## Targets",
+        "",
+        *_targets(results),
+    ]
+    for name, case in results["cases"].items():
+        lines += [f"## {_CASE_TITLES[name]}", "", *_SECTIONS[name](case)]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_markdown(results: dict[str, Any], path: Path) -> None:
+    """Write :func:`markdown` to ``path``."""
+    path.write_text(markdown(results))
+
+
+def write_chart(results: dict[str, Any], path: Path) -> None:
+    """Wall time against concurrency (case 2), sync and async, with the ideal line."""
+    # Imported here: matplotlib takes a second or two to import, and only this needs it.
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display on CI or servers
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
+    case = results["cases"].get("latency")
+    if case is None:
+        ax.text(0.5, 0.5, "the latency case was not run", ha="center", va="center")
+    else:
+        rows = list(case["rows"].values())
+        for mode, marker in (("sync", "o"), ("async", "s")):
+            mine = sorted((r for r in rows if r["mode"] == mode), key=lambda r: r["concurrency"])
+            ks = [r["concurrency"] for r in mine]
+            med = [r["wall_s"]["median"] for r in mine]
+            err = [
+                [r["wall_s"]["median"] - r["wall_s"]["min"] for r in mine],
+                [r["wall_s"]["max"] - r["wall_s"]["median"] for r in mine],
+            ]
+            ax.errorbar(
+                ks, med, yerr=err, marker=marker, capsize=3, label=f"{mode} (median, min-max)"
+            )
+        ideal = sorted({(r["concurrency"], r["ideal_s"]) for r in rows})
+        ax.plot(
+            [k for k, _ in ideal],
+            [s for _, s in ideal],
+            linestyle="--",
+            color="grey",
+            label="ideal: ceil(pages / k) x latency",
+        )
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks([k for k, _ in ideal], [str(k) for k, _ in ideal])
+        ax.set_title(
+            f"{case['records']:,} records ({case['pages']} pages), "
+            f"{case['latency_ms']:g} ms latency"
+        )
+        ax.legend()
+    ax.set_xlabel("concurrency k (pages in flight)")
+    ax.set_ylabel("wall time (s)")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

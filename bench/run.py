@@ -1,0 +1,131 @@
+"""Run the benchmarks: ``python -m bench.run [--smoke] [--out DIR] [--cases NAME,...]``.
+
+Writes ``results.json``, ``results.md`` and ``concurrency.png`` to ``--out``
+(``bench/results`` by default). ``--smoke`` runs every case at toy sizes in a few
+seconds, to prove the harness still works; its numbers mean nothing.
+
+Example::
+
+    python -m bench.run --smoke --out /tmp/bench-smoke
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from ._cases import (
+    FULL,
+    SMOKE,
+    Sizes,
+    latency,
+    memory,
+    mock_throughput,
+    overhead,
+    sequential,
+    tokens,
+)
+from ._mock_process import MockProcess
+from ._report import write_chart, write_markdown
+
+__all__ = ["CASES", "main", "run"]
+
+CASES: dict[str, Callable[[MockProcess, Sizes], dict[str, Any]]] = {
+    "sequential": sequential,
+    "latency": latency,
+    "memory": memory,
+    "tokens": tokens,
+    "overhead": overhead,
+    "mock_throughput": mock_throughput,
+}
+"""Case name to function, in the order of the issue (1 to 6)."""
+
+_DEFAULT_OUT = Path(__file__).resolve().parent / "results"
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine() -> dict[str, Any]:
+    """What the numbers were measured on."""
+    return {
+        "cores": os.cpu_count(),
+        "cpu_model": _cpu_model(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "httpx": version("httpx"),
+        "uvicorn": version("uvicorn"),
+        "load_average_at_start": list(os.getloadavg()),
+    }
+
+
+def run(names: Sequence[str], sizes: Sizes, *, smoke: bool) -> dict[str, Any]:
+    """Run the named cases against one mock process; return the JSON-ready results."""
+    results: dict[str, Any] = {
+        "smoke": smoke,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "cases": {},
+    }
+    wall0 = time.perf_counter()
+    with MockProcess() as mock:
+        for name in names:
+            case0 = time.perf_counter()
+            print(f"[bench] {name} ...", file=sys.stderr, flush=True)
+            result = CASES[name](mock, sizes)
+            result["case_seconds"] = time.perf_counter() - case0
+            results["cases"][name] = result
+            print(
+                f"[bench] {name} done in {result['case_seconds']:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+    results["total_seconds"] = time.perf_counter() - wall0
+    results["machine"]["load_average_at_end"] = list(os.getloadavg())
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse arguments, run the cases, write the three result files."""
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
+    parser.add_argument("--smoke", action="store_true", help="toy sizes, a few seconds")
+    parser.add_argument("--out", type=Path, default=_DEFAULT_OUT, help="output directory")
+    parser.add_argument(
+        "--cases",
+        default=",".join(CASES),
+        help=f"comma-separated subset of: {', '.join(CASES)}",
+    )
+    args = parser.parse_args(argv)
+    names = [name.strip() for name in args.cases.split(",") if name.strip()]
+    unknown = [name for name in names if name not in CASES]
+    if unknown:
+        parser.error(f"unknown case(s): {', '.join(unknown)}")
+    results = run(names, SMOKE if args.smoke else FULL, smoke=args.smoke)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    write_markdown(results, out / "results.md")
+    write_chart(results, out / "concurrency.png")
+    print(f"[bench] wrote {out}/results.json, results.md, concurrency.png", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
