@@ -158,8 +158,9 @@ class GuardedTransport(httpx.BaseTransport):
         request.read()  # a body read once can be sent again on retry
         attempt = 0
         while True:
-            if self._guard.limiter is not None:
-                time.sleep(self._guard.limiter.reserve())
+            wait = self._guard.limiter.reserve() if self._guard.limiter is not None else 0.0
+            if wait > 0:
+                time.sleep(wait)
             try:
                 response = self._inner.handle_request(request)
             except httpx.TransportError as exc:
@@ -200,8 +201,9 @@ class AsyncGuardedTransport(httpx.AsyncBaseTransport):
         await request.aread()
         attempt = 0
         while True:
-            if self._guard.limiter is not None:
-                await asyncio.sleep(self._guard.limiter.reserve())
+            wait = self._guard.limiter.reserve() if self._guard.limiter is not None else 0.0
+            if wait > 0:
+                await asyncio.sleep(wait)
             try:
                 response = await self._inner.handle_async_request(request)
             except httpx.TransportError as exc:
