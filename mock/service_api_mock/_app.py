@@ -156,7 +156,9 @@ class _PublicApi:
             # Any failure to read the body is the request's fault: a broken boundary,
             # bytes that are not UTF-8, too many parts...
             return _oauth_error(400, "invalid_request", "The multipart body cannot be read.")
-        missing = [n for n in ("client_id", "client_secret", "grant_type") if not fields.get(n)]
+        # Only an absent field is malformed: an empty ID or secret is valid form data
+        # that names no integration, hence invalid_client below.
+        missing = [n for n in ("client_id", "client_secret", "grant_type") if n not in fields]
         if missing:
             return _oauth_error(
                 400, "invalid_request", f"Missing form field(s): {', '.join(missing)}."
