@@ -140,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     service = MockService(config)
     # Bind first so that the real port is known (with --port 0) before announcing it.
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP so that asyncio turns Nagle off on accepted sockets (see _server.py).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     with sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

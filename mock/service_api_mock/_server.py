@@ -88,7 +88,10 @@ def running_mock(
         service = MockService(MockConfig(**config_overrides))
     elif config_overrides:
         raise TypeError("pass either a service or configuration overrides, not both")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not the default 0: asyncio sets TCP_NODELAY only on accepted sockets
+    # whose proto says TCP, and without it every keep-alive answer waits ~40 ms for the
+    # client's delayed ACK.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
