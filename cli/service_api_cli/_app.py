@@ -64,7 +64,8 @@ output:
   csv     nested fields flattened to dotted columns (shipmentLegs.0.fromAddress.city);
           the header is the union of every record's keys in first-seen order, so rows
           are spooled to a temporary file and the file is written when the export ends
-  table   a terminal table drawn at the end (holds every record in memory)
+  table   a terminal table drawn at the end: top-level fields, nested ones as JSON
+          (holds every record in memory: for a quick look with --max-items)
   With several accounts (or --tag-account) each record gets an "account" field, first.
 
   Pages are written whole and flushed one by one. After an error or Ctrl-C the summary

@@ -8,8 +8,9 @@ columns (the union of the flattened keys, in first-seen order) are only known on
 last record has arrived. The CSV writer therefore works in two passes: flattened rows are
 spooled to a temporary file as pages arrive (memory stays flat however big the export),
 and the header and the rows are written to the output when the export ends, including
-when it ends early on an error or Ctrl-C. The table format holds every record in memory;
-it is meant for a quick look (use ``--max-items``).
+when it ends early on an error or Ctrl-C. The table format holds every record in memory
+and shows top-level fields only (nested ones as JSON); it is meant for a quick look
+(with ``--max-items``).
 """
 
 from __future__ import annotations
@@ -163,6 +164,9 @@ def _csv_row(flat: Mapping[str, Scalar]) -> dict[str, Scalar]:
 class TableWriter:
     """A rich table on the terminal, drawn once the export ends; holds every record.
 
+    One column per top-level field (first-seen order); nested objects and lists are shown
+    as compact JSON, since dozens of dotted columns do not fit a terminal (use CSV for them).
+
     Example::
 
         writer = TableWriter(Console())
@@ -177,18 +181,25 @@ class TableWriter:
         self._closed = False
 
     def write_page(self, records: Sequence[Mapping[str, Any]]) -> None:
-        """Keep the flattened records for the table."""
+        """Keep the records for the table."""
         for record in records:
-            flat = flatten_record(record)
-            self._columns.update(dict.fromkeys(flat))
-            self._rows.append(flat)
+            row: dict[str, Scalar] = {
+                key: (
+                    json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+                    if isinstance(value, Mapping | list)
+                    else value
+                )
+                for key, value in record.items()
+            }
+            self._columns.update(dict.fromkeys(row))
+            self._rows.append(row)
 
     def close(self) -> None:
         """Draw the table."""
         if self._closed:
             return
         self._closed = True
-        table = Table(*self._columns, show_lines=False)
+        table = Table(*self._columns)
         for row in self._rows:
             table.add_row(*(_cell(row.get(c)) for c in self._columns))
         self._console.print(table)

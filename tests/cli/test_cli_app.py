@@ -1,0 +1,141 @@
+"""The command's front door, in process: help, version, usage errors, settings."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+import service_api
+from service_api_cli import main
+from service_api_cli._app import describe_error
+from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch, mock: RunningMock) -> RunningMock:
+    monkeypatch.setenv("SERVICE_API_BASE_URL", mock.base_url)
+    monkeypatch.setenv("SERVICE_API_CLIENT_ID", DEMO_CLIENT_ID)
+    monkeypatch.setenv("SERVICE_API_CLIENT_SECRET", DEMO_CLIENT_SECRET)
+    monkeypatch.delenv("SERVICE_API_ACCOUNT_ID", raising=False)
+    monkeypatch.setattr(sys, "stdin", io.StringIO())  # not a terminal
+    return mock
+
+
+@pytest.mark.parametrize("command", [[], ["list"], ["token"]])
+def test_help_has_examples_and_exit_codes(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--help"])
+    assert exited.value.code == 0
+    text = capsys.readouterr().out
+    assert "examples:" in text
+    assert "exit codes:" in text
+    assert "130  interrupted" in text
+
+
+def test_mock_help_has_our_examples_then_the_mocks_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["mock", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert text.index("service-api mock --port 8080") < text.index("--fault-rate F")
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.startswith("service-api ")
+
+
+@pytest.mark.usefixtures("env")
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["list", "parcels", "--account", "a"], "unknown endpoint 'parcels'"),
+        (["list", "shipments", "--account", "a", "--param", "colour=red"], "no parameter"),
+        (["list", "shipments", "--account", "a", "--param", "page_size=9"], "--page-size"),
+        (["list", "shipments", "--account", "a", "--append"], "--append needs --output"),
+        (["list", "shipments"], "no account"),
+        (
+            ["list", "shipments", "--account", "a", "--format", "csv", "-o", "x", "--append"],
+            "--append works with --format jsonl only",
+        ),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert len(errors) == 1
+    assert message in errors[0]
+
+
+def test_bad_option_values_are_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["list", "shipments", "--page-size", "0"])
+    assert exited.value.code == 2
+    assert "must be at least 1" in capsys.readouterr().err
+
+
+def test_missing_secret_without_a_terminal_is_a_usage_error(
+    env: RunningMock, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("SERVICE_API_CLIENT_SECRET")
+    assert main(["list", "shipments", "--account", "acct-1"]) == 2
+    assert "no client secret" in capsys.readouterr().err
+    assert env.service.count() == 0  # refused before any request
+
+
+def test_secret_on_the_command_line_works_and_draws_a_warning(
+    env: RunningMock, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("SERVICE_API_CLIENT_SECRET")
+    argv = [
+        "--client-secret",
+        DEMO_CLIENT_SECRET,
+        "list",
+        "shipments",
+        "--account",
+        "acct-1",
+        "--max-items",
+        "3",
+    ]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert len([json.loads(line) for line in out.splitlines()]) == 3
+    assert "shell history" in err
+    assert DEMO_CLIENT_SECRET not in err
+
+
+def test_flags_win_over_the_environment(
+    env: RunningMock, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SERVICE_API_BASE_URL", "http://127.0.0.1:9/nowhere")
+    monkeypatch.setenv("SERVICE_API_ACCOUNT_ID", "acct-3")
+    argv = [
+        "--base-url",
+        env.base_url,
+        "list",
+        "devices",
+        "--account",
+        "acct-2",
+        "--max-items",
+        "1",
+    ]
+    assert main(argv) == 0
+    assert "acct-2: 1 record" in capsys.readouterr().err
+
+
+def test_describe_error_names_the_failed_page_and_its_cause() -> None:
+    failed = service_api.PaginationError(
+        "page 4 failed (503 ...)", page_number=4, start_page=4, items_yielded=150
+    )
+    failed.__cause__ = service_api.ServerError("503 Service Unavailable", status_code=503)
+    assert describe_error(failed) == "page 4 failed: 503 Service Unavailable"
+    assert describe_error(RuntimeError()) == "RuntimeError"

@@ -1,0 +1,400 @@
+"""``service-api`` end to end: the command runs as a child process against the mock over
+loopback HTTP, as users run it (exit codes, outputs, resume, Ctrl-C, the progress bar)."""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import json
+import os
+import pty
+import select
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
+
+COMMAND = [sys.executable, "-m", "service_api_cli"]
+WINDOWS_OF_TIME = 30.0
+
+
+def cli_env(base_url: str, **extra: str) -> dict[str, str]:
+    """The environment of a child: the mock's address and the demo credentials."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_API_")}
+    env.update(
+        SERVICE_API_BASE_URL=base_url,
+        SERVICE_API_CLIENT_ID=DEMO_CLIENT_ID,
+        SERVICE_API_CLIENT_SECRET=DEMO_CLIENT_SECRET,
+        COLUMNS="160",  # rich reads the width; a fixed one keeps outputs comparable
+    )
+    env.update(extra)
+    return env
+
+
+def run_cli(args: Sequence[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run the command to its end, stdin closed (not a terminal), outputs captured."""
+    return subprocess.run(
+        [*COMMAND, *args],
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def start_cli(args: Sequence[str], env: Mapping[str, str], **kwargs: Any) -> subprocess.Popen[str]:
+    """Start the command without waiting for it."""
+    options: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    options.update(kwargs)
+    return subprocess.Popen(
+        [*COMMAND, *args], env=dict(env), stdin=subprocess.DEVNULL, text=True, **options
+    )
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Every record of a JSON Lines file; fails on a partial last line."""
+    text = path.read_text(encoding="utf-8")
+    assert text == "" or text.endswith("\n"), "the file does not end on a whole record"
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    """Poll ``condition`` until it holds, failing after a generous deadline."""
+    deadline = time.monotonic() + WINDOWS_OF_TIME
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def line_count(path: Path) -> int:
+    """Whole lines in ``path`` so far (0 before it exists)."""
+    try:
+        return path.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def resume_argv(stderr: str) -> list[list[str]]:
+    """The resume commands the summary gave, ready to run with this interpreter."""
+    commands = []
+    for line in stderr.splitlines():
+        _, found, command = line.partition("resume with: ")
+        if found:
+            argv = shlex.split(command)
+            assert argv[0] == "service-api"
+            commands.append(argv[1:])
+    return commands
+
+
+def as_sent(value: Any) -> Any:
+    """``value`` with date-times in one spelling.
+
+    Records are written from the generated models' ``to_dict()``, which parses declared
+    date-time fields and writes them back with ``+00:00`` where the API wrote ``Z``: the
+    same instant, spelled differently. Everything else must match exactly.
+    """
+    if isinstance(value, dict):
+        return {k: as_sent(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [as_sent(v) for v in value]
+    if isinstance(value, str) and len(value) >= 20 and value[4:5] == "-" and "T" in value:
+        try:
+            return datetime.datetime.fromisoformat(value).isoformat()
+        except ValueError:
+            return value
+    return value
+
+
+def assert_no_credentials(mock: RunningMock, *texts: str) -> None:
+    """Neither the secret nor any issued token shows in ``texts``."""
+    for text in texts:
+        assert DEMO_CLIENT_SECRET not in text
+        for token in mock.service.issued_tokens():
+            assert token not in text
+
+
+# -- list ---------------------------------------------------------------------------------
+
+
+def test_two_accounts_export_every_record_as_sent_tagged_with_its_account(
+    mock: RunningMock, tmp_path: Path
+) -> None:
+    mock.service.reset(records=120)
+    out = tmp_path / "shipments.jsonl"
+    done = run_cli(
+        ["list", "shipments", "--account", "acct-1", "--account", "acct-2", "-o", str(out)],
+        cli_env(mock.base_url),
+    )
+    assert done.returncode == 0, done.stderr
+    records = read_jsonl(out)
+    expected = [
+        {"account": account, **record}
+        for account in ("acct-1", "acct-2")
+        for record in mock.service.dataset("shipments", account)
+    ]
+    assert as_sent(records) == as_sent(expected)
+    # Fields the spec does not declare are kept exactly as the mock sent them.
+    assert "referenceNumber" in records[0]
+    assert "status" in records[0]
+    assert done.stderr.strip().splitlines() == [
+        f"service-api: exported 240 records (6 pages) to {out} in "
+        + done.stderr.split(" in ", 1)[1].split("s [", 1)[0]
+        + "s [acct-1: 120 records, 3 pages; acct-2: 120 records, 3 pages]"
+    ]
+    assert "\x1b[" not in done.stderr  # not a terminal: no bar, just the summary
+    assert mock.service.count("authenticate") == 1  # one token for both accounts
+    assert_no_credentials(mock, done.stdout, done.stderr, out.read_text())
+
+
+def test_single_account_to_stdout_is_untagged(mock: RunningMock) -> None:
+    mock.service.reset(records=7)
+    done = run_cli(
+        ["list", "devices", "--page-size", "3"],
+        cli_env(mock.base_url, SERVICE_API_ACCOUNT_ID="acct-2"),
+    )
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert as_sent(records) == as_sent(mock.service.dataset("devices", "acct-2"))
+    assert "3 pages" in done.stderr
+
+
+def test_csv_flattens_nested_fields_into_dotted_columns(mock: RunningMock, tmp_path: Path) -> None:
+    mock.service.reset(records=12)
+    out = tmp_path / "shipments.csv"
+    done = run_cli(
+        ["list", "shipments", "--account", "acct-1", "--format", "csv", "-o", str(out)],
+        cli_env(mock.base_url),
+    )
+    assert done.returncode == 0, done.stderr
+    with out.open(newline="", encoding="utf-8") as stream:
+        rows = list(csv.DictReader(stream))
+    dataset = mock.service.dataset("shipments", "acct-1")
+    assert len(rows) == len(dataset)
+    city = dataset[0]["shipmentLegs"][0]["fromAddress"]["locality"]
+    assert rows[0]["shipmentLegs.0.fromAddress.locality"] == city
+    assert rows[0]["shipmentId"] == dataset[0]["shipmentId"]
+
+
+def test_table_format_and_max_items(mock: RunningMock) -> None:
+    done = run_cli(
+        ["list", "shipments", "--account", "acct-1", "--format", "table", "--max-items", "2"],
+        cli_env(mock.base_url),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "shipmentId" in done.stdout
+    assert "referenceNumber" in done.stdout
+    assert "exported 2 records (1 page)" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "code", "message"),
+    [
+        (["--account", "acct-3"], {}, 4, "403"),
+        (["--account", "acct-1"], {"SERVICE_API_CLIENT_SECRET": "wrong-secret"}, 3, "refused"),
+    ],
+)
+def test_failures_end_with_one_line_and_their_exit_code(
+    mock: RunningMock,
+    tmp_path: Path,
+    args: list[str],
+    env: dict[str, str],
+    code: int,
+    message: str,
+) -> None:
+    done = run_cli(["list", "shipments", *args], cli_env(mock.base_url, **env))
+    assert done.returncode == code, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1
+    assert message in errors[0]
+    assert "Traceback" not in done.stderr
+    assert_no_credentials(mock, done.stdout, done.stderr)
+
+
+def test_debug_adds_the_traceback(mock: RunningMock) -> None:
+    done = run_cli(["--debug", "list", "shipments", "--account", "acct-3"], cli_env(mock.base_url))
+    assert done.returncode == 4
+    assert "Traceback" in done.stderr
+    assert_no_credentials(mock, done.stdout, done.stderr)
+
+
+def test_no_answer_is_an_api_error() -> None:
+    # A port nobody listens on: bound, never listening, closed after the run.
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{unused.getsockname()[1]}/public/v3"
+        done = run_cli(["token"], cli_env(url))
+    assert done.returncode == 5
+    assert "no answer" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_resume_after_an_injected_failure_completes_the_file_exactly(
+    mock: RunningMock, tmp_path: Path
+) -> None:
+    mock.service.reset(records=100)
+    mock.service.set_faults(latency_ms=30)
+    out = tmp_path / "shipments.jsonl"
+    env = cli_env(mock.base_url)
+    child = start_cli(
+        ["list", "shipments", "--account", "acct-1", "--page-size", "10", "-o", str(out)], env
+    )
+    wait_for(lambda: line_count(out) >= 30, "three pages on disk")
+    # Every request fails from now on, beyond what the client's retries absorb.
+    mock.service.set_faults(fault_rate=1.0, retry_after=0.0, latency_ms=0)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 5, stderr
+    written = read_jsonl(out)
+    assert 30 <= len(written) < 100
+    assert len(written) % 10 == 0  # whole pages only
+    (resume,) = resume_argv(stderr)
+    assert resume[resume.index("--start-page") + 1] == str(len(written) // 10 + 1)
+
+    mock.service.set_faults(fault_rate=0.0)
+    done = run_cli(resume, env)
+    assert done.returncode == 0, done.stderr
+    assert as_sent(read_jsonl(out)) == as_sent(mock.service.dataset("shipments", "acct-1"))
+
+
+def test_ctrl_c_leaves_whole_records_and_says_how_to_resume(
+    mock: RunningMock, tmp_path: Path
+) -> None:
+    mock.service.reset(records=60)
+    mock.service.set_faults(latency_ms=30)
+    out = tmp_path / "shipments.jsonl"
+    env = cli_env(mock.base_url)
+    child = start_cli(
+        [
+            "list",
+            "shipments",
+            "--account",
+            "acct-1",
+            "--account",
+            "acct-2",
+            "--page-size",
+            "10",
+            "-o",
+            str(out),
+        ],
+        env,
+    )
+    wait_for(lambda: line_count(out) >= 20, "two pages on disk")
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130, stderr
+    assert "interrupted" in stderr
+    assert "Traceback" not in stderr
+    written = read_jsonl(out)
+    assert len(written) % 10 == 0
+
+    mock.service.set_faults(latency_ms=0)
+    commands = resume_argv(stderr)
+    assert [c[c.index("--account") + 1] for c in commands] == ["acct-1", "acct-2"]
+    for command in commands:
+        done = run_cli(command, env)
+        assert done.returncode == 0, done.stderr
+    expected = [
+        {"account": account, **record}
+        for account in ("acct-1", "acct-2")
+        for record in mock.service.dataset("shipments", account)
+    ]
+    assert as_sent(read_jsonl(out)) == as_sent(expected)
+
+
+def test_progress_bar_on_a_terminal(mock: RunningMock, tmp_path: Path) -> None:
+    mock.service.reset(records=60)
+    mock.service.set_faults(latency_ms=30)
+    out = tmp_path / "shipments.jsonl"
+    controller, terminal = pty.openpty()
+    try:
+        child = start_cli(
+            ["list", "shipments", "--account", "acct-1", "--page-size", "10", "-o", str(out)],
+            cli_env(mock.base_url, TERM="xterm-256color"),
+            stdout=subprocess.DEVNULL,
+            stderr=terminal,
+        )
+        os.close(terminal)
+        screen = b""
+        deadline = time.monotonic() + WINDOWS_OF_TIME
+        # Drain the terminal until the child closes it, so that it never blocks on a write.
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([controller], [], [], 1.0)
+            if not ready:
+                if child.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not chunk:
+                break
+            screen += chunk
+        assert child.wait(timeout=30) == 0
+    finally:
+        os.close(controller)
+    text = screen.decode("utf-8", errors="replace")
+    assert "\x1b[" in text  # drawn with terminal control codes
+    assert "60/60" in text
+    assert "records" in text
+    assert "6 pages" in text
+    assert "rec/s" in text
+    assert "ETA" in text
+    assert "exported 60 records (6 pages)" in text
+
+
+# -- token ----------------------------------------------------------------------------------
+
+
+def test_token_shows_type_and_expiry_and_the_token_only_when_asked(mock: RunningMock) -> None:
+    done = run_cli(["token"], cli_env(mock.base_url))
+    assert done.returncode == 0, done.stderr
+    assert "token_type: Bearer" in done.stdout
+    assert "expires_in: 3600 s" in done.stdout
+    (token,) = mock.service.issued_tokens()
+    assert token not in done.stdout + done.stderr
+
+    shown = run_cli(["token", "--show-token"], cli_env(mock.base_url))
+    assert shown.returncode == 0, shown.stderr
+    assert f"access_token: {mock.service.issued_tokens()[-1]}" in shown.stdout
+
+
+def test_token_with_a_wrong_secret_is_an_authentication_error(mock: RunningMock) -> None:
+    done = run_cli(["token"], cli_env(mock.base_url, SERVICE_API_CLIENT_SECRET="wrong-secret"))
+    assert done.returncode == 3
+    assert "refused" in done.stderr
+    assert "wrong-secret" not in done.stderr
+
+
+# -- mock -----------------------------------------------------------------------------------
+
+
+def test_mock_command_serves_the_mock_until_ctrl_c(tmp_path: Path) -> None:
+    server = start_cli(
+        ["mock", "--port", "0", "--records", "7", "--log-level", "warning"],
+        os.environ,
+    )
+    try:
+        assert server.stdout is not None
+        first = server.stdout.readline()
+        assert first.startswith("service-api mock listening on http://127.0.0.1:")
+        base_url = first.split(" on ", 1)[1].strip()
+        done = run_cli(["list", "shipments", "--account", "acct-1"], cli_env(base_url))
+        assert done.returncode == 0, done.stderr
+        assert len(done.stdout.splitlines()) == 7
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, stderr = server.communicate(timeout=30)
+    assert server.returncode == 130  # stopped by Ctrl-C, as documented
+    assert "Traceback" not in stderr
