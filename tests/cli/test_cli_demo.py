@@ -1,0 +1,24 @@
+"""``make demo``'s driver: a mock on a free port, the real command, a summary, nothing left."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from service_api_cli._demo import main
+
+
+def test_demo_exports_two_accounts_and_stops_the_mock(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "demo" / "shipments.jsonl"
+    assert main(["--records", "30", "--output", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "demo: 60 records (acct-1: 30, acct-2: 30) in 2 pages, 1 token fetch," in text
+    assert text.rstrip().endswith("demo: mock stopped")
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["account"] for r in records] == ["acct-1"] * 30 + ["acct-2"] * 30
+    assert not [t for t in threading.enumerate() if t.name.startswith("service-api-mock:")]
