@@ -407,8 +407,11 @@ async def _async_pages(
 ) -> AsyncGenerator[Page[Any], None]:
     while (request := plan.next_page_info()) is not None:
         if concurrency > 1 and plan.pages_accepted > 0:
-            async for page in _async_pages_ahead(operation, client, plan, params, concurrency):
-                yield page
+            # Closed explicitly: closing this generator does not close one it iterates.
+            ahead = _async_pages_ahead(operation, client, plan, params, concurrency)
+            async with contextlib.aclosing(ahead):
+                async for page in ahead:
+                    yield page
             return
         try:
             model = await _fetch_async(operation, client, request, params)

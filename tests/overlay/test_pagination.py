@@ -1,0 +1,362 @@
+"""Pagination against the mock over loopback HTTP, sync and async twins side by side."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import math
+import ssl
+import threading
+import time
+import warnings
+from collections.abc import AsyncIterator, Callable
+from types import ModuleType
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from service_api import (
+    Client,
+    Page,
+    PaginationError,
+    PaginationWarning,
+    aiter_pages,
+    apaginate,
+    iter_pages,
+    paginate,
+    testing,
+)
+from service_api_client.api.devices import list_devices
+from service_api_client.api.shipments import list_shipments
+from service_api_client.models import ShipmentPage
+from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
+
+pytestmark = pytest.mark.anyio
+
+ENDPOINTS: dict[str, tuple[ModuleType, str, str, str]] = {
+    # resource: (module, operationId, id attribute, id field on the wire)
+    "shipments": (list_shipments, "listShipments", "shipment_id", "shipmentId"),
+    "devices": (list_devices, "listDevices", "device_id", "deviceId"),
+}
+
+
+@pytest.fixture(scope="session")
+def tls_context() -> ssl.SSLContext:
+    """One TLS context for every client: loading the CA bundle is what makes creating
+    a client slow, and the loopback mock never uses it."""
+    return ssl.create_default_context()
+
+
+def make_client(mock: RunningMock, tls: ssl.SSLContext, **options: Any) -> Client:
+    return Client(
+        mock.base_url,
+        DEMO_CLIENT_ID,
+        DEMO_CLIENT_SECRET,
+        "acct-1",
+        httpx_args={"verify": tls},
+        **options,
+    )
+
+
+@pytest.fixture
+async def client(mock: RunningMock, tls_context: ssl.SSLContext) -> AsyncIterator[Client]:
+    """A client of the mock for acct-1; both connection pools closed at the end."""
+    async with make_client(mock, tls_context) as made:
+        with made:
+            yield made
+
+
+@pytest.fixture(params=["sync", "async"])
+def twin(request: pytest.FixtureRequest) -> str:
+    """Run a test through the sync function and through its async twin."""
+    return str(request.param)
+
+
+@pytest.fixture(params=sorted(ENDPOINTS))
+def resource(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def drain(twin: str, endpoint: Any, client: Client, **options: Any) -> list[Any]:
+    if twin == "sync":
+        return list(paginate(endpoint, client, **options))
+    return [item async for item in apaginate(endpoint, client, **options)]
+
+
+def ids_of(items: list[Any], resource: str) -> list[str]:
+    attr = ENDPOINTS[resource][2]
+    return [getattr(item, attr) for item in items]
+
+
+def dataset_ids(mock: RunningMock, resource: str) -> list[str]:
+    field = ENDPOINTS[resource][3]
+    return [row[field] for row in mock.service.dataset(resource, "acct-1")]
+
+
+def page_requests(mock: RunningMock, resource: str) -> int:
+    return mock.service.count(ENDPOINTS[resource][1], status=200)
+
+
+def settled_requests(mock: RunningMock, resource: str, expected: int) -> bool:
+    """Whether the mock counted exactly ``expected`` pages served. The mock counts a
+    request just after answering it, so the last one may need a moment to show."""
+    deadline = time.monotonic() + 5
+    while page_requests(mock, resource) < expected and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return page_requests(mock, resource) == expected
+
+
+def expected_requests(total: int, size: int, start: int, max_items: int | None) -> int:
+    """The fewest requests that can give the items asked for."""
+    if max_items == 0:
+        return 0
+    last = math.ceil(total / size)
+    if start > last:
+        return 1  # one request to learn that the start is past the end
+    pages = last - start + 1
+    if max_items is not None:
+        pages = min(pages, math.ceil(max_items / size))
+    return pages
+
+
+# -- every record exactly once, in order, with the fewest requests -----------------------
+
+
+# Pages served per example are capped (through max_items) so the property runs in a
+# few seconds; every argument still spans its whole range.
+MAX_PAGES_PER_EXAMPLE = 25
+
+
+@st.composite
+def paging_cases(draw: st.DrawFn) -> tuple[int, int, int, int | None, int, str]:
+    total = draw(st.integers(0, 500))
+    page_size = draw(st.integers(1, 60))
+    size = min(page_size, 50)
+    start_page = draw(st.integers(1, max(1, math.ceil(total / size)) + 2))
+    pages_left = math.ceil(total / size) - start_page + 1
+    if pages_left > MAX_PAGES_PER_EXAMPLE:
+        max_items: int | None = draw(st.integers(0, MAX_PAGES_PER_EXAMPLE * size))
+    else:
+        max_items = draw(st.none() | st.integers(0, 520))
+    concurrency = draw(st.integers(1, 8))
+    resource = draw(st.sampled_from(sorted(ENDPOINTS)))
+    return total, page_size, start_page, max_items, concurrency, resource
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(case=paging_cases())
+async def test_every_record_once_in_order_with_minimal_requests(
+    mock: RunningMock,
+    client: Client,
+    twin: str,
+    case: tuple[int, int, int, int | None, int, str],
+) -> None:
+    total, page_size, start_page, max_items, concurrency, resource = case
+    mock.service.reset(records=total)
+    size = min(page_size, 50)
+    options = dict(
+        page_size=page_size, start_page=start_page, max_items=max_items, concurrency=concurrency
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("error")
+        warnings.simplefilter("always", PaginationWarning)
+        items = await drain(twin, ENDPOINTS[resource][0], client, **options)
+    # Only the clamp of page_size, and only once.
+    assert [str(w.message) for w in caught] == (
+        [f"page_size {page_size} is above the service's maximum; using 50"]
+        if page_size > 50
+        else []
+    )
+    expected = dataset_ids(mock, resource)[(start_page - 1) * size :]
+    if max_items is not None:
+        expected = expected[:max_items]
+    assert ids_of(items, resource) == expected
+    assert settled_requests(mock, resource, expected_requests(total, size, start_page, max_items))
+
+
+async def test_module_and_function_forms_page_alike(
+    mock: RunningMock, client: Client, twin: str, resource: str
+) -> None:
+    mock.service.reset(records=37)
+    module = ENDPOINTS[resource][0]
+    function = module.asyncio_detailed if twin == "async" else module.sync_detailed
+    by_module = await drain(twin, module, client, page_size=10, concurrency=3)
+    by_function = await drain(twin, function, client, page_size=10)
+    assert ids_of(by_module, resource) == ids_of(by_function, resource)
+    assert ids_of(by_module, resource) == dataset_ids(mock, resource)
+
+
+async def test_pages_carry_number_model_and_items(
+    mock: RunningMock, client: Client, twin: str
+) -> None:
+    mock.service.reset(records=23)
+    if twin == "sync":
+        pages = list(iter_pages(list_shipments, client, page_size=10, start_page=2))
+    else:
+        pages = [p async for p in aiter_pages(list_shipments, client, page_size=10, start_page=2)]
+    assert [p.number for p in pages] == [2, 3]
+    assert [len(p.items) for p in pages] == [10, 3]
+    assert all(p.total_records == 23 for p in pages)
+    assert all(isinstance(p.model, ShipmentPage) for p in pages)
+    assert repr(pages[0]) == "Page(number=2, items=10, model=ShipmentPage)"
+
+
+async def test_max_pages_bounds_page_iteration(
+    mock: RunningMock, client: Client, twin: str
+) -> None:
+    mock.service.reset(records=100)
+    if twin == "sync":
+        pages: list[Page[Any]] = list(
+            iter_pages(list_devices, client, page_size=10, max_pages=3, concurrency=4)
+        )
+    else:
+        pages = [
+            p
+            async for p in aiter_pages(
+                list_devices, client, page_size=10, max_pages=3, concurrency=4
+            )
+        ]
+    assert [p.number for p in pages] == [1, 2, 3]
+    assert settled_requests(mock, "devices", 3)
+
+
+# -- arguments ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"page_size": 0},
+        {"page_size": -5},
+        {"start_page": 0},
+        {"concurrency": 0},
+        {"max_items": -1},
+    ],
+)
+async def test_bad_arguments_fail_before_any_request(
+    mock: RunningMock, client: Client, twin: str, options: dict[str, Any]
+) -> None:
+    call: Callable[..., object] = paginate if twin == "sync" else apaginate
+    with pytest.raises(ValueError, match="must be"):
+        call(list_shipments, client, **options)
+    assert mock.service.counts() == {}
+
+
+async def test_reserved_parameters_are_refused(client: Client, twin: str) -> None:
+    call: Callable[..., object] = paginate if twin == "sync" else apaginate
+    with pytest.raises(TypeError, match="start_page"):
+        call(list_shipments, client, page_number=3)
+
+
+async def test_a_page_size_above_50_warns_once_and_pages_by_50(
+    mock: RunningMock, client: Client, twin: str
+) -> None:
+    mock.service.reset(records=120)
+    with pytest.warns(PaginationWarning, match="page_size 80") as caught:
+        items = await drain(twin, list_shipments, client, page_size=80)
+    assert len(caught) == 1
+    assert len(items) == 120
+    assert settled_requests(mock, "shipments", 3)
+
+
+# -- leaving early, failing, resuming ----------------------------------------------------
+
+
+def page_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("service-api-pages")]
+
+
+async def test_leaving_a_sync_loop_early_stops_every_thread(
+    mock: RunningMock, client: Client
+) -> None:
+    mock.service.reset(records=400)
+    items = paginate(list_shipments, client, page_size=10, concurrency=6)
+    taken = [next(items) for _ in range(25)]
+    assert len(taken) == 25
+    assert page_threads()  # pages are being fetched ahead
+    items.close()
+    assert page_threads() == []
+    # At most the window beyond the pages handed over was fetched.
+    assert page_requests(mock, "shipments") <= 3 + 1 + 6
+
+    abandoned = paginate(list_shipments, client, page_size=10, concurrency=6)
+    next(abandoned)
+    del abandoned
+    gc.collect()
+    assert page_threads() == []
+
+
+async def test_leaving_an_async_loop_early_cancels_every_task(
+    mock: RunningMock, client: Client
+) -> None:
+    mock.service.reset(records=400)
+    before = asyncio.all_tasks()
+    items = apaginate(list_shipments, client, page_size=10, concurrency=6)
+    taken = 0
+    async for _ in items:
+        taken += 1
+        if taken == 15:  # on page 2: the pages after it are in flight
+            break
+    assert asyncio.all_tasks() != before
+    await items.aclose()
+    assert asyncio.all_tasks() == before
+    assert page_requests(mock, "shipments") <= 2 + 1 + 6
+
+
+async def test_resuming_after_failures_gives_every_record_once(
+    mock: RunningMock, tls_context: ssl.SSLContext, twin: str, resource: str
+) -> None:
+    mock.service.reset(records=300, seed=7)
+    mock.service.set_faults(fault_rate=0.25)
+    collected: list[Any] = []
+    start, failures = 1, 0
+    async with make_client(mock, tls_context, max_retries=0) as flaky:
+        with flaky:
+            while True:
+                options = dict(page_size=20, start_page=start, concurrency=3)
+                try:
+                    if twin == "sync":
+                        for item in paginate(ENDPOINTS[resource][0], flaky, **options):
+                            collected.append(item)
+                    else:
+                        async for item in apaginate(ENDPOINTS[resource][0], flaky, **options):
+                            collected.append(item)
+                    break
+                except PaginationError as exc:
+                    failures += 1
+                    yielded, start_page = exc.items_yielded, exc.start_page
+                assert failures < 100, "the resume loop does not progress"
+                assert yielded == (start_page - start) * 20
+                start = start_page
+    assert failures > 0  # the faults did happen
+    assert ids_of(collected, resource) == dataset_ids(mock, resource)
+
+
+async def test_paging_survives_token_revocation_and_retries(
+    mock: RunningMock, tls_context: ssl.SSLContext, twin: str
+) -> None:
+    mock.service.reset(records=250, seed=3)
+    mock.service.set_faults(fault_rate=0.2, retry_after=0.0)
+    with testing.no_retry_sleep():
+        async with make_client(mock, tls_context, max_retries=8) as sturdy:
+            with sturdy:
+                items: list[Any] = []
+                if twin == "sync":
+                    for item in paginate(list_devices, sturdy, page_size=10, concurrency=5):
+                        items.append(item)
+                        if len(items) == 30:
+                            mock.service.revoke_tokens()
+                else:
+                    async for item in apaginate(list_devices, sturdy, page_size=10, concurrency=5):
+                        items.append(item)
+                        if len(items) == 30:
+                            mock.service.revoke_tokens()
+    assert ids_of(items, "devices") == dataset_ids(mock, "devices")
+    # Single-flight refresh: one token at start and about one after the revocation.
+    assert mock.service.count("authenticate", status=200) <= 3
