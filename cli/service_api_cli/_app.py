@@ -238,6 +238,8 @@ def _configure_logging(*, debug: bool) -> None:
     )
     root = logging.getLogger()
     root.addHandler(handler)
+    # Warnings of the client (such as a page that repeated items) as one plain line each.
+    logging.captureWarnings(True)
     root.setLevel(logging.DEBUG if debug else logging.WARNING)
     # Request lines are enough; the transport's own debug log is noise here.
     logging.getLogger("httpcore").setLevel(logging.INFO)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
@@ -114,6 +115,15 @@ def run_list(
 
 def _report(result: ExportResult, args: argparse.Namespace) -> int:
     destination = args.output if args.output not in (None, "-") else "stdout"
+    if isinstance(result.error, BrokenPipeError):
+        # The reader went away (``| head``): say so once and keep the interpreter from
+        # complaining again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        _say(result.summary(destination))
+        _say("error: the output was closed before the export ended (broken pipe)")
+        return ExitCode.FAILURE
     _say(result.summary(destination))
     if result.error is None:
         return ExitCode.OK
@@ -144,8 +154,6 @@ def _report(result: ExportResult, args: argparse.Namespace) -> int:
 
 
 def _environ() -> dict[str, str]:
-    import os
-
     return dict(os.environ)
 
 

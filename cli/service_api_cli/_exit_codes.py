@@ -37,7 +37,7 @@ class ExitCode(enum.IntEnum):
 EXIT_CODES_HELP = """\
 exit codes:
   0    success
-  1    unexpected failure (rerun with --debug for the traceback)
+  1    unexpected failure (rerun with --debug), or the output closed early
   2    usage: bad option, unknown endpoint or parameter, missing setting
   3    authentication: client ID or secret refused, token refused
   4    permission: the credentials cannot act for that account

@@ -174,7 +174,21 @@ def test_csv_flattens_nested_fields_into_dotted_columns(mock: RunningMock, tmp_p
     mock.service.reset(records=12)
     out = tmp_path / "shipments.csv"
     done = run_cli(
-        ["list", "shipments", "--account", "acct-1", "--format", "csv", "-o", str(out)],
+        # Pages fetched ahead in parallel still land in order.
+        [
+            "list",
+            "shipments",
+            "--account",
+            "acct-1",
+            "--format",
+            "csv",
+            "-o",
+            str(out),
+            "--page-size",
+            "5",
+            "--concurrency",
+            "3",
+        ],
         cli_env(mock.base_url),
     )
     assert done.returncode == 0, done.stderr
@@ -184,7 +198,8 @@ def test_csv_flattens_nested_fields_into_dotted_columns(mock: RunningMock, tmp_p
     assert len(rows) == len(dataset)
     city = dataset[0]["shipmentLegs"][0]["fromAddress"]["locality"]
     assert rows[0]["shipmentLegs.0.fromAddress.locality"] == city
-    assert rows[0]["shipmentId"] == dataset[0]["shipmentId"]
+    assert [row["shipmentId"] for row in rows] == [r["shipmentId"] for r in dataset]
+    assert "3 pages" in done.stderr
 
 
 def test_table_format_and_max_items(mock: RunningMock) -> None:
