@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sys
 import threading
-import weakref
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -163,22 +163,27 @@ def _mock_sources() -> None:
     service_class: Any = getattr(service_api_mock, "MockService", None)
     if service_class is None:
         return
-    services: weakref.WeakSet[Any] = weakref.WeakSet()
+    # Strong references: a service often dies inside the test that made it, before any
+    # scan; it is dropped only once read after nothing else holds it any more.
+    services: list[Any] = []
     original_init = service_class.__init__
 
     # Every instance, wherever created (a fixture, a test, a thread), is seen from birth.
     def registering_init(self: Any, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
-        services.add(self)
+        services.append(self)
 
     service_class.__init__ = registering_init
 
     def from_services() -> Iterable[tuple[str, str]]:
-        for service in list(services):
-            for token in service.issued_tokens():
-                yield str(token), "issued token"
-            for secret in _client_secrets(service):
-                yield secret, "client secret"
+        found = [
+            *((str(token), "issued token") for s in services for token in s.issued_tokens()),
+            *((secret, "client secret") for s in services for secret in _client_secrets(s)),
+        ]
+        for index in reversed(range(len(services))):
+            if sys.getrefcount(services[index]) <= 2:  # the list and the call's argument
+                del services[index]
+        return found
 
     SCANNER.add_source(from_services)
 
