@@ -352,6 +352,10 @@ class _FrontDoor:
             if message["type"] == "http.response.start":
                 status = message["status"]
                 response_started = True
+                # Counted before the client can see the answer: a test that asserts on
+                # counts, or resets, right after a response never races the count.
+                if operation is not None:
+                    self._state.record(operation, status)
             await send(message)
 
         try:
@@ -370,20 +374,18 @@ class _FrontDoor:
             else:
                 await self._router(scope, receive, send_and_note)
         except _ConnectionDropped:
-            self._finish(operation, method, path, 0, started, "dropped")
+            if operation is not None:
+                self._state.record(operation, 0)
+            self._log(method, path, "dropped", started)
             await _drop_connection(receive, send)
             return
         except Exception:
             logger.exception("%s %s failed; answering 503", method, path)
             if not response_started:
                 await _unavailable(1.0)(scope, receive, send_and_note)
-        self._finish(operation, method, path, status, started, str(status))
+        self._log(method, path, str(status), started)
 
-    def _finish(
-        self, operation: str | None, method: str, path: str, status: int, started: float, shown: str
-    ) -> None:
-        if operation is not None:
-            self._state.record(operation, status)
+    def _log(self, method: str, path: str, shown: str, started: float) -> None:
         elapsed_ms = (time.perf_counter() - started) * 1000.0
         # Method, path and status only: never headers or bodies, which carry tokens and secrets.
         logger.info("%s %s %s %.1fms", method, path, shown, elapsed_ms)
