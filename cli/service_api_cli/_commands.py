@@ -48,7 +48,14 @@ def _open_output(path: str | None, *, fmt: str, append: bool) -> Iterator[IO[str
 
 def _base_resume_argv(args: argparse.Namespace) -> list[str]:
     # Everything that shapes page numbers and records must be the same on resume.
-    argv = [PROG, "list", args.endpoint, "--page-size", str(args.page_size)]
+    argv = [PROG]
+    # Connection flags come along (the secret never does: it is in the environment or
+    # typed again at the prompt).
+    if args.base_url:
+        argv += ["--base-url", args.base_url]
+    if args.client_id:
+        argv += ["--client-id", args.client_id]
+    argv += ["list", args.endpoint, "--page-size", str(args.page_size)]
     if args.concurrency != 1:
         argv += ["--concurrency", str(args.concurrency)]
     argv += ["--format", args.format]
@@ -92,7 +99,10 @@ def run_list(
             )
 
         writer = make_writer(args.format, stream)
-        progress = make_progress(sys.stderr.isatty())
+        # Records streaming to the same terminal would tear the bar apart; a table is
+        # drawn after the bar is gone, so it does not.
+        records_on_terminal = stream is sys.stdout and args.format != "table" and _is_tty(stream)
+        progress = make_progress(_is_tty(sys.stderr) and not records_on_terminal)
         try:
             result = export(
                 accounts=args.accounts,
@@ -151,6 +161,13 @@ def _report(result: ExportResult, args: argparse.Namespace) -> int:
     for command in resume:
         _say(f"resume with: {command}")
     return code
+
+
+def _is_tty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # replaced or closed streams
+        return False
 
 
 def _environ() -> dict[str, str]:

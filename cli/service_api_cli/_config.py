@@ -102,9 +102,13 @@ def resolve_accounts(flags: Sequence[str] | None, environ: Mapping[str, str]) ->
         ['acct-1', 'acct-2']
     """
     accounts = list(dict.fromkeys(a.strip() for a in flags or () if a.strip()))
-    if accounts:
-        return accounts
-    from_env = environ.get(ENV_ACCOUNT_ID, "").strip()
-    if from_env:
-        return [from_env]
-    raise UsageError(f"no account: pass --account ID (repeatable) or set {ENV_ACCOUNT_ID}")
+    if not accounts:
+        from_env = environ.get(ENV_ACCOUNT_ID, "").strip()
+        if not from_env:
+            raise UsageError(f"no account: pass --account ID (repeatable) or set {ENV_ACCOUNT_ID}")
+        accounts = [from_env]
+    for account in accounts:
+        # It travels in a header: control characters would be refused there anyway.
+        if not account.isprintable():
+            raise UsageError(f"account {account!r} holds characters a header cannot carry")
+    return accounts

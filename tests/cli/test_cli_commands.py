@@ -413,3 +413,43 @@ def test_mock_command_serves_the_mock_until_ctrl_c(tmp_path: Path) -> None:
         _, stderr = server.communicate(timeout=30)
     assert server.returncode == 130  # stopped by Ctrl-C, as documented
     assert "Traceback" not in stderr
+
+
+def test_resume_command_keeps_connection_flags_but_never_the_secret() -> None:
+    from service_api_cli._app import build_parser
+    from service_api_cli._commands import _base_resume_argv
+
+    args = build_parser().parse_args(
+        [
+            "--base-url",
+            "http://h/v3",
+            "--client-id",
+            "me",
+            "--client-secret",
+            "s3cret-value",
+            "list",
+            "devices",
+            "--page-size",
+            "20",
+            "--param",
+            "status=ok",
+            "--format",
+            "csv",
+        ]
+    )
+    args.accounts = ["acct-1"]
+    assert _base_resume_argv(args) == [
+        "service-api",
+        "--base-url",
+        "http://h/v3",
+        "--client-id",
+        "me",
+        "list",
+        "devices",
+        "--page-size",
+        "20",
+        "--format",
+        "csv",
+        "--param",
+        "status=ok",
+    ]

@@ -114,3 +114,8 @@ def test_account_falls_back_to_the_environment() -> None:
 def test_no_account_at_all_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="--account"):
         resolve_accounts([], {})
+
+
+def test_an_account_with_control_characters_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="header"):
+        resolve_accounts(["acct\n1"], {})
