@@ -10,13 +10,14 @@ Example::
 from __future__ import annotations
 
 import os
-import socket
+import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
 import httpx
 import psutil  # type: ignore[import-untyped]  # no stubs installed
@@ -36,17 +37,12 @@ _STARTUP_TIMEOUT = 30.0
 _DATASET_TIMEOUT = 300.0
 
 
-def _free_port() -> int:
-    # The port is released before the mock binds it; on loopback in a benchmark run
-    # nothing else races for it, and this keeps us independent of how the mock logs.
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+_LISTENING = re.compile(r"listening on (http://\S+/public/v3)")
 
 
 class MockProcess:
-    """The mock in a subprocess on a free loopback port, configured through its control API.
+    """``python -m service_api_mock`` in a subprocess on a free loopback port, configured
+    through its control API (``/__mock__/reset``, ``/faults``, ``/counts``).
 
     Example::
 
@@ -55,11 +51,12 @@ class MockProcess:
     """
 
     def __init__(self) -> None:
-        self.port = _free_port()
-        self.root_url = f"http://127.0.0.1:{self.port}"
-        self.base_url = f"{self.root_url}/public/v3"
+        self.base_url = ""
+        """The public API's base address, such as ``http://127.0.0.1:<port>/public/v3``."""
+        self.root_url = ""
         self._process: subprocess.Popen[bytes] | None = None
-        self._control = httpx.Client(base_url=f"{self.root_url}/__mock__", timeout=_DATASET_TIMEOUT)
+        self._control: httpx.Client | None = None
+        self._announce: IO[str] | None = None
 
     def __enter__(self) -> MockProcess:
         self.start()
@@ -85,16 +82,27 @@ class MockProcess:
         return float(times.user + times.system)
 
     def start(self) -> None:
-        """Start the mock and wait, with a deadline, until its control API answers."""
-        # The mock's application, served so that Nagle's algorithm is off: see
-        # bench/_serve_mock.py for why not ``python -m service_api_mock`` itself.
-        command = [sys.executable, "-m", "bench._serve_mock", "--port", str(self.port)]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        """Start the mock, learn its port from what it prints, wait until it answers."""
+        # --port 0: the mock binds a free port itself and prints where it listens.
+        # Warning level: one log line per request would cost the mock CPU we measure.
+        command = [
+            sys.executable,
+            "-m",
+            "service_api_mock",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--log-level",
+            "warning",
+        ]
+        # A file, not a pipe: nobody has to keep draining it while the benchmark runs.
+        self._announce = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 -- closed in stop()
         self._process = subprocess.Popen(
             command,
             cwd=_REPO,
-            env=env,
-            stdout=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            stdout=self._announce,
             stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + _STARTUP_TIMEOUT
@@ -103,20 +111,39 @@ class MockProcess:
                 raise RuntimeError(
                     f"the mock exited with status {self._process.returncode}: {' '.join(command)}"
                 )
-            try:
-                self._control.get("/counts", timeout=1.0).raise_for_status()
-                return
-            except httpx.TransportError as exc:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeError(
-                        f"the mock did not answer within {_STARTUP_TIMEOUT} s"
-                    ) from exc
-                time.sleep(0.05)
+            if self.base_url == "" and (match := _LISTENING.search(self._read_announce())):
+                self.base_url = match.group(1)
+                self.root_url = self.base_url.removesuffix("/public/v3")
+                self._control = httpx.Client(
+                    base_url=f"{self.root_url}/__mock__", timeout=_DATASET_TIMEOUT
+                )
+            if self._control is not None:
+                try:
+                    self._control.get("/counts", timeout=1.0).raise_for_status()
+                    return
+                except httpx.TransportError:
+                    pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the mock did not answer within {_STARTUP_TIMEOUT} s")
+            time.sleep(0.05)
+
+    def _started_control(self) -> httpx.Client:
+        if self._control is None:
+            raise RuntimeError("the mock is not running: use MockProcess as a context manager")
+        return self._control
+
+    def _read_announce(self) -> str:
+        assert self._announce is not None
+        self._announce.seek(0)
+        return self._announce.read()
 
     def stop(self) -> None:
         """Stop the mock (SIGTERM, then SIGKILL after a grace period)."""
-        self._control.close()
+        if self._control is not None:
+            self._control.close()
+        if self._announce is not None:
+            self._announce.close()
         process, self._process = self._process, None
         if process is None or process.poll() is not None:
             return
@@ -133,16 +160,16 @@ class MockProcess:
         The first page is fetched once so that the data set is built here, outside
         any timed region.
         """
-        self._control.post("/reset", json=overrides).raise_for_status()
+        self._started_control().post("/reset", json=overrides).raise_for_status()
         self.prime()
 
     def set_faults(self, **changes: Any) -> None:
         """Change latency and fault settings without forgetting tokens or data."""
-        self._control.post("/faults", json=changes).raise_for_status()
+        self._started_control().post("/faults", json=changes).raise_for_status()
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Requests per operation and status, as the mock counted them."""
-        response = self._control.get("/counts")
+        response = self._started_control().get("/counts")
         response.raise_for_status()
         counts: dict[str, dict[str, int]] = response.json()
         return counts
@@ -156,7 +183,7 @@ class MockProcess:
 
     def fetch_token(self) -> str:
         """A bearer token, fetched with plain httpx."""
-        response = self._control.post(
+        response = self._started_control().post(
             f"{self.base_url}/authenticate",
             files={
                 "client_id": (None, CLIENT_ID),
@@ -170,7 +197,7 @@ class MockProcess:
 
     def prime(self) -> None:
         """Fetch one page so that the mock builds its data set now."""
-        response = self._control.get(
+        response = self._started_control().get(
             f"{self.base_url}/shipments",
             params={"pageNumber": 1, "pageSize": 1},
             headers={

@@ -74,8 +74,11 @@ async def aget_page(
     return response.json()
 
 
-def iterate_pages(http: httpx.Client, base_url: str, *, page_size: int) -> int:
-    """Authenticate, then walk every page by number; return how many records were seen."""
+def iterate_pages(
+    http: httpx.Client, base_url: str, *, page_size: int, max_pages: int | None = None
+) -> int:
+    """Authenticate, then walk every page by number (or the first ``max_pages``);
+    return how many records were seen."""
     token = fetch_token(http, base_url)
     seen = 0
     number = 1
@@ -85,7 +88,7 @@ def iterate_pages(http: httpx.Client, base_url: str, *, page_size: int) -> int:
             # Touch one field, as the typed variants do, so the loop is not empty.
             if record["shipmentId"]:
                 seen += 1
-        if not body.get("next"):
+        if not body.get("next") or number == max_pages:
             return seen
         number += 1
 

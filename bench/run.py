@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -76,8 +77,14 @@ def machine() -> dict[str, Any]:
     }
 
 
-def run(names: Sequence[str], sizes: Sizes, *, smoke: bool) -> dict[str, Any]:
-    """Run the named cases against one mock process; return the JSON-ready results."""
+def run(
+    names: Sequence[str], sizes: Sizes, *, smoke: bool, out: Path | None = None
+) -> dict[str, Any]:
+    """Run the named cases against one mock process; return the JSON-ready results.
+
+    With ``out``, ``results.json`` is rewritten after every case, so a long run that
+    is stopped half-way still leaves what it measured.
+    """
     results: dict[str, Any] = {
         "smoke": smoke,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -92,6 +99,8 @@ def run(names: Sequence[str], sizes: Sizes, *, smoke: bool) -> dict[str, Any]:
             result = CASES[name](mock, sizes)
             result["case_seconds"] = time.perf_counter() - case0
             results["cases"][name] = result
+            if out is not None:
+                _write_json(results, out)
             print(
                 f"[bench] {name} done in {result['case_seconds']:.1f} s",
                 file=sys.stderr,
@@ -99,7 +108,13 @@ def run(names: Sequence[str], sizes: Sizes, *, smoke: bool) -> dict[str, Any]:
             )
     results["total_seconds"] = time.perf_counter() - wall0
     results["machine"]["load_average_at_end"] = list(os.getloadavg())
+    if out is not None:
+        _write_json(results, out)
     return results
+
+
+def _write_json(results: dict[str, Any], out: Path) -> None:
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -117,10 +132,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [name for name in names if name not in CASES]
     if unknown:
         parser.error(f"unknown case(s): {', '.join(unknown)}")
-    results = run(names, SMOKE if args.smoke else FULL, smoke=args.smoke)
+    # A terminated run still stops its mock: SystemExit unwinds the ``with`` blocks.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    results = run(names, SMOKE if args.smoke else FULL, smoke=args.smoke, out=out)
     write_markdown(results, out / "results.md")
     write_chart(results, out / "concurrency.png")
     print(f"[bench] wrote {out}/results.json, results.md, concurrency.png", file=sys.stderr)
