@@ -15,13 +15,21 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis import GenerationMode
 from schemathesis.python import asgi
 
-from service_api_mock import DEMO_ACCOUNTS, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, MockService
+from service_api_mock import (
+    DEMO_ACCOUNTS,
+    DEMO_CLIENT_ID,
+    DEMO_CLIENT_SECRET,
+    MockService,
+    RunningMock,
+    running_mock,
+)
 
 SPEC = Path(__file__).resolve().parent.parent / "openapi.yaml"
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "50"))
@@ -118,3 +126,64 @@ def test_each_operation_was_exercised() -> None:
         assert sum(counts.get(operation, {}).values()) >= min(EXAMPLES, 50), counts
     assert counts["listShipments"].get(200, 0) > 0, counts
     assert counts["authenticate"].get(200, 0) > 0, counts
+
+
+# ---- the same, over loopback HTTP against uvicorn ----------------------------------------
+# A state machine generates its cases while it runs, not at collection, so it can target
+# a server that a fixture starts: this exercises the mock exactly as clients meet it.
+
+loopback_schema = schemathesis.openapi.from_path(SPEC)
+loopback_schema.config.generation.update(modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
+
+
+class _Loopback:
+    server: RunningMock | None = None
+
+
+@loopback_schema.auth()
+class LoopbackAuth:
+    """A real token from ``/authenticate`` of the served mock, plus a valid account header."""
+
+    def get(self, case: Any, context: Any) -> str:
+        assert _Loopback.server is not None
+        response = httpx.post(
+            f"{_Loopback.server.base_url}/authenticate",
+            files={
+                "client_id": (None, DEMO_CLIENT_ID),
+                "client_secret": (None, DEMO_CLIENT_SECRET),
+                "grant_type": (None, "client_credentials"),
+            },
+        )
+        response.raise_for_status()
+        token: str = response.json()["access_token"]
+        return token
+
+    def set(self, case: Any, data: str, context: Any) -> None:
+        MockAuth().set(case, data, context)
+
+
+def test_stateful_over_loopback() -> None:
+    with running_mock() as server:
+        _Loopback.server = server
+        loopback_schema.config.update(base_url=server.base_url)
+        try:
+            machine = loopback_schema.as_state_machine()
+            machine.run(
+                settings=settings(
+                    max_examples=max(STATEFUL_EXAMPLES // 2, 5),
+                    deadline=None,
+                    database=None,
+                    derandomize=True,
+                    suppress_health_check=list(HealthCheck),
+                    stateful_step_count=6,
+                )
+            )
+        finally:
+            _Loopback.server = None
+        counts = server.service.counts()
+    print(f"\nloopback stateful run, answered by the mock: {counts}")
+    assert counts["authenticate"].get(200, 0) > 0, counts
+    assert (
+        sum(counts.get("listShipments", {}).values()) + sum(counts.get("listDevices", {}).values())
+        > 0
+    ), counts
