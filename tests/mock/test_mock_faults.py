@@ -114,3 +114,22 @@ async def test_one_log_line_per_request_without_secrets(
     assert lines[1].startswith("GET /public/v3/shipments 200 ")
     assert lines[1].endswith("ms")
     assert not any(token in line or "demo-secret" in line for line in lines)
+
+
+async def test_an_internal_error_is_a_503_never_a_500(
+    client: httpx.AsyncClient,
+    service: MockService,
+    token: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def broken(resource: str, account: str) -> list[dict[str, object]]:
+        raise RuntimeError("a bug in the mock")
+
+    monkeypatch.setattr(service._state, "dataset", broken)
+    with caplog.at_level(logging.ERROR, logger="service_api_mock"):
+        response = await client.get("/devices", headers=headers(token))
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == "1"
+    assert service.count("listDevices", 503) == 1
+    assert "failed; answering 503" in caplog.text
