@@ -36,8 +36,8 @@ bounded by the planned page count whatever the server says, and never loops.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
+import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -119,7 +119,7 @@ def read_envelope(model: object, *, page_number: int) -> Envelope:
     )
 
 
-def check_next_link(link: str, *, base_url: str, request: PageRequest) -> str | None:
+def check_next_link(link: str, *, base_url: str | httpx.URL, request: PageRequest) -> str | None:
     """Why a ``next`` link cannot be trusted, or ``None`` if it is the expected page.
 
     The link is never followed (the next request is built from pageNumber/pageSize
@@ -129,7 +129,7 @@ def check_next_link(link: str, *, base_url: str, request: PageRequest) -> str | 
     ``http`` under an ``https`` base (public documentation shows such links).
     """
     try:
-        base = httpx.URL(base_url)
+        base = base_url if isinstance(base_url, httpx.URL) else httpx.URL(base_url)
         url = base.join(link)
     except (httpx.InvalidURL, TypeError, ValueError):
         return f"unparsable next link {link!r}"
@@ -150,11 +150,20 @@ def check_next_link(link: str, *, base_url: str, request: PageRequest) -> str | 
 
 
 def fingerprint(item: object) -> bytes:
-    """A compact identity of an item, to notice one served twice."""
+    """A compact identity of an item, to notice one served twice: a digest of its
+    fields as the model gives them back (``to_dict``), in the model's field order.
+
+    Pickle rather than JSON with sorted keys: it is about twice as fast, and this
+    runs for every item; an item served again is serialized by the same server in
+    the same order.
+    """
     to_dict = getattr(item, "to_dict", None)
     value = to_dict() if callable(to_dict) else item
-    text = json.dumps(value, sort_keys=True, default=repr, separators=(",", ":"))
-    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+    try:
+        raw = pickle.dumps(value, protocol=5)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        raw = repr(value).encode()
+    return hashlib.blake2b(raw, digest_size=16).digest()
 
 
 class PagePlan:
@@ -188,6 +197,8 @@ class PagePlan:
         self.page_size = page_size
         self.start_page = start_page
         self.base_url = base_url
+        # Parsed once: URL parsing is a visible share of the per-page cost.
+        self._base = httpx.URL(base_url)
         self.max_items = max_items
         self.max_pages = max_pages
         self.items_yielded = 0
@@ -329,7 +340,7 @@ class PagePlan:
             last = True
         else:
             problem = check_next_link(
-                env.next_link, base_url=self.base_url, request=PageRequest(number, self.page_size)
+                env.next_link, base_url=self._base, request=PageRequest(number, self.page_size)
             )
             if problem is not None:
                 self._note(notes, "link", f"page {number}: {problem}; link ignored")

