@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import uvicorn
 
 from ._app import API_PREFIX, CONTROL_PREFIX
-from ._config import MockConfig
+from ._config import DEMO_ACCOUNTS, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, MockConfig
 from ._server import uvicorn_config
 from ._service import MockService
 
@@ -37,6 +37,10 @@ def parser() -> argparse.ArgumentParser:
             "Serve a local mock of the service's public HTTP API under /public/v3, with a "
             f"control API under {CONTROL_PREFIX}/ (counts, tokens, revoke, faults, clock, reset). "
             "Faults are off unless asked for, and reproducible for a given --seed."
+        ),
+        epilog=(
+            f"Demo credentials: {DEMO_CLIENT_ID} / {DEMO_CLIENT_SECRET} for accounts "
+            f"{', '.join(DEMO_ACCOUNTS)}."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -101,7 +105,7 @@ def parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N_PER_MINUTE",
-        help="requests per minute per client ID before 429 (default: no limit)",
+        help="requests per minute per client ID before 429 (None: no limit)",
     )
     p.add_argument(
         "--log-level",
