@@ -7,13 +7,14 @@ Errors end the command with one line on stderr and a documented exit code (see
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import importlib.metadata
 import logging
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from service_api import PaginationError
 from service_api_cli._config import (
@@ -227,9 +228,11 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
-def _configure_logging(*, debug: bool) -> None:
+@contextlib.contextmanager
+def _logging_to_stderr(*, debug: bool) -> Iterator[None]:
     # The client logs retries and token refreshes; warnings show by default, everything
-    # with --debug. Neither the secret nor a token is ever in those lines.
+    # with --debug. Neither the secret nor a token is ever in those lines. Undone at the
+    # end so that main() called in process (tests, other programs) leaves logging as it was.
     handler = _StderrHandler()
     handler.setFormatter(
         logging.Formatter(
@@ -237,12 +240,22 @@ def _configure_logging(*, debug: bool) -> None:
         )
     )
     root = logging.getLogger()
+    transport = logging.getLogger("httpcore")
+    saved = (root.level, transport.level)
     root.addHandler(handler)
+    if debug or root.level in (logging.NOTSET, logging.WARNING):
+        root.setLevel(logging.DEBUG if debug else logging.WARNING)
+    # Request lines are enough; the transport's own debug log is noise here.
+    transport.setLevel(logging.INFO)
     # Warnings of the client (such as a page that repeated items) as one plain line each.
     logging.captureWarnings(True)
-    root.setLevel(logging.DEBUG if debug else logging.WARNING)
-    # Request lines are enough; the transport's own debug log is noise here.
-    logging.getLogger("httpcore").setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logging.captureWarnings(False)
+        root.removeHandler(handler)
+        root.setLevel(saved[0])
+        transport.setLevel(saved[1])
 
 
 def _warn(message: str) -> None:
@@ -286,7 +299,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    _configure_logging(debug=args.debug)
+    with _logging_to_stderr(debug=args.debug):
+        return _handle_errors(parser, args)
+
+
+def _handle_errors(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         return _run(args)
     except KeyboardInterrupt:

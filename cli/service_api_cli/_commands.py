@@ -7,7 +7,7 @@ import contextlib
 import datetime
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import httpx
@@ -88,15 +88,17 @@ def run_list(
         InterruptGuard() as guard,
     ):
 
-        def pages(account: str, start_page: int) -> Iterable[PageLike]:
-            return service_api.iter_pages(
-                endpoint.module,
-                client.with_account(account),
-                page_size=args.page_size,
-                start_page=start_page,
-                concurrency=args.concurrency,
-                **params,
-            )
+        def pages(account: str, start_page: int) -> Iterator[PageLike]:
+            # One child client per account, sharing the token; closed before the parent.
+            with client.with_account(account) as child:
+                yield from service_api.iter_pages(
+                    endpoint.module,
+                    child,
+                    page_size=args.page_size,
+                    start_page=start_page,
+                    concurrency=args.concurrency,
+                    **params,
+                )
 
         writer = make_writer(args.format, stream)
         # Records streaming to the same terminal would tear the bar apart; a table is

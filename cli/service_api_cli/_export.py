@@ -7,9 +7,10 @@ summary can say exactly how to resume after an error or Ctrl-C.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -82,6 +83,19 @@ class ExportResult:
         return f"{verb} {written} to {destination} in {self.elapsed:.1f}s [{per_account}]"
 
 
+@contextlib.contextmanager
+def _page_iterator(pages: Iterable[PageLike]) -> Iterator[Iterator[PageLike]]:
+    # Leaving early (--max-items, an error, Ctrl-C) closes the page iterator at once, so
+    # that its fetch-ahead and its per-account client stop now rather than at collection.
+    iterator = iter(pages)
+    try:
+        yield iterator
+    finally:
+        close = getattr(iterator, "close", None)
+        if callable(close):
+            close()
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
@@ -124,28 +138,31 @@ def export(
         for state in states:
             progress.start_account(state.account)
             skipped: int | None = None
-            for page in pages(state.account, start_page):
-                if skipped is None:
-                    # The service may serve smaller pages than asked (it caps the size),
-                    # so count what lies before the start page with the size it used.
-                    served = getattr(getattr(page, "model", None), "page_size", page_size)
-                    skipped = (start_page - 1) * (served if isinstance(served, int) else page_size)
-                records = [_to_dict(item) for item in page.items]
-                if max_items is not None:
-                    records = records[: max(0, max_items - state.records)]
-                state.total = max(0, page.total_records - skipped)
-                if max_items is not None:
-                    state.total = min(state.total, max_items)
-                with guard.critical():
-                    writer.write_page(tag_records(records, state.account) if tag else records)
-                    state.pages += 1
-                    state.records += len(records)
-                    state.next_page = page.number + 1
-                progress.update(
-                    state.account, records=state.records, pages=state.pages, total=state.total
-                )
-                if max_items is not None and state.records >= max_items:
-                    break
+            with _page_iterator(pages(state.account, start_page)) as iterator:
+                for page in iterator:
+                    if skipped is None:
+                        # The service may serve smaller pages than asked (it caps the size),
+                        # so count what lies before the start page with the size it used.
+                        served = getattr(getattr(page, "model", None), "page_size", page_size)
+                        skipped = (start_page - 1) * (
+                            served if isinstance(served, int) else page_size
+                        )
+                    records = [_to_dict(item) for item in page.items]
+                    if max_items is not None:
+                        records = records[: max(0, max_items - state.records)]
+                    state.total = max(0, page.total_records - skipped)
+                    if max_items is not None:
+                        state.total = min(state.total, max_items)
+                    with guard.critical():
+                        writer.write_page(tag_records(records, state.account) if tag else records)
+                        state.pages += 1
+                        state.records += len(records)
+                        state.next_page = page.number + 1
+                    progress.update(
+                        state.account, records=state.records, pages=state.pages, total=state.total
+                    )
+                    if max_items is not None and state.records >= max_items:
+                        break
             state.done = True
     except (Exception, KeyboardInterrupt) as exc:
         result.error = exc

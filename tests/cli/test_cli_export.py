@@ -135,3 +135,16 @@ def test_resume_to_stdout_names_no_file() -> None:
     assert resume_commands(result, ["service-api"], output=None, append=True) == [
         "service-api --account a --start-page 2"
     ]
+
+
+def test_the_page_iterator_is_closed_when_the_export_leaves_early() -> None:
+    closed: list[str] = []
+
+    def source(account: str, start_page: int) -> Iterator[PageLike]:
+        try:
+            yield from _pages(9, 2)(account, start_page)
+        finally:
+            closed.append(account)
+
+    result, records = _run(["a"], source, max_items=3)
+    assert (result.error, len(records), closed) == (None, 3, ["a"])
