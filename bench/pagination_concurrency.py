@@ -19,7 +19,10 @@ import asyncio
 import math
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+
+import httpx
 
 from service_api import Client, apaginate, paginate
 from service_api_client.api.shipments import list_shipments
@@ -33,7 +36,7 @@ __all__ = ["ConcurrencyResult", "measure_concurrency"]
 class ConcurrencyResult:
     """One timed iteration over every record."""
 
-    twin: str  # "sync" (threads) or "async" (tasks)
+    twin: str  # "sync" (threads), "async" (tasks) or "raw" (plain httpx, the floor)
     concurrency: int
     pages: int
     items: int
@@ -49,6 +52,21 @@ def _sync_run(base_url: str, page_size: int, concurrency: int) -> int:
             1
             for _ in paginate(list_shipments, client, page_size=page_size, concurrency=concurrency)
         )
+
+
+def _raw_run(base_url: str, token: str, page_size: int, concurrency: int, pages: int) -> int:
+    """The floor: plain httpx and ``json()``, pages on ``concurrency`` threads; no
+    models, no checks. What is left above it is the client's and the models' CPU time."""
+    headers = {"Authorization": f"Bearer {token}", "x-service-account-id": ACCOUNT}
+    with httpx.Client(base_url=base_url, headers=headers) as http:
+
+        def fetch(number: int) -> int:
+            response = http.get("/shipments", params={"pageNumber": number, "pageSize": page_size})
+            response.raise_for_status()
+            return len(response.json()["data"])
+
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            return sum(pool.map(fetch, range(1, pages + 1)))
 
 
 async def _async_run(base_url: str, page_size: int, concurrency: int) -> int:
@@ -67,7 +85,7 @@ def measure_concurrency(
     latency_ms: float = 50.0,
     page_size: int = 50,
     concurrencies: Sequence[int] = (1, 4, 8),
-    twins: Sequence[str] = ("sync", "async"),
+    twins: Sequence[str] = ("sync", "async", "raw"),
 ) -> list[ConcurrencyResult]:
     """Time a full iteration per twin and concurrency; the token fetch is done before
     the clock starts (one warm-up page), so only paging is timed."""
@@ -76,12 +94,15 @@ def measure_concurrency(
     with MockProcess() as mock:
         mock.reset(records=records)
         mock.set_faults(latency_ms=latency_ms)
+        token = mock.fetch_token()
         for twin in twins:
             base: float | None = None
             for k in concurrencies:
                 started = time.perf_counter()
                 if twin == "sync":
                     items = _sync_run(mock.base_url, page_size, k)
+                elif twin == "raw":
+                    items = _raw_run(mock.base_url, token, page_size, k, pages)
                 else:
                     items = asyncio.run(_async_run(mock.base_url, page_size, k))
                 seconds = time.perf_counter() - started
