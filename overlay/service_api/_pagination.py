@@ -30,18 +30,12 @@ import httpx
 
 from service_api._errors import (
     ApiConnectionError,
-    ApiStatusError,
     ApiTimeoutError,
-    AuthenticationError,
-    BadRequestError,
     InvalidResponseError,
-    NotFoundError,
     PaginationError,
     PaginationWarning,
-    PermissionDeniedError,
-    RateLimitError,
-    ServerError,
     ServiceApiError,
+    error_from_response,
 )
 from service_api._page_plan import MAX_PAGE_SIZE, PagePlan, PageRequest, PageVerdict
 from service_api_client import Client
@@ -229,33 +223,15 @@ def _prepare(
 
 # -- one page: the response and what can go wrong ---------------------------------------
 
-_STATUS_ERRORS: dict[int, type[ApiStatusError]] = {
-    400: BadRequestError,
-    401: AuthenticationError,
-    403: PermissionDeniedError,
-    404: NotFoundError,
-}
 
-
-def _status_error(response: Response[Any], number: int) -> ApiStatusError:
-    """The typed error of a non-200 answer that reached us unconverted (a plain generated
-    client; the package's ``Client`` raises these itself)."""
+def _status_error(response: Response[Any], number: int) -> ServiceApiError:
+    """The typed error of a non-200 answer that reached us unconverted: a plain
+    generated client returns it (the package's ``Client`` raises it itself)."""
     status = int(response.status_code)
-    headers = dict(response.headers)
-    body = response.content.decode("utf-8", "replace")
-    message = f"page {number}: HTTP {status}"
-    if status == 429 or status >= 500:
-        retry_after: float | None
-        try:
-            retry_after = float(headers.get("retry-after", ""))
-        except ValueError:
-            retry_after = None
-        kind = RateLimitError if status == 429 else ServerError
-        return kind(
-            message, status_code=status, headers=headers, body=body, retry_after=retry_after
-        )
-    error_type = _STATUS_ERRORS.get(status, ApiStatusError)
-    return error_type(message, status_code=status, headers=headers, body=body)
+    if status < 400:
+        return InvalidResponseError(f"page {number}: unexpected status {status}")
+    raw = httpx.Response(status, headers=dict(response.headers), content=response.content)
+    return error_from_response(raw)
 
 
 def _page_model(response: Response[Any], operation: _Operation, number: int) -> object:
