@@ -18,6 +18,7 @@ import asyncio
 import collections
 import contextlib
 import inspect
+import os
 import sys
 import warnings
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
@@ -200,12 +201,7 @@ def _prepare(
         if reserved in params:
             raise TypeError(f"{reserved!r} is set by the iteration; use page_size / start_page")
     if page_size > MAX_PAGE_SIZE:
-        # stacklevel: this frame, the public function, then the caller's line.
-        warnings.warn(
-            f"page_size {page_size} is above the service's maximum; using {MAX_PAGE_SIZE}",
-            PaginationWarning,
-            stacklevel=3,
-        )
+        _warn(f"page_size {page_size} is above the service's maximum; using {MAX_PAGE_SIZE}")
         page_size = MAX_PAGE_SIZE
     operation = _resolve(endpoint)
     if (operation.async_call if is_async else operation.sync_call) is None:
@@ -297,11 +293,24 @@ async def _fetch_async(
     return _page_model(response, operation, request.number)
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _warn(message: str) -> None:
+    """Warn at the first frame outside this package: the caller's loop or call, however
+    many generators and drivers lie between (their number differs per path)."""
+    frame = sys._getframe(1)
+    level = 2
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, PaginationWarning, stacklevel=level)
+
+
 def _verdict(plan: PagePlan, request: PageRequest, model: object) -> PageVerdict:
     verdict = plan.accept(request.number, model)
     for message in verdict.warnings:
-        # stacklevel 4: this function, the driver, the public generator, the consumer.
-        warnings.warn(message, PaginationWarning, stacklevel=4)
+        _warn(message)
     return verdict
 
 

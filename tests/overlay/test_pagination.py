@@ -261,6 +261,7 @@ async def test_a_page_size_above_50_warns_once_and_pages_by_50(
     with pytest.warns(PaginationWarning, match="page_size 80") as caught:
         items = await drain(twin, list_shipments, client, page_size=80)
     assert len(caught) == 1
+    assert caught[0].filename == __file__
     assert len(items) == 120
     assert settled_requests(mock, "shipments", 3)
 
