@@ -18,6 +18,7 @@ import sys
 import time
 
 import httpx
+import psutil  # type: ignore[import-untyped]  # no stubs installed
 
 FORM = {
     "client_id": (None, "demo-client"),
@@ -76,7 +77,13 @@ def main() -> int:
     args = parser.parse_args()
     process, base_url = start_mock()
     try:
+        # CPU seconds the mock's process spends, which a loaded machine does not inflate
+        # the way it inflates wall-clock time.
+        mock_process = psutil.Process(process.pid)
+        before = mock_process.cpu_times()
         ok, failed, elapsed = asyncio.run(load(base_url, args.seconds, args.concurrency))
+        after = mock_process.cpu_times()
+        cpu = (after.user - before.user) + (after.system - before.system)
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -84,7 +91,10 @@ def main() -> int:
             process.stdout.close()
     print(
         f"mock throughput, 50-record page over loopback: {ok / elapsed:.0f} requests/s "
-        f"({ok} ok, {failed} failed in {elapsed:.1f} s, concurrency {args.concurrency})"
+        f"({ok} ok, {failed} failed in {elapsed:.1f} s, concurrency {args.concurrency}); "
+        f"mock CPU {cpu / max(ok + failed, 1) * 1000:.2f} ms per request, "
+        f"i.e. {(ok + failed) / cpu if cpu else float('inf'):.0f} requests per CPU-second; "
+        f"load average {psutil.getloadavg()[0]:.1f} on {psutil.cpu_count()} CPUs"
     )
     return 1 if failed else 0
 

@@ -27,7 +27,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ._state import FAULT_FIELDS, MockState
+from ._state import FAULT_FIELDS, MockState, encode_json
 
 __all__ = ["API_PREFIX", "CONTROL_PREFIX", "OPERATIONS", "build_app"]
 
@@ -216,21 +216,20 @@ class _PublicApi:
         assert isinstance(number, int)
         assert isinstance(size, int)
         size = min(size, MAX_PAGE_SIZE)  # the seed: a larger value is treated as 50
-        records = self.state.dataset(resource, account)
+        records = self.state.encoded(resource, account)
         total = len(records)
         last_page = math.ceil(total / size)
         start = (number - 1) * size
-        body: dict[str, Any] = {
-            "totalRecords": total,
-            "pageNumber": number,
-            "pageSize": size,
-            "data": records[start : start + size] if start < total else [],
-        }
+        envelope: dict[str, Any] = {"totalRecords": total, "pageNumber": number, "pageSize": size}
         if number + 1 <= last_page:
-            body["next"] = _page_url(request, size, number + 1)
+            envelope["next"] = _page_url(request, size, number + 1)
         if 1 <= number - 1 <= last_page:
-            body["previous"] = _page_url(request, size, number - 1)
-        return JSONResponse(body)
+            envelope["previous"] = _page_url(request, size, number - 1)
+        page = records[start : start + size] if start < total else []
+        # The envelope is encoded, then the page's pre-encoded records are spliced in as
+        # "data" before its closing brace: the same JSON, without re-encoding records.
+        body = encode_json(envelope)[:-1] + b',"data":[' + b",".join(page) + b"]}"
+        return Response(body, media_type="application/json")
 
 
 def _page_url(request: Request, size: int, number: int) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import hmac
+import json
 import math
 import random
 import secrets
@@ -21,7 +22,7 @@ import attrs
 from ._config import MockConfig
 from ._data import RESOURCES, make_dataset
 
-__all__ = ["FAULT_FIELDS", "FaultPlan", "MockState", "TokenCheck"]
+__all__ = ["FAULT_FIELDS", "FaultPlan", "MockState", "TokenCheck", "encode_json"]
 
 FAULT_FIELDS = (
     "drop_rate",
@@ -88,6 +89,7 @@ class MockState:
         self._counts: dict[str, collections.Counter[int]] = {}
         self._hits: dict[str, collections.deque[float]] = {}
         self._datasets: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._encoded: dict[tuple[str, str], list[bytes]] = {}
         self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults, not crypto
 
     # ---- configuration -------------------------------------------------------------
@@ -106,6 +108,7 @@ class MockState:
             self._counts.clear()
             self._hits.clear()
             self._datasets.clear()
+            self._encoded.clear()
             self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults
 
     def set_faults(self, **changes: Any) -> MockConfig:
@@ -233,3 +236,30 @@ class MockState:
             with self._lock:
                 cached = self._datasets.setdefault(key, cached)
         return cached
+
+    def encoded(self, resource: str, account: str) -> list[bytes]:
+        """The records of :meth:`dataset`, each already encoded as compact JSON.
+
+        Records never change between resets, and encoding a page of them was most of the
+        cost of a list request, so each one is encoded once.
+        """
+        key = (resource, account)
+        with self._lock:
+            cached = self._encoded.get(key)
+        if cached is None:
+            cached = [encode_json(r) for r in self.dataset(resource, account)]
+            with self._lock:
+                cached = self._encoded.setdefault(key, cached)
+        return cached
+
+
+def encode_json(value: object) -> bytes:
+    """Compact JSON, as Starlette's ``JSONResponse`` writes it.
+
+    Example::
+
+        encode_json({"a": 1})  # b'{"a":1}'
+    """
+    return json.dumps(
+        value, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
+    ).encode("utf-8")
