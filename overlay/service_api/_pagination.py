@@ -429,9 +429,12 @@ async def _async_pages_ahead(
         for _ in range(concurrency):
             submit_next()
         while pending and plan.has_next_page():
-            request, task = pending.popleft()
+            # Left in ``pending`` while awaited: if the consumer is cancelled here, the
+            # cleanup below still cancels and awaits this task.
+            request, task = pending[0]
             try:
                 model = await task
+                pending.popleft()
                 submit_next()
                 verdict = _verdict(plan, request, model)
             except _PAGE_ERRORS as exc:

@@ -23,6 +23,7 @@ mode                      what the server does
 ``not_a_page``            page 2 is a 200 with a JSON list
 ``fail``                  page ``fail_page`` answers 500 (every time until the mode
                           changes), pages after it answer after ``delay`` seconds
+``slow``                  pages after the first answer after ``delay`` seconds
 ========================  ==============================================================
 """
 
@@ -83,7 +84,7 @@ def create_app(state: HostileState) -> Starlette:
             )
         if mode == "fail" and number == fail_page:
             return PlainTextResponse("boom", status_code=500)
-        if mode == "fail" and number > fail_page and delay:
+        if delay and ((mode == "fail" and number > fail_page) or (mode == "slow" and number > 1)):
             # A slow page, so that a failure can be seen to cancel the pages in flight.
             await asyncio.sleep(delay)
         total = records * number if mode == "total_grows" else records

@@ -244,3 +244,28 @@ async def test_a_failure_with_pages_in_flight_cancels_the_tasks(
     assert asyncio.all_tasks() == before
     assert max(asked(hostile, "devices")) <= 3 + 4
     assert time.monotonic() - started < 5
+
+
+async def test_cancelling_the_consumer_cancels_the_pages_in_flight(
+    hostile: HostileServer, hostile_client: Client
+) -> None:
+    hostile.state.reset("slow", records=200, delay=1.0)
+    before = asyncio.all_tasks()
+    items = apaginate(list_devices, hostile_client, page_size=10, concurrency=4)
+    seen: list[Any] = []
+
+    async def consume() -> None:
+        async for item in items:
+            seen.append(item)
+
+    consumer = asyncio.create_task(consume())
+    deadline = time.monotonic() + 10
+    while len(asked(hostile, "devices")) < 1 + 4:  # page 1, then four in flight
+        assert time.monotonic() < deadline, "the pages ahead were never asked for"
+        await asyncio.sleep(0.01)
+    consumer.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await consumer
+    await items.aclose()
+    assert len(seen) == 10
+    assert asyncio.all_tasks() == before
