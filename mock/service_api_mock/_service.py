@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from starlette.types import ASGIApp
@@ -150,4 +151,5 @@ class MockService:
 
             assert len(service.dataset("shipments", "acct-1")) == service.config.records
         """
-        return [dict(r) for r in self._state.dataset(resource, account)]
+        # A deep copy: a test that edits what it got must not change what the mock serves.
+        return copy.deepcopy(self._state.dataset(resource, account))

@@ -96,6 +96,9 @@ def test_config_validates_and_hides_secrets() -> None:
 def test_dataset_is_a_copy_and_rejects_unknown_resources(service: MockService) -> None:
     records = service.dataset("shipments", "acct-1")
     records[0]["shipmentId"] = "changed"
-    assert service.dataset("shipments", "acct-1")[0]["shipmentId"] != "changed"
+    records[0]["shipmentLegs"][0]["mode"] = "Teleport"
+    again = service.dataset("shipments", "acct-1")[0]
+    assert again["shipmentId"] != "changed"
+    assert again["shipmentLegs"][0]["mode"] != "Teleport"
     with pytest.raises(ValueError, match="unknown resource"):
         service.dataset("accounts", "acct-1")
