@@ -205,8 +205,8 @@ def _prepare(
         page_size = MAX_PAGE_SIZE
     operation = _resolve(endpoint)
     if (operation.async_call if is_async else operation.sync_call) is None:
-        kind = "an async" if is_async else "a sync"
-        raise TypeError(f"{operation.name} has no {kind} function")
+        wanted = "asyncio_detailed" if is_async else "sync_detailed"
+        raise TypeError(f"{operation.name}: no {wanted} function to call; pass the module")
     plan = PagePlan(
         page_size=page_size,
         start_page=start_page,

@@ -28,6 +28,7 @@ from service_api import (
     paginate,
     testing,
 )
+from service_api._pagination import _resolve
 from service_api_client.api.devices import list_devices
 from service_api_client.api.shipments import list_shipments
 from service_api_client.models import ShipmentPage
@@ -361,3 +362,30 @@ async def test_paging_survives_token_revocation_and_retries(
     assert ids_of(items, "devices") == dataset_ids(mock, "devices")
     # Single-flight refresh: one token at start and about one after the revocation.
     assert mock.service.count("authenticate", status=200) <= 3
+
+
+# -- which endpoint: modules and functions, no network -----------------------------------
+
+
+def test_a_function_leads_back_to_its_module_and_twin() -> None:
+    for endpoint in (list_devices, list_devices.sync_detailed, list_devices.asyncio_detailed):
+        operation = _resolve(endpoint)
+        assert operation.sync_call is list_devices.sync_detailed
+        assert operation.async_call is list_devices.asyncio_detailed
+        assert operation.model is list_devices.SUCCESS_MODEL
+        assert operation.name == "list_devices"
+
+
+async def test_a_lone_function_is_used_for_its_own_kind_only(client: Client) -> None:
+    def lone_sync(**kwargs: Any) -> Any:
+        return list_devices.sync_detailed(**kwargs)
+
+    async def lone_async(**kwargs: Any) -> Any:
+        return await list_devices.asyncio_detailed(**kwargs)
+
+    with pytest.raises(TypeError, match="no asyncio_detailed function"):
+        apaginate(lone_sync, client)
+    with pytest.raises(TypeError, match="no sync_detailed function"):
+        paginate(lone_async, client)
+    with pytest.raises(TypeError, match="not a list endpoint"):
+        paginate(42, client)  # type: ignore[call-overload]
