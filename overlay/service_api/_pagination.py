@@ -193,7 +193,9 @@ def _prepare(
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an integer of at least 1, not {value!r}")
     for name, limit in (("max_items", max_items), ("max_pages", max_pages)):
-        if limit is not None and (not isinstance(limit, int) or limit < 0):
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
+        ):
             raise ValueError(f"{name} must be None or an integer of at least 0, not {limit!r}")
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be an integer of at least 1, not {concurrency!r}")
@@ -204,9 +206,21 @@ def _prepare(
         _warn(f"page_size {page_size} is above the service's maximum; using {MAX_PAGE_SIZE}")
         page_size = MAX_PAGE_SIZE
     operation = _resolve(endpoint)
-    if (operation.async_call if is_async else operation.sync_call) is None:
+    call = operation.async_call if is_async else operation.sync_call
+    if call is None:
         wanted = "asyncio_detailed" if is_async else "sync_detailed"
         raise TypeError(f"{operation.name}: no {wanted} function to call; pass the module")
+    try:
+        signature = inspect.signature(call)
+    except (TypeError, ValueError):  # a callable without one (a C function): let it be
+        signature = None
+    if signature is not None:
+        try:
+            # Here rather than at the first page, where a TypeError would read as a
+            # bad answer from the server.
+            signature.bind(client=client, page_number=1, page_size=1, **params)
+        except TypeError as exc:
+            raise TypeError(f"{operation.name}: {exc}") from None
     plan = PagePlan(
         page_size=page_size,
         start_page=start_page,

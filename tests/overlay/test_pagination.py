@@ -249,10 +249,15 @@ async def test_bad_arguments_fail_before_any_request(
     assert mock.service.counts() == {}
 
 
-async def test_reserved_parameters_are_refused(client: Client, twin: str) -> None:
+async def test_reserved_and_unknown_parameters_are_refused_before_any_request(
+    mock: RunningMock, client: Client, twin: str
+) -> None:
     call: Callable[..., object] = paginate if twin == "sync" else apaginate
     with pytest.raises(TypeError, match="start_page"):
         call(list_shipments, client, page_number=3)
+    with pytest.raises(TypeError, match=r"list_shipments: .*'colour'"):
+        call(list_shipments, client, colour="red")
+    assert mock.service.counts() == {}
 
 
 async def test_a_page_size_above_50_warns_once_and_pages_by_50(
