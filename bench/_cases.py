@@ -355,8 +355,9 @@ def latency(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
             else math.nan
         )
         for k in sizes.concurrencies:
-            walls = [s["wall_s"] for s in samples[f"{mode} k={k}"]]
-            if any(s["items"] != sizes.latency_records for s in samples[f"{mode} k={k}"]):
+            runs = samples[f"{mode} k={k}"]
+            walls = [s["wall_s"] for s in runs]
+            if any(s["items"] != sizes.latency_records for s in runs):
                 raise RuntimeError(f"{mode} k={k} saw the wrong number of records")
             stats = summary(walls)
             ideal = math.ceil(pages / k) * seconds
@@ -366,6 +367,9 @@ def latency(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
                 "wall_s": stats,
                 "cpu_s": summary([s["cpu_s"] for s in samples[f"{mode} k={k}"]]),
                 "ideal_s": ideal,
+                "client_cpu_ms_per_page": summary([s["cpu_s"] for s in runs])["median"]
+                / pages
+                * 1e3,
                 "vs_ideal": stats["median"] / ideal,
                 "speedup_vs_k1": base / stats["median"],
             }
@@ -680,6 +684,8 @@ def mock_throughput(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
                 "requests_per_s": ok / wall,
                 "mock_cpu_ms_per_request": cpu / max(ok, 1) * 1e3,
                 "mock_cpu_utilisation": cpu / wall,
+                # What one core could serve if the mock were the only limit.
+                "mock_cpu_bound_requests_per_s": ok / cpu if cpu > 0 else math.inf,
             }
         )
     return {"page_size": 50, "rows": rows, "targets": []}
