@@ -57,8 +57,8 @@ class Seen:
 
     method: str
     path: str
-    authorization: str | None
-    body_has_secret: bool
+    authorization: str | None = field(repr=False)  # a token: never in a failure report
+    body_has_secret: bool = False
 
 
 @dataclass
@@ -71,7 +71,7 @@ class AuthHostileState:
     redirect_to: str = ""
     huge_bytes: int = 50 * CHUNK
     hang: float = 30.0
-    seen: list[Seen] = field(default_factory=list)
+    seen: list[Seen] = field(default_factory=list, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def reset(self, mode: str = "honest", **settings: Any) -> None:
