@@ -15,6 +15,7 @@ a missing or mistyped envelope field                   ``InvalidResponseError`` 
 another ``pageNumber`` than asked for                  ``InconsistentPageError`` (stop)
 another ``pageSize`` than asked for                    ``InconsistentPageError`` (stop)
 ``data`` longer than ``pageSize``                      warning; only the first ``pageSize`` kept
+more items than the page's ``totalRecords`` allows     warning; the extra ignored, stop
 a page served twice (all items already yielded)        ``InconsistentPageError`` (stop)
 some items already yielded (records shifted)           warning; the repeats are dropped
 an empty page before the end                           ``InconsistentPageError`` (stop), unless
@@ -308,6 +309,20 @@ class PagePlan:
                     f"page {number} is empty although totalRecords is {env.total_records}",
                     page_number=number,
                 )
+
+        # The page's own totalRecords caps what it may hold: items beyond it are ones
+        # the count denies (the set shrank, or the server appended junk), and pages
+        # after it cannot exist by that count.
+        allowed = max(0, min(self.page_size, env.total_records - (number - 1) * self.page_size))
+        if len(data) > allowed:
+            self._note(
+                notes,
+                "beyond-total",
+                f"page {number} holds {len(data)} items but its totalRecords "
+                f"({env.total_records}) allows {allowed}; the rest are ignored, stopping",
+            )
+            del data[allowed:]
+            last = True
 
         fresh: list[Any] = []
         prints: list[bytes] = []

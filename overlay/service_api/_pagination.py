@@ -150,21 +150,27 @@ def _resolve(endpoint: object) -> _Operation:
     A function leads back to its module, so ``paginate`` given ``asyncio_detailed`` (or
     ``apaginate`` given ``sync_detailed``) still finds the twin it needs.
     """
+    given_sync: Any = None
+    given_async: Any = None
     module: object = endpoint
     if not isinstance(endpoint, ModuleType):
         if not callable(endpoint):
             raise TypeError(f"not a list endpoint: {endpoint!r}")
+        # The function given is used for its own kind; its module supplies the twin.
+        if inspect.iscoroutinefunction(endpoint):
+            given_async = endpoint
+        else:
+            given_sync = endpoint
         module = sys.modules.get(getattr(endpoint, "__module__", ""), None)
         if module is None or not hasattr(module, "sync_detailed"):
-            is_async = inspect.iscoroutinefunction(endpoint)
             return _Operation(
                 name=getattr(endpoint, "__qualname__", repr(endpoint)),
-                sync_call=None if is_async else endpoint,
-                async_call=endpoint if is_async else None,
+                sync_call=given_sync,
+                async_call=given_async,
                 model=None,
             )
-    sync_call = getattr(module, "sync_detailed", None)
-    async_call = getattr(module, "asyncio_detailed", None)
+    sync_call = given_sync or getattr(module, "sync_detailed", None)
+    async_call = given_async or getattr(module, "asyncio_detailed", None)
     if not callable(sync_call) and not callable(async_call):
         raise TypeError(f"not a list endpoint (no sync_detailed): {endpoint!r}")
     model = getattr(module, "SUCCESS_MODEL", None)

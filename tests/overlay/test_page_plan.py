@@ -285,3 +285,23 @@ def test_fingerprints_tell_items_apart_and_match_equal_ones() -> None:
     assert fingerprint({"id": True}) != fingerprint({"id": 1})
     unpicklable = {"f": lambda: None}
     assert fingerprint(unpicklable) == fingerprint(unpicklable)
+
+
+def test_more_items_than_the_page_total_allows_are_ignored_and_end_iteration() -> None:
+    rows = records(30)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    plan.accept(1, page_of(rows, 1, 10))
+    page = page_of(rows, 2, 10, total=13)  # the count allows 3 on page 2
+    verdict = plan.accept(2, page)
+    assert list(verdict.items) == rows[10:13]
+    assert verdict.last
+    assert any("allows 3" in w for w in verdict.warnings)
+
+
+def test_a_last_page_with_junk_beyond_the_total_is_cut() -> None:
+    rows = records(3)
+    plan = PagePlan(page_size=50, start_page=1, base_url=BASE)
+    page = page_of(rows, 1, 50, total=1)
+    verdict = plan.accept(1, page)
+    assert list(verdict.items) == rows[:1]
+    assert verdict.warnings
