@@ -70,7 +70,7 @@ class Sizes:
     repetitions: int = 3
     latency_ms: float = 50.0
     latency_records: int = 10_000
-    latency_repetitions: int = 3
+    latency_repetitions: int = 2
     concurrencies: tuple[int, ...] = (1, 2, 4, 8, 16)
     memory_records: tuple[int, ...] = (20_000, 200_000)
     memory_concurrency: int = 8
@@ -78,7 +78,7 @@ class Sizes:
     token_ttl: float = 3.0
     refresh_skew: float = 1.0
     token_workers: tuple[int, ...] = (1, 16, 64)
-    overhead_calls: int = 400
+    overhead_calls: int = 200
     throughput_seconds: float = 3.0
     throughput_connections: tuple[int, ...] = (1, 8)
     warmup: bool = True

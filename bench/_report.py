@@ -254,7 +254,8 @@ def markdown(results: dict[str, Any]) -> str:
         "# Benchmark results"
         + (" (smoke run: sizes too small to mean anything)" if results["smoke"] else ""),
         "",
-        f"Measured {results['started_at']} on {m['cores']} cores, {m['cpu_model']}, "
+        f"Measured {results['started_at']} at revision {m.get('revision', 'unknown')} "
+        f"on {m['cores']} cores, {m['cpu_model']}, "
         f"{m['implementation']} {m['python']}, httpx {m['httpx']}, uvicorn {m['uvicorn']} "
         f"({m['platform']}); 1-minute load average {load[0]:.2f} at start, {load[1]:.2f} at end; "
         f"the whole run took {results['total_seconds']:.0f} s.",

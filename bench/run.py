@@ -16,6 +16,7 @@ import json
 import os
 import platform
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -63,9 +64,37 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def _revision() -> str:
+    """The commit measured, marked ``+dirty`` when the client, mock or generated code
+    differ from it (``BENCH_REVISION`` overrides, for runs outside a checkout)."""
+    given = os.environ.get("BENCH_REVISION")
+    if given:
+        return given
+    repo = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        changes = subprocess.run(
+            ["git", "status", "--porcelain", "--", "overlay", "mock", "generated"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{head}+dirty" if changes else head
+
+
 def machine() -> dict[str, Any]:
     """What the numbers were measured on."""
     return {
+        "revision": _revision(),
         "cores": os.cpu_count(),
         "cpu_model": _cpu_model(),
         "python": platform.python_version(),
