@@ -245,7 +245,13 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     extra = [("pytest report of " + call.when, report.longreprtext)]
-    extra += [(f"captured {name}", text) for name, text in report.sections]
+    # "Captured log" repeats the records the handler already saw; scanning it again
+    # would only double the cost.
+    extra += [
+        (f"captured {name}", text)
+        for name, text in report.sections
+        if not name.startswith("Captured log")
+    ]
     findings = SCANNER.scan(extra)
     if findings:
         original = SCANNER.mask(report.longreprtext)
