@@ -1,10 +1,10 @@
 """Auth storms: hundreds of concurrent calls on one client meet a dead token together.
 
 ``tests/overlay/test_client.py`` covers 50 tasks and 8 threads after an expiry and two
-loops sharing the first fetch. Here the storm is 200 asyncio tasks and 16 threads (each
-thread calling twice), after an expiry and after a revocation, across two event loops in
-two threads, and while the service answers 20 % of requests 503/429: every time, exactly
-one new token is fetched, and every call gets its page.
+loops sharing the first fetch. Here the storm is 200 asyncio tasks and 16 threads, after
+an expiry and after a revocation, across two event loops in two threads, and while the
+service answers 20 % of requests 503/429: every time, exactly one new token is fetched,
+and every call gets its page.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 
 TASKS = 200
 THREADS = 16
-CALLS_PER_THREAD = 2
+CALLS_PER_THREAD = 1
 JOIN_TIMEOUT = 60.0
 
 

@@ -313,7 +313,7 @@ def run_chaos(settings: ChaosSettings, mode: Mode, concurrency: int) -> ChaosRep
     return report
 
 
-SMALL = ChaosSettings(records=300, revoke_every=1.0, revoke_every_requests=10, seed=11)
+SMALL = ChaosSettings(records=250, revoke_every=1.0, revoke_every_requests=10, seed=11)
 
 
 @pytest.mark.slow

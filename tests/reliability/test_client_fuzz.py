@@ -26,7 +26,7 @@ from service_api_mock import MockConfig, MockService
 
 BASE_URL = "http://fuzz.invalid/public/v3"
 GOOD_TOKEN = "fuzz-token-Hq7Wc2Lp"
-EXAMPLES = 150
+EXAMPLES = 100
 FUZZ_SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,
