@@ -37,15 +37,20 @@ bounded by the planned page count whatever the server says, and never loops.
 from __future__ import annotations
 
 import hashlib
+import json
+import json.scanner
 import math
 import pickle
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from service_api._errors import InconsistentPageError, InvalidResponseError
+
+_PLAIN_QUERY = re.compile(r"[A-Za-z0-9=&]*")
 
 # The service serves at most 50 records per page and treats a larger pageSize as 50.
 MAX_PAGE_SIZE = 50
@@ -67,11 +72,14 @@ class PageVerdict:
         items: the items to hand over (repeats dropped, cut to ``max_items``).
         warnings: messages to emit as ``PaginationWarning``.
         last: no page is fetched after this one.
+        kept: where each of ``items`` stands in the page's ``data``.
     """
 
     items: tuple[Any, ...]
     warnings: tuple[str, ...]
     last: bool
+    kept: tuple[int, ...] = ()
+    """The index in the page's ``data`` of each item handed over (aligned with ``items``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,9 +158,85 @@ def check_next_link(link: str, *, base_url: str | httpx.URL, request: PageReques
     return None
 
 
+# The C scanner behind json.loads: (value, end) for the value starting at an index.
+# (typeshed describes make_scanner as a class taking itself; it takes a decoder.)
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
+    json.JSONDecoder()  # type: ignore[arg-type]
+)
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def item_texts(content: bytes | str) -> list[str]:
+    """The JSON text of each item of a page's ``data`` array, exactly as the server sent
+    it, in order: what a repeat is recognised by (see :meth:`PagePlan.accept`).
+
+    The C scanner of the standard ``json`` module finds where each value ends, so this
+    costs one parse of the body and no re-serialisation. As ``json.loads`` does, the
+    last ``data`` key of the envelope counts; ``[]`` when there is none.
+
+    Raises ``ValueError`` (``json.JSONDecodeError``) for a body that is not a JSON object.
+
+    Example::
+
+        >>> item_texts(b'{"totalRecords": 2, "data": [{"id": 1}, {"id": 2}]}')
+        ['{"id": 1}', '{"id": 2}']
+    """
+    if isinstance(content, bytes):
+        text = content.decode(json.detect_encoding(content), "surrogatepass")
+    else:
+        text = content
+    space = _SPACE.match
+    found: list[str] = []
+
+    def scan(at: int) -> int:  # the end of the value at ``at``
+        try:
+            return _SCAN(text, at)[1]
+        except StopIteration:  # the scanner's way of saying "no value here"
+            raise json.JSONDecodeError("expecting a value", text, at) from None
+
+    def skip(at: int) -> int:  # past any whitespace at ``at``
+        blank = space(text, at)
+        return blank.end() if blank is not None else at
+
+    def expect(char: str, at: int) -> int:
+        if text[at : at + 1] != char:
+            raise json.JSONDecodeError(f"expected {char!r}", text, at)
+        return skip(at + 1)
+
+    at = expect("{", skip(0))
+    if text[at : at + 1] == "}":
+        return found
+    while True:
+        if text[at : at + 1] != '"':
+            raise json.JSONDecodeError("expecting a key", text, at)
+        end = scan(at)
+        key = text[at:end]
+        at = expect(":", skip(end))
+        if key == '"data"' and text[at : at + 1] == "[":
+            found = []
+            at = skip(at + 1)
+            if text[at : at + 1] == "]":
+                at = skip(at + 1)
+            else:
+                while True:
+                    end = scan(at)
+                    found.append(text[at:end])
+                    at = skip(end)
+                    if text[at : at + 1] == "]":
+                        at = skip(at + 1)
+                        break
+                    at = expect(",", at)
+        else:
+            at = skip(scan(at))
+        if text[at : at + 1] == "}":
+            return found
+        at = expect(",", at)
+
+
 def fingerprint(item: object) -> bytes:
-    """A compact identity of an item, to notice one served twice: a digest of its
-    fields as the model gives them back (``to_dict``), in the model's field order.
+    """A compact identity of an item whose JSON text is not at hand (a page handed to
+    the plan without ``texts``): a digest of its fields as the model gives them back
+    (``to_dict``), in the model's field order.
 
     Pickle rather than JSON with sorted keys: it is about twice as fast, and this
     runs for every item; an item served again is serialized by the same server in
@@ -208,8 +292,12 @@ class PagePlan:
         self._first_total: int | None = None
         self._last_total: int | None = None
         self._done = max_items == 0 or max_pages == 0
-        self._seen: set[bytes] = set()
+        self._seen: set[Hashable] = set()
+        # Whether repeats are recognised by the items' JSON text or by their models:
+        # fixed by the first page, as the two kinds of identity cannot be compared.
+        self._by_text: bool | None = None
         self._warned: set[str] = set()
+        self._trusted_link_path: str | None = None
 
     # -- what to fetch --------------------------------------------------------------
 
@@ -248,8 +336,17 @@ class PagePlan:
 
     # -- what arrived ---------------------------------------------------------------
 
-    def accept(self, number: int, model: object) -> PageVerdict:
+    def accept(
+        self, number: int, model: object, *, texts: Sequence[str] | None = None
+    ) -> PageVerdict:
         """Check the page ``number`` and decide what to hand over.
+
+        ``texts``, the JSON text of each item of ``data`` as sent (:func:`item_texts` of
+        the body), is what a repeat is recognised by: an item whose text was already
+        handed over is one the server sent again (a page served twice, records shifted
+        between pages). Hashing the text costs far less than re-serialising each model
+        (:func:`fingerprint`, the identity used when no text is given). Every page of one
+        iteration must come with texts or every page without.
 
         Raises ``InvalidResponseError`` (or its ``InconsistentPageError``) when the page
         cannot be used; the plan then stays on that page, which is where to resume.
@@ -271,6 +368,15 @@ class PagePlan:
                 page_number=number,
             )
         data = list(env.data)
+        by_text = texts is not None
+        if self._by_text is None:
+            self._by_text = by_text
+        elif self._by_text != by_text:
+            raise RuntimeError("every page of an iteration needs texts, or none")  # a driver bug
+        if texts is not None and len(texts) != len(data):
+            raise InvalidResponseError(
+                f"page {number}: {len(texts)} items in the body but {len(data)} in the page"
+            )
         if len(data) > self.page_size:
             self._note(
                 notes,
@@ -325,13 +431,24 @@ class PagePlan:
             last = True
 
         fresh: list[Any] = []
-        prints: list[bytes] = []
-        for item in data:
-            mark = fingerprint(item)
-            if mark in self._seen or mark in prints:
+        kept_at: list[int] = []
+        prints: list[Hashable] = []
+        seen = self._seen
+        marks: Sequence[Hashable] = (
+            # hash() of a str is keyed per process (SipHash): two different items share
+            # one only by a 1 in 2**64 chance, and equal texts always do.
+            [hash(text) for text in texts[: len(data)]]
+            if texts is not None
+            else [fingerprint(item) for item in data]
+        )
+        page_marks: set[Hashable] = set()
+        for index, (item, mark) in enumerate(zip(data, marks, strict=True)):
+            if mark in seen or mark in page_marks:
                 continue
+            page_marks.add(mark)
             prints.append(mark)
             fresh.append(item)
+            kept_at.append(index)
         if data and not fresh:
             raise InconsistentPageError(
                 f"page {number} repeats items already yielded (a page served twice?)",
@@ -354,9 +471,7 @@ class PagePlan:
                 )
             last = True
         else:
-            problem = check_next_link(
-                env.next_link, base_url=self._base, request=PageRequest(number, self.page_size)
-            )
+            problem = self._check_link(env.next_link, number)
             if problem is not None:
                 self._note(notes, "link", f"page {number}: {problem}; link ignored")
             if last and env.total_records == self._first_total:
@@ -371,6 +486,7 @@ class PagePlan:
             room = self.max_items - self.items_yielded
             if len(fresh) >= room:
                 del fresh[room:]
+                del kept_at[room:]
                 last = True
         kept = len(fresh)
         self._seen.update(prints[:kept])
@@ -381,7 +497,30 @@ class PagePlan:
             last = True
         if last:
             self._done = True
-        return PageVerdict(items=tuple(fresh), warnings=tuple(notes), last=last)
+        return PageVerdict(
+            items=tuple(fresh), warnings=tuple(notes), last=last, kept=tuple(kept_at)
+        )
+
+    def _check_link(self, link: str, number: int) -> str | None:
+        """:func:`check_next_link`, without parsing URLs again for every page: once a
+        link's part before ``?`` passed the full check, a link with the same part and a
+        plain query (only letters, digits, ``=`` and ``&``, no repeated name) needs only
+        its ``pageNumber`` / ``pageSize`` compared."""
+        path, mark, query = link.partition("?")
+        if path == self._trusted_link_path and "#" not in link and _PLAIN_QUERY.fullmatch(query):
+            pairs = [pair.partition("=") for pair in query.split("&")] if mark else []
+            given = {name: value for name, _, value in pairs}
+            if len(given) == len(pairs):
+                for name, value in (("pageNumber", number + 1), ("pageSize", self.page_size)):
+                    if name in given and given[name] != str(value):
+                        return f"next link with {name}={given[name]}, expected {value}"
+                return None
+        problem = check_next_link(
+            link, base_url=self._base, request=PageRequest(number, self.page_size)
+        )
+        if problem is None:
+            self._trusted_link_path = path
+        return problem
 
     def _note(self, notes: list[str], kind: str, message: str) -> None:
         # Once per kind: a server that repeats a fault on every page should not flood.

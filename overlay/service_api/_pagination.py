@@ -18,6 +18,7 @@ import asyncio
 import collections
 import contextlib
 import inspect
+import json
 import os
 import sys
 import warnings
@@ -38,7 +39,7 @@ from service_api._errors import (
     ServiceApiError,
     error_from_response,
 )
-from service_api._page_plan import MAX_PAGE_SIZE, PagePlan, PageRequest, PageVerdict
+from service_api._page_plan import MAX_PAGE_SIZE, PagePlan, PageRequest, item_texts
 from service_api_client import Client
 from service_api_client.types import Response, Unset
 
@@ -103,6 +104,8 @@ class Page(Generic[M_co]):
         items: the items of the page to use: ``model.data`` without items an earlier
             page already gave (see the pagination policy in the README).
         total_records: ``totalRecords`` of this page.
+        raw_items: each of ``items`` as the JSON the server sent (a dict for an object),
+            every field included, spelled as sent: decoded on first use only.
 
     Example::
 
@@ -113,6 +116,9 @@ class Page(Generic[M_co]):
     number: int
     model: M_co
     _items: tuple[Any, ...] = field(default=())
+    # The JSON text of each of _items, as sent; decoded into _raw when first asked for.
+    _texts: tuple[str, ...] | None = field(default=None)
+    _raw: list[tuple[Any, ...]] = field(default_factory=list, compare=False)
 
     @property
     def items(self: Page[PageModel[T]]) -> Sequence[T]:
@@ -124,11 +130,39 @@ class Page(Generic[M_co]):
         """``totalRecords`` as this page stated it."""
         return self.model.total_records
 
+    @property
+    def raw_items(self) -> Sequence[Any]:
+        """The items as the server sent them, aligned with :attr:`items`: each decoded
+        from the response body (a ``dict`` for an object), with every field it had,
+        declared or not, and values spelled as sent (a date-time keeps its ``Z``).
+
+        Decoded on first access only, so iterating without asking costs nothing.
+
+        Example::
+
+            for page in service_api.iter_pages(list_shipments, client):
+                for raw in page.raw_items:
+                    print(json.dumps(raw))
+        """
+        if not self._raw:
+            if self._texts is None:
+                # A page built by hand: the models are all there is.
+                decoded = tuple(_model_dict(item) for item in self._items)
+            else:
+                decoded = tuple(json.loads(text) for text in self._texts)
+            self._raw.append(decoded)
+        return self._raw[0]
+
     def __repr__(self) -> str:
         return (
             f"Page(number={self.number}, items={len(self._items)}, "
             f"model={type(self.model).__name__})"
         )
+
+
+def _model_dict(item: Any) -> Any:
+    to_dict = getattr(item, "to_dict", None)
+    return to_dict() if callable(to_dict) else item
 
 
 # -- the endpoint ------------------------------------------------------------------------
@@ -293,24 +327,34 @@ def _failure(
 _PAGE_ERRORS = (ServiceApiError, httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError)
 
 
+# A page as fetched: its model and the JSON text of each item of its data, as sent.
+_Fetched = tuple[object, list[str]]
+
+
+def _fetched(response: Response[Any], operation: _Operation, number: int) -> _Fetched:
+    model = _page_model(response, operation, number)
+    # Read here, on the worker thread or task, rather than where pages are judged.
+    return model, item_texts(response.content)
+
+
 def _fetch_sync(
     operation: _Operation, client: Client, request: PageRequest, params: dict[str, Any]
-) -> object:
+) -> _Fetched:
     assert operation.sync_call is not None
     response = operation.sync_call(
         client=client, page_number=request.number, page_size=request.size, **params
     )
-    return _page_model(response, operation, request.number)
+    return _fetched(response, operation, request.number)
 
 
 async def _fetch_async(
     operation: _Operation, client: Client, request: PageRequest, params: dict[str, Any]
-) -> object:
+) -> _Fetched:
     assert operation.async_call is not None
     response = await operation.async_call(
         client=client, page_number=request.number, page_size=request.size, **params
     )
-    return _page_model(response, operation, request.number)
+    return _fetched(response, operation, request.number)
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -327,11 +371,14 @@ def _warn(message: str) -> None:
     warnings.warn(message, PaginationWarning, stacklevel=level)
 
 
-def _verdict(plan: PagePlan, request: PageRequest, model: object) -> PageVerdict:
-    verdict = plan.accept(request.number, model)
+def _judge(plan: PagePlan, request: PageRequest, fetched: _Fetched) -> Page[Any]:
+    """Let the plan judge a page that arrived; the page to hand over."""
+    model, texts = fetched
+    verdict = plan.accept(request.number, model, texts=texts)
     for message in verdict.warnings:
         _warn(message)
-    return verdict
+    kept = tuple(texts[index] for index in verdict.kept)
+    return Page(request.number, model, verdict.items, kept)
 
 
 # -- the drivers ------------------------------------------------------------------------
@@ -354,12 +401,11 @@ def _sync_pages(
             yield from _sync_pages_ahead(operation, client, plan, params, concurrency)
             return
         try:
-            model = _fetch_sync(operation, client, request, params)
-            verdict = _verdict(plan, request, model)
+            page = _judge(plan, request, _fetch_sync(operation, client, request, params))
         except _PAGE_ERRORS as exc:
             error = _failure(exc, request, plan, operation)
             raise error from error.__cause__
-        yield Page(request.number, model, verdict.items)
+        yield page
 
 
 def _sync_pages_ahead(
@@ -370,7 +416,7 @@ def _sync_pages_ahead(
     concurrency: int,
 ) -> Generator[Page[Any], None, None]:
     """The pages after the first, ``concurrency`` at a time on threads, in order."""
-    pending: collections.deque[tuple[PageRequest, Future[object]]] = collections.deque()
+    pending: collections.deque[tuple[PageRequest, Future[_Fetched]]] = collections.deque()
     numbers = iter(plan.remaining_pages())
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="service-api-pages")
 
@@ -386,15 +432,15 @@ def _sync_pages_ahead(
         while pending and plan.has_next_page():
             request, future = pending.popleft()
             try:
-                model = future.result()
+                fetched = future.result()
                 # Refill before handing the page over: the window stays full while
                 # the consumer works on it.
                 submit_next()
-                verdict = _verdict(plan, request, model)
+                page = _judge(plan, request, fetched)
             except _PAGE_ERRORS as exc:
                 error = _failure(exc, request, plan, operation)
                 raise error from error.__cause__
-            yield Page(request.number, model, verdict.items)
+            yield page
     finally:
         # Early exit, error or garbage collection: drop what has not started and wait
         # for what is in flight, so no thread outlives the iterator.
@@ -419,12 +465,11 @@ async def _async_pages(
                     yield page
             return
         try:
-            model = await _fetch_async(operation, client, request, params)
-            verdict = _verdict(plan, request, model)
+            page = _judge(plan, request, await _fetch_async(operation, client, request, params))
         except _PAGE_ERRORS as exc:
             error = _failure(exc, request, plan, operation)
             raise error from error.__cause__
-        yield Page(request.number, model, verdict.items)
+        yield page
 
 
 async def _async_pages_ahead(
@@ -435,7 +480,7 @@ async def _async_pages_ahead(
     concurrency: int,
 ) -> AsyncGenerator[Page[Any], None]:
     """The pages after the first, ``concurrency`` at a time as tasks, in order."""
-    pending: collections.deque[tuple[PageRequest, asyncio.Task[object]]] = collections.deque()
+    pending: collections.deque[tuple[PageRequest, asyncio.Task[_Fetched]]] = collections.deque()
     numbers = iter(plan.remaining_pages())
 
     def submit_next() -> None:
@@ -453,14 +498,14 @@ async def _async_pages_ahead(
             # cleanup below still cancels and awaits this task.
             request, task = pending[0]
             try:
-                model = await task
+                fetched = await task
                 pending.popleft()
                 submit_next()
-                verdict = _verdict(plan, request, model)
+                page = _judge(plan, request, fetched)
             except _PAGE_ERRORS as exc:
                 error = _failure(exc, request, plan, operation)
                 raise error from error.__cause__
-            yield Page(request.number, model, verdict.items)
+            yield page
     finally:
         # Early exit, error, cancellation or garbage collection: cancel what is in
         # flight and wait for it, so no task outlives the iterator.

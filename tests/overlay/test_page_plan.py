@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +15,7 @@ from service_api._page_plan import (
     PageRequest,
     check_next_link,
     fingerprint,
+    item_texts,
     read_envelope,
 )
 from service_api_client.types import UNSET
@@ -173,6 +175,106 @@ def test_partly_repeated_items_are_dropped_with_a_warning() -> None:
     verdict = plan.accept(2, shifted)
     assert list(verdict.items) == rows[10:17]
     assert any("3 items already yielded" in w for w in verdict.warnings)
+
+
+def texts_of(page: FakePage) -> list[str]:
+    """The items' JSON text, as a server would have sent them."""
+    return [json.dumps(item) for item in page.data]
+
+
+def test_with_texts_a_page_served_twice_is_an_error() -> None:
+    rows = records(30)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    first = page_of(rows, 1, 10)
+    plan.accept(1, first, texts=texts_of(first))
+    again = page_of(rows, 1, 10)
+    again.page_number = 2
+    with pytest.raises(InconsistentPageError, match="repeats items"):
+        plan.accept(2, again, texts=texts_of(again))
+    assert plan.items_yielded == 10
+
+
+def test_with_texts_shifted_items_are_dropped_and_kept_ones_located() -> None:
+    rows = records(30)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    first = page_of(rows, 1, 10)
+    plan.accept(1, first, texts=texts_of(first))
+    shifted = page_of(rows, 2, 10)
+    shifted.data = rows[7:17]
+    verdict = plan.accept(2, shifted, texts=texts_of(shifted))
+    assert list(verdict.items) == rows[10:17]
+    assert verdict.kept == tuple(range(3, 10))
+    assert any("3 items already yielded" in w for w in verdict.warnings)
+
+
+def test_with_texts_a_repeat_within_a_page_is_dropped() -> None:
+    rows = records(5)
+    page = page_of(rows, 1, 10)
+    page.data = [rows[0], rows[1], rows[0]]
+    page.total_records = 3
+    verdict = PagePlan(page_size=10, start_page=1, base_url=BASE).accept(
+        1, page, texts=texts_of(page)
+    )
+    assert list(verdict.items) == rows[:2]
+    assert verdict.kept == (0, 1)
+
+
+def test_texts_that_do_not_match_the_page_are_an_error() -> None:
+    page = page_of(records(3), 1, 10)
+    with pytest.raises(InvalidResponseError, match="2 items in the body but 3"):
+        PagePlan(page_size=10, start_page=1, base_url=BASE).accept(
+            1, page, texts=texts_of(page)[:2]
+        )
+
+
+def test_an_iteration_cannot_mix_pages_with_and_without_texts() -> None:
+    rows = records(30)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    first = page_of(rows, 1, 10)
+    plan.accept(1, first, texts=texts_of(first))
+    with pytest.raises(RuntimeError, match="texts"):
+        plan.accept(2, page_of(rows, 2, 10))
+
+
+def test_item_texts_are_the_items_as_sent() -> None:
+    body = (
+        b'{"totalRecords": 2, "data": [ {"id": 1, "at": "2026-01-01T00:00:00Z"} ,\n'
+        b'{"s": "],{\\""}]}'
+    )
+    texts = item_texts(body)
+    assert texts == ['{"id": 1, "at": "2026-01-01T00:00:00Z"}', '{"s": "],{\\""}']
+    assert [json.loads(t) for t in texts] == json.loads(body)["data"]
+
+
+def test_item_texts_follow_json_loads_on_odd_envelopes() -> None:
+    assert item_texts(b'{"pageNumber": 1}') == []
+    assert item_texts(b"{}") == []
+    assert item_texts(b'{"data": []}') == []
+    # The last "data" counts, as with json.loads; one nested in another field does not.
+    assert item_texts(b'{"data": [1], "x": {"data": [2]}, "data": [3, 4]}') == ["3", "4"]
+    assert item_texts('{"data": ["\u00e9"]}'.encode("utf-16")) == ['"\u00e9"']
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"<html>", b"[1, 2]", b"{1: 2}", b'{"data": [1,]}', b'{"data": [1}', b'{"data" [1]}', b""],
+)
+def test_item_texts_reject_what_is_not_a_page(body: bytes) -> None:
+    with pytest.raises(json.JSONDecodeError):
+        item_texts(body)
+
+
+def test_a_trusted_next_link_still_has_its_page_number_checked() -> None:
+    rows = records(40)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    plan.accept(1, page_of(rows, 1, 10))  # its link passes the full check
+    page = page_of(rows, 2, 10)
+    page.next_ = f"{BASE}/shipments?pageSize=10&pageNumber=1"
+    verdict = plan.accept(2, page)
+    assert any("pageNumber=1, expected 3" in w for w in verdict.warnings)
+    page = page_of(rows, 3, 10)
+    page.next_ = f"{BASE}/shipments?pageSize=10&pageNumber=4&pageNumber=1"
+    assert plan.accept(3, page).warnings == ()  # repeated names: the full check decides
 
 
 def test_an_empty_page_before_the_end_is_an_error() -> None:

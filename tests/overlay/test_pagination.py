@@ -11,7 +11,7 @@ import time
 import warnings
 from collections.abc import AsyncIterator, Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -206,6 +206,27 @@ async def test_pages_carry_number_model_and_items(
     assert all(p.total_records == 23 for p in pages)
     assert all(isinstance(p.model, ShipmentPage) for p in pages)
     assert repr(pages[0]) == "Page(number=2, items=10, model=ShipmentPage)"
+
+
+async def test_raw_items_are_the_records_as_the_api_sent_them(
+    mock: RunningMock, client: Client, twin: str, resource: str
+) -> None:
+    mock.service.reset(records=23)
+    module = ENDPOINTS[resource][0]
+    if twin == "sync":
+        pages: list[Page[Any]] = list(iter_pages(module, client, page_size=10, concurrency=2))
+    else:
+        pages = [p async for p in aiter_pages(module, client, page_size=10, concurrency=2)]
+    raw = [record for page in pages for record in page.raw_items]
+    # Exactly, undeclared fields and the spelling of date-times included.
+    assert raw == mock.service.dataset(resource, "acct-1")
+    assert all(len(page.raw_items) == len(page.items) for page in pages)
+    assert pages[0].raw_items is pages[0].raw_items  # decoded once
+
+
+def test_raw_items_of_a_page_built_by_hand_come_from_the_models() -> None:
+    page: Page[Any] = Page(1, cast(Any, None), ({"id": 1},))
+    assert list(page.raw_items) == [{"id": 1}]
 
 
 async def test_max_pages_bounds_page_iteration(
