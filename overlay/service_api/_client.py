@@ -29,9 +29,11 @@ from service_api._rate_limit import RateLimiter
 from service_api._retry import RetryPolicy
 from service_api._transport import (
     ACCOUNT_HEADER,
+    DEFAULT_MAX_RESPONSE_BYTES,
     AsyncGuardedTransport,
     GuardedTransport,
     RequestGuard,
+    ServiceResponse,
 )
 
 # httpx.Client arguments that configure the connection pool: they go to the
@@ -54,6 +56,7 @@ class _Family:
         timeout: httpx.Timeout,
         policy: RetryPolicy,
         rate_limit: float | None,
+        max_response_bytes: int,
         transport_args: dict[str, Any],
         sync_transport: httpx.BaseTransport | None,
         async_transport: httpx.AsyncBaseTransport | None,
@@ -63,12 +66,25 @@ class _Family:
         self.client_secret = client_secret
         self.policy = policy
         limiter = RateLimiter(rate_limit) if rate_limit is not None else None
-        self.guard = RequestGuard(httpx.URL(base_url), policy, limiter, random.Random())  # noqa: S311
+        self.guard = RequestGuard(
+            httpx.URL(base_url),
+            policy,
+            limiter,
+            random.Random(),  # noqa: S311 - jitter, not cryptography
+            max_response_bytes=max_response_bytes,
+        )
         self.transport_args = transport_args
         self.user_sync_transport = sync_transport
         self.user_async_transport = async_transport
         self._lock = threading.Lock()
         self._sync_inner: httpx.BaseTransport | None = None
+
+    def close_pool(self) -> None:
+        """Close the shared sync pool, whichever client created it (the original's close)."""
+        with self._lock:
+            pool, self._sync_inner = self._sync_inner, None
+        if pool is not None:
+            pool.close()
 
     def sync_inner(self) -> httpx.BaseTransport:
         """The connection pool every client of the family uses for sync calls."""
@@ -110,7 +126,12 @@ def _transport_error(exc: httpx.HTTPError, family: _Family) -> Exception:
 
 
 def _check(response: httpx.Response, *, read: bool) -> None:
-    """Raise the typed error for an error status, or for a 2xx JSON body that is not JSON."""
+    """Raise the typed error for an error status, or for a 2xx JSON body that is not JSON.
+
+    The body is parsed here once; the guarded transport's :class:`ServiceResponse`
+    hands that parse to the generated code's ``response.json()``, so checking costs
+    no second parse.
+    """
     if response.status_code >= 400:
         raise error_from_response(response)
     if (
@@ -119,7 +140,10 @@ def _check(response: httpx.Response, *, read: bool) -> None:
         and "json" in response.headers.get("content-type", "")
     ):
         try:
-            response.json()
+            if isinstance(response, ServiceResponse):
+                response.validate_json()
+            else:  # a response our transport did not build (e.g. replaced by an event hook)
+                response.json()
         except ValueError:
             raise InvalidResponseError(
                 f"{response.status_code} answer to {response.request.method} "
@@ -183,7 +207,18 @@ class Client(service_api_client.Client):
       belongs to the first event loop that uses it; use one
       ``client.with_account(...)`` per extra loop (the token is still shared).
     * Closing: ``with`` / ``async with``, or :meth:`close` / :meth:`aclose`. The
-      client that created the shared pool closes it; close it last.
+      original client owns the sync pool it shares with its ``with_*`` children:
+      closing it closes the pool, whether or not it sent a request itself, and
+      whether the children were closed before or not (closing a child closes
+      only its own async connections). Use no child after closing the original:
+      the connections it opened then would stay open.
+    * Size: a success body over ``max_response_bytes`` (default 8 MiB, checked
+      while it streams in, token responses included) raises
+      :class:`InvalidResponseError` and drops the connection; of an error body
+      only the first few KiB are read, enough for the error's ``body``.
+    * Redirects: even with ``follow_redirects=True`` the token request is never
+      redirected (it carries the client secret): a 3xx answer to it raises
+      :class:`TokenResponseError`.
     * ``httpx_args`` go to ``httpx.Client`` / ``httpx.AsyncClient`` (``verify``,
       ``limits``, ``proxy``, ``event_hooks``, ...); a ``transport`` there is used
       inside the guard (an ``httpx.MockTransport`` or ``httpx.ASGITransport``).
@@ -212,6 +247,7 @@ class Client(service_api_client.Client):
         timeout: float | httpx.Timeout = 30.0,
         retry: RetryPolicy | None = None,
         rate_limit: float | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         httpx_args: dict[str, Any] | None = None,
     ) -> None:
         args = dict(httpx_args or {})
@@ -234,6 +270,7 @@ class Client(service_api_client.Client):
             timeout=httpx_timeout,
             policy=retry if retry is not None else RetryPolicy(max_retries=max_retries),
             rate_limit=rate_limit,
+            max_response_bytes=max_response_bytes,
             transport_args=transport_args,
             sync_transport=transport if isinstance(transport, httpx.BaseTransport) else None,
             async_transport=(
@@ -314,7 +351,8 @@ class Client(service_api_client.Client):
         """A client for another account, sharing this one's token and connection pool.
 
         One token serves every account of the integration, so no new
-        ``/authenticate`` call is made. Close the child before the original.
+        ``/authenticate`` call is made. Closing the original closes the shared
+        pool; closing the child (before that) releases only its own connections.
 
         Example::
 
@@ -385,8 +423,10 @@ class Client(service_api_client.Client):
         """
         with self._build_lock:
             if self._client is None:
+                # The original closes the shared pool (_Family.close_pool), even if
+                # it never built a transport of its own, so no wrapper owns it.
                 transport = GuardedTransport(
-                    self._family.sync_inner(), self._family.guard, owner=self._owner
+                    self._family.sync_inner(), self._family.guard, owner=False
                 )
                 self._client = _ServiceHttpxClient(
                     self._family, transport=transport, **self._client_args()
@@ -445,7 +485,7 @@ class Client(service_api_client.Client):
         await self.aclose()
 
     def close(self) -> None:
-        """Close the sync connections this client opened.
+        """Close the sync connections: the shared pool for the original, nothing for a child.
 
         Example::
 
@@ -453,6 +493,8 @@ class Client(service_api_client.Client):
         """
         if self._client is not None:
             self._client.close()
+        if self._owner:
+            self._family.close_pool()
 
     async def aclose(self) -> None:
         """Close the async (and sync) connections this client opened.

@@ -1,22 +1,34 @@
-"""Transport wrappers: origin guard, client-side rate limit and retries.
+"""Transport wrappers: origin guard, size bound, client-side rate limit and retries.
 
 They sit at the lowest layer of ``httpx`` that sees every request (redirects and
 the token request included), which is where credentials can be kept to the base
 URL's origin: httpx itself strips only ``Authorization`` on a cross-origin redirect.
-The sync and async wrappers share every decision (:mod:`service_api._retry`) and
-differ only in how they sleep.
+It is also the only layer that sees every response body before anything reads it
+(``TokenAuth`` reads each body inside httpx), so the size bound is enforced here,
+while the body streams in. The sync and async wrappers share every decision
+(:mod:`service_api._retry`) and differ only in how they sleep and read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
 import logging
 import random
 import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
 import httpx
 
 from service_api._auth import TOKEN_REQUEST_EXTENSION
+from service_api._errors import (
+    MAX_BODY_CHARS,
+    InvalidResponseError,
+    TokenResponseError,
+    redacted_request,
+)
 from service_api._rate_limit import RateLimiter
 from service_api._retry import (
     RETRY_SLEEP,
@@ -31,6 +43,17 @@ logger = logging.getLogger("service_api")
 
 ACCOUNT_HEADER = "x-service-account-id"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+
+#: Default cap on a successful response body, in bytes. A 50-record page is about
+#: 12 KB and the largest page the API serves well under 1 MB; 8 MiB leaves room for
+#: bigger records while a hostile or broken server cannot make the client hold
+#: more than that (``httpx`` joins the chunks it read, so the peak is about the cap).
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+#: Bytes of an error body kept: enough for the ``MAX_BODY_CHARS`` characters an
+#: error keeps (UTF-8 needs at most 4 bytes a character); the rest is never read.
+ERROR_BODY_BYTES = 4 * MAX_BODY_CHARS
+#: Cap on the body of a token response: a token is at most 8 KiB of header value.
+TOKEN_RESPONSE_BYTES = 64 * 1024
 
 
 def origin(url: httpx.URL) -> tuple[str, str, int | None]:
@@ -59,27 +82,77 @@ class RequestGuard:
         policy: RetryPolicy,
         limiter: RateLimiter | None = None,
         rng: random.Random | None = None,
+        *,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
+        if max_response_bytes < 1:
+            raise ValueError("max_response_bytes must be at least 1")
         self.origin = origin(base_url)
         self.policy = policy
         self.limiter = limiter
         self.rng = rng or random.Random()  # noqa: S311 - jitter, not cryptography
+        self.max_response_bytes = max_response_bytes
 
     def __repr__(self) -> str:
-        return f"RequestGuard(origin={self.origin!r}, policy={self.policy!r})"
+        return (
+            f"RequestGuard(origin={self.origin!r}, policy={self.policy!r}, "
+            f"max_response_bytes={self.max_response_bytes})"
+        )
 
     def strip_credentials(self, request: httpx.Request) -> None:
-        """Remove credential headers the request must not carry.
+        """Remove credential headers the request must not carry; refuse a stray token request.
 
         Off the base origin, neither ``Authorization`` nor the account header;
-        on the token request, no account header.
+        on the token request, no account header. A token request off the base
+        origin (only a redirect can make one) would carry the client secret in
+        its body: it raises :class:`TokenResponseError` and is never sent.
         """
         off_origin = origin(request.url) != self.origin
-        if off_origin or TOKEN_REQUEST_EXTENSION in request.extensions:
+        token_request = TOKEN_REQUEST_EXTENSION in request.extensions
+        if token_request and off_origin:
+            raise TokenResponseError(
+                f"refusing to send the token request to {request.url.host}, "
+                "outside the base URL's origin",
+                request=redacted_request(request),
+            )
+        if off_origin or token_request:
             request.headers.pop(ACCOUNT_HEADER, None)
         if off_origin and "authorization" in request.headers:
             del request.headers["authorization"]
             logger.debug("credentials withheld from %s (not the base origin)", request.url.host)
+
+    def refuse_token_redirect(self, request: httpx.Request, response: httpx.Response) -> None:
+        """Raise :class:`TokenResponseError` if the token endpoint answered with a redirect.
+
+        Following it would send the client secret again, wherever it points; a
+        token endpoint that redirects is misconfigured or hostile either way.
+        """
+        if TOKEN_REQUEST_EXTENSION in request.extensions and 300 <= response.status_code < 400:
+            raise TokenResponseError(
+                f"the token endpoint answered {response.status_code} (a redirect); "
+                "the token request is never redirected",
+                request=redacted_request(request),
+            )
+
+    def body_limit(self, request: httpx.Request, response: httpx.Response) -> tuple[int, bool]:
+        """How many body bytes to read, and whether to cut (error) or refuse (success) beyond.
+
+        An error body is cut to what the error keeps; a success body larger than
+        the cap is refused with :class:`InvalidResponseError`.
+        """
+        if response.status_code >= 400:
+            return ERROR_BODY_BYTES, True
+        if TOKEN_REQUEST_EXTENSION in request.extensions:
+            return min(self.max_response_bytes, TOKEN_RESPONSE_BYTES), False
+        return self.max_response_bytes, False
+
+    def too_large(self, request: httpx.Request, limit: int) -> InvalidResponseError:
+        """The error for a success body over ``limit`` bytes."""
+        return InvalidResponseError(
+            f"answer to {request.method} {request.url} is larger than {limit} bytes "
+            "(raise max_response_bytes if such answers are expected)",
+            request=redacted_request(request),
+        )
 
     def retryable(self, request: httpx.Request) -> bool:
         """Whether the request may be sent twice."""
@@ -137,6 +210,128 @@ class RequestGuard:
         )
 
 
+_UNPARSED: Any = object()
+
+
+class ServiceResponse(httpx.Response):
+    """A response whose JSON body, once validated, is parsed only once.
+
+    The client checks that a 2xx JSON body is JSON (so a broken one is an
+    :class:`InvalidResponseError`, not a ``JSONDecodeError`` in generated code);
+    the generated code then calls :meth:`json` and gets that parse instead of a
+    second one. Only the first plain :meth:`json` call gets it: later calls parse
+    again, so no two callers share one mutable object.
+
+    Example::
+
+        response.validate_json()   # raises ValueError for a body that is not JSON
+        response.json()            # the value parsed above, not parsed again
+    """
+
+    _parsed: Any = _UNPARSED
+
+    def validate_json(self) -> None:
+        """Parse the body now (raising ``ValueError`` if it is not JSON) and keep the value."""
+        self._parsed = json.loads(self.content)
+
+    def json(self, **kwargs: Any) -> Any:
+        """The parsed body; the value kept by :meth:`validate_json` if there is one."""
+        parsed = self._parsed
+        if parsed is _UNPARSED or kwargs:
+            return super().json(**kwargs)
+        self._parsed = _UNPARSED
+        return parsed
+
+
+class _BoundedStream(httpx.SyncByteStream):
+    """The inner body stream, cut (``refuse is None``) or refused past ``limit`` bytes.
+
+    Either way the inner stream is closed there, which drops the connection
+    instead of draining the rest of the body.
+    """
+
+    def __init__(
+        self,
+        inner: httpx.SyncByteStream,
+        limit: int,
+        refuse: Callable[[], InvalidResponseError] | None,
+    ) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._refuse = refuse
+
+    def __iter__(self) -> Iterator[bytes]:
+        left = self._limit
+        for chunk in self._inner:
+            if len(chunk) > left:
+                self._inner.close()
+                if self._refuse is not None:
+                    raise self._refuse()
+                yield chunk[:left]
+                return
+            left -= len(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _AsyncBoundedStream(httpx.AsyncByteStream):
+    """Async twin of :class:`_BoundedStream`."""
+
+    def __init__(
+        self,
+        inner: httpx.AsyncByteStream,
+        limit: int,
+        refuse: Callable[[], InvalidResponseError] | None,
+    ) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._refuse = refuse
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        left = self._limit
+        async for chunk in self._inner:
+            if len(chunk) > left:
+                await self._inner.aclose()
+                if self._refuse is not None:
+                    raise self._refuse()
+                yield chunk[:left]
+                return
+            left -= len(chunk)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _body_bound(
+    guard: RequestGuard, request: httpx.Request, response: httpx.Response
+) -> tuple[int, Callable[[], InvalidResponseError] | None]:
+    """The byte limit for ``response``'s body and how to refuse more (``None``: cut it).
+
+    Raises at once (the caller closes ``response``) for a redirected token request
+    or a success whose ``Content-Length`` is already over the limit.
+    """
+    guard.refuse_token_redirect(request, response)
+    limit, cut = guard.body_limit(request, response)
+    if cut:
+        return limit, None
+    declared = response.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise guard.too_large(request, limit)
+    return limit, functools.partial(guard.too_large, request, limit)
+
+
+def _rewrapped(response: httpx.Response, stream: Any) -> ServiceResponse:
+    return ServiceResponse(
+        response.status_code,
+        headers=response.headers,
+        stream=stream,
+        extensions=response.extensions,
+    )
+
+
 class GuardedTransport(httpx.BaseTransport):
     """Sync transport: guard, rate limit and retries around an inner transport.
 
@@ -168,13 +363,23 @@ class GuardedTransport(httpx.BaseTransport):
                 if delay is None:
                     raise
             else:
+                response = self._bound(request, response)
                 delay = self._guard.delay_after_response(request, attempt, response)
                 if delay is None:
                     return response
-                response.read()
+                response.read()  # an error body: cut short, so this reads a few KiB at most
                 response.close()
             time.sleep(RETRY_SLEEP.wait_for(delay))
             attempt += 1
+
+    def _bound(self, request: httpx.Request, response: httpx.Response) -> ServiceResponse:
+        try:
+            limit, refuse = _body_bound(self._guard, request, response)
+        except BaseException:
+            response.close()
+            raise
+        assert isinstance(response.stream, httpx.SyncByteStream)
+        return _rewrapped(response, _BoundedStream(response.stream, limit, refuse))
 
     def close(self) -> None:
         """Close the inner transport if this wrapper owns it."""
@@ -211,6 +416,7 @@ class AsyncGuardedTransport(httpx.AsyncBaseTransport):
                 if delay is None:
                     raise
             else:
+                response = await self._bound(request, response)
                 delay = self._guard.delay_after_response(request, attempt, response)
                 if delay is None:
                     return response
@@ -218,6 +424,15 @@ class AsyncGuardedTransport(httpx.AsyncBaseTransport):
                 await response.aclose()
             await asyncio.sleep(RETRY_SLEEP.wait_for(delay))
             attempt += 1
+
+    async def _bound(self, request: httpx.Request, response: httpx.Response) -> ServiceResponse:
+        try:
+            limit, refuse = _body_bound(self._guard, request, response)
+        except BaseException:
+            await response.aclose()
+            raise
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        return _rewrapped(response, _AsyncBoundedStream(response.stream, limit, refuse))
 
     async def aclose(self) -> None:
         """Close the inner transport if this wrapper owns it."""

@@ -1,9 +1,11 @@
 """The client against the mock over loopback HTTP, in sync/async pairs."""
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -268,3 +270,96 @@ def test_client_side_rate_limit_spaces_requests(mock: RunningMock) -> None:
         elapsed = time.monotonic() - started
     # 5 requests (token included): the 2nd to 5th wait 0.1 s each
     assert elapsed >= 0.39
+
+
+# ---- response size, JSON checks, the shared pool ------------------------------------------
+
+
+def test_sync_a_page_over_max_response_bytes_is_a_typed_error(mock: RunningMock) -> None:
+    with (
+        make_client(mock, max_response_bytes=4096) as client,
+        pytest.raises(service_api.InvalidResponseError, match="larger than 4096 bytes"),
+    ):
+        list_shipments.sync(client=client, page_size=50)
+    assert mock.service.count("listShipments") == 1  # not retried: it would be as large again
+
+
+@pytest.mark.anyio
+async def test_async_a_page_over_max_response_bytes_is_a_typed_error(mock: RunningMock) -> None:
+    async with make_client(mock, max_response_bytes=4096) as client:
+        with pytest.raises(service_api.InvalidResponseError, match="larger than 4096 bytes"):
+            await list_shipments.asyncio(client=client, page_size=50)
+    assert mock.service.count("listShipments") == 1
+
+
+def broken_json_service(request: httpx.Request) -> httpx.Response:
+    if request.url.path.endswith("/authenticate"):
+        return httpx.Response(
+            200, json={"access_token": "t0k3n", "token_type": "Bearer", "expires_in": "3600"}
+        )
+    return httpx.Response(200, content=b'{"data": [', headers={"content-type": "application/json"})
+
+
+def test_sync_a_2xx_body_that_is_not_json_is_a_typed_error_in_generated_calls() -> None:
+    transport = httpx.MockTransport(broken_json_service)
+    with (
+        service_api.Client(
+            "https://api.test/public/v3", "cid", "s3cret", httpx_args={"transport": transport}
+        ) as client,
+        pytest.raises(service_api.InvalidResponseError, match="not valid JSON"),
+    ):
+        list_shipments.sync(client=client)
+
+
+@pytest.mark.anyio
+async def test_async_a_2xx_body_that_is_not_json_is_a_typed_error_in_generated_calls() -> None:
+    transport = httpx.MockTransport(broken_json_service)
+    async with service_api.Client(
+        "https://api.test/public/v3", "cid", "s3cret", httpx_args={"transport": transport}
+    ) as client:
+        with pytest.raises(service_api.InvalidResponseError, match="not valid JSON"):
+            await list_shipments.asyncio(client=client)
+
+
+def test_a_generated_call_parses_each_page_once(
+    mock: RunningMock, client: service_api.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    list_shipments.sync(client=client)  # the token is fetched (and its answer parsed) here
+    parsed: list[int] = []
+    loads = json.loads
+
+    def counting_loads(text: str | bytes, **kwargs: Any) -> Any:
+        parsed.append(len(text))
+        return loads(text, **kwargs)
+
+    monkeypatch.setattr(json, "loads", counting_loads)
+    page = list_shipments.sync(client=client, page_number=2)
+    assert isinstance(page, ShipmentPage)
+    assert len(parsed) == 1
+
+
+def test_closing_the_original_first_closes_the_shared_pool_its_child_used() -> None:
+    closed: list[bool] = []
+
+    class Pool(httpx.MockTransport):
+        def close(self) -> None:
+            closed.append(True)
+
+    pool = Pool(broken_json_service)
+    root = service_api.Client(
+        "https://api.test/public/v3", "cid", "s3cret", httpx_args={"transport": pool}
+    )
+    child = root.with_account("acct-2")
+    child.get_httpx_client().get("/authenticate")
+    root.close()  # never sent anything itself
+    assert closed == [True]
+    child.close()  # closing the child afterwards is harmless and closes nothing more
+    assert closed == [True]
+
+
+def test_closing_a_child_leaves_the_shared_pool_to_the_original(mock: RunningMock) -> None:
+    with make_client(mock) as root:
+        with root.with_account("acct-2") as child:
+            list_shipments.sync(client=child)
+        page = list_shipments.sync(client=root)  # the pool the child used still works
+    assert isinstance(page, ShipmentPage)

@@ -2,7 +2,7 @@
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
@@ -14,7 +14,15 @@ from starlette.routing import Route
 
 import service_api
 from service_api._retry import RetryPolicy
-from service_api._transport import RequestGuard, origin
+from service_api._transport import (
+    ERROR_BODY_BYTES,
+    TOKEN_RESPONSE_BYTES,
+    AsyncGuardedTransport,
+    GuardedTransport,
+    RequestGuard,
+    ServiceResponse,
+    origin,
+)
 
 TOKEN = "redirect-test-token-0123"
 
@@ -123,3 +131,196 @@ async def test_async_off_origin_redirect_carries_no_credentials(
     assert "authorization" in base.seen[0]
     assert "authorization" not in other.seen[0]
     assert "x-service-account-id" not in other.seen[0]
+
+
+# ---- body size bound ----------------------------------------------------------------------
+
+BASE = "https://api.test/public/v3"
+TOKEN_EXTENSIONS = {"service_api.token_request": 1}
+
+
+class Chunks(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """A body of ``count`` chunks of ``size`` bytes that records how far it was read."""
+
+    def __init__(self, count: int, size: int = 1024) -> None:
+        self.count = count
+        self.size = size
+        self.sent = 0
+        self.closed = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        for _ in range(self.count):
+            self.sent += 1
+            yield b"x" * self.size
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self:
+            yield chunk
+
+    def close(self) -> None:
+        self.closed = True
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def guarded(
+    status: int,
+    stream: Chunks,
+    *,
+    max_response_bytes: int = 10 * 1024,
+    headers: dict[str, str] | None = None,
+) -> tuple[GuardedTransport, AsyncGuardedTransport]:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, headers=headers, stream=stream)
+
+    guard = RequestGuard(
+        httpx.URL(BASE), RetryPolicy(max_retries=0), max_response_bytes=max_response_bytes
+    )
+    mock = httpx.MockTransport(answer)
+    return GuardedTransport(mock, guard, owner=True), AsyncGuardedTransport(mock, guard, owner=True)
+
+
+def test_sync_a_success_body_past_the_limit_is_refused_and_its_stream_closed() -> None:
+    stream = Chunks(50)
+    transport, _ = guarded(200, stream)
+    response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
+    with pytest.raises(service_api.InvalidResponseError, match="larger than 10240 bytes"):
+        response.read()
+    assert stream.sent == 11  # the chunk that crossed the limit, and not one more
+    assert stream.closed
+
+
+@pytest.mark.anyio
+async def test_async_a_success_body_past_the_limit_is_refused_and_its_stream_closed() -> None:
+    stream = Chunks(50)
+    _, transport = guarded(200, stream)
+    response = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
+    with pytest.raises(service_api.InvalidResponseError, match="larger than 10240 bytes"):
+        await response.aread()
+    assert stream.sent == 11
+    assert stream.closed
+
+
+def test_a_body_within_the_limit_is_read_whole() -> None:
+    stream = Chunks(10)
+    transport, _ = guarded(200, stream)
+    response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
+    assert len(response.read()) == 10 * 1024
+
+
+def test_a_declared_length_past_the_limit_is_refused_before_reading() -> None:
+    stream = Chunks(50)
+    transport, _ = guarded(200, stream, headers={"content-length": str(50 * 1024)})
+    with pytest.raises(service_api.InvalidResponseError, match="larger than"):
+        transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
+    assert stream.sent == 0
+    assert stream.closed
+
+
+@pytest.mark.anyio
+async def test_async_an_error_body_is_cut_to_what_the_error_keeps() -> None:
+    stream = Chunks(50)
+    _, transport = guarded(500, stream)
+    response = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
+    assert len(await response.aread()) == ERROR_BODY_BYTES
+    assert stream.sent == ERROR_BODY_BYTES // 1024 + 1
+    assert stream.closed
+
+
+def test_sync_an_error_body_is_cut_to_what_the_error_keeps() -> None:
+    stream = Chunks(50)
+    transport, _ = guarded(500, stream)
+    response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
+    assert len(response.read()) == ERROR_BODY_BYTES
+    assert stream.closed
+
+
+def test_a_token_response_has_a_limit_of_its_own() -> None:
+    stream = Chunks(TOKEN_RESPONSE_BYTES // 1024 + 1)
+    transport, _ = guarded(200, stream, max_response_bytes=2**30)
+    request = httpx.Request("POST", f"{BASE}/authenticate", extensions=TOKEN_EXTENSIONS)
+    response = transport.handle_request(request)
+    with pytest.raises(
+        service_api.InvalidResponseError, match=f"larger than {TOKEN_RESPONSE_BYTES}"
+    ):
+        response.read()
+
+
+def test_max_response_bytes_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_response_bytes"):
+        RequestGuard(httpx.URL(BASE), RetryPolicy(), max_response_bytes=0)
+
+
+# ---- the token request stays home ---------------------------------------------------------
+
+
+def test_a_token_request_off_the_base_origin_is_never_sent() -> None:
+    sent: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(200)
+
+    transport = GuardedTransport(
+        httpx.MockTransport(answer),
+        RequestGuard(httpx.URL(BASE), RetryPolicy()),
+        owner=True,
+    )
+    stray = httpx.Request("POST", "https://evil.test/steal", extensions=TOKEN_EXTENSIONS)
+    with pytest.raises(service_api.TokenResponseError, match=r"evil\.test"):
+        transport.handle_request(stray)
+    assert sent == []
+
+
+def redirecting_token_endpoint(seen: list[str]) -> httpx.MockTransport:
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(f"{request.url.host} {request.content!r}")
+        if request.url.host == "api.test":
+            return httpx.Response(307, headers={"location": "https://evil.test/steal"})
+        return httpx.Response(200, json={"access_token": "t", "token_type": "Bearer"})
+
+    return httpx.MockTransport(answer)
+
+
+def test_sync_a_redirected_token_request_is_refused_even_when_following_redirects() -> None:
+    seen: list[str] = []
+    transport = redirecting_token_endpoint(seen)
+    args = {"transport": transport, "follow_redirects": True}
+    with (
+        service_api.Client(BASE, "cid", "redirect-secret", httpx_args=args) as client,
+        pytest.raises(service_api.TokenResponseError, match="307"),
+    ):
+        client.get_httpx_client().get("/shipments")
+    assert len(seen) == 1
+    assert seen[0].startswith("api.test ")
+
+
+@pytest.mark.anyio
+async def test_async_a_redirected_token_request_is_refused_even_when_following_redirects() -> None:
+    seen: list[str] = []
+    transport = redirecting_token_endpoint(seen)
+    args = {"transport": transport, "follow_redirects": True}
+    async with service_api.Client(BASE, "cid", "redirect-secret", httpx_args=args) as client:
+        with pytest.raises(service_api.TokenResponseError, match="307"):
+            await client.get_async_httpx_client().get("/shipments")
+    assert len(seen) == 1
+    assert seen[0].startswith("api.test ")
+
+
+# ---- one JSON parse -----------------------------------------------------------------------
+
+
+def test_a_validated_body_is_parsed_once_then_afresh() -> None:
+    response = ServiceResponse(200, content=b'{"a": [1]}')
+    response.validate_json()
+    first = response.json()
+    assert first == {"a": [1]}
+    again = response.json()
+    assert again == first
+    assert again is not first  # later callers get their own object
+
+
+def test_validating_a_body_that_is_not_json_raises_value_error() -> None:
+    with pytest.raises(ValueError, match="Expecting"):
+        ServiceResponse(200, content=b"{broken").validate_json()
