@@ -109,6 +109,17 @@ def _to_dict(item: Any) -> dict[str, Any]:
     return result
 
 
+def _records(page: PageLike) -> list[dict[str, Any]]:
+    """The page's records as the API sent them (``raw_items``): a model's ``to_dict``
+    would re-spell declared values (a date-time's ``Z`` becomes ``+00:00``). A page
+    without them (a fake) gives its items' dicts."""
+    raw = getattr(page, "raw_items", None)
+    if raw is None:
+        return [_to_dict(item) for item in page.items]
+    # Each is a JSON object: the generated parser already read it into a model.
+    return [dict(record) for record in raw]
+
+
 def export(
     *,
     accounts: Sequence[str],
@@ -147,7 +158,7 @@ def export(
                         skipped = (start_page - 1) * (
                             served if isinstance(served, int) else page_size
                         )
-                    records = [_to_dict(item) for item in page.items]
+                    records = _records(page)
                     if max_items is not None:
                         records = records[: max(0, max_items - state.records)]
                     state.total = max(0, page.total_records - skipped)

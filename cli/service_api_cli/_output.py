@@ -1,7 +1,9 @@
 """Writers for exported records: JSON Lines, CSV and a terminal table.
 
 Every writer takes one page of records at a time and writes each record whole, then
-flushes, so an interrupted export leaves a file that ends on a complete record.
+flushes, so an interrupted export leaves a file that ends on a complete record. The
+records are the API's JSON objects as sent (``Page.raw_items``), for every format: CSV and
+table cells hold the values JSON Lines writes (a date-time keeps the API's spelling).
 
 CSV and streaming: a CSV header must list every column before the first row, but the
 columns (the union of the flattened keys, in first-seen order) are only known once the
