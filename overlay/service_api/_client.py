@@ -213,9 +213,9 @@ class Client(service_api_client.Client):
       only its own async connections). Use no child after closing the original:
       the connections it opened then would stay open.
     * Size: a success body over ``max_response_bytes`` (default 8 MiB, checked
-      while it streams in, token responses included) raises
-      :class:`InvalidResponseError` and drops the connection; of an error body
-      only the first few KiB are read, enough for the error's ``body``.
+      while it streams in and, if compressed, once inflated; token responses
+      included) raises :class:`InvalidResponseError` and drops the connection;
+      of an error body only the first few KiB are read, enough for its ``body``.
     * Redirects: even with ``follow_redirects=True`` the token request is never
       redirected (it carries the client secret): a 3xx answer to it raises
       :class:`TokenResponseError`.

@@ -229,6 +229,36 @@ class ServiceResponse(httpx.Response):
     """
 
     _parsed: Any = _UNPARSED
+    # Set for a compressed success body: the raw bound leaves what it inflates to
+    # unbounded (a few KiB of gzip can inflate to gigabytes), so the decoded bytes
+    # count against the same limit.
+    _decoded_limit: int = 0
+    _refuse: Callable[[], InvalidResponseError] | None = None
+
+    def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
+        """The decoded body, refused past the limit when it is compressed."""
+        if self._refuse is None:
+            yield from super().iter_bytes(chunk_size)
+            return
+        left = self._decoded_limit
+        for chunk in super().iter_bytes(chunk_size):
+            left -= len(chunk)
+            if left < 0:
+                raise self._refuse()
+            yield chunk
+
+    async def aiter_bytes(self, chunk_size: int | None = None) -> AsyncIterator[bytes]:
+        """Async twin of :meth:`iter_bytes`."""
+        if self._refuse is None:
+            async for chunk in super().aiter_bytes(chunk_size):
+                yield chunk
+            return
+        left = self._decoded_limit
+        async for chunk in super().aiter_bytes(chunk_size):
+            left -= len(chunk)
+            if left < 0:
+                raise self._refuse()
+            yield chunk
 
     def validate_json(self) -> None:
         """Parse the body now (raising ``ValueError`` if it is not JSON) and keep the value."""
@@ -323,13 +353,22 @@ def _body_bound(
     return limit, functools.partial(guard.too_large, request, limit)
 
 
-def _rewrapped(response: httpx.Response, stream: Any) -> ServiceResponse:
-    return ServiceResponse(
+def _rewrapped(
+    response: httpx.Response,
+    stream: Any,
+    limit: int,
+    refuse: Callable[[], InvalidResponseError] | None,
+) -> ServiceResponse:
+    wrapped = ServiceResponse(
         response.status_code,
         headers=response.headers,
         stream=stream,
         extensions=response.extensions,
     )
+    if refuse is not None and response.headers.get("content-encoding", "identity") != "identity":
+        wrapped._decoded_limit = limit
+        wrapped._refuse = refuse
+    return wrapped
 
 
 class GuardedTransport(httpx.BaseTransport):
@@ -379,7 +418,7 @@ class GuardedTransport(httpx.BaseTransport):
             response.close()
             raise
         assert isinstance(response.stream, httpx.SyncByteStream)
-        return _rewrapped(response, _BoundedStream(response.stream, limit, refuse))
+        return _rewrapped(response, _BoundedStream(response.stream, limit, refuse), limit, refuse)
 
     def close(self) -> None:
         """Close the inner transport if this wrapper owns it."""
@@ -432,7 +471,8 @@ class AsyncGuardedTransport(httpx.AsyncBaseTransport):
             await response.aclose()
             raise
         assert isinstance(response.stream, httpx.AsyncByteStream)
-        return _rewrapped(response, _AsyncBoundedStream(response.stream, limit, refuse))
+        stream = _AsyncBoundedStream(response.stream, limit, refuse)
+        return _rewrapped(response, stream, limit, refuse)
 
     async def aclose(self) -> None:
         """Close the inner transport if this wrapper owns it."""

@@ -1,5 +1,6 @@
 """The guarded transports: credentials stay on the base origin, redirects included."""
 
+import gzip
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -324,3 +325,33 @@ def test_a_validated_body_is_parsed_once_then_afresh() -> None:
 def test_validating_a_body_that_is_not_json_raises_value_error() -> None:
     with pytest.raises(ValueError, match="Expecting"):
         ServiceResponse(200, content=b"{broken").validate_json()
+
+
+def gzip_bomb(request: httpx.Request) -> httpx.Response:
+    # 1 MiB of zeros compresses to about 1 KiB: small on the wire, large once inflated.
+    body = gzip.compress(b"0" * 2**20)
+    return httpx.Response(200, content=body, headers={"content-encoding": "gzip"})
+
+
+def test_sync_a_compressed_body_counts_what_it_inflates_to() -> None:
+    guard = RequestGuard(httpx.URL(BASE), RetryPolicy(max_retries=0), max_response_bytes=65536)
+    transport = GuardedTransport(httpx.MockTransport(gzip_bomb), guard, owner=True)
+    response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
+    with pytest.raises(service_api.InvalidResponseError, match="larger than 65536 bytes"):
+        response.read()
+
+
+@pytest.mark.anyio
+async def test_async_a_compressed_body_counts_what_it_inflates_to() -> None:
+    guard = RequestGuard(httpx.URL(BASE), RetryPolicy(max_retries=0), max_response_bytes=65536)
+    transport = AsyncGuardedTransport(httpx.MockTransport(gzip_bomb), guard, owner=True)
+    response = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
+    with pytest.raises(service_api.InvalidResponseError, match="larger than 65536 bytes"):
+        await response.aread()
+
+
+def test_a_compressed_body_within_the_limit_is_read_whole() -> None:
+    guard = RequestGuard(httpx.URL(BASE), RetryPolicy(max_retries=0), max_response_bytes=2**21)
+    transport = GuardedTransport(httpx.MockTransport(gzip_bomb), guard, owner=True)
+    response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
+    assert response.read() == b"0" * 2**20
