@@ -397,14 +397,16 @@ def _sync_pages(
     concurrency: int,
 ) -> Generator[Page[Any], None, None]:
     while (request := plan.next_page_info()) is not None:
-        if concurrency > 1 and plan.pages_accepted > 0:
-            yield from _sync_pages_ahead(operation, client, plan, params, concurrency)
-            return
         try:
             page = _judge(plan, request, _fetch_sync(operation, client, request, params))
         except _PAGE_ERRORS as exc:
             error = _failure(exc, request, plan, operation)
             raise error from error.__cause__
+        if concurrency > 1 and plan.has_next_page():
+            # The first page told how many there are: fetch ahead from now on, starting
+            # before the consumer works on this page rather than after.
+            yield from _sync_pages_ahead(operation, client, plan, params, concurrency, page)
+            return
         yield page
 
 
@@ -414,8 +416,10 @@ def _sync_pages_ahead(
     plan: PagePlan,
     params: dict[str, Any],
     concurrency: int,
+    first: Page[Any],
 ) -> Generator[Page[Any], None, None]:
-    """The pages after the first, ``concurrency`` at a time on threads, in order."""
+    """``first``, then the pages after it, ``concurrency`` at a time on threads, in
+    order; the window is filled before ``first`` is handed over."""
     pending: collections.deque[tuple[PageRequest, Future[_Fetched]]] = collections.deque()
     numbers = iter(plan.remaining_pages())
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="service-api-pages")
@@ -429,6 +433,7 @@ def _sync_pages_ahead(
     try:
         for _ in range(concurrency):
             submit_next()
+        yield first
         while pending and plan.has_next_page():
             request, future = pending.popleft()
             try:
@@ -457,18 +462,19 @@ async def _async_pages(
     concurrency: int,
 ) -> AsyncGenerator[Page[Any], None]:
     while (request := plan.next_page_info()) is not None:
-        if concurrency > 1 and plan.pages_accepted > 0:
-            # Closed explicitly: closing this generator does not close one it iterates.
-            ahead = _async_pages_ahead(operation, client, plan, params, concurrency)
-            async with contextlib.aclosing(ahead):
-                async for page in ahead:
-                    yield page
-            return
         try:
             page = _judge(plan, request, await _fetch_async(operation, client, request, params))
         except _PAGE_ERRORS as exc:
             error = _failure(exc, request, plan, operation)
             raise error from error.__cause__
+        if concurrency > 1 and plan.has_next_page():
+            # As in _sync_pages. Closed explicitly: closing this generator does not
+            # close one it iterates.
+            ahead = _async_pages_ahead(operation, client, plan, params, concurrency, page)
+            async with contextlib.aclosing(ahead):
+                async for later in ahead:
+                    yield later
+            return
         yield page
 
 
@@ -478,8 +484,10 @@ async def _async_pages_ahead(
     plan: PagePlan,
     params: dict[str, Any],
     concurrency: int,
+    first: Page[Any],
 ) -> AsyncGenerator[Page[Any], None]:
-    """The pages after the first, ``concurrency`` at a time as tasks, in order."""
+    """``first``, then the pages after it, ``concurrency`` at a time as tasks, in
+    order; the tasks are started before ``first`` is handed over."""
     pending: collections.deque[tuple[PageRequest, asyncio.Task[_Fetched]]] = collections.deque()
     numbers = iter(plan.remaining_pages())
 
@@ -493,6 +501,7 @@ async def _async_pages_ahead(
     try:
         for _ in range(concurrency):
             submit_next()
+        yield first
         while pending and plan.has_next_page():
             # Left in ``pending`` while awaited: if the consumer is cancelled here, the
             # cleanup below still cancels and awaits this task.
