@@ -327,14 +327,12 @@ def _failure(
 _PAGE_ERRORS = (ServiceApiError, httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError)
 
 
-# A page as fetched: its model and the JSON text of each item of its data, as sent.
-_Fetched = tuple[object, list[str]]
+# A page as fetched: its model and its body.
+_Fetched = tuple[object, bytes]
 
 
 def _fetched(response: Response[Any], operation: _Operation, number: int) -> _Fetched:
-    model = _page_model(response, operation, number)
-    # Read here, on the worker thread or task, rather than where pages are judged.
-    return model, item_texts(response.content)
+    return _page_model(response, operation, number), response.content
 
 
 def _fetch_sync(
@@ -373,7 +371,10 @@ def _warn(message: str) -> None:
 
 def _judge(plan: PagePlan, request: PageRequest, fetched: _Fetched) -> Page[Any]:
     """Let the plan judge a page that arrived; the page to hand over."""
-    model, texts = fetched
+    model, content = fetched
+    # Read here, by the consumer, not on the fetching threads: measured at concurrency
+    # 8, the window refills sooner when those threads hand over as soon as they parsed.
+    texts = item_texts(content)
     verdict = plan.accept(request.number, model, texts=texts)
     for message in verdict.warnings:
         _warn(message)
