@@ -23,7 +23,9 @@ an empty page before the end                           ``InconsistentPageError``
                                                        warning, the set shrank, stop
 ``totalRecords`` changing mid-way                      warning; the page count planned from the
                                                        first page stands
-no ``next`` before the planned last page               warning; stop (``next`` ends iteration)
+no ``next`` before the planned last page               warning; go on by page number to the
+                                                       planned end, so nothing is lost; an empty
+                                                       page there ends it (the link was right)
 ``next`` on the planned last page                      warning; stop (the plan bounds iteration)
 ``next`` to another origin, path, or page (backwards)  warning; the link is ignored and the next
                                                        page is built from pageNumber/pageSize
@@ -32,6 +34,11 @@ no ``next`` before the planned last page               warning; stop (``next`` e
 The plan never asks for a page beyond ``ceil(totalRecords / pageSize)`` of the first page
 (or, when ``start_page`` is already past the end, beyond ``start_page``), so iteration is
 bounded by the planned page count whatever the server says, and never loops.
+
+Repeats are recognised in memory that does not grow with the result set: each item of
+the last ``REPEAT_WINDOW_PAGES`` pages is remembered (records shifted by an insertion or
+a deletion mid-iteration land on a neighbouring page), and every page by one mark of its
+whole content, so a page served again is recognised from any distance.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ import json.scanner
 import math
 import pickle
 import re
+from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +62,8 @@ _PLAIN_QUERY = re.compile(r"[A-Za-z0-9=&]*")
 
 # The service serves at most 50 records per page and treats a larger pageSize as 50.
 MAX_PAGE_SIZE = 50
+#: How many of the latest pages have each item remembered, to drop records served again.
+REPEAT_WINDOW_PAGES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +302,13 @@ class PagePlan:
         self._first_total: int | None = None
         self._last_total: int | None = None
         self._done = max_items == 0 or max_pages == 0
+        # Marks of the items on the pages in _recent (one list per page, oldest first),
+        # and one mark per page accepted so far: memory bounded by the window, plus a
+        # few bytes a page.
         self._seen: set[Hashable] = set()
+        self._recent: deque[list[Hashable]] = deque()
+        self._page_marks: set[int] = set()
+        self._next_missing = False
         # Whether repeats are recognised by the items' JSON text or by their models:
         # fixed by the first page, as the two kinds of identity cannot be compared.
         self._by_text: bool | None = None
@@ -410,6 +426,13 @@ class PagePlan:
                     f"{env.total_records} records; stopping",
                 )
                 last = True
+            elif self._next_missing:
+                self._note(
+                    notes,
+                    "no-next-end",
+                    f"page {number} is empty, as the missing next link said; stopping",
+                )
+                last = True
             else:
                 raise InconsistentPageError(
                     f"page {number} is empty although totalRecords is {env.total_records}",
@@ -449,7 +472,8 @@ class PagePlan:
             prints.append(mark)
             fresh.append(item)
             kept_at.append(index)
-        if data and not fresh:
+        page_mark = hash(tuple(marks))
+        if data and (not fresh or page_mark in self._page_marks):
             raise InconsistentPageError(
                 f"page {number} repeats items already yielded (a page served twice?)",
                 page_number=number,
@@ -463,13 +487,17 @@ class PagePlan:
 
         if env.next_link is None:
             if not last and number < planned_end:
+                # totalRecords promises more: fetching on by number loses nothing, and the
+                # plan still bounds the pages; an empty page ends it without an error.
                 self._note(
                     notes,
                     "no-next",
                     f"page {number} has no next link although totalRecords implies "
-                    f"{planned_end} pages; stopping",
+                    f"{planned_end} pages; going on by page number",
                 )
-            last = True
+                self._next_missing = True
+            else:
+                last = True
         else:
             problem = self._check_link(env.next_link, number)
             if problem is not None:
@@ -489,7 +517,7 @@ class PagePlan:
                 del kept_at[room:]
                 last = True
         kept = len(fresh)
-        self._seen.update(prints[:kept])
+        self._remember(prints[:kept], page_mark if data else None)
         self.items_yielded += kept
         self.pages_accepted += 1
         self._next_number = number + 1
@@ -500,6 +528,14 @@ class PagePlan:
         return PageVerdict(
             items=tuple(fresh), warnings=tuple(notes), last=last, kept=tuple(kept_at)
         )
+
+    def _remember(self, marks: list[Hashable], page_mark: int | None) -> None:
+        if page_mark is not None:
+            self._page_marks.add(page_mark)
+        self._seen.update(marks)
+        self._recent.append(marks)
+        if len(self._recent) > REPEAT_WINDOW_PAGES:
+            self._seen.difference_update(self._recent.popleft())
 
     def _check_link(self, link: str, number: int) -> str | None:
         """:func:`check_next_link`, without parsing URLs again for every page: once a

@@ -109,7 +109,7 @@ async def run_faulty(
     [
         ("next_back", "pageNumber=1, expected", 25, [1, 2, 3]),
         ("next_offsite", "another origin", 25, [1, 2, 3]),
-        ("no_next", "no next link", 10, [1]),
+        ("no_next", "no next link", 25, [1, 2, 3]),
         ("total_grows", "totalRecords changed", 30, [1, 2, 3]),
         ("long_data", "more than pageSize", 25, [1, 2, 3]),
     ],

@@ -11,6 +11,7 @@ import pytest
 
 from service_api import InconsistentPageError, InvalidResponseError
 from service_api._page_plan import (
+    REPEAT_WINDOW_PAGES,
     PagePlan,
     PageRequest,
     check_next_link,
@@ -310,14 +311,49 @@ def test_a_changing_total_keeps_the_plan_and_warns_once() -> None:
     assert plan.next_page_info() is None
 
 
-def test_no_next_link_before_the_planned_end_stops_with_a_warning() -> None:
+def test_no_next_link_before_the_planned_end_goes_on_by_number_with_a_warning() -> None:
     rows = records(30)
     plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
     page = page_of(rows, 1, 10)
     page.next_ = None
     verdict = plan.accept(1, page)
-    assert verdict.last
+    assert not verdict.last
     assert any("no next link" in w for w in verdict.warnings)
+    assert plan.next_page_info() == PageRequest(2, 10)
+
+
+def test_an_empty_page_after_a_missing_next_link_ends_without_an_error() -> None:
+    rows = records(30)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    page = page_of(rows, 1, 10)
+    page.next_ = None
+    plan.accept(1, page)
+    verdict = plan.accept(2, page_of([], 2, 10, total=30))
+    assert verdict.last
+    assert verdict.items == ()
+    assert any("missing next link" in w for w in verdict.warnings)
+    assert plan.next_page_info() is None
+
+
+def test_a_page_served_again_beyond_the_item_window_is_still_recognised() -> None:
+    pages = REPEAT_WINDOW_PAGES + 3
+    rows = records(10 * pages)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    for number in range(1, pages):
+        plan.accept(number, page_of(rows, number, 10))
+    replay = page_of(rows, 1, 10)
+    replay.page_number = pages
+    with pytest.raises(InconsistentPageError, match="repeats items"):
+        plan.accept(pages, replay)
+
+
+def test_remembered_items_stay_within_the_window() -> None:
+    pages = REPEAT_WINDOW_PAGES * 3
+    rows = records(10 * pages)
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    for number in range(1, pages + 1):
+        plan.accept(number, page_of(rows, number, 10))
+    assert len(plan._seen) == 10 * REPEAT_WINDOW_PAGES
 
 
 def test_a_next_link_past_the_planned_end_is_not_followed() -> None:
