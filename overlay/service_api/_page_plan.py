@@ -35,10 +35,16 @@ The plan never asks for a page beyond ``ceil(totalRecords / pageSize)`` of the f
 (or, when ``start_page`` is already past the end, beyond ``start_page``), so iteration is
 bounded by the planned page count whatever the server says, and never loops.
 
-Repeats are recognised in memory that does not grow with the result set: each item of
-the last ``REPEAT_WINDOW_PAGES`` pages is remembered (records shifted by an insertion or
-a deletion mid-iteration land on a neighbouring page), and every page by one mark of its
-whole content, so a page served again is recognised from any distance.
+Repeats are recognised from the parsed items, in memory that does not grow with the
+result set. Each item gets a cheap key (:func:`item_key`: for a generated model, a hash of
+its top-level scalar values; nested objects and lists are left out). The items of the
+last ``REPEAT_WINDOW_PAGES`` pages are remembered by key (records shifted by an insertion
+or a deletion mid-iteration land on a neighbouring page), and an item is a repeat only if
+it is equal (``==``, the models' deep comparison) to a remembered item with the same key:
+two records that merely share a key are both handed over. Beyond the window each page is
+remembered by one mark, the hash of its items' keys; a later page with the same mark is
+taken for a page served again and stops the iteration (``InconsistentPageError``). That
+check, unlike the one within the window, goes by key only, so it can stop, never drop.
 """
 
 from __future__ import annotations
@@ -47,13 +53,15 @@ import hashlib
 import json
 import json.scanner
 import math
+import operator
 import pickle
 import re
 from collections import deque
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import attrs
 import httpx
 
 from service_api._errors import InconsistentPageError, InvalidResponseError
@@ -178,7 +186,7 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 
 def item_texts(content: bytes | str) -> list[str]:
     """The JSON text of each item of a page's ``data`` array, exactly as the server sent
-    it, in order: what a repeat is recognised by (see :meth:`PagePlan.accept`).
+    it, in order: what ``Page.raw_items`` decodes, when asked for.
 
     The C scanner of the standard ``json`` module finds where each value ends, so this
     costs one parse of the body and no re-serialisation. As ``json.loads`` does, the
@@ -244,13 +252,11 @@ def item_texts(content: bytes | str) -> list[str]:
 
 
 def fingerprint(item: object) -> bytes:
-    """A compact identity of an item whose JSON text is not at hand (a page handed to
-    the plan without ``texts``): a digest of its fields as the model gives them back
-    (``to_dict``), in the model's field order.
+    """A compact identity of an item that is neither a generated model nor hashable: a
+    digest of its fields as the model gives them back (``to_dict``), or of the item.
 
-    Pickle rather than JSON with sorted keys: it is about twice as fast, and this
-    runs for every item; an item served again is serialized by the same server in
-    the same order.
+    Pickle rather than JSON with sorted keys: it is about twice as fast; an item served
+    again is serialized by the same server in the same order.
     """
     to_dict = getattr(item, "to_dict", None)
     value = to_dict() if callable(to_dict) else item
@@ -259,6 +265,56 @@ def fingerprint(item: object) -> bytes:
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         raw = repr(value).encode()
     return hashlib.blake2b(raw, digest_size=16).digest()
+
+
+# The values an item key is made of: JSON scalars (str also covers str enums).
+_SCALARS = (str, int, float, type(None))
+# Per class: an attrgetter of its declared fields for an attrs class, else None.
+_GETTERS: dict[type, Callable[[Any], tuple[Any, ...]] | None] = {}
+
+
+def _getter(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
+    names = [f.name for f in attrs.fields(cls)] if attrs.has(cls) else []
+    if not names:
+        return None
+    get = operator.attrgetter(*names)
+    # attrgetter of one name gives the value, not a 1-tuple.
+    return get if len(names) > 1 else lambda item: (get(item),)
+
+
+def item_key(item: object) -> int:
+    """A cheap key of an item: equal items always share it, different ones seldom do.
+
+    For an attrs model (the generated ones), the hash of its top-level scalar values
+    (``str``, ``int``, ``float``, ``bool``, ``None``): the declared fields in declaration
+    order, then the scalar entries of ``additional_properties`` sorted by name. Nested
+    models, lists and dicts are left out, so items differing only there share a key
+    (:class:`PagePlan` compares such items in full). Any other item: its own hash if
+    hashable, else the hash of its :func:`fingerprint`.
+
+    Example::
+
+        >>> item_key(("a", 1)) == item_key(("a", 1))
+        True
+    """
+    cls = type(item)
+    try:
+        get = _GETTERS[cls]
+    except KeyError:
+        get = _GETTERS[cls] = _getter(cls)
+    if get is None:
+        try:
+            return hash(item)
+        except TypeError:
+            return hash(fingerprint(item))
+    values = [value for value in get(item) if isinstance(value, _SCALARS)]
+    extra = getattr(item, "additional_properties", None)
+    if isinstance(extra, dict) and extra:
+        for name in sorted(extra):
+            value = extra[name]
+            if isinstance(value, _SCALARS):
+                values += (name, value)
+    return hash(tuple(values))
 
 
 class PagePlan:
@@ -302,16 +358,14 @@ class PagePlan:
         self._first_total: int | None = None
         self._last_total: int | None = None
         self._done = max_items == 0 or max_pages == 0
-        # Marks of the items on the pages in _recent (one list per page, oldest first),
-        # and one mark per page accepted so far: memory bounded by the window, plus a
-        # few bytes a page.
-        self._seen: set[Hashable] = set()
-        self._recent: deque[list[Hashable]] = deque()
+        # The items handed over from the pages in _recent, by key (item_key), and for
+        # each of those pages (oldest first) its mark and its (key, item) pairs; the
+        # marks of the pages that left the window: memory bounded by the window, plus
+        # a few bytes a page.
+        self._seen: dict[int, list[Any]] = {}
+        self._recent: deque[tuple[int | None, list[tuple[int, Any]]]] = deque()
         self._page_marks: set[int] = set()
         self._next_missing = False
-        # Whether repeats are recognised by the items' JSON text or by their models:
-        # fixed by the first page, as the two kinds of identity cannot be compared.
-        self._by_text: bool | None = None
         self._warned: set[str] = set()
         self._trusted_link_path: str | None = None
 
@@ -352,17 +406,14 @@ class PagePlan:
 
     # -- what arrived ---------------------------------------------------------------
 
-    def accept(
-        self, number: int, model: object, *, texts: Sequence[str] | None = None
-    ) -> PageVerdict:
+    def accept(self, number: int, model: object) -> PageVerdict:
         """Check the page ``number`` and decide what to hand over.
 
-        ``texts``, the JSON text of each item of ``data`` as sent (:func:`item_texts` of
-        the body), is what a repeat is recognised by: an item whose text was already
-        handed over is one the server sent again (a page served twice, records shifted
-        between pages). Hashing the text costs far less than re-serialising each model
-        (:func:`fingerprint`, the identity used when no text is given). Every page of one
-        iteration must come with texts or every page without.
+        An item equal to one handed over from this page or the last
+        ``REPEAT_WINDOW_PAGES`` pages is one the server sent again (records shifted
+        between pages) and is dropped; a page all of whose items are repeats, or whose
+        items have the keys of a page beyond that window, is a page served twice (see
+        the module documentation).
 
         Raises ``InvalidResponseError`` (or its ``InconsistentPageError``) when the page
         cannot be used; the plan then stays on that page, which is where to resume.
@@ -384,15 +435,6 @@ class PagePlan:
                 page_number=number,
             )
         data = list(env.data)
-        by_text = texts is not None
-        if self._by_text is None:
-            self._by_text = by_text
-        elif self._by_text != by_text:
-            raise RuntimeError("every page of an iteration needs texts, or none")  # a driver bug
-        if texts is not None and len(texts) != len(data):
-            raise InvalidResponseError(
-                f"page {number}: {len(texts)} items in the body but {len(data)} in the page"
-            )
         if len(data) > self.page_size:
             self._note(
                 notes,
@@ -455,24 +497,26 @@ class PagePlan:
 
         fresh: list[Any] = []
         kept_at: list[int] = []
-        prints: list[Hashable] = []
+        remembered: list[tuple[int, Any]] = []
         seen = self._seen
-        marks: Sequence[Hashable] = (
-            # hash() of a str is keyed per process (SipHash): two different items share
-            # one only by a 1 in 2**64 chance, and equal texts always do.
-            [hash(text) for text in texts[: len(data)]]
-            if texts is not None
-            else [fingerprint(item) for item in data]
-        )
-        page_marks: set[Hashable] = set()
-        for index, (item, mark) in enumerate(zip(data, marks, strict=True)):
-            if mark in seen or mark in page_marks:
+        keys = [item_key(item) for item in data]
+        on_page: dict[int, list[Any]] = {}
+        for index, (item, key) in enumerate(zip(data, keys, strict=True)):
+            # A key match is only a hint: the item must equal what was handed over.
+            earlier = seen.get(key)
+            if earlier is not None and any(item == other for other in earlier):
                 continue
-            page_marks.add(mark)
-            prints.append(mark)
+            same_key = on_page.get(key)
+            if same_key is None:
+                on_page[key] = [item]
+            elif any(item == other for other in same_key):
+                continue
+            else:
+                same_key.append(item)
+            remembered.append((key, item))
             fresh.append(item)
             kept_at.append(index)
-        page_mark = hash(tuple(marks))
+        page_mark = hash(tuple(keys))
         if data and (not fresh or page_mark in self._page_marks):
             raise InconsistentPageError(
                 f"page {number} repeats items already yielded (a page served twice?)",
@@ -517,7 +561,7 @@ class PagePlan:
                 del kept_at[room:]
                 last = True
         kept = len(fresh)
-        self._remember(prints[:kept], page_mark if data else None)
+        self._remember(remembered[:kept], page_mark if data else None)
         self.items_yielded += kept
         self.pages_accepted += 1
         self._next_number = number + 1
@@ -529,13 +573,22 @@ class PagePlan:
             items=tuple(fresh), warnings=tuple(notes), last=last, kept=tuple(kept_at)
         )
 
-    def _remember(self, marks: list[Hashable], page_mark: int | None) -> None:
-        if page_mark is not None:
-            self._page_marks.add(page_mark)
-        self._seen.update(marks)
-        self._recent.append(marks)
+    def _remember(self, items: list[tuple[int, Any]], page_mark: int | None) -> None:
+        seen = self._seen
+        for key, item in items:
+            seen.setdefault(key, []).append(item)
+        self._recent.append((page_mark, items))
         if len(self._recent) > REPEAT_WINDOW_PAGES:
-            self._seen.difference_update(self._recent.popleft())
+            # Leaving the window: the items are forgotten, the page keeps its mark only.
+            old_mark, old_items = self._recent.popleft()
+            if old_mark is not None:
+                self._page_marks.add(old_mark)
+            for key, item in old_items:
+                same_key = seen[key]
+                # By identity: an item need not equal itself (a NaN in it).
+                same_key[:] = [other for other in same_key if other is not item]
+                if not same_key:
+                    del seen[key]
 
     def _check_link(self, link: str, number: int) -> str | None:
         """:func:`check_next_link`, without parsing URLs again for every page: once a

@@ -116,8 +116,10 @@ class Page(Generic[M_co]):
     number: int
     model: M_co
     _items: tuple[Any, ...] = field(default=())
-    # The JSON text of each of _items, as sent; decoded into _raw when first asked for.
-    _texts: tuple[str, ...] | None = field(default=None)
+    # The response body and where each of _items stands in its data; the items' JSON is
+    # cut out of it and decoded into _raw when first asked for.
+    _content: bytes | None = field(default=None)
+    _kept: tuple[int, ...] = field(default=())
     _raw: list[tuple[Any, ...]] = field(default_factory=list, compare=False)
 
     @property
@@ -145,11 +147,12 @@ class Page(Generic[M_co]):
                     print(json.dumps(raw))
         """
         if not self._raw:
-            if self._texts is None:
+            if self._content is None:
                 # A page built by hand: the models are all there is.
                 decoded = tuple(_model_dict(item) for item in self._items)
             else:
-                decoded = tuple(json.loads(text) for text in self._texts)
+                texts = item_texts(self._content)
+                decoded = tuple(json.loads(texts[index]) for index in self._kept)
             self._raw.append(decoded)
         return self._raw[0]
 
@@ -372,14 +375,10 @@ def _warn(message: str) -> None:
 def _judge(plan: PagePlan, request: PageRequest, fetched: _Fetched) -> Page[Any]:
     """Let the plan judge a page that arrived; the page to hand over."""
     model, content = fetched
-    # Read here, by the consumer, not on the fetching threads: measured at concurrency
-    # 8, the window refills sooner when those threads hand over as soon as they parsed.
-    texts = item_texts(content)
-    verdict = plan.accept(request.number, model, texts=texts)
+    verdict = plan.accept(request.number, model)
     for message in verdict.warnings:
         _warn(message)
-    kept = tuple(texts[index] for index in verdict.kept)
-    return Page(request.number, model, verdict.items, kept)
+    return Page(request.number, model, verdict.items, content, verdict.kept)
 
 
 # -- the drivers ------------------------------------------------------------------------
