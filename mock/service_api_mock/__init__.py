@@ -33,7 +33,7 @@ from ._config import (
     ClientCredentials,
     MockConfig,
 )
-from ._server import RunningMock, running_mock
+from ._server import RunningMock, running_mock, serve_asgi
 from ._service import MockService
 
 __all__ = [  # noqa: RUF022 -- plain sorted(), the order tests/test_package.py checks
@@ -48,4 +48,5 @@ __all__ = [  # noqa: RUF022 -- plain sorted(), the order tests/test_package.py c
     "OTHER_CLIENT_SECRET",
     "RunningMock",
     "running_mock",
+    "serve_asgi",
 ]

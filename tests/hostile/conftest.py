@@ -2,50 +2,22 @@
 
 from __future__ import annotations
 
-import socket
 import ssl
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 
 import httpx
 import pytest
-import uvicorn
-from hostile_app import HostileState, create_app
+from hostile_app import HostileServer, HostileState, create_app
 
 from service_api_client import Client
-
-
-@dataclass
-class HostileServer:
-    """The running hostile server: its base URL and its state."""
-
-    base_url: str
-    state: HostileState
+from service_api_mock import serve_asgi
 
 
 @pytest.fixture(scope="session")
 def hostile_server() -> Iterator[HostileServer]:
     state = HostileState()
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen()
-        config = uvicorn.Config(create_app(state), log_level="warning", lifespan="off")
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 10
-        while not server.started:
-            if time.monotonic() > deadline or not thread.is_alive():
-                raise RuntimeError("the hostile server did not start")
-            time.sleep(0.01)
-        port = sock.getsockname()[1]
-        try:
-            yield HostileServer(f"http://127.0.0.1:{port}/public/v3", state)
-        finally:
-            server.should_exit = True
-            thread.join(timeout=10)
+    with serve_asgi(create_app(state), name="hostile-server") as origin:
+        yield HostileServer(f"{origin}/public/v3", state)
 
 
 @pytest.fixture

@@ -119,3 +119,11 @@ def create_app(state: HostileState) -> Starlette:
         return JSONResponse(body)
 
     return Starlette(routes=[Route("/public/v3/{resource:str}", page)])
+
+
+@dataclass
+class HostileServer:
+    """The running hostile server: its base URL and its state."""
+
+    base_url: str
+    state: HostileState

@@ -31,18 +31,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import threading
-import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from service_api_mock import serve_asgi
 
 TOKEN = "hostile-token-7Qv3s9LmX2"
 SECRET = "hostile-secret-Zk4pW8nB1"
@@ -179,29 +178,7 @@ def create_recording_app(state: AuthHostileState) -> Starlette:
     return Starlette(routes=[Route("/{path:path}", anything, methods=["GET", "POST"])])
 
 
-@contextlib.contextmanager
-def serve(app: Starlette) -> Iterator[str]:
+def serve(app: Starlette) -> contextlib.AbstractContextManager[str]:
     """Serve ``app`` on a free 127.0.0.1 port in a thread; yields its origin."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen()
-        config = uvicorn.Config(
-            app,
-            log_level="warning",
-            lifespan="off",
-            # A hung handler must not hold the session's end for long.
-            timeout_graceful_shutdown=1,
-        )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 10
-        while not server.started:
-            if time.monotonic() > deadline or not thread.is_alive():
-                raise RuntimeError("the hostile server did not start")
-            time.sleep(0.01)
-        try:
-            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-        finally:
-            server.should_exit = True
-            thread.join(timeout=10)
+    # A hung handler must not hold the session's end for long.
+    return serve_asgi(app, name="hostile-auth-server", timeout_graceful_shutdown=1)

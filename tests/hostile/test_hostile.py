@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import HostileServer
+from hostile_app import HostileServer
 
 from service_api import (
     InconsistentPageError,

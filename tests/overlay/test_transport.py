@@ -1,13 +1,10 @@
 """The guarded transports: credentials stay on the base origin, redirects included."""
 
 import gzip
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -24,6 +21,7 @@ from service_api._transport import (
     ServiceResponse,
     origin,
 )
+from service_api_mock import serve_asgi
 
 TOKEN = "redirect-test-token-0123"
 
@@ -41,9 +39,8 @@ class RecordingServer:
                 Route("/land", self.land),
             ]
         )
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self._serving = serve_asgi(app, name="recording-server")
+        self.url = ""
 
     async def authenticate(self, request: Request) -> Response:
         return JSONResponse({"access_token": TOKEN, "token_type": "Bearer", "expires_in": "3600"})
@@ -56,22 +53,12 @@ class RecordingServer:
         self.seen.append(dict(request.headers))
         return JSONResponse({"ok": True})
 
-    @property
-    def url(self) -> str:
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}"
-
     def __enter__(self) -> "RecordingServer":
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.01)
+        self.url = self._serving.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
+        self._serving.__exit__(None, None, None)
 
 
 @pytest.fixture
