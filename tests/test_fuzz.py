@@ -54,6 +54,14 @@ FUZZ_SETTINGS = settings(
 )
 
 
+# The multipart form of POST /authenticate with the demo credentials.
+TOKEN_FORM = {
+    "client_id": (None, DEMO_CLIENT_ID),
+    "client_secret": (None, DEMO_CLIENT_SECRET),
+    "grant_type": (None, "client_credentials"),
+}
+
+
 @schema.auth()
 class MockAuth:
     """A real token from the mock's ``/authenticate``, plus a valid account header."""
@@ -62,11 +70,7 @@ class MockAuth:
         with asgi.get_client(SERVICE.app) as client:  # type: ignore[arg-type]
             response = client.post(
                 f"http://{asgi.HOST}/public/v3/authenticate",
-                files={
-                    "client_id": (None, DEMO_CLIENT_ID),
-                    "client_secret": (None, DEMO_CLIENT_SECRET),
-                    "grant_type": (None, "client_credentials"),
-                },
+                files=TOKEN_FORM,
             )
         response.raise_for_status()
         token: str = response.json()["access_token"]
@@ -148,11 +152,7 @@ class LoopbackAuth:
         assert _Loopback.server is not None
         response = httpx.post(
             f"{_Loopback.server.base_url}/authenticate",
-            files={
-                "client_id": (None, DEMO_CLIENT_ID),
-                "client_secret": (None, DEMO_CLIENT_SECRET),
-                "grant_type": (None, "client_credentials"),
-            },
+            files=TOKEN_FORM,
         )
         response.raise_for_status()
         token: str = response.json()["access_token"]
