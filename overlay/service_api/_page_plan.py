@@ -41,10 +41,14 @@ its top-level scalar values; nested objects and lists are left out). The items o
 last ``REPEAT_WINDOW_PAGES`` pages are remembered by key (records shifted by an insertion
 or a deletion mid-iteration land on a neighbouring page), and an item is a repeat only if
 it is equal (``==``, the models' deep comparison) to a remembered item with the same key:
-two records that merely share a key are both handed over. Beyond the window each page is
-remembered by one mark, the hash of its items' keys; a later page with the same mark is
-taken for a page served again and stops the iteration (``InconsistentPageError``). That
-check, unlike the one within the window, goes by key only, so it can stop, never drop.
+two records that merely share a key are both handed over. A remembered page keeps its
+keys and its response body only, not its models: an earlier item is rebuilt from the
+body when a key matches, which is rare, so that the window holds a few bytes objects
+rather than thousands of live models for the garbage collector to walk on every page.
+Beyond the window each page is remembered by one mark, the hash of its items' keys; a
+later page with the same mark is taken for a page served again and stops the iteration
+(``InconsistentPageError``). That check, unlike the one within the window, goes by key
+only, so it can stop, never drop.
 """
 
 from __future__ import annotations
@@ -317,6 +321,56 @@ def item_key(item: object) -> int:
     return hash(tuple(values))
 
 
+class _RememberedPage:
+    """A page of the repeat window: the key and the place in ``data`` of each item handed
+    over, and where those items can be had again (the response body, else the items).
+
+    Only ints and one bytes object stay alive: nothing the garbage collector has to walk.
+    """
+
+    __slots__ = ("_content", "_items", "_texts", "indices", "keys", "mark")
+
+    def __init__(
+        self,
+        mark: int | None,
+        keys: list[int],
+        indices: list[int],
+        content: bytes | str | None,
+        items: Sequence[Any],
+    ) -> None:
+        self.mark = mark
+        self.keys = keys
+        self.indices = indices
+        self._content = content
+        # Without a body (a plan driven by hand), the items themselves are kept.
+        self._items: Sequence[Any] | None = items if content is None else None
+        self._texts: list[str] | None = None
+
+    def holds(self, item: object, key: int) -> bool:
+        """Whether an item handed over from this page with ``key`` equals ``item``."""
+        for remembered_key, index in zip(self.keys, self.indices, strict=True):
+            if remembered_key == key and item == self._item(index, type(item)):
+                return True
+        return False
+
+    def _item(self, index: int, cls: type) -> object:
+        if self._items is not None:
+            return self._items[index]
+        if self._texts is None:
+            assert self._content is not None
+            self._texts = item_texts(self._content)
+        try:
+            value = json.loads(self._texts[index])
+            from_dict = getattr(cls, "from_dict", None)
+            # Built again the way the page model built it, so ``==`` compares alike.
+            return from_dict(value) if callable(from_dict) else value
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError):
+            return _NOTHING  # equal to nothing: the item is handed over, never dropped
+
+
+_NOTHING = object()
+
+
 class PagePlan:
     """Decides which pages to fetch and checks each page that arrives, with no I/O.
 
@@ -358,12 +412,11 @@ class PagePlan:
         self._first_total: int | None = None
         self._last_total: int | None = None
         self._done = max_items == 0 or max_pages == 0
-        # The items handed over from the pages in _recent, by key (item_key), and for
-        # each of those pages (oldest first) its mark and its (key, item) pairs; the
-        # marks of the pages that left the window: memory bounded by the window, plus
-        # a few bytes a page.
-        self._seen: dict[int, list[Any]] = {}
-        self._recent: deque[tuple[int | None, list[tuple[int, Any]]]] = deque()
+        # How many items handed over from the pages in _recent have each key
+        # (item_key); those pages, oldest first; the marks of the pages that left the
+        # window: memory bounded by the window, plus a few bytes a page.
+        self._seen: dict[int, int] = {}
+        self._recent: deque[_RememberedPage] = deque()
         self._page_marks: set[int] = set()
         self._next_missing = False
         self._warned: set[str] = set()
@@ -406,8 +459,12 @@ class PagePlan:
 
     # -- what arrived ---------------------------------------------------------------
 
-    def accept(self, number: int, model: object) -> PageVerdict:
+    def accept(self, number: int, model: object, content: bytes | str | None = None) -> PageVerdict:
         """Check the page ``number`` and decide what to hand over.
+
+        ``content`` is the response body ``model`` was parsed from: given, the plan
+        remembers the page by it rather than by its models (see the module
+        documentation). The two must agree.
 
         An item equal to one handed over from this page or the last
         ``REPEAT_WINDOW_PAGES`` pages is one the server sent again (records shifted
@@ -497,14 +554,13 @@ class PagePlan:
 
         fresh: list[Any] = []
         kept_at: list[int] = []
-        remembered: list[tuple[int, Any]] = []
+        kept_keys: list[int] = []
         seen = self._seen
         keys = [item_key(item) for item in data]
         on_page: dict[int, list[Any]] = {}
         for index, (item, key) in enumerate(zip(data, keys, strict=True)):
             # A key match is only a hint: the item must equal what was handed over.
-            earlier = seen.get(key)
-            if earlier is not None and any(item == other for other in earlier):
+            if key in seen and any(page.holds(item, key) for page in self._recent):
                 continue
             same_key = on_page.get(key)
             if same_key is None:
@@ -513,9 +569,9 @@ class PagePlan:
                 continue
             else:
                 same_key.append(item)
-            remembered.append((key, item))
             fresh.append(item)
             kept_at.append(index)
+            kept_keys.append(key)
         page_mark = hash(tuple(keys))
         if data and (not fresh or page_mark in self._page_marks):
             raise InconsistentPageError(
@@ -561,7 +617,11 @@ class PagePlan:
                 del kept_at[room:]
                 last = True
         kept = len(fresh)
-        self._remember(remembered[:kept], page_mark if data else None)
+        self._remember(
+            _RememberedPage(
+                page_mark if data else None, kept_keys[:kept], kept_at, content, env.data
+            )
+        )
         self.items_yielded += kept
         self.pages_accepted += 1
         self._next_number = number + 1
@@ -573,21 +633,21 @@ class PagePlan:
             items=tuple(fresh), warnings=tuple(notes), last=last, kept=tuple(kept_at)
         )
 
-    def _remember(self, items: list[tuple[int, Any]], page_mark: int | None) -> None:
+    def _remember(self, page: _RememberedPage) -> None:
         seen = self._seen
-        for key, item in items:
-            seen.setdefault(key, []).append(item)
-        self._recent.append((page_mark, items))
+        for key in page.keys:
+            seen[key] = seen.get(key, 0) + 1
+        self._recent.append(page)
         if len(self._recent) > REPEAT_WINDOW_PAGES:
             # Leaving the window: the items are forgotten, the page keeps its mark only.
-            old_mark, old_items = self._recent.popleft()
-            if old_mark is not None:
-                self._page_marks.add(old_mark)
-            for key, item in old_items:
-                same_key = seen[key]
-                # By identity: an item need not equal itself (a NaN in it).
-                same_key[:] = [other for other in same_key if other is not item]
-                if not same_key:
+            old = self._recent.popleft()
+            if old.mark is not None:
+                self._page_marks.add(old.mark)
+            for key in old.keys:
+                left = seen[key] - 1
+                if left:
+                    seen[key] = left
+                else:
                     del seen[key]
 
     def _check_link(self, link: str, number: int) -> str | None:

@@ -9,6 +9,9 @@ mode                      what the server does
 ========================  ==============================================================
 ``honest``                nothing wrong
 ``twice``                 page 2 serves the items of page 1 again (with pageNumber 2)
+``shifted``               three records are inserted at the front once page 1 is served:
+                          later pages come from the grown set, so page 2 starts
+                          with the last three records of page 1
 ``next_back``             every ``next`` link points back to page 1
 ``next_offsite``          every ``next`` link points to another origin
 ``no_next``               never sends ``next``
@@ -89,6 +92,9 @@ def create_app(state: HostileState) -> Starlette:
             await asyncio.sleep(delay)
         total = records * number if mode == "total_grows" else records
         rows = state.dataset(resource, total)
+        if mode == "shifted" and number > 1:
+            total += 3
+            rows = [{ID_FIELDS[resource]: f"new-{i}"} for i in range(3)] + rows
         served = 1 if mode == "wrong_number" else number
         if mode == "twice" and number == 2:
             served = 1

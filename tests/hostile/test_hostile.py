@@ -160,6 +160,20 @@ async def test_absorbed_faults_name_the_fault_in_one_warning(
     assert len({_id(i) for i in items}) == len(items)
 
 
+async def test_records_shifted_by_an_insertion_are_yielded_once(
+    hostile: HostileServer, hostile_client: Client, twin: str, resource: str
+) -> None:
+    # Page 2 starts with the last three records of page 1: the plan keeps nothing of
+    # page 1 in memory but its body, and rebuilds those items from it to compare.
+    with pytest.warns(PaginationWarning) as records:
+        out, error = await run_faulty(hostile, hostile_client, twin, resource, "shifted")
+    assert error is None
+    assert ids(out) == expected_ids(hostile, resource)
+    messages = [str(r.message) for r in records]
+    assert any("3 items already yielded were dropped" in m for m in messages), messages
+    assert asked(hostile, resource) == [1, 2, 3]
+
+
 @pytest.mark.parametrize(
     ("mode", "page", "cause", "message"),
     [

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import math
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +22,7 @@ from service_api._page_plan import (
     item_texts,
     read_envelope,
 )
-from service_api_client.models import Shipment
+from service_api_client.models import Shipment, ShipmentPage
 from service_api_client.types import UNSET
 
 BASE = "https://api.example.test/public/v3"
@@ -380,7 +382,7 @@ def test_remembered_items_stay_within_the_window() -> None:
     plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
     for number in range(1, pages + 1):
         plan.accept(number, page_of(rows, number, 10))
-    assert sum(len(same_key) for same_key in plan._seen.values()) == 10 * REPEAT_WINDOW_PAGES
+    assert sum(plan._seen.values()) == 10 * REPEAT_WINDOW_PAGES
     assert len(plan._recent) == REPEAT_WINDOW_PAGES
     # Pages that left the window keep one mark each, and nothing else.
     assert len(plan._page_marks) == pages - REPEAT_WINDOW_PAGES
@@ -473,3 +475,54 @@ def test_a_last_page_with_junk_beyond_the_total_is_cut() -> None:
     verdict = plan.accept(1, page)
     assert list(verdict.items) == rows[:1]
     assert verdict.warnings
+
+
+# -- pages given with their body: the window keeps bodies, not models ---------------------
+
+
+def body_page(rows: list[dict[str, Any]], number: int, *, total: int) -> tuple[ShipmentPage, bytes]:
+    """A parsed page and the body it was parsed from, as the drivers hand them over."""
+    doc: dict[str, Any] = {"totalRecords": total, "pageNumber": number, "pageSize": 10}
+    doc["data"] = rows
+    if number * 10 < total:
+        doc["next"] = f"{BASE}/shipments?pageSize=10&pageNumber={number + 1}"
+    content = json.dumps(doc).encode()
+    return ShipmentPage.from_dict(json.loads(content)), content
+
+
+def rows_of(ids: range, **extra: Any) -> list[dict[str, Any]]:
+    return [{"shipmentId": f"s{i}", "devices": [f"d{i}"], **extra} for i in ids]
+
+
+def test_a_page_given_with_its_body_is_remembered_without_its_models() -> None:
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    model, content = body_page(rows_of(range(10)), 1, total=30)
+    alive = [weakref.ref(item) for item in model.data]
+    plan.accept(1, model, content)
+    del model
+    gc.collect()
+    assert all(ref() is None for ref in alive)
+    # Records slid over from page 1 are still recognised, from its body.
+    model, content = body_page(rows_of(range(7, 17)), 2, total=30)
+    verdict = plan.accept(2, model, content)
+    assert [item.shipment_id for item in verdict.items] == [f"s{i}" for i in range(10, 17)]
+    assert verdict.kept == tuple(range(3, 10))
+    assert any("3 items already yielded" in w for w in verdict.warnings)
+
+
+def test_with_bodies_items_sharing_a_key_but_not_equal_are_both_yielded() -> None:
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    first = rows_of(range(10))
+    plan.accept(1, *body_page(first, 1, total=20))
+    # Same top-level scalars as s0..s2, other nested values: other records.
+    changed = [{**row, "devices": ["other"]} for row in first[:3]]
+    verdict = plan.accept(2, *body_page(changed + rows_of(range(10, 17)), 2, total=20))
+    assert len(verdict.items) == 10
+    assert verdict.warnings == ()
+
+
+def test_with_bodies_a_page_served_twice_is_an_error() -> None:
+    plan = PagePlan(page_size=10, start_page=1, base_url=BASE)
+    plan.accept(1, *body_page(rows_of(range(10)), 1, total=30))
+    with pytest.raises(InconsistentPageError, match="repeats items"):
+        plan.accept(2, *body_page(rows_of(range(10)), 2, total=30))
