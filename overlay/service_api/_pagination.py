@@ -3,8 +3,11 @@
 
 Every decision lives in the I/O-free :class:`~service_api._page_plan.PagePlan`; the
 drivers here only call the generated endpoint function for the page the plan names,
-read the response, and hand pages back in order (fetching ahead with threads or tasks
-when ``concurrency > 1``).
+read the response, and hand pages back in order. With ``concurrency > 1`` they fetch
+ahead with threads or tasks, which send the requests and read the answers (through the
+generated module's ``_get_kwargs`` and the client), while the pages are parsed
+(``_build_response``) by the consumer in page order: so the next request goes out as
+soon as a worker is free, not once another page's models are built.
 
 Each page request is built by the generated function from ``pageNumber`` and
 ``pageSize`` against the client's base URL; a ``next`` link in a page is a signal that
@@ -17,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import inspect
 import json
 import os
@@ -173,12 +177,20 @@ def _model_dict(item: Any) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class _Operation:
-    """The sync and async functions of one list endpoint, and its page model."""
+    """The sync and async functions of one list endpoint, and its page model.
+
+    ``request_kwargs`` and ``build_response`` are the two halves of the module's
+    ``*_detailed`` functions (``_get_kwargs`` and ``_build_response`` of the generated
+    module), kept when the endpoint is used as generated: the drivers that fetch ahead
+    send requests on worker threads or tasks and parse the pages themselves, in order.
+    """
 
     name: str
     sync_call: SyncListFunction | None
     async_call: AsyncListFunction | None
     model: type[Any] | None
+    request_kwargs: Callable[..., dict[str, Any]] | None = None
+    build_response: Callable[..., Response[Any]] | None = None
 
 
 def _resolve(endpoint: object) -> _Operation:
@@ -211,11 +223,21 @@ def _resolve(endpoint: object) -> _Operation:
     if not callable(sync_call) and not callable(async_call):
         raise TypeError(f"not a list endpoint (no sync_detailed): {endpoint!r}")
     model = getattr(module, "SUCCESS_MODEL", None)
+    request_kwargs = getattr(module, "_get_kwargs", None)
+    build_response = getattr(module, "_build_response", None)
+    # Split only what is the module's own: a function given in its place (a wrapper
+    # keeping the module's name) must be called as it is.
+    as_generated = (
+        given_sync is None or given_sync is getattr(module, "sync_detailed", None)
+    ) and (given_async is None or given_async is getattr(module, "asyncio_detailed", None))
+    split = as_generated and callable(request_kwargs) and callable(build_response)
     return _Operation(
         name=getattr(module, "__name__", repr(module)).rpartition(".")[2],
         sync_call=sync_call if callable(sync_call) else None,
         async_call=async_call if callable(async_call) else None,
         model=model if isinstance(model, type) else None,
+        request_kwargs=request_kwargs if split else None,
+        build_response=build_response if split else None,
     )
 
 
@@ -358,6 +380,45 @@ async def _fetch_async(
     return _fetched(response, operation, request.number)
 
 
+# A page fetched ahead: what is left to do with it once its turn comes (parsing it).
+_Finish = Callable[[], _Fetched]
+
+
+def _parse(
+    operation: _Operation, client: Client, number: int, response: httpx.Response
+) -> _Fetched:
+    assert operation.build_response is not None
+    return _fetched(operation.build_response(client=client, response=response), operation, number)
+
+
+def _fetch_ahead_sync(
+    operation: _Operation, client: Client, request: PageRequest, params: dict[str, Any]
+) -> _Finish:
+    """The part of a page fetch run on a worker thread: the request only, when the
+    endpoint can be split (see :class:`_Operation`), so that parsing happens in page
+    order on the consumer's side and the next request goes out as soon as a page's
+    turn comes, not when a worker holding the GIL is done parsing another page."""
+    if operation.request_kwargs is None:
+        fetched = _fetch_sync(operation, client, request, params)
+        return lambda: fetched
+    kwargs = operation.request_kwargs(page_number=request.number, page_size=request.size, **params)
+    response = client.get_httpx_client().request(**kwargs)
+    return functools.partial(_parse, operation, client, request.number, response)
+
+
+async def _fetch_ahead_async(
+    operation: _Operation, client: Client, request: PageRequest, params: dict[str, Any]
+) -> _Finish:
+    """Async twin of :func:`_fetch_ahead_sync`: the task sends the request and reads the
+    answer; the consumer parses it when its turn comes."""
+    if operation.request_kwargs is None:
+        fetched = await _fetch_async(operation, client, request, params)
+        return lambda: fetched
+    kwargs = operation.request_kwargs(page_number=request.number, page_size=request.size, **params)
+    response = await client.get_async_httpx_client().request(**kwargs)
+    return functools.partial(_parse, operation, client, request.number, response)
+
+
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -375,7 +436,7 @@ def _warn(message: str) -> None:
 def _judge(plan: PagePlan, request: PageRequest, fetched: _Fetched) -> Page[Any]:
     """Let the plan judge a page that arrived; the page to hand over."""
     model, content = fetched
-    verdict = plan.accept(request.number, model)
+    verdict = plan.accept(request.number, model, content)
     for message in verdict.warnings:
         _warn(message)
     return Page(request.number, model, verdict.items, content, verdict.kept)
@@ -410,6 +471,13 @@ def _sync_pages(
         yield page
 
 
+# Pages fetched ahead of the consumer, per unit of concurrency: at most ``concurrency``
+# requests are in flight, and at most ``_AHEAD * concurrency`` pages are asked for and
+# not yet handed over (those that arrived wait as bodies, not parsed), so that a slow
+# page does not idle the other workers.
+_AHEAD = 2
+
+
 def _sync_pages_ahead(
     operation: _Operation,
     client: Client,
@@ -418,9 +486,9 @@ def _sync_pages_ahead(
     concurrency: int,
     first: Page[Any],
 ) -> Generator[Page[Any], None, None]:
-    """``first``, then the pages after it, ``concurrency`` at a time on threads, in
-    order; the window is filled before ``first`` is handed over."""
-    pending: collections.deque[tuple[PageRequest, Future[_Fetched]]] = collections.deque()
+    """``first``, then the pages after it, fetched ``concurrency`` at a time on threads
+    and handed over in order; the window is filled before ``first`` is handed over."""
+    pending: collections.deque[tuple[PageRequest, Future[_Finish]]] = collections.deque()
     numbers = iter(plan.remaining_pages())
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="service-api-pages")
 
@@ -428,20 +496,23 @@ def _sync_pages_ahead(
         number = next(numbers, None)
         if number is not None:
             request = PageRequest(number, plan.page_size)
-            pending.append((request, pool.submit(_fetch_sync, operation, client, request, params)))
+            future = pool.submit(_fetch_ahead_sync, operation, client, request, params)
+            pending.append((request, future))
 
     try:
-        for _ in range(concurrency):
+        # The pool runs ``concurrency`` fetches; the pages queued behind them start as
+        # soon as any worker is free, not when the oldest page is handed over.
+        for _ in range(_AHEAD * concurrency):
             submit_next()
         yield first
         while pending and plan.has_next_page():
             request, future = pending.popleft()
             try:
-                fetched = future.result()
-                # Refill before handing the page over: the window stays full while
-                # the consumer works on it.
+                finish = future.result()
+                # Refill before parsing the page and handing it over: the window stays
+                # full while this thread and the consumer work on it.
                 submit_next()
-                page = _judge(plan, request, fetched)
+                page = _judge(plan, request, finish())
             except _PAGE_ERRORS as exc:
                 error = _failure(exc, request, plan, operation)
                 raise error from error.__cause__
@@ -486,20 +557,26 @@ async def _async_pages_ahead(
     concurrency: int,
     first: Page[Any],
 ) -> AsyncGenerator[Page[Any], None]:
-    """``first``, then the pages after it, ``concurrency`` at a time as tasks, in
-    order; the tasks are started before ``first`` is handed over."""
-    pending: collections.deque[tuple[PageRequest, asyncio.Task[_Fetched]]] = collections.deque()
+    """``first``, then the pages after it, fetched ``concurrency`` at a time by tasks and
+    handed over in order; the tasks are started before ``first`` is handed over."""
+    pending: collections.deque[tuple[PageRequest, asyncio.Task[_Finish]]] = collections.deque()
     numbers = iter(plan.remaining_pages())
+    in_flight = asyncio.Semaphore(concurrency)
+
+    async def fetch(request: PageRequest) -> _Finish:
+        async with in_flight:
+            return await _fetch_ahead_async(operation, client, request, params)
 
     def submit_next() -> None:
         number = next(numbers, None)
         if number is not None:
             request = PageRequest(number, plan.page_size)
-            task = asyncio.ensure_future(_fetch_async(operation, client, request, params))
-            pending.append((request, task))
+            pending.append((request, asyncio.ensure_future(fetch(request))))
 
     try:
-        for _ in range(concurrency):
+        # As in _sync_pages_ahead: the tasks queued behind the semaphore start as soon
+        # as any fetch is done.
+        for _ in range(_AHEAD * concurrency):
             submit_next()
         yield first
         while pending and plan.has_next_page():
@@ -507,10 +584,13 @@ async def _async_pages_ahead(
             # cleanup below still cancels and awaits this task.
             request, task = pending[0]
             try:
-                fetched = await task
+                finish = await task
                 pending.popleft()
                 submit_next()
-                page = _judge(plan, request, fetched)
+                # Let the new task send its request before this page is parsed (a done
+                # task is awaited without giving the event loop a turn).
+                await asyncio.sleep(0)
+                page = _judge(plan, request, finish())
             except _PAGE_ERRORS as exc:
                 error = _failure(exc, request, plan, operation)
                 raise error from error.__cause__
@@ -586,7 +666,8 @@ def paginate(
             this function, with a ``PaginationWarning``.
         start_page: the first page to fetch; ``PaginationError.start_page`` resumes.
         max_items: stop after this many items, fetching no page more than needed.
-        concurrency: pages in flight at once after the first page (threads).
+        concurrency: requests in flight at once after the first page (threads); up
+            to twice as many pages are fetched ahead of the loop.
         **params: the endpoint's other arguments.
 
     Pages ``start_page`` to ``ceil(totalRecords / page_size)`` are fetched, each built

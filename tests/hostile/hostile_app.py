@@ -55,6 +55,9 @@ class HostileState:
     fail_page: int = 2
     delay: float = 0.0
     asked: list[tuple[str, int]] = field(default_factory=list)
+    # Requests being answered now, and the most there were at once since the reset.
+    in_flight: int = 0
+    peak_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def reset(self, mode: str = "honest", **settings: Any) -> None:
@@ -64,6 +67,7 @@ class HostileState:
             self.fail_page = settings.get("fail_page", 2)
             self.delay = settings.get("delay", 0.0)
             self.asked = []
+            self.peak_in_flight = self.in_flight
 
     def dataset(self, resource: str, count: int | None = None) -> list[dict[str, Any]]:
         prefix = resource[:1]
@@ -74,6 +78,16 @@ def create_app(state: HostileState) -> Starlette:
     """The hostile ASGI app, driven by ``state``."""
 
     async def page(request: Request) -> Response:
+        with state.lock:
+            state.in_flight += 1
+            state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
+        try:
+            return await answer(request)
+        finally:
+            with state.lock:
+                state.in_flight -= 1
+
+    async def answer(request: Request) -> Response:
         resource = request.path_params["resource"]
         number = int(request.query_params.get("pageNumber", "1"))
         size = min(int(request.query_params.get("pageSize", "50")), 50)

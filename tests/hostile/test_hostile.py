@@ -260,6 +260,21 @@ async def test_a_failure_with_pages_in_flight_cancels_the_tasks(
     assert time.monotonic() - started < 5
 
 
+async def test_at_most_concurrency_requests_are_in_flight(
+    hostile: HostileServer, hostile_client: Client, twin: str
+) -> None:
+    deadline = time.monotonic() + 10
+    while hostile.state.in_flight:  # pages of an earlier test still being answered
+        assert time.monotonic() < deadline, "the server never went idle"
+        await asyncio.sleep(0.01)
+    hostile.state.reset("slow", records=300, delay=0.02)
+    out: list[Any] = []
+    await drain(twin, list_devices, hostile_client, out, page_size=10, concurrency=3)
+    assert ids(out) == expected_ids(hostile, "devices")
+    # Pages wait ahead of the consumer, but never more than three requests at once.
+    assert hostile.state.peak_in_flight == 3
+
+
 async def test_cancelling_the_consumer_cancels_the_pages_in_flight(
     hostile: HostileServer, hostile_client: Client
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import math
 import ssl
@@ -310,8 +311,9 @@ async def test_leaving_a_sync_loop_early_stops_every_thread(
     assert page_threads()  # pages are being fetched ahead
     items.close()
     assert page_threads() == []
-    # At most the window beyond the pages handed over was fetched.
-    assert page_requests(mock, "shipments") <= 3 + 1 + 6
+    # At most the pages fetched ahead (two per unit of concurrency) beyond the three
+    # handed over and the one being read.
+    assert page_requests(mock, "shipments") <= 3 + 1 + 2 * 6
 
     abandoned = paginate(list_shipments, client, page_size=10, concurrency=6)
     next(abandoned)
@@ -405,6 +407,49 @@ def test_a_function_leads_back_to_its_module_and_twin() -> None:
         assert operation.model.__name__ == "DevicePage"
         assert operation.name == "list_devices"
     assert _resolve(list_devices.sync_detailed).sync_call is list_devices.sync_detailed
+
+
+def test_only_the_generated_functions_are_split_into_request_and_parsing() -> None:
+    # Fetching ahead sends with _get_kwargs and parses with _build_response.
+    for endpoint in (list_devices, list_devices.sync_detailed, list_devices.asyncio_detailed):
+        operation = _resolve(endpoint)
+        assert operation.request_kwargs is not None
+        assert operation.build_response is not None
+
+    @functools.wraps(list_devices.sync_detailed)
+    def wrapped(**kwargs: Any) -> Any:
+        return list_devices.sync_detailed(**kwargs)
+
+    assert wrapped.__module__ == list_devices.__name__
+    assert _resolve(wrapped).request_kwargs is None
+
+
+async def test_a_wrapper_of_the_generated_function_is_called_for_every_page(
+    mock: RunningMock, client: Client, twin: str
+) -> None:
+    mock.service.reset(records=95)
+    calls: list[int] = []
+    # Keeping the module's name (functools.wraps) must not get the wrapper bypassed.
+    if twin == "sync":
+
+        @functools.wraps(list_devices.sync_detailed)
+        def sync_wrapper(**kwargs: Any) -> Any:
+            calls.append(kwargs["page_number"])
+            return list_devices.sync_detailed(**kwargs)
+
+        items = list(paginate(sync_wrapper, client, page_size=10, concurrency=3))
+    else:
+
+        @functools.wraps(list_devices.asyncio_detailed)
+        async def async_wrapper(**kwargs: Any) -> Any:
+            calls.append(kwargs["page_number"])
+            return await list_devices.asyncio_detailed(**kwargs)
+
+        items = [
+            item async for item in apaginate(async_wrapper, client, page_size=10, concurrency=3)
+        ]
+    assert len(items) == 95
+    assert sorted(calls) == list(range(1, 11))
 
 
 async def test_a_lone_function_is_used_for_its_own_kind_only(client: Client) -> None:
