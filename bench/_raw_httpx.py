@@ -8,7 +8,12 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
+import itertools
+import math
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import httpx
 
@@ -20,8 +25,12 @@ __all__ = [
     "aiterate_pages",
     "fetch_token",
     "get_page",
+    "in_order",
     "iterate_pages",
+    "iterate_pages_ahead",
 ]
+
+T = TypeVar("T")
 
 _FORM = {
     "client_id": (None, CLIENT_ID),
@@ -106,3 +115,51 @@ async def aiterate_pages(http: httpx.AsyncClient, base_url: str, *, page_size: i
         if not body.get("next"):
             return seen
         number += 1
+
+
+def in_order(fetch: Callable[[int], T], numbers: Iterable[int], concurrency: int) -> Iterator[T]:
+    """``fetch(n)`` for each of ``numbers`` on ``concurrency`` threads, results in order,
+    at most ``2 * concurrency`` asked for ahead of the consumer (as ``paginate`` does)."""
+    pending: deque[Future[T]] = deque()
+    left = iter(numbers)
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+
+        def submit() -> None:
+            number = next(left, None)
+            if number is not None:
+                pending.append(pool.submit(fetch, number))
+
+        for _ in range(2 * concurrency):
+            submit()
+        while pending:
+            result = pending.popleft().result()
+            submit()
+            yield result
+
+
+def iterate_pages_ahead(
+    http: httpx.Client,
+    base_url: str,
+    *,
+    page_size: int,
+    concurrency: int,
+    on_page: Callable[[], None] | None = None,
+) -> int:
+    """:func:`iterate_pages` with the pages after the first fetched ``concurrency`` at a
+    time by :func:`in_order`; return how many records were seen. ``on_page`` is called
+    after each page's records."""
+    token = fetch_token(http, base_url)
+    first = get_page(http, base_url, token, 1, page_size)
+    pages = math.ceil(first["totalRecords"] / page_size)
+
+    def fetch(number: int) -> Any:
+        return get_page(http, base_url, token, number, page_size)
+
+    seen = 0
+    for body in itertools.chain([first], in_order(fetch, range(2, pages + 1), concurrency)):
+        for record in body["data"]:
+            if record["shipmentId"]:
+                seen += 1
+        if on_page is not None:
+            on_page()
+    return seen

@@ -134,12 +134,15 @@ def _latency(case: dict[str, Any]) -> list[str]:
 
 def _memory(case: dict[str, Any]) -> list[str]:
     lines = [
-        f"A fresh process per N, `paginate` at concurrency {case['concurrency']}; growth is the "
-        "peak (sampled RSS or the kernel's high-water mark) minus RSS with the client ready.",
+        f"A fresh process per N and variant, at concurrency {case['concurrency']}: `paginate`, "
+        "and raw httpx over JSON dicts fetching the same pages as far ahead (the allocator's "
+        "own behaviour); growth is the peak (sampled RSS or the kernel's high-water mark) "
+        "minus RSS with the client ready.",
         "",
     ]
     rows = [
         [
+            row.get("variant", "paginate"),
             f"{row['records']:,}",
             _num(row["rss_start_mb"], 1),
             _num(row["rss_peak_mb"], 1),
@@ -149,10 +152,26 @@ def _memory(case: dict[str, Any]) -> list[str]:
         ]
         for row in case["rows"]
     ]
-    return lines + _table(
-        ["Records", "RSS start (MB)", "RSS peak (MB)", "VmHWM (MB)", "Growth (MB)", "Wall (s)"],
+    lines += _table(
+        [
+            "Variant",
+            "Records",
+            "RSS start (MB)",
+            "RSS peak (MB)",
+            "VmHWM (MB)",
+            "Growth (MB)",
+            "Wall (s)",
+        ],
         rows,
     )
+    with_n = case.get("growth_with_n_mb")
+    if with_n:
+        lines += [
+            f"Growth from the smallest to the largest N: {_num(with_n['paginate'], 1)} MB with "
+            f"`paginate`, {_num(with_n['raw_httpx'], 1)} MB with raw httpx.",
+            "",
+        ]
+    return lines
 
 
 def _tokens(case: dict[str, Any]) -> list[str]:
