@@ -36,10 +36,7 @@ NEW_OPERATION = {
                                 "pageSize": {"type": "integer"},
                                 "data": {
                                     "type": "array",
-                                    "items": {
-                                        "type": "object",
-                                        "properties": {"alertId": {"type": "string"}},
-                                    },
+                                    "items": {"$ref": "#/components/schemas/Alert"},
                                 },
                             },
                             "title": "AlertPage",
@@ -52,6 +49,27 @@ NEW_OPERATION = {
 }
 
 
+# Models that refer to themselves and to each other: each module imports the others
+# at its end, so that the package imports whatever the order of its modules.
+NEW_SCHEMAS = {
+    "Alert": {
+        "type": "object",
+        "properties": {
+            "alertId": {"type": "string"},
+            "parent": {"$ref": "#/components/schemas/Alert"},
+            "rule": {"$ref": "#/components/schemas/AlertRule"},
+        },
+    },
+    "AlertRule": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "examples": {"type": "array", "items": {"$ref": "#/components/schemas/Alert"}},
+        },
+    },
+}
+
+
 @pytest.fixture(scope="module")
 def project_with_new_operation(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the codegen inputs whose spec gained GET /alerts, generated."""
@@ -59,6 +77,7 @@ def project_with_new_operation(tmp_path_factory: pytest.TempPathFactory) -> Path
     shutil.copytree(ROOT / "codegen", work / "codegen")
     spec = yaml.safe_load((ROOT / "openapi.yaml").read_text())
     spec["paths"]["/alerts"] = NEW_OPERATION
+    spec["components"]["schemas"].update(NEW_SCHEMAS)
     (work / "openapi.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     subprocess.run([str(work / "codegen" / "generate.sh"), str(work / "out")], check=True, env=ENV)
     return work / "out"
@@ -85,6 +104,24 @@ def test_a_new_operation_becomes_a_typed_function(project_with_new_operation: Pa
         [sys.executable, "-c", check, str(project_with_new_operation), str(module_path)],
         check=True,
     )
+
+
+def test_models_referring_to_themselves_and_each_other_work(
+    project_with_new_operation: Path,
+) -> None:
+    check = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "from service_api_client.api.alerts import list_alerts;"
+        "raw = {'totalRecords': 1, 'pageNumber': 1, 'pageSize': 50, 'data': [{'alertId': 'a-2',"
+        " 'parent': {'alertId': 'a-1'}, 'rule': {'name': 'r', 'examples': [{'alertId': 'a-0'}]}}]};"
+        "page = list_alerts.SUCCESS_MODEL.from_dict(raw);"
+        "alert = page.data[0];"
+        "assert alert.parent.alert_id == 'a-1';"
+        "assert alert.rule.examples[0].alert_id == 'a-0';"
+        "assert type(alert.rule.examples[0]) is type(alert);"
+        "assert page.to_dict() == raw, page.to_dict()"
+    )
+    subprocess.run([sys.executable, "-c", check, str(project_with_new_operation)], check=True)
 
 
 def test_the_new_module_type_checks(project_with_new_operation: Path) -> None:

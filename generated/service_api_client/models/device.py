@@ -2,16 +2,12 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
-
-if TYPE_CHECKING:
-    from ..models.coordinates import Coordinates
-
 
 T = TypeVar("T", bound="Device")
 
@@ -80,8 +76,6 @@ class Device:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.coordinates import Coordinates  # noqa: PLC0415
-
         d = dict(src_dict)
         device_id = d.pop("deviceId", UNSET)
 
@@ -135,3 +129,7 @@ class Device:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+# Imported last, so that models referring to each other import in either order.
+from ..models.coordinates import Coordinates  # noqa: E402

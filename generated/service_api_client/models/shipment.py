@@ -1,16 +1,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
-
-if TYPE_CHECKING:
-    from ..models.shipment_leg import ShipmentLeg
-
 
 T = TypeVar("T", bound="Shipment")
 
@@ -58,8 +54,6 @@ class Shipment:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.shipment_leg import ShipmentLeg  # noqa: PLC0415
-
         d = dict(src_dict)
         shipment_id = d.pop("shipmentId", UNSET)
 
@@ -98,3 +92,7 @@ class Shipment:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+# Imported last, so that models referring to each other import in either order.
+from ..models.shipment_leg import ShipmentLeg  # noqa: E402

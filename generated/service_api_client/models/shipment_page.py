@@ -1,16 +1,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
-
-if TYPE_CHECKING:
-    from ..models.shipment import Shipment
-
 
 T = TypeVar("T", bound="ShipmentPage")
 
@@ -81,8 +77,6 @@ class ShipmentPage:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.shipment import Shipment  # noqa: PLC0415
-
         d = dict(src_dict)
         total_records = d.pop("totalRecords")
 
@@ -142,3 +136,7 @@ class ShipmentPage:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+# Imported last, so that models referring to each other import in either order.
+from ..models.shipment import Shipment  # noqa: E402
