@@ -79,7 +79,10 @@ class Sizes:
     token_ttl: float = 3.0
     refresh_skew: float = 1.0
     token_workers: tuple[int, ...] = (1, 16, 64)
-    overhead_calls: int = 200
+    overhead_calls: int = 300
+    # Many short rounds: a per-call difference of tens of µs drowns in a noisy neighbour's
+    # burst unless the variants alternate often.
+    overhead_repetitions: int = 9
     throughput_seconds: float = 3.0
     throughput_connections: tuple[int, ...] = (1, 8)
     warmup: bool = True
@@ -98,6 +101,7 @@ SMOKE = Sizes(
     token_seconds=0.3,
     token_workers=(1, 4),
     overhead_calls=10,
+    overhead_repetitions=1,
     throughput_seconds=0.2,
     warmup=False,
     model_cost_loops=2,
@@ -679,7 +683,7 @@ def overhead(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
             "overlay_async": lambda: asyncio.run(aoverlay()),
         },
         sizes,
-        sizes.repetitions,
+        sizes.overhead_repetitions,
     )
     variants = {}
     for name, runs in samples.items():
@@ -699,7 +703,7 @@ def overhead(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
     return {
         "page_size": 1,
         "calls_per_run": calls,
-        "repetitions": sizes.repetitions,
+        "repetitions": sizes.overhead_repetitions,
         "variants": variants,
         "overhead_us": {
             "overlay - raw (sync, cpu)": diff("overlay", "raw_httpx", "cpu_us_per_call"),
