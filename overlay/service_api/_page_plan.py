@@ -291,7 +291,7 @@ def item_key(item: object) -> int:
 
     For an attrs model (the generated ones), the hash of its top-level scalar values
     (``str``, ``int``, ``float``, ``bool``, ``None``): the declared fields in declaration
-    order, then the scalar entries of ``additional_properties`` sorted by name. Nested
+    order, then the scalar entries of ``additional_properties`` in any order. Nested
     models, lists and dicts are left out, so items differing only there share a key
     (:class:`PagePlan` compares such items in full). Any other item: its own hash if
     hashable, else the hash of its :func:`fingerprint`.
@@ -314,10 +314,10 @@ def item_key(item: object) -> int:
     values = [value for value in get(item) if isinstance(value, _SCALARS)]
     extra = getattr(item, "additional_properties", None)
     if isinstance(extra, dict) and extra:
-        for name in sorted(extra):
-            value = extra[name]
-            if isinstance(value, _SCALARS):
-                values += (name, value)
+        # Whatever their order, as dict equality goes: the sum of the entries' hashes.
+        values.append(
+            sum([hash(entry) for entry in extra.items() if isinstance(entry[1], _SCALARS)])
+        )
     return hash(tuple(values))
 
 
@@ -557,17 +557,19 @@ class PagePlan:
         kept_keys: list[int] = []
         seen = self._seen
         keys = [item_key(item) for item in data]
-        on_page: dict[int, list[Any]] = {}
+        # The first item of this page with each key, and any later ones with the same key.
+        on_page: dict[int, Any] = {}
+        more_on_page: dict[int, list[Any]] = {}
         for index, (item, key) in enumerate(zip(data, keys, strict=True)):
             # A key match is only a hint: the item must equal what was handed over.
             if key in seen and any(page.holds(item, key) for page in self._recent):
                 continue
-            same_key = on_page.get(key)
-            if same_key is None:
-                on_page[key] = [item]
-            elif any(item == other for other in same_key):
-                continue
+            if key not in on_page:
+                on_page[key] = item
             else:
+                same_key = more_on_page.setdefault(key, [])
+                if item == on_page[key] or any(item == other for other in same_key):
+                    continue
                 same_key.append(item)
             fresh.append(item)
             kept_at.append(index)
