@@ -68,7 +68,7 @@ class Sizes:
 
     page_size: int = 50
     sequential_records: int = 20_000
-    repetitions: int = 3
+    repetitions: int = 5
     latency_ms: float = 50.0
     latency_records: int = 10_000
     latency_repetitions: int = 2
