@@ -17,6 +17,7 @@ import functools
 import itertools
 import json
 import math
+import statistics
 import subprocess
 import sys
 import threading
@@ -245,8 +246,10 @@ def sequential(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
             raise RuntimeError(f"{name} saw {result['items']} records")
 
     def ratio(a: str, b: str, key: str) -> float:
-        value: float = variants[a][key]["median"] / variants[b][key]["median"]
-        return value
+        # Paired: each round runs every variant once, back to back, so the ratio within
+        # a round cancels the machine's slower spells; the median of those ratios.
+        pairs = zip(samples[a], samples[b], strict=True)
+        return float(statistics.median(x[key] / y[key] for x, y in pairs))  # type: ignore[literal-required]
 
     ratios = {
         f"{a}/{b} {key[:-2]}": ratio(a, b, key)

@@ -82,7 +82,7 @@ def _sequential(case: dict[str, Any]) -> list[str]:
         rows,
     )
     lines += _table(
-        ["Ratio (medians)", "Value"],
+        ["Ratio (median of the per-round ratios)", "Value"],
         [[name, _num(value, 3)] for name, value in case["ratios"].items()],
     )
     cost = case["typed_model_cost"]
