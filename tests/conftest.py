@@ -17,6 +17,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(params=["sync", "async"])
+def twin(request: pytest.FixtureRequest) -> str:
+    """Run a test through the sync function (``paginate``) and its async twin."""
+    return str(request.param)
+
+
 @pytest.fixture(scope="session")
 def mock_server() -> Iterator[RunningMock]:
     """One mock served over loopback HTTP for the whole session (see ``mock`` for a clean one)."""

@@ -101,22 +101,24 @@ async def _junk(total: int, filler: bytes) -> AsyncIterator[bytes]:
         yield piece
 
 
+async def _record(state: AuthHostileState, request: Request) -> None:
+    """Note what reached the server, and whether the secret was in the body."""
+    body = await request.body()
+    state.record(
+        Seen(
+            request.method,
+            request.url.path,
+            request.headers.get("authorization"),
+            SECRET.encode() in body,
+        )
+    )
+
+
 def create_auth_app(state: AuthHostileState) -> Starlette:
     """The hostile ASGI app, driven by ``state``."""
 
-    async def seen(request: Request) -> None:
-        body = await request.body()
-        state.record(
-            Seen(
-                request.method,
-                request.url.path,
-                request.headers.get("authorization"),
-                SECRET.encode() in body,
-            )
-        )
-
     async def authenticate(request: Request) -> Response:
-        await seen(request)
+        await _record(state, request)
         mode = state.mode
         if mode == "token_hangs":
             await asyncio.sleep(state.hang)
@@ -127,7 +129,7 @@ def create_auth_app(state: AuthHostileState) -> Starlette:
         return JSONResponse({"access_token": TOKEN, "token_type": "Bearer", "expires_in": "3600"})
 
     async def listing(request: Request) -> Response:
-        await seen(request)
+        await _record(state, request)
         mode = state.mode
         if mode == "html_200":
             return Response(HTML, media_type="text/html")
@@ -164,15 +166,7 @@ def create_recording_app(state: AuthHostileState) -> Starlette:
     """Another origin: records every request that reaches it, answers 200 ``{}``."""
 
     async def anything(request: Request) -> Response:
-        body = await request.body()
-        state.record(
-            Seen(
-                request.method,
-                request.url.path,
-                request.headers.get("authorization"),
-                SECRET.encode() in body,
-            )
-        )
+        await _record(state, request)
         return JSONResponse({})
 
     return Starlette(routes=[Route("/{path:path}", anything, methods=["GET", "POST"])])

@@ -34,12 +34,6 @@ pytestmark = pytest.mark.anyio
 ENDPOINTS = {"shipments": list_shipments, "devices": list_devices}
 
 
-@pytest.fixture(params=["sync", "async"])
-def twin(request: pytest.FixtureRequest) -> str:
-    """Run each test through ``paginate`` and through ``apaginate``."""
-    return str(request.param)
-
-
 @pytest.fixture(params=sorted(ENDPOINTS))
 def resource(request: pytest.FixtureRequest) -> str:
     return str(request.param)

@@ -70,12 +70,6 @@ async def client(mock: RunningMock, tls_context: ssl.SSLContext) -> AsyncIterato
             yield made
 
 
-@pytest.fixture(params=["sync", "async"])
-def twin(request: pytest.FixtureRequest) -> str:
-    """Run a test through the sync function and through its async twin."""
-    return str(request.param)
-
-
 @pytest.fixture(params=sorted(ENDPOINTS))
 def resource(request: pytest.FixtureRequest) -> str:
     return str(request.param)
@@ -422,6 +416,24 @@ def test_only_the_generated_functions_are_split_into_request_and_parsing() -> No
 
     assert wrapped.__module__ == list_devices.__name__
     assert _resolve(wrapped).request_kwargs is None
+
+
+async def test_pages_fetched_ahead_are_parsed_by_the_consumer(
+    mock: RunningMock, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Workers only send and read: every page is built on the thread that iterates.
+    mock.service.reset(records=95)
+    parsed_on: list[str] = []
+    build = list_devices._build_response
+
+    def recording(**kwargs: Any) -> Any:
+        parsed_on.append(threading.current_thread().name)
+        return build(**kwargs)
+
+    monkeypatch.setattr(list_devices, "_build_response", recording)
+    items = list(paginate(list_devices, client, page_size=10, concurrency=3))
+    assert len(items) == 95
+    assert parsed_on == [threading.current_thread().name] * 10
 
 
 async def test_a_wrapper_of_the_generated_function_is_called_for_every_page(
