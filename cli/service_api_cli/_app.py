@@ -16,7 +16,7 @@ import sys
 import traceback
 from collections.abc import Iterator, Sequence
 
-from service_api import PaginationError
+from service_api import ServiceApiError
 from service_api_cli._config import (
     ENV_ACCOUNT_ID,
     ENV_BASE_URL,
@@ -328,9 +328,8 @@ def describe_error(exc: BaseException) -> str:
         >>> describe_error(ValueError("bad value"))
         'bad value'
     """
-    cause = exc.__cause__
-    if isinstance(exc, PaginationError) and cause is not None:
-        return f"page {exc.page_number} failed: {_first_line(cause)}"
+    if isinstance(exc, ServiceApiError) and exc.page_number is not None:
+        return f"page {exc.page_number} failed: {_first_line(exc)}"
     return _first_line(exc)
 
 

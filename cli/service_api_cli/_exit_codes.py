@@ -14,7 +14,6 @@ from service_api import (
     ApiConnectionError,
     AuthenticationError,
     InvalidCredentialsError,
-    PaginationError,
     PermissionDeniedError,
     ServiceApiError,
 )
@@ -57,16 +56,14 @@ class UsageError(ValueError):
 def exit_code_for(exc: BaseException) -> ExitCode:
     """The exit code for an error that ended a command.
 
-    A :class:`~service_api.PaginationError` is judged by its cause: a page that failed on
-    a refused token is an authentication failure, not a generic API error.
+    A page that failed on a refused token is an authentication failure, not a generic
+    API error: pagination raises the typed error itself.
 
     Example::
 
         >>> exit_code_for(UsageError("no such endpoint"))
         <ExitCode.USAGE: 2>
     """
-    if isinstance(exc, PaginationError) and exc.__cause__ is not None:
-        return exit_code_for(exc.__cause__)
     if isinstance(exc, KeyboardInterrupt):
         return ExitCode.INTERRUPTED
     if isinstance(exc, UsageError):

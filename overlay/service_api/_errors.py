@@ -17,7 +17,6 @@ nothing secret (no token, no client secret, no ``Authorization`` header)::
     ├── InvalidResponseError            the answer breaks the API's contract (a ValueError)
     │   ├── TokenResponseError          unusable token response (token_type, expires_in, ...)
     │   └── InconsistentPageError       a page contradicts the request or earlier pages
-    ├── PaginationError                 a page failed mid-iteration (``start_page`` resumes)
     └── ApiConnectionError              no answer: refused, reset, dropped (a ConnectionError)
         └── ApiTimeoutError             no answer in time (a TimeoutError)
 
@@ -50,13 +49,57 @@ MAX_BODY_CHARS = 2048
 class ServiceApiError(Exception):
     """Root of every error the client raises.
 
+    An error that stopped an iteration (``paginate``, ``iter_pages`` and their async
+    twins) is raised as itself, so ``except AuthenticationError`` around the loop
+    catches a refused token, and it also says where the iteration stood:
+
+    Attributes:
+        page_number: the page that failed, or ``None`` outside an iteration.
+        start_page: pass it as ``start_page`` to resume with exactly the items not yet
+            yielded (the failed page is fetched again); ``None`` outside an iteration.
+        items_yielded: how many items the iteration yielded before the failure.
+
     Example::
 
         try:
-            ...
+            for shipment in service_api.paginate(list_shipments, client):
+                save(shipment)
         except service_api.ServiceApiError as exc:
-            log.warning("service call failed: %s", exc)
+            if exc.resumable:
+                resume_from = exc.start_page
     """
+
+    page_number: int | None = None
+    start_page: int | None = None
+    items_yielded: int | None = None
+
+    @property
+    def resumable(self) -> bool:
+        """Whether resuming at ``start_page`` can succeed: not after refused client
+        credentials, a denied account or a malformed request, which fail again the same
+        way (a 401 on a page can be a token revoked meanwhile: resumable).
+
+        Example::
+
+            if exc.resumable: paginate(list_shipments, client, start_page=exc.start_page)
+        """
+        return self.start_page is not None and not isinstance(
+            self,
+            InvalidCredentialsError | PermissionDeniedError | BadRequestError,
+        )
+
+    def at_page(self, page_number: int, *, items_yielded: int) -> None:
+        """Record that this error stopped an iteration at ``page_number``.
+
+        Example::
+
+            exc.at_page(3, items_yielded=100)   # exc.start_page == 3
+        """
+        self.page_number = page_number
+        self.start_page = page_number
+        self.items_yielded = items_yielded
+        if self.resumable:
+            self.add_note(f"resume with start_page={page_number}")
 
 
 class ApiStatusError(ServiceApiError):
@@ -304,16 +347,15 @@ class TokenResponseError(InvalidResponseError):
 class InconsistentPageError(InvalidResponseError):
     """A page contradicts the request or the pages before it: another page number or
     page size than asked for, an empty page before the end, a page that repeats items
-    already yielded. Raised chained inside :class:`PaginationError`.
+    already yielded.
 
     Attributes:
         page_number: the page that was asked for.
 
     Example::
 
-        except service_api.PaginationError as exc:
-            if isinstance(exc.__cause__, service_api.InconsistentPageError):
-                print("the server served a bad page", exc.page_number)
+        except service_api.InconsistentPageError as exc:
+            print("the server served a bad page", exc.page_number)
     """
 
     def __init__(
@@ -321,31 +363,6 @@ class InconsistentPageError(InvalidResponseError):
     ) -> None:
         super().__init__(message, request=request)
         self.page_number = page_number
-
-
-class PaginationError(ServiceApiError):
-    """A page failed in the middle of an iteration; the cause is chained.
-
-    Attributes:
-        page_number: the page that failed.
-        start_page: pass it as ``start_page`` to resume with exactly the items not
-            yet yielded (the failed page is fetched again).
-        items_yielded: how many items the iteration yielded before the failure.
-
-    Example::
-
-        try:
-            for shipment in service_api.paginate(list_shipments, client):
-                save(shipment)
-        except service_api.PaginationError as exc:
-            resume_from = exc.start_page
-    """
-
-    def __init__(self, message: str, *, page_number: int, start_page: int, items_yielded: int):
-        super().__init__(message)
-        self.page_number = page_number
-        self.start_page = start_page
-        self.items_yielded = items_yielded
 
 
 class ApiConnectionError(ServiceApiError, ConnectionError):

@@ -38,7 +38,6 @@ from service_api._errors import (
     ApiConnectionError,
     ApiTimeoutError,
     InvalidResponseError,
-    PaginationError,
     PaginationWarning,
     ServiceApiError,
     error_from_response,
@@ -322,29 +321,24 @@ def _page_model(response: Response[Any], operation: _Operation, number: int) -> 
 
 def _failure(
     exc: BaseException, request: PageRequest, plan: PagePlan, operation: _Operation
-) -> PaginationError:
-    """Wrap what went wrong with a page, with where to resume (the cause is chained)."""
+) -> ServiceApiError:
+    """The typed error for what went wrong with a page, marked with where to resume
+    (an httpx or parsing error is converted, and chained)."""
     if isinstance(exc, ServiceApiError):
-        cause: BaseException = exc
+        error = exc
     elif isinstance(exc, httpx.TimeoutException):
-        cause = ApiTimeoutError(f"page {request.number}: no answer in time")
+        error = ApiTimeoutError(f"{operation.name}: page {request.number}: no answer in time")
     elif isinstance(exc, httpx.TransportError):
-        cause = ApiConnectionError(f"page {request.number}: {type(exc).__name__}")
+        error = ApiConnectionError(f"{operation.name}: page {request.number}: {type(exc).__name__}")
     else:
         # The generated parser raises these for a body that is not JSON or not a page.
-        cause = InvalidResponseError(
-            f"page {request.number}: unreadable answer ({type(exc).__name__}: {exc})"
+        error = InvalidResponseError(
+            f"{operation.name}: page {request.number}: unreadable answer "
+            f"({type(exc).__name__}: {exc})"
         )
-    if cause is not exc:
-        cause.__cause__ = exc
-    error = PaginationError(
-        f"{operation.name}: page {request.number} failed ({cause}); "
-        f"resume with start_page={request.number}",
-        page_number=request.number,
-        start_page=request.number,
-        items_yielded=plan.items_yielded,
-    )
-    error.__cause__ = cause
+    if error is not exc:
+        error.__cause__ = exc
+    error.at_page(request.number, items_yielded=plan.items_yielded)
     return error
 
 
@@ -664,7 +658,7 @@ def paginate(
         client: the client (``service_api.Client`` or a generated ``Client``).
         page_size: records per page, 1 to 50; above 50 the service uses 50, and so does
             this function, with a ``PaginationWarning``.
-        start_page: the first page to fetch; ``PaginationError.start_page`` resumes.
+        start_page: the first page to fetch; the failed error's ``start_page`` resumes.
         max_items: stop after this many items, fetching no page more than needed.
         concurrency: requests in flight at once after the first page (threads); up
             to twice as many pages are fetched ahead of the loop.
@@ -678,8 +672,8 @@ def paginate(
     Raises:
         ValueError: a ``page_size``, ``start_page``, ``max_items`` or ``concurrency``
             out of range, before any request.
-        PaginationError: a page failed; the cause (an API error, or an
-            ``InvalidResponseError`` for a bad or inconsistent page) is chained, and
+        ServiceApiError: a page failed: the typed error itself (an API error, or an
+            ``InvalidResponseError`` for a bad or inconsistent page), whose
             ``start_page`` resumes with exactly the items not yet yielded.
 
     Leaving early (``break``, an exception) closes the iteration when the generator is

@@ -1,8 +1,9 @@
 """A client-side request rate limit shared by threads, tasks and event loops.
 
-The limiter only computes how long a request must wait (a reservation, under a
-threading lock, so it works the same from any thread or event loop); the sync
-and async transports do the waiting with ``time.sleep`` or ``asyncio.sleep``.
+A limiter only says how long a request must wait (under a threading lock, so it works
+the same from any thread or event loop); the sync and async transports do the waiting
+with ``time.sleep`` or ``asyncio.sleep``, and tell the limiter what the service answered
+so that an adaptive limiter can learn the quota.
 """
 
 from __future__ import annotations
@@ -10,6 +11,28 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Protocol
+
+
+class RequestLimiter(Protocol):
+    """What the transports ask before every request they send and tell after each answer.
+
+    Example::
+
+        while (wait := limiter.try_acquire()) > 0:
+            time.sleep(wait)
+        response = send(request)
+        limiter.observe(response.status_code, retry_after=None)
+    """
+
+    def try_acquire(self) -> float:
+        """``0.0`` when a request may be sent now (its slot is taken); otherwise the
+        seconds to wait before asking again."""
+        ...
+
+    def observe(self, status_code: int, retry_after: float | None) -> None:
+        """Learn from one answer of the service (a 429 with its ``Retry-After``, ...)."""
+        ...
 
 
 class RateLimiter:
@@ -46,12 +69,18 @@ class RateLimiter:
     def __repr__(self) -> str:
         return f"RateLimiter(per_minute={self.per_minute:g}, burst={self.burst})"
 
-    def reserve(self) -> float:
-        """Reserve a slot for one request; return the seconds to wait before sending it."""
+    def try_acquire(self) -> float:
+        """Take the slot for one request if it is free now (return ``0.0``); otherwise
+        return the seconds until it frees, without taking it."""
         with self._lock:
             now = self._clock()
             arrival = now if self._theoretical_arrival is None else self._theoretical_arrival
             arrival = max(arrival, now)
             allowed_at = arrival - (self.burst - 1) * self._interval
+            if allowed_at > now:
+                return allowed_at - now
             self._theoretical_arrival = arrival + self._interval
-            return max(0.0, allowed_at - now)
+            return 0.0
+
+    def observe(self, status_code: int, retry_after: float | None) -> None:
+        """A fixed limit learns nothing from answers."""

@@ -29,7 +29,7 @@ from service_api._errors import (
     TokenResponseError,
     redacted_request,
 )
-from service_api._rate_limit import RateLimiter
+from service_api._rate_limit import RequestLimiter
 from service_api._retry import (
     RETRY_SLEEP,
     RetryPolicy,
@@ -80,7 +80,7 @@ class RequestGuard:
         self,
         base_url: httpx.URL,
         policy: RetryPolicy,
-        limiter: RateLimiter | None = None,
+        limiter: RequestLimiter | None = None,
         rng: random.Random | None = None,
         *,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
@@ -177,6 +177,10 @@ class RequestGuard:
         self, request: httpx.Request, attempt: int, response: httpx.Response
     ) -> float | None:
         """Seconds before retrying after ``response``, or ``None`` to return it."""
+        if self.limiter is not None:
+            self.limiter.observe(
+                response.status_code, parse_retry_after(response.headers.get("retry-after"))
+            )
         if not should_retry(
             self.policy,
             attempt=attempt,
@@ -392,8 +396,7 @@ class GuardedTransport(httpx.BaseTransport):
         request.read()  # a body read once can be sent again on retry
         attempt = 0
         while True:
-            wait = self._guard.limiter.reserve() if self._guard.limiter is not None else 0.0
-            if wait > 0:
+            while self._guard.limiter is not None and (wait := self._guard.limiter.try_acquire()):
                 time.sleep(wait)
             try:
                 response = self._inner.handle_request(request)
@@ -445,8 +448,8 @@ class AsyncGuardedTransport(httpx.AsyncBaseTransport):
         await request.aread()
         attempt = 0
         while True:
-            wait = self._guard.limiter.reserve() if self._guard.limiter is not None else 0.0
-            if wait > 0:
+            # The limiter is polled (it may be shared with other processes): no event to await.
+            while self._guard.limiter is not None and (wait := self._guard.limiter.try_acquire()):  # noqa: ASYNC110
                 await asyncio.sleep(wait)
             try:
                 response = await self._inner.handle_async_request(request)

@@ -133,9 +133,7 @@ def test_flags_win_over_the_environment(
 
 
 def test_describe_error_names_the_failed_page_and_its_cause() -> None:
-    failed = service_api.PaginationError(
-        "page 4 failed (503 ...)", page_number=4, start_page=4, items_yielded=150
-    )
-    failed.__cause__ = service_api.ServerError("503 Service Unavailable", status_code=503)
+    failed = service_api.ServerError("503 Service Unavailable", status_code=503)
+    failed.at_page(4, items_yielded=150)
     assert describe_error(failed) == "page 4 failed: 503 Service Unavailable"
     assert describe_error(RuntimeError()) == "RuntimeError"

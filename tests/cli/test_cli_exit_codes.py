@@ -1,4 +1,4 @@
-"""Errors map to the documented exit codes; a failed page is judged by its cause."""
+"""Errors map to the documented exit codes; a failed page keeps its error's code."""
 
 from __future__ import annotations
 
@@ -9,13 +9,9 @@ import service_api
 from service_api_cli._exit_codes import EXIT_CODES_HELP, ExitCode, UsageError, exit_code_for
 
 
-def _paged(cause: BaseException) -> service_api.PaginationError:
-    try:
-        raise service_api.PaginationError(
-            "page 3 failed", page_number=3, start_page=3, items_yielded=100
-        ) from cause
-    except service_api.PaginationError as exc:
-        return exc
+def _paged(error: service_api.ServiceApiError) -> service_api.ServiceApiError:
+    error.at_page(3, items_yielded=100)
+    return error
 
 
 @pytest.mark.parametrize(
@@ -41,7 +37,7 @@ def test_each_error_has_its_exit_code(error: BaseException, code: ExitCode) -> N
     assert exit_code_for(error) is code
 
 
-def test_a_failed_page_takes_the_exit_code_of_its_cause() -> None:
+def test_a_failed_page_keeps_the_exit_code_of_its_error() -> None:
     denied = service_api.PermissionDeniedError("no", status_code=403)
     assert exit_code_for(_paged(denied)) is ExitCode.PERMISSION
     assert exit_code_for(_paged(service_api.ServerError("x", status_code=502))) is ExitCode.API

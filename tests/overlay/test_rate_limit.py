@@ -1,4 +1,4 @@
-"""The client-side rate limiter: reservations only, on an injected clock."""
+"""The client-side rate limiter: decisions only, on an injected clock."""
 
 import pytest
 
@@ -16,15 +16,20 @@ class FakeClock:
 def test_requests_are_spaced_to_the_rate() -> None:
     clock = FakeClock()
     limiter = RateLimiter(60, clock=clock)
-    assert [limiter.reserve() for _ in range(3)] == [0.0, 1.0, 2.0]
+    assert limiter.try_acquire() == 0.0
+    assert limiter.try_acquire() == 1.0  # not taken: asking again still waits
+    clock.now += 0.25
+    assert limiter.try_acquire() == 0.75
+    clock.now += 0.75
+    assert [limiter.try_acquire(), limiter.try_acquire()] == [0.0, 1.0]
 
 
 def test_idle_time_is_not_saved_up_beyond_the_burst() -> None:
     clock = FakeClock()
     limiter = RateLimiter(120, burst=2, clock=clock)
-    assert limiter.reserve() == 0.0
+    assert limiter.try_acquire() == 0.0
     clock.now += 60
-    assert [limiter.reserve() for _ in range(3)] == [0.0, 0.0, 0.5]
+    assert [limiter.try_acquire() for _ in range(3)] == [0.0, 0.0, 0.5]
 
 
 def test_invalid_rates_are_refused() -> None:

@@ -5,7 +5,7 @@ answers 20 % of requests 503 or 429 with ``Retry-After``, drops 5 % of connectio
 adds 0-30 ms of latency, issues 2-second tokens and has every token revoked by a
 background thread every few tenths of a second. Each account's export is compared, item
 by item, with ``MockService.dataset``. Retries must stay within the policy's bound, and
-an iteration that still fails is resumed from ``PaginationError.start_page`` a bounded
+an iteration that still fails is resumed from the error's ``start_page`` a bounded
 number of times (the documented recovery), so the run always finishes.
 
 ``make test`` runs a small version here; ``make chaos`` runs this file as a script at full
@@ -37,7 +37,7 @@ CHAOS_CLIENT_ID = "chaos-client"
 CHAOS_SECRET = "chaos-secret-5b1e0c7d"
 ACCOUNTS = ("acct-1", "acct-2", "acct-3")
 PAGE_SIZE = 50
-# Resuming after a PaginationError is the documented recovery; more than this many in one
+# Resuming after a failed page is the documented recovery; more than this many in one
 # export would mean the client is not coping, so the run fails instead of looping.
 MAX_RESUMES = 10
 Mode = Literal["sync", "async"]
@@ -175,9 +175,9 @@ def _export_sync(client: service_api.Client, concurrency: int) -> tuple[list[Shi
             ):
                 items.append(item)
             return items, resumes
-        except service_api.PaginationError as exc:
+        except service_api.ServiceApiError as exc:
             resumes += 1
-            if resumes > MAX_RESUMES:
+            if resumes > MAX_RESUMES or not exc.resumable or exc.start_page is None:
                 raise
             start = exc.start_page
 
@@ -197,9 +197,9 @@ async def _export_async(client: service_api.Client, concurrency: int) -> tuple[l
             ):
                 items.append(item)
             return items, resumes
-        except service_api.PaginationError as exc:
+        except service_api.ServiceApiError as exc:
             resumes += 1
-            if resumes > MAX_RESUMES:
+            if resumes > MAX_RESUMES or not exc.resumable or exc.start_page is None:
                 raise
             start = exc.start_page
 
