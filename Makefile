@@ -12,7 +12,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 PACKAGE := generated/service_api_client
 CODEGEN_INPUTS := openapi.yaml codegen/config.yaml codegen/generate.sh $(wildcard codegen/templates/*)
 
-.PHONY: generated generate check-generated lint typecheck test lock clean demo mock fuzz bench chaos
+.PHONY: generated generate check-generated lint typecheck docs test lock clean demo mock fuzz bench chaos
 
 # ---- environment -----------------------------------------------------------
 
@@ -64,7 +64,13 @@ typecheck: | $(VENV)/.installed
 	mypy overlay/service_api mock/service_api_mock cli/service_api_cli tests bench
 	mypy generated/service_api_client
 
-test: check-generated lint typecheck
+# The API reference, from the docstrings, into build/docs/ (mkdocs + mkdocstrings); strict,
+# so a broken cross-reference or link fails the build (and make test).
+docs: | $(VENV)/.installed
+	$(BIN)/mkdocs build --quiet --strict
+	@echo "API reference: build/docs/index.html"
+
+test: check-generated lint typecheck docs
 	pytest
 
 # ---- mock service -----------------------------------------------------------
