@@ -339,7 +339,13 @@ def load(
         primary_keys=primary_keys,
         errors=errors,
     )
-    info: LoadInfo = pipeline.run(built)
+    try:
+        info: LoadInfo = pipeline.run(built)
+    except Exception as exc:
+        if errors:
+            # dlt failed after fetching had already stopped: say both.
+            exc.add_note(f"fetching had stopped first on: {type(errors[0]).__name__}")
+        raise
     if errors:
         raise errors[0]
     return info
