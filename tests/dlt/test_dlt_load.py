@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -217,3 +219,24 @@ def test_without_an_error_list_a_failure_propagates_and_nothing_is_committed(
     assert "devices" not in make_pipeline().state.get("sources", {}).get("service_api", {}).get(
         "resources", {}
     )
+
+
+def test_the_resume_point_travels_with_the_data_to_the_destination(
+    client: service_api.Client,
+    mock: RunningMock,
+    make_pipeline: MakePipeline,
+    sql: Sql,
+    tmp_path: Path,
+) -> None:
+    # dlt stores the state in the destination with the rows: a machine that lost its
+    # pipelines directory (a fresh CI runner) still resumes where the last run stopped.
+    mock.service.reset(records=120, rate_limit=5)
+    with pytest.raises(service_api.RateLimitError):
+        load(make_pipeline(), client, ACCOUNTS, endpoints=["shipments"])
+    shutil.rmtree(tmp_path / "pipelines")
+
+    mock.service.set_faults(rate_limit=None)
+    before = mock.service.count("listShipments", 200)
+    load(make_pipeline(), client, ACCOUNTS, endpoints=["shipments"])
+    assert mock.service.count("listShipments", 200) - before == 2
+    assert per_account(sql, "shipments") == {"acct-1": (120, 120), "acct-2": (120, 120)}
