@@ -115,3 +115,18 @@ def test_public_names_are_sorted_and_documented() -> None:
     for name in exported:
         assert getattr(service_api.dlt, name).__doc__, name
     assert service_api.dlt.__doc__
+
+
+def test_an_endpoint_without_an_identifier_asks_for_one(
+    offline_client: service_api.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import service_api.dlt
+    from service_api._endpoints import ListEndpoint, discover_list_endpoints
+
+    devices = discover_list_endpoints()["devices"]
+    nameless = ListEndpoint("readings", devices.module, devices.item_model, None)
+    monkeypatch.setattr(service_api.dlt, "discover_list_endpoints", lambda: {"readings": nameless})
+    with pytest.raises(ValueError, match=r"pass primary_keys=\{'readings': 'fieldName'\}"):
+        source(offline_client, ["acct-1"])
+    built = source(offline_client, ["acct-1"], primary_keys={"readings": "deviceId"})
+    assert list(built.resources) == ["readings"]
