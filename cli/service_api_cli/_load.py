@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import service_api
-from service_api_cli._config import Settings, resolve_accounts
+from service_api_cli._config import ENV_ACCOUNT_ID, Settings, resolve_accounts
 from service_api_cli._exit_codes import ExitCode, UsageError
 
 __all__ = ["DEFAULT_DATASET", "DEFAULT_PIPELINE", "add_load_parser", "run_load"]
@@ -59,7 +59,7 @@ def add_load_parser(
         "load",
         help="load list endpoints into a database (dlt; DuckDB by default)",
         description=(
-            "Load every record of one or more list endpoints, for one or more accounts, "
+            "Load every record of one or more list endpoints, for one or more accounts,\n"
             "into a database through dlt. Needs the dlt extra: pip install 'service-api[dlt]'."
         ),
         epilog=_LOAD_EPILOG,
@@ -69,7 +69,10 @@ def add_load_parser(
         "endpoints", nargs="+", metavar="ENDPOINT", help="list endpoint, such as shipments"
     )
     load.add_argument(
-        "--account", action="append", metavar="ID", help="account to load (repeatable)"
+        "--account",
+        action="append",
+        metavar="ID",
+        help=f"account to load (repeatable) [{ENV_ACCOUNT_ID}]",
     )
     load.add_argument(
         "--destination",
