@@ -195,7 +195,17 @@ def _summary(pipeline: Any, endpoints: list[str], elapsed: float) -> str:
             f"{name}: {rows} rows" + (f" (+{children} in child tables)" if children else "")
         )
     where = f"{pipeline.destination.destination_name} dataset {pipeline.dataset_name}"
-    return f"loaded {', '.join(parts)} into {where} in {elapsed:.1f}s"
+    return f"loaded {', '.join(parts)} into {where} in {elapsed:.1f}s{_steps(trace)}"
+
+
+def _steps(trace: Any) -> str:
+    # Where the time went, per dlt step: extract includes fetching the pages.
+    steps = [
+        f"{step.step} {(step.finished_at - step.started_at).total_seconds():.1f}s"
+        for step in (trace.steps if trace is not None else ())
+        if step.step in ("extract", "normalize", "load") and step.finished_at is not None
+    ]
+    return f" ({', '.join(steps)})" if steps else ""
 
 
 def _table_name(pipeline: Any, endpoint: str) -> str:
