@@ -43,16 +43,17 @@ except ImportError:  # pragma: no cover - exercised in a subprocess without dlt
 from dlt.common.pipeline import LoadInfo
 from dlt.extract import DltResource, DltSource
 
-from service_api._client import Client
+# Only the package's public API drives the load, as any user's code would.
+from service_api import Client, ServiceApiError, iter_pages
 from service_api._endpoints import ListEndpoint, discover_list_endpoints
-from service_api._errors import ServiceApiError
-from service_api._page_plan import MAX_PAGE_SIZE
-from service_api._pagination import iter_pages
 
 __all__ = ["ACCOUNT_COLUMN", "SOURCE_NAME", "list_endpoints", "load", "source"]
 
 ACCOUNT_COLUMN = "account"
 """The column every row gets, holding the account it was listed for."""
+
+# The service's largest page (pageSize in openapi.yaml): the fewest requests.
+_MAX_PAGE_SIZE = 50
 
 SOURCE_NAME = "service_api"
 """Name of the dlt source, hence of its schema and of its state in the pipeline."""
@@ -240,7 +241,7 @@ def source(
     accounts: Sequence[str],
     *,
     endpoints: Sequence[str] | None = None,
-    page_size: int = MAX_PAGE_SIZE,
+    page_size: int = _MAX_PAGE_SIZE,
     concurrency: int = 1,
     primary_keys: Mapping[str, str] | None = None,
     errors: list[BaseException] | None = None,
@@ -272,8 +273,8 @@ def source(
     """
     chosen = _select(endpoints, discover_list_endpoints())
     accounts = _check_accounts(accounts)
-    if not 1 <= page_size <= MAX_PAGE_SIZE:
-        raise ValueError(f"page_size must be within 1..{MAX_PAGE_SIZE}, got {page_size}")
+    if not 1 <= page_size <= _MAX_PAGE_SIZE:
+        raise ValueError(f"page_size must be within 1..{_MAX_PAGE_SIZE}, got {page_size}")
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     stop = _Stop(errors)
@@ -311,7 +312,7 @@ def load(
     accounts: Sequence[str],
     *,
     endpoints: Sequence[str] | None = None,
-    page_size: int = MAX_PAGE_SIZE,
+    page_size: int = _MAX_PAGE_SIZE,
     concurrency: int = 1,
     primary_keys: Mapping[str, str] | None = None,
 ) -> LoadInfo:
