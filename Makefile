@@ -100,7 +100,9 @@ bench: | $(VENV)/.installed
 # ---- demo --------------------------------------------------------------------
 
 # Start the mock on a free loopback port, export every shipment of two accounts with
-# `service-api list`, print a summary, stop the mock (it runs inside the demo process).
+# `service-api list`, print a summary, load shipments and devices into DuckDB with
+# `service-api load` and count the rows per account in SQL, stop the mock (it runs
+# inside the demo process).
 demo: | $(VENV)/.installed
 	$(BIN)/python -m service_api_cli._demo
 

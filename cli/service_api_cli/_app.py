@@ -26,6 +26,7 @@ from service_api_cli._config import (
     resolve_settings,
 )
 from service_api_cli._exit_codes import EXIT_CODES_HELP, ExitCode, UsageError, exit_code_for
+from service_api_cli._load import add_load_parser, run_load
 from service_api_cli._output import FORMATS
 
 __all__ = ["build_parser", "main"]
@@ -194,6 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra endpoint parameter (repeatable), checked against the endpoint",
     )
 
+    add_load_parser(commands, formatter, _positive_int)
+
     token = commands.add_parser(
         "token",
         help="obtain a token and show its type and expiry",
@@ -284,6 +287,8 @@ def _run(args: argparse.Namespace) -> int:
             # The mock's own help lists its options; ours adds how to call it from here.
             print(f"usage: {PROG} mock [options of the mock]\n\n{_MOCK_EPILOG}\n")
         return _commands.run_mock(list(args.mock_args))
+    if args.command == "load":
+        return run_load(args, settings_from)
     if args.command == "token":
         return _commands.run_token(settings_from(args), show_token=args.show_token)
     return _commands.run_list(args, settings_from)
