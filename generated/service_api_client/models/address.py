@@ -13,37 +13,62 @@ T = TypeVar("T", bound="Address")
 
 @_attrs_define
 class Address:
-    """A postal address.
+    """A postal address. Values of an unexpected type, and unknown fields, are kept as sent.
 
     Attributes:
-        street (str | Unset):
-        sublocality (str | Unset):
-        locality (str | Unset):
-        state (str | Unset):
-        country (str | Unset):
-        postal_code (str | Unset):
+        street (None | str | Unset):
+        sublocality (None | str | Unset):
+        locality (None | str | Unset):
+        state (None | str | Unset):
+        country (None | str | Unset):
+        postal_code (None | str | Unset): A string, since postal codes have letters and leading zeros; a number sent
+            here is kept as sent.
     """
 
-    street: str | Unset = UNSET
-    sublocality: str | Unset = UNSET
-    locality: str | Unset = UNSET
-    state: str | Unset = UNSET
-    country: str | Unset = UNSET
-    postal_code: str | Unset = UNSET
+    street: None | str | Unset = UNSET
+    sublocality: None | str | Unset = UNSET
+    locality: None | str | Unset = UNSET
+    state: None | str | Unset = UNSET
+    country: None | str | Unset = UNSET
+    postal_code: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        street = self.street
+        street: None | str | Unset
+        if isinstance(self.street, Unset):
+            street = UNSET
+        else:
+            street = self.street
 
-        sublocality = self.sublocality
+        sublocality: None | str | Unset
+        if isinstance(self.sublocality, Unset):
+            sublocality = UNSET
+        else:
+            sublocality = self.sublocality
 
-        locality = self.locality
+        locality: None | str | Unset
+        if isinstance(self.locality, Unset):
+            locality = UNSET
+        else:
+            locality = self.locality
 
-        state = self.state
+        state: None | str | Unset
+        if isinstance(self.state, Unset):
+            state = UNSET
+        else:
+            state = self.state
 
-        country = self.country
+        country: None | str | Unset
+        if isinstance(self.country, Unset):
+            country = UNSET
+        else:
+            country = self.country
 
-        postal_code = self.postal_code
+        postal_code: None | str | Unset
+        if isinstance(self.postal_code, Unset):
+            postal_code = UNSET
+        else:
+            postal_code = self.postal_code
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -65,18 +90,74 @@ class Address:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
+            raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
-        street = d.pop("street", UNSET)
+        _street = d.get("street", UNSET)
+        street: None | str | Unset = UNSET
+        if street is UNSET and isinstance(_street, str):
+            street = _street
 
-        sublocality = d.pop("sublocality", UNSET)
+        if street is UNSET and _street is None:
+            street = _street
 
-        locality = d.pop("locality", UNSET)
+        if street is not UNSET:
+            del d["street"]
 
-        state = d.pop("state", UNSET)
+        _sublocality = d.get("sublocality", UNSET)
+        sublocality: None | str | Unset = UNSET
+        if sublocality is UNSET and isinstance(_sublocality, str):
+            sublocality = _sublocality
 
-        country = d.pop("country", UNSET)
+        if sublocality is UNSET and _sublocality is None:
+            sublocality = _sublocality
 
-        postal_code = d.pop("postalCode", UNSET)
+        if sublocality is not UNSET:
+            del d["sublocality"]
+
+        _locality = d.get("locality", UNSET)
+        locality: None | str | Unset = UNSET
+        if locality is UNSET and isinstance(_locality, str):
+            locality = _locality
+
+        if locality is UNSET and _locality is None:
+            locality = _locality
+
+        if locality is not UNSET:
+            del d["locality"]
+
+        _state = d.get("state", UNSET)
+        state: None | str | Unset = UNSET
+        if state is UNSET and isinstance(_state, str):
+            state = _state
+
+        if state is UNSET and _state is None:
+            state = _state
+
+        if state is not UNSET:
+            del d["state"]
+
+        _country = d.get("country", UNSET)
+        country: None | str | Unset = UNSET
+        if country is UNSET and isinstance(_country, str):
+            country = _country
+
+        if country is UNSET and _country is None:
+            country = _country
+
+        if country is not UNSET:
+            del d["country"]
+
+        _postal_code = d.get("postalCode", UNSET)
+        postal_code: None | str | Unset = UNSET
+        if postal_code is UNSET and isinstance(_postal_code, str):
+            postal_code = _postal_code
+
+        if postal_code is UNSET and _postal_code is None:
+            postal_code = _postal_code
+
+        if postal_code is not UNSET:
+            del d["postalCode"]
 
         address = cls(
             street=street,

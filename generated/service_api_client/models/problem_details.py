@@ -59,16 +59,48 @@ class ProblemDetails:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
+            raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
-        type_ = d.pop("type", UNSET)
+        _type_ = d.get("type", UNSET)
+        type_: str | Unset = UNSET
+        if type_ is UNSET and isinstance(_type_, str):
+            type_ = _type_
 
-        title = d.pop("title", UNSET)
+        if type_ is not UNSET:
+            del d["type"]
 
-        status = d.pop("status", UNSET)
+        _title = d.get("title", UNSET)
+        title: str | Unset = UNSET
+        if title is UNSET and isinstance(_title, str):
+            title = _title
 
-        detail = d.pop("detail", UNSET)
+        if title is not UNSET:
+            del d["title"]
 
-        instance = d.pop("instance", UNSET)
+        _status = d.get("status", UNSET)
+        status: int | Unset = UNSET
+        if status is UNSET and type(_status) is int:
+            status = _status
+
+        if status is not UNSET:
+            del d["status"]
+
+        _detail = d.get("detail", UNSET)
+        detail: str | Unset = UNSET
+        if detail is UNSET and isinstance(_detail, str):
+            detail = _detail
+
+        if detail is not UNSET:
+            del d["detail"]
+
+        _instance = d.get("instance", UNSET)
+        instance: str | Unset = UNSET
+        if instance is UNSET and isinstance(_instance, str):
+            instance = _instance
+
+        if instance is not UNSET:
+            del d["instance"]
 
         problem_details = cls(
             type_=type_,
