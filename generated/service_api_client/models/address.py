@@ -93,7 +93,7 @@ class Address:
         if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
             raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
-        _street = d.get("street", UNSET)
+        _street = d.pop("street", UNSET)
         street: None | str | Unset = UNSET
         if street is UNSET and isinstance(_street, str):
             street = _street
@@ -101,10 +101,10 @@ class Address:
         if street is UNSET and _street is None:
             street = _street
 
-        if street is not UNSET:
-            del d["street"]
+        if street is UNSET and _street is not UNSET:
+            d["street"] = _street
 
-        _sublocality = d.get("sublocality", UNSET)
+        _sublocality = d.pop("sublocality", UNSET)
         sublocality: None | str | Unset = UNSET
         if sublocality is UNSET and isinstance(_sublocality, str):
             sublocality = _sublocality
@@ -112,10 +112,10 @@ class Address:
         if sublocality is UNSET and _sublocality is None:
             sublocality = _sublocality
 
-        if sublocality is not UNSET:
-            del d["sublocality"]
+        if sublocality is UNSET and _sublocality is not UNSET:
+            d["sublocality"] = _sublocality
 
-        _locality = d.get("locality", UNSET)
+        _locality = d.pop("locality", UNSET)
         locality: None | str | Unset = UNSET
         if locality is UNSET and isinstance(_locality, str):
             locality = _locality
@@ -123,10 +123,10 @@ class Address:
         if locality is UNSET and _locality is None:
             locality = _locality
 
-        if locality is not UNSET:
-            del d["locality"]
+        if locality is UNSET and _locality is not UNSET:
+            d["locality"] = _locality
 
-        _state = d.get("state", UNSET)
+        _state = d.pop("state", UNSET)
         state: None | str | Unset = UNSET
         if state is UNSET and isinstance(_state, str):
             state = _state
@@ -134,10 +134,10 @@ class Address:
         if state is UNSET and _state is None:
             state = _state
 
-        if state is not UNSET:
-            del d["state"]
+        if state is UNSET and _state is not UNSET:
+            d["state"] = _state
 
-        _country = d.get("country", UNSET)
+        _country = d.pop("country", UNSET)
         country: None | str | Unset = UNSET
         if country is UNSET and isinstance(_country, str):
             country = _country
@@ -145,10 +145,10 @@ class Address:
         if country is UNSET and _country is None:
             country = _country
 
-        if country is not UNSET:
-            del d["country"]
+        if country is UNSET and _country is not UNSET:
+            d["country"] = _country
 
-        _postal_code = d.get("postalCode", UNSET)
+        _postal_code = d.pop("postalCode", UNSET)
         postal_code: None | str | Unset = UNSET
         if postal_code is UNSET and isinstance(_postal_code, str):
             postal_code = _postal_code
@@ -156,8 +156,8 @@ class Address:
         if postal_code is UNSET and _postal_code is None:
             postal_code = _postal_code
 
-        if postal_code is not UNSET:
-            del d["postalCode"]
+        if postal_code is UNSET and _postal_code is not UNSET:
+            d["postalCode"] = _postal_code
 
         address = cls(
             street=street,

@@ -52,7 +52,7 @@ class Coordinates:
         if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
             raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
-        _latitude = d.get("latitude", UNSET)
+        _latitude = d.pop("latitude", UNSET)
         latitude: float | None | Unset = UNSET
         if latitude is UNSET and (type(_latitude) is float or type(_latitude) is int):
             latitude = _latitude
@@ -60,10 +60,10 @@ class Coordinates:
         if latitude is UNSET and _latitude is None:
             latitude = _latitude
 
-        if latitude is not UNSET:
-            del d["latitude"]
+        if latitude is UNSET and _latitude is not UNSET:
+            d["latitude"] = _latitude
 
-        _longitude = d.get("longitude", UNSET)
+        _longitude = d.pop("longitude", UNSET)
         longitude: float | None | Unset = UNSET
         if longitude is UNSET and (type(_longitude) is float or type(_longitude) is int):
             longitude = _longitude
@@ -71,8 +71,8 @@ class Coordinates:
         if longitude is UNSET and _longitude is None:
             longitude = _longitude
 
-        if longitude is not UNSET:
-            del d["longitude"]
+        if longitude is UNSET and _longitude is not UNSET:
+            d["longitude"] = _longitude
 
         coordinates = cls(
             latitude=latitude,

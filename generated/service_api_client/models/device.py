@@ -116,15 +116,15 @@ class Device:
             raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
         sent: dict[str, tuple[object, str]] = {}
-        _device_id = d.get("deviceId", UNSET)
+        _device_id = d.pop("deviceId", UNSET)
         device_id: str | Unset = UNSET
         if device_id is UNSET and isinstance(_device_id, str):
             device_id = _device_id
 
-        if device_id is not UNSET:
-            del d["deviceId"]
+        if device_id is UNSET and _device_id is not UNSET:
+            d["deviceId"] = _device_id
 
-        _measurement_time = d.get("measurementTime", UNSET)
+        _measurement_time = d.pop("measurementTime", UNSET)
         measurement_time: datetime.datetime | None | Unset = UNSET
         if measurement_time is UNSET and isinstance(_measurement_time, str):
             try:
@@ -137,10 +137,10 @@ class Device:
         if measurement_time is UNSET and _measurement_time is None:
             measurement_time = _measurement_time
 
-        if measurement_time is not UNSET:
-            del d["measurementTime"]
+        if measurement_time is UNSET and _measurement_time is not UNSET:
+            d["measurementTime"] = _measurement_time
 
-        _coordinates = d.get("coordinates", UNSET)
+        _coordinates = d.pop("coordinates", UNSET)
         coordinates: Coordinates | None | Unset = UNSET
         if coordinates is UNSET and isinstance(_coordinates, dict):
             coordinates = Coordinates.from_dict(_coordinates)
@@ -148,10 +148,10 @@ class Device:
         if coordinates is UNSET and _coordinates is None:
             coordinates = _coordinates
 
-        if coordinates is not UNSET:
-            del d["coordinates"]
+        if coordinates is UNSET and _coordinates is not UNSET:
+            d["coordinates"] = _coordinates
 
-        _temperature = d.get("temperature", UNSET)
+        _temperature = d.pop("temperature", UNSET)
         temperature: float | None | Unset = UNSET
         if temperature is UNSET and (type(_temperature) is float or type(_temperature) is int):
             temperature = _temperature
@@ -159,10 +159,10 @@ class Device:
         if temperature is UNSET and _temperature is None:
             temperature = _temperature
 
-        if temperature is not UNSET:
-            del d["temperature"]
+        if temperature is UNSET and _temperature is not UNSET:
+            d["temperature"] = _temperature
 
-        _humidity = d.get("humidity", UNSET)
+        _humidity = d.pop("humidity", UNSET)
         humidity: float | None | Unset = UNSET
         if humidity is UNSET and (type(_humidity) is float or type(_humidity) is int):
             humidity = _humidity
@@ -170,10 +170,10 @@ class Device:
         if humidity is UNSET and _humidity is None:
             humidity = _humidity
 
-        if humidity is not UNSET:
-            del d["humidity"]
+        if humidity is UNSET and _humidity is not UNSET:
+            d["humidity"] = _humidity
 
-        _battery = d.get("battery", UNSET)
+        _battery = d.pop("battery", UNSET)
         battery: float | None | Unset = UNSET
         if battery is UNSET and (type(_battery) is float or type(_battery) is int):
             battery = _battery
@@ -181,10 +181,10 @@ class Device:
         if battery is UNSET and _battery is None:
             battery = _battery
 
-        if battery is not UNSET:
-            del d["battery"]
+        if battery is UNSET and _battery is not UNSET:
+            d["battery"] = _battery
 
-        _location_method = d.get("locationMethod", UNSET)
+        _location_method = d.pop("locationMethod", UNSET)
         location_method: None | str | Unset = UNSET
         if location_method is UNSET and isinstance(_location_method, str):
             location_method = _location_method
@@ -192,8 +192,8 @@ class Device:
         if location_method is UNSET and _location_method is None:
             location_method = _location_method
 
-        if location_method is not UNSET:
-            del d["locationMethod"]
+        if location_method is UNSET and _location_method is not UNSET:
+            d["locationMethod"] = _location_method
 
         device = cls(
             device_id=device_id,

@@ -93,7 +93,7 @@ class DevicePage:
 
             data.append(data_item)
 
-        _next_ = d.get("next", UNSET)
+        _next_ = d.pop("next", UNSET)
         next_: None | str | Unset = UNSET
         if next_ is UNSET and isinstance(_next_, str):
             next_ = _next_
@@ -101,10 +101,10 @@ class DevicePage:
         if next_ is UNSET and _next_ is None:
             next_ = _next_
 
-        if next_ is not UNSET:
-            del d["next"]
+        if next_ is UNSET and _next_ is not UNSET:
+            d["next"] = _next_
 
-        _previous = d.get("previous", UNSET)
+        _previous = d.pop("previous", UNSET)
         previous: None | str | Unset = UNSET
         if previous is UNSET and isinstance(_previous, str):
             previous = _previous
@@ -112,8 +112,8 @@ class DevicePage:
         if previous is UNSET and _previous is None:
             previous = _previous
 
-        if previous is not UNSET:
-            del d["previous"]
+        if previous is UNSET and _previous is not UNSET:
+            d["previous"] = _previous
 
         device_page = cls(
             total_records=total_records,

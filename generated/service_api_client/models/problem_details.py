@@ -62,45 +62,45 @@ class ProblemDetails:
         if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
             raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
-        _type_ = d.get("type", UNSET)
+        _type_ = d.pop("type", UNSET)
         type_: str | Unset = UNSET
         if type_ is UNSET and isinstance(_type_, str):
             type_ = _type_
 
-        if type_ is not UNSET:
-            del d["type"]
+        if type_ is UNSET and _type_ is not UNSET:
+            d["type"] = _type_
 
-        _title = d.get("title", UNSET)
+        _title = d.pop("title", UNSET)
         title: str | Unset = UNSET
         if title is UNSET and isinstance(_title, str):
             title = _title
 
-        if title is not UNSET:
-            del d["title"]
+        if title is UNSET and _title is not UNSET:
+            d["title"] = _title
 
-        _status = d.get("status", UNSET)
+        _status = d.pop("status", UNSET)
         status: int | Unset = UNSET
         if status is UNSET and type(_status) is int:
             status = _status
 
-        if status is not UNSET:
-            del d["status"]
+        if status is UNSET and _status is not UNSET:
+            d["status"] = _status
 
-        _detail = d.get("detail", UNSET)
+        _detail = d.pop("detail", UNSET)
         detail: str | Unset = UNSET
         if detail is UNSET and isinstance(_detail, str):
             detail = _detail
 
-        if detail is not UNSET:
-            del d["detail"]
+        if detail is UNSET and _detail is not UNSET:
+            d["detail"] = _detail
 
-        _instance = d.get("instance", UNSET)
+        _instance = d.pop("instance", UNSET)
         instance: str | Unset = UNSET
         if instance is UNSET and isinstance(_instance, str):
             instance = _instance
 
-        if instance is not UNSET:
-            del d["instance"]
+        if instance is UNSET and _instance is not UNSET:
+            d["instance"] = _instance
 
         problem_details = cls(
             type_=type_,

@@ -72,39 +72,45 @@ class Shipment:
         if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
             raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
-        _shipment_id = d.get("shipmentId", UNSET)
+        _shipment_id = d.pop("shipmentId", UNSET)
         shipment_id: str | Unset = UNSET
         if shipment_id is UNSET and isinstance(_shipment_id, str):
             shipment_id = _shipment_id
 
-        if shipment_id is not UNSET:
-            del d["shipmentId"]
+        if shipment_id is UNSET and _shipment_id is not UNSET:
+            d["shipmentId"] = _shipment_id
 
-        _devices = d.get("devices", UNSET)
+        _devices = d.pop("devices", UNSET)
         devices: list[str] | None | Unset = UNSET
-        if devices is UNSET and isinstance(_devices, list) and all(isinstance(_item, str) for _item in _devices):
-            devices = list(_devices)
+        if devices is UNSET and isinstance(_devices, list):
+            for _item in _devices:
+                if not (isinstance(_item, str)):
+                    break
+            else:
+                devices = list(_devices)
 
         if devices is UNSET and _devices is None:
             devices = _devices
 
-        if devices is not UNSET:
-            del d["devices"]
+        if devices is UNSET and _devices is not UNSET:
+            d["devices"] = _devices
 
-        _shipment_legs = d.get("shipmentLegs", UNSET)
+        _shipment_legs = d.pop("shipmentLegs", UNSET)
         shipment_legs: list[ShipmentLeg] | None | Unset = UNSET
-        if (
-            shipment_legs is UNSET
-            and isinstance(_shipment_legs, list)
-            and all(isinstance(_item, dict) for _item in _shipment_legs)
-        ):
-            shipment_legs = [ShipmentLeg.from_dict(_item) for _item in _shipment_legs]
+        if shipment_legs is UNSET and isinstance(_shipment_legs, list):
+            _items = []
+            for _item in _shipment_legs:
+                if not isinstance(_item, dict):
+                    break
+                _items.append(ShipmentLeg.from_dict(_item))
+            else:
+                shipment_legs = _items
 
         if shipment_legs is UNSET and _shipment_legs is None:
             shipment_legs = _shipment_legs
 
-        if shipment_legs is not UNSET:
-            del d["shipmentLegs"]
+        if shipment_legs is UNSET and _shipment_legs is not UNSET:
+            d["shipmentLegs"] = _shipment_legs
 
         shipment = cls(
             shipment_id=shipment_id,

@@ -115,7 +115,7 @@ class ShipmentLeg:
             raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
         sent: dict[str, tuple[object, str]] = {}
-        _mode = d.get("mode", UNSET)
+        _mode = d.pop("mode", UNSET)
         mode: None | str | Unset = UNSET
         if mode is UNSET and isinstance(_mode, str):
             mode = _mode
@@ -123,10 +123,10 @@ class ShipmentLeg:
         if mode is UNSET and _mode is None:
             mode = _mode
 
-        if mode is not UNSET:
-            del d["mode"]
+        if mode is UNSET and _mode is not UNSET:
+            d["mode"] = _mode
 
-        _from_address = d.get("fromAddress", UNSET)
+        _from_address = d.pop("fromAddress", UNSET)
         from_address: Address | None | Unset = UNSET
         if from_address is UNSET and isinstance(_from_address, dict):
             from_address = Address.from_dict(_from_address)
@@ -134,10 +134,10 @@ class ShipmentLeg:
         if from_address is UNSET and _from_address is None:
             from_address = _from_address
 
-        if from_address is not UNSET:
-            del d["fromAddress"]
+        if from_address is UNSET and _from_address is not UNSET:
+            d["fromAddress"] = _from_address
 
-        _to_address = d.get("toAddress", UNSET)
+        _to_address = d.pop("toAddress", UNSET)
         to_address: Address | None | Unset = UNSET
         if to_address is UNSET and isinstance(_to_address, dict):
             to_address = Address.from_dict(_to_address)
@@ -145,10 +145,10 @@ class ShipmentLeg:
         if to_address is UNSET and _to_address is None:
             to_address = _to_address
 
-        if to_address is not UNSET:
-            del d["toAddress"]
+        if to_address is UNSET and _to_address is not UNSET:
+            d["toAddress"] = _to_address
 
-        _from_coordinates = d.get("fromCoordinates", UNSET)
+        _from_coordinates = d.pop("fromCoordinates", UNSET)
         from_coordinates: Coordinates | None | Unset = UNSET
         if from_coordinates is UNSET and isinstance(_from_coordinates, dict):
             from_coordinates = Coordinates.from_dict(_from_coordinates)
@@ -156,10 +156,10 @@ class ShipmentLeg:
         if from_coordinates is UNSET and _from_coordinates is None:
             from_coordinates = _from_coordinates
 
-        if from_coordinates is not UNSET:
-            del d["fromCoordinates"]
+        if from_coordinates is UNSET and _from_coordinates is not UNSET:
+            d["fromCoordinates"] = _from_coordinates
 
-        _to_coordinates = d.get("toCoordinates", UNSET)
+        _to_coordinates = d.pop("toCoordinates", UNSET)
         to_coordinates: Coordinates | None | Unset = UNSET
         if to_coordinates is UNSET and isinstance(_to_coordinates, dict):
             to_coordinates = Coordinates.from_dict(_to_coordinates)
@@ -167,10 +167,10 @@ class ShipmentLeg:
         if to_coordinates is UNSET and _to_coordinates is None:
             to_coordinates = _to_coordinates
 
-        if to_coordinates is not UNSET:
-            del d["toCoordinates"]
+        if to_coordinates is UNSET and _to_coordinates is not UNSET:
+            d["toCoordinates"] = _to_coordinates
 
-        _ship_from_date = d.get("shipFromDate", UNSET)
+        _ship_from_date = d.pop("shipFromDate", UNSET)
         ship_from_date: datetime.datetime | None | Unset = UNSET
         if ship_from_date is UNSET and isinstance(_ship_from_date, str):
             try:
@@ -183,8 +183,8 @@ class ShipmentLeg:
         if ship_from_date is UNSET and _ship_from_date is None:
             ship_from_date = _ship_from_date
 
-        if ship_from_date is not UNSET:
-            del d["shipFromDate"]
+        if ship_from_date is UNSET and _ship_from_date is not UNSET:
+            d["shipFromDate"] = _ship_from_date
 
         shipment_leg = cls(
             mode=mode,
