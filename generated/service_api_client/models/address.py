@@ -94,70 +94,58 @@ class Address:
             raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
         _street = d.pop("street", UNSET)
-        street: None | str | Unset = UNSET
-        if street is UNSET and isinstance(_street, str):
+        street: None | str | Unset
+        if (isinstance(_street, str)) or (_street is None):
             street = _street
-
-        if street is UNSET and _street is None:
-            street = _street
-
-        if street is UNSET and _street is not UNSET:
-            d["street"] = _street
+        else:
+            street = UNSET
+            if _street is not UNSET:
+                d["street"] = _street
 
         _sublocality = d.pop("sublocality", UNSET)
-        sublocality: None | str | Unset = UNSET
-        if sublocality is UNSET and isinstance(_sublocality, str):
+        sublocality: None | str | Unset
+        if (isinstance(_sublocality, str)) or (_sublocality is None):
             sublocality = _sublocality
-
-        if sublocality is UNSET and _sublocality is None:
-            sublocality = _sublocality
-
-        if sublocality is UNSET and _sublocality is not UNSET:
-            d["sublocality"] = _sublocality
+        else:
+            sublocality = UNSET
+            if _sublocality is not UNSET:
+                d["sublocality"] = _sublocality
 
         _locality = d.pop("locality", UNSET)
-        locality: None | str | Unset = UNSET
-        if locality is UNSET and isinstance(_locality, str):
+        locality: None | str | Unset
+        if (isinstance(_locality, str)) or (_locality is None):
             locality = _locality
-
-        if locality is UNSET and _locality is None:
-            locality = _locality
-
-        if locality is UNSET and _locality is not UNSET:
-            d["locality"] = _locality
+        else:
+            locality = UNSET
+            if _locality is not UNSET:
+                d["locality"] = _locality
 
         _state = d.pop("state", UNSET)
-        state: None | str | Unset = UNSET
-        if state is UNSET and isinstance(_state, str):
+        state: None | str | Unset
+        if (isinstance(_state, str)) or (_state is None):
             state = _state
-
-        if state is UNSET and _state is None:
-            state = _state
-
-        if state is UNSET and _state is not UNSET:
-            d["state"] = _state
+        else:
+            state = UNSET
+            if _state is not UNSET:
+                d["state"] = _state
 
         _country = d.pop("country", UNSET)
-        country: None | str | Unset = UNSET
-        if country is UNSET and isinstance(_country, str):
+        country: None | str | Unset
+        if (isinstance(_country, str)) or (_country is None):
             country = _country
-
-        if country is UNSET and _country is None:
-            country = _country
-
-        if country is UNSET and _country is not UNSET:
-            d["country"] = _country
+        else:
+            country = UNSET
+            if _country is not UNSET:
+                d["country"] = _country
 
         _postal_code = d.pop("postalCode", UNSET)
-        postal_code: None | str | Unset = UNSET
-        if postal_code is UNSET and isinstance(_postal_code, str):
+        postal_code: None | str | Unset
+        if (isinstance(_postal_code, str)) or (_postal_code is None):
             postal_code = _postal_code
-
-        if postal_code is UNSET and _postal_code is None:
-            postal_code = _postal_code
-
-        if postal_code is UNSET and _postal_code is not UNSET:
-            d["postalCode"] = _postal_code
+        else:
+            postal_code = UNSET
+            if _postal_code is not UNSET:
+                d["postalCode"] = _postal_code
 
         address = cls(
             street=street,

@@ -53,26 +53,22 @@ class Coordinates:
             raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
         _latitude = d.pop("latitude", UNSET)
-        latitude: float | None | Unset = UNSET
-        if latitude is UNSET and (type(_latitude) is float or type(_latitude) is int):
+        latitude: float | None | Unset
+        if (type(_latitude) is float or type(_latitude) is int) or (_latitude is None):
             latitude = _latitude
-
-        if latitude is UNSET and _latitude is None:
-            latitude = _latitude
-
-        if latitude is UNSET and _latitude is not UNSET:
-            d["latitude"] = _latitude
+        else:
+            latitude = UNSET
+            if _latitude is not UNSET:
+                d["latitude"] = _latitude
 
         _longitude = d.pop("longitude", UNSET)
-        longitude: float | None | Unset = UNSET
-        if longitude is UNSET and (type(_longitude) is float or type(_longitude) is int):
+        longitude: float | None | Unset
+        if (type(_longitude) is float or type(_longitude) is int) or (_longitude is None):
             longitude = _longitude
-
-        if longitude is UNSET and _longitude is None:
-            longitude = _longitude
-
-        if longitude is UNSET and _longitude is not UNSET:
-            d["longitude"] = _longitude
+        else:
+            longitude = UNSET
+            if _longitude is not UNSET:
+                d["longitude"] = _longitude
 
         coordinates = cls(
             latitude=latitude,

@@ -117,83 +117,79 @@ class Device:
         d = dict(src_dict)
         sent: dict[str, tuple[object, str]] = {}
         _device_id = d.pop("deviceId", UNSET)
-        device_id: str | Unset = UNSET
-        if device_id is UNSET and isinstance(_device_id, str):
+        device_id: str | Unset
+        if isinstance(_device_id, str):
             device_id = _device_id
-
-        if device_id is UNSET and _device_id is not UNSET:
-            d["deviceId"] = _device_id
+        else:
+            device_id = UNSET
+            if _device_id is not UNSET:
+                d["deviceId"] = _device_id
 
         _measurement_time = d.pop("measurementTime", UNSET)
-        measurement_time: datetime.datetime | None | Unset = UNSET
-        if measurement_time is UNSET and isinstance(_measurement_time, str):
+        measurement_time: datetime.datetime | None | Unset
+        if isinstance(_measurement_time, str):
             try:
                 measurement_time = datetime.datetime.fromisoformat(_measurement_time)
             except ValueError:
-                pass
+                measurement_time = UNSET
+                d["measurementTime"] = _measurement_time
             else:
                 sent["measurementTime"] = (measurement_time, _measurement_time)
 
-        if measurement_time is UNSET and _measurement_time is None:
+        elif _measurement_time is None:
             measurement_time = _measurement_time
-
-        if measurement_time is UNSET and _measurement_time is not UNSET:
-            d["measurementTime"] = _measurement_time
+        else:
+            measurement_time = UNSET
+            if _measurement_time is not UNSET:
+                d["measurementTime"] = _measurement_time
 
         _coordinates = d.pop("coordinates", UNSET)
-        coordinates: Coordinates | None | Unset = UNSET
-        if coordinates is UNSET and isinstance(_coordinates, dict):
+        coordinates: Coordinates | None | Unset
+        if isinstance(_coordinates, dict):
             coordinates = Coordinates.from_dict(_coordinates)
 
-        if coordinates is UNSET and _coordinates is None:
+        elif _coordinates is None:
             coordinates = _coordinates
-
-        if coordinates is UNSET and _coordinates is not UNSET:
-            d["coordinates"] = _coordinates
+        else:
+            coordinates = UNSET
+            if _coordinates is not UNSET:
+                d["coordinates"] = _coordinates
 
         _temperature = d.pop("temperature", UNSET)
-        temperature: float | None | Unset = UNSET
-        if temperature is UNSET and (type(_temperature) is float or type(_temperature) is int):
+        temperature: float | None | Unset
+        if (type(_temperature) is float or type(_temperature) is int) or (_temperature is None):
             temperature = _temperature
-
-        if temperature is UNSET and _temperature is None:
-            temperature = _temperature
-
-        if temperature is UNSET and _temperature is not UNSET:
-            d["temperature"] = _temperature
+        else:
+            temperature = UNSET
+            if _temperature is not UNSET:
+                d["temperature"] = _temperature
 
         _humidity = d.pop("humidity", UNSET)
-        humidity: float | None | Unset = UNSET
-        if humidity is UNSET and (type(_humidity) is float or type(_humidity) is int):
+        humidity: float | None | Unset
+        if (type(_humidity) is float or type(_humidity) is int) or (_humidity is None):
             humidity = _humidity
-
-        if humidity is UNSET and _humidity is None:
-            humidity = _humidity
-
-        if humidity is UNSET and _humidity is not UNSET:
-            d["humidity"] = _humidity
+        else:
+            humidity = UNSET
+            if _humidity is not UNSET:
+                d["humidity"] = _humidity
 
         _battery = d.pop("battery", UNSET)
-        battery: float | None | Unset = UNSET
-        if battery is UNSET and (type(_battery) is float or type(_battery) is int):
+        battery: float | None | Unset
+        if (type(_battery) is float or type(_battery) is int) or (_battery is None):
             battery = _battery
-
-        if battery is UNSET and _battery is None:
-            battery = _battery
-
-        if battery is UNSET and _battery is not UNSET:
-            d["battery"] = _battery
+        else:
+            battery = UNSET
+            if _battery is not UNSET:
+                d["battery"] = _battery
 
         _location_method = d.pop("locationMethod", UNSET)
-        location_method: None | str | Unset = UNSET
-        if location_method is UNSET and isinstance(_location_method, str):
+        location_method: None | str | Unset
+        if (isinstance(_location_method, str)) or (_location_method is None):
             location_method = _location_method
-
-        if location_method is UNSET and _location_method is None:
-            location_method = _location_method
-
-        if location_method is UNSET and _location_method is not UNSET:
-            d["locationMethod"] = _location_method
+        else:
+            location_method = UNSET
+            if _location_method is not UNSET:
+                d["locationMethod"] = _location_method
 
         device = cls(
             device_id=device_id,

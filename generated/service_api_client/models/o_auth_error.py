@@ -50,12 +50,13 @@ class OAuthError:
         error = d.pop("error")
 
         _error_description = d.pop("error_description", UNSET)
-        error_description: str | Unset = UNSET
-        if error_description is UNSET and isinstance(_error_description, str):
+        error_description: str | Unset
+        if isinstance(_error_description, str):
             error_description = _error_description
-
-        if error_description is UNSET and _error_description is not UNSET:
-            d["error_description"] = _error_description
+        else:
+            error_description = UNSET
+            if _error_description is not UNSET:
+                d["error_description"] = _error_description
 
         o_auth_error = cls(
             error=error,

@@ -63,44 +63,49 @@ class ProblemDetails:
             raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
         _type_ = d.pop("type", UNSET)
-        type_: str | Unset = UNSET
-        if type_ is UNSET and isinstance(_type_, str):
+        type_: str | Unset
+        if isinstance(_type_, str):
             type_ = _type_
-
-        if type_ is UNSET and _type_ is not UNSET:
-            d["type"] = _type_
+        else:
+            type_ = UNSET
+            if _type_ is not UNSET:
+                d["type"] = _type_
 
         _title = d.pop("title", UNSET)
-        title: str | Unset = UNSET
-        if title is UNSET and isinstance(_title, str):
+        title: str | Unset
+        if isinstance(_title, str):
             title = _title
-
-        if title is UNSET and _title is not UNSET:
-            d["title"] = _title
+        else:
+            title = UNSET
+            if _title is not UNSET:
+                d["title"] = _title
 
         _status = d.pop("status", UNSET)
-        status: int | Unset = UNSET
-        if status is UNSET and type(_status) is int:
+        status: int | Unset
+        if type(_status) is int:
             status = _status
-
-        if status is UNSET and _status is not UNSET:
-            d["status"] = _status
+        else:
+            status = UNSET
+            if _status is not UNSET:
+                d["status"] = _status
 
         _detail = d.pop("detail", UNSET)
-        detail: str | Unset = UNSET
-        if detail is UNSET and isinstance(_detail, str):
+        detail: str | Unset
+        if isinstance(_detail, str):
             detail = _detail
-
-        if detail is UNSET and _detail is not UNSET:
-            d["detail"] = _detail
+        else:
+            detail = UNSET
+            if _detail is not UNSET:
+                d["detail"] = _detail
 
         _instance = d.pop("instance", UNSET)
-        instance: str | Unset = UNSET
-        if instance is UNSET and isinstance(_instance, str):
+        instance: str | Unset
+        if isinstance(_instance, str):
             instance = _instance
-
-        if instance is UNSET and _instance is not UNSET:
-            d["instance"] = _instance
+        else:
+            instance = UNSET
+            if _instance is not UNSET:
+                d["instance"] = _instance
 
         problem_details = cls(
             type_=type_,

@@ -73,44 +73,51 @@ class Shipment:
             raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
         _shipment_id = d.pop("shipmentId", UNSET)
-        shipment_id: str | Unset = UNSET
-        if shipment_id is UNSET and isinstance(_shipment_id, str):
+        shipment_id: str | Unset
+        if isinstance(_shipment_id, str):
             shipment_id = _shipment_id
-
-        if shipment_id is UNSET and _shipment_id is not UNSET:
-            d["shipmentId"] = _shipment_id
+        else:
+            shipment_id = UNSET
+            if _shipment_id is not UNSET:
+                d["shipmentId"] = _shipment_id
 
         _devices = d.pop("devices", UNSET)
-        devices: list[str] | None | Unset = UNSET
-        if devices is UNSET and isinstance(_devices, list):
+        devices: list[str] | None | Unset
+        if isinstance(_devices, list):
+            devices = UNSET
             for _item in _devices:
                 if not (isinstance(_item, str)):
+                    d["devices"] = _devices
                     break
             else:
                 devices = list(_devices)
 
-        if devices is UNSET and _devices is None:
+        elif _devices is None:
             devices = _devices
-
-        if devices is UNSET and _devices is not UNSET:
-            d["devices"] = _devices
+        else:
+            devices = UNSET
+            if _devices is not UNSET:
+                d["devices"] = _devices
 
         _shipment_legs = d.pop("shipmentLegs", UNSET)
-        shipment_legs: list[ShipmentLeg] | None | Unset = UNSET
-        if shipment_legs is UNSET and isinstance(_shipment_legs, list):
+        shipment_legs: list[ShipmentLeg] | None | Unset
+        if isinstance(_shipment_legs, list):
+            shipment_legs = UNSET
             _items = []
             for _item in _shipment_legs:
                 if not isinstance(_item, dict):
+                    d["shipmentLegs"] = _shipment_legs
                     break
                 _items.append(ShipmentLeg.from_dict(_item))
             else:
                 shipment_legs = _items
 
-        if shipment_legs is UNSET and _shipment_legs is None:
+        elif _shipment_legs is None:
             shipment_legs = _shipment_legs
-
-        if shipment_legs is UNSET and _shipment_legs is not UNSET:
-            d["shipmentLegs"] = _shipment_legs
+        else:
+            shipment_legs = UNSET
+            if _shipment_legs is not UNSET:
+                d["shipmentLegs"] = _shipment_legs
 
         shipment = cls(
             shipment_id=shipment_id,

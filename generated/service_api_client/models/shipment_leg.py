@@ -116,75 +116,79 @@ class ShipmentLeg:
         d = dict(src_dict)
         sent: dict[str, tuple[object, str]] = {}
         _mode = d.pop("mode", UNSET)
-        mode: None | str | Unset = UNSET
-        if mode is UNSET and isinstance(_mode, str):
+        mode: None | str | Unset
+        if (isinstance(_mode, str)) or (_mode is None):
             mode = _mode
-
-        if mode is UNSET and _mode is None:
-            mode = _mode
-
-        if mode is UNSET and _mode is not UNSET:
-            d["mode"] = _mode
+        else:
+            mode = UNSET
+            if _mode is not UNSET:
+                d["mode"] = _mode
 
         _from_address = d.pop("fromAddress", UNSET)
-        from_address: Address | None | Unset = UNSET
-        if from_address is UNSET and isinstance(_from_address, dict):
+        from_address: Address | None | Unset
+        if isinstance(_from_address, dict):
             from_address = Address.from_dict(_from_address)
 
-        if from_address is UNSET and _from_address is None:
+        elif _from_address is None:
             from_address = _from_address
-
-        if from_address is UNSET and _from_address is not UNSET:
-            d["fromAddress"] = _from_address
+        else:
+            from_address = UNSET
+            if _from_address is not UNSET:
+                d["fromAddress"] = _from_address
 
         _to_address = d.pop("toAddress", UNSET)
-        to_address: Address | None | Unset = UNSET
-        if to_address is UNSET and isinstance(_to_address, dict):
+        to_address: Address | None | Unset
+        if isinstance(_to_address, dict):
             to_address = Address.from_dict(_to_address)
 
-        if to_address is UNSET and _to_address is None:
+        elif _to_address is None:
             to_address = _to_address
-
-        if to_address is UNSET and _to_address is not UNSET:
-            d["toAddress"] = _to_address
+        else:
+            to_address = UNSET
+            if _to_address is not UNSET:
+                d["toAddress"] = _to_address
 
         _from_coordinates = d.pop("fromCoordinates", UNSET)
-        from_coordinates: Coordinates | None | Unset = UNSET
-        if from_coordinates is UNSET and isinstance(_from_coordinates, dict):
+        from_coordinates: Coordinates | None | Unset
+        if isinstance(_from_coordinates, dict):
             from_coordinates = Coordinates.from_dict(_from_coordinates)
 
-        if from_coordinates is UNSET and _from_coordinates is None:
+        elif _from_coordinates is None:
             from_coordinates = _from_coordinates
-
-        if from_coordinates is UNSET and _from_coordinates is not UNSET:
-            d["fromCoordinates"] = _from_coordinates
+        else:
+            from_coordinates = UNSET
+            if _from_coordinates is not UNSET:
+                d["fromCoordinates"] = _from_coordinates
 
         _to_coordinates = d.pop("toCoordinates", UNSET)
-        to_coordinates: Coordinates | None | Unset = UNSET
-        if to_coordinates is UNSET and isinstance(_to_coordinates, dict):
+        to_coordinates: Coordinates | None | Unset
+        if isinstance(_to_coordinates, dict):
             to_coordinates = Coordinates.from_dict(_to_coordinates)
 
-        if to_coordinates is UNSET and _to_coordinates is None:
+        elif _to_coordinates is None:
             to_coordinates = _to_coordinates
-
-        if to_coordinates is UNSET and _to_coordinates is not UNSET:
-            d["toCoordinates"] = _to_coordinates
+        else:
+            to_coordinates = UNSET
+            if _to_coordinates is not UNSET:
+                d["toCoordinates"] = _to_coordinates
 
         _ship_from_date = d.pop("shipFromDate", UNSET)
-        ship_from_date: datetime.datetime | None | Unset = UNSET
-        if ship_from_date is UNSET and isinstance(_ship_from_date, str):
+        ship_from_date: datetime.datetime | None | Unset
+        if isinstance(_ship_from_date, str):
             try:
                 ship_from_date = datetime.datetime.fromisoformat(_ship_from_date)
             except ValueError:
-                pass
+                ship_from_date = UNSET
+                d["shipFromDate"] = _ship_from_date
             else:
                 sent["shipFromDate"] = (ship_from_date, _ship_from_date)
 
-        if ship_from_date is UNSET and _ship_from_date is None:
+        elif _ship_from_date is None:
             ship_from_date = _ship_from_date
-
-        if ship_from_date is UNSET and _ship_from_date is not UNSET:
-            d["shipFromDate"] = _ship_from_date
+        else:
+            ship_from_date = UNSET
+            if _ship_from_date is not UNSET:
+                d["shipFromDate"] = _ship_from_date
 
         shipment_leg = cls(
             mode=mode,

@@ -94,26 +94,22 @@ class ShipmentPage:
             data.append(data_item)
 
         _next_ = d.pop("next", UNSET)
-        next_: None | str | Unset = UNSET
-        if next_ is UNSET and isinstance(_next_, str):
+        next_: None | str | Unset
+        if (isinstance(_next_, str)) or (_next_ is None):
             next_ = _next_
-
-        if next_ is UNSET and _next_ is None:
-            next_ = _next_
-
-        if next_ is UNSET and _next_ is not UNSET:
-            d["next"] = _next_
+        else:
+            next_ = UNSET
+            if _next_ is not UNSET:
+                d["next"] = _next_
 
         _previous = d.pop("previous", UNSET)
-        previous: None | str | Unset = UNSET
-        if previous is UNSET and isinstance(_previous, str):
+        previous: None | str | Unset
+        if (isinstance(_previous, str)) or (_previous is None):
             previous = _previous
-
-        if previous is UNSET and _previous is None:
-            previous = _previous
-
-        if previous is UNSET and _previous is not UNSET:
-            d["previous"] = _previous
+        else:
+            previous = UNSET
+            if _previous is not UNSET:
+                d["previous"] = _previous
 
         shipment_page = cls(
             total_records=total_records,
