@@ -257,6 +257,17 @@ class _Options:
     key: KeyFunction
 
 
+# The least value of each numeric option (``max_items`` and ``max_pages`` may be None).
+_LEAST = {
+    "page_size": 1,
+    "start_page": 1,
+    "concurrency": 1,
+    "page_retries": 0,
+    "max_items": 0,
+    "max_pages": 0,
+}
+
+
 def _check_arguments(
     endpoint: _Endpoint, client: object, options: _Options, params: dict[str, Any]
 ) -> _Options:
@@ -265,17 +276,9 @@ def _check_arguments(
         getattr(client, "get_async_httpx_client", None)
     ):
         raise TypeError(f"client must be a service_api.Client, not {type(client).__name__}")
-    for name in (
-        "page_size",
-        "start_page",
-        "concurrency",
-        "max_items",
-        "max_pages",
-        "page_retries",
-    ):
+    for name, least in _LEAST.items():
         value = getattr(options, name)
-        least = 1 if name in ("page_size", "start_page", "concurrency") else 0
-        if value is None and name in ("max_items", "max_pages"):
+        if value is None and name.startswith("max_"):
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
