@@ -19,6 +19,7 @@ records shifted by an insertion or a deletion land on a neighbouring page.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,9 @@ import attrs
 import httpx
 
 from service_api._errors import InconsistentPageError, InvalidResponseError
+
+# A query made of letters, digits, "=" and "&" only: read without parsing the URL.
+_PLAIN_QUERY = re.compile(r"[A-Za-z0-9=&]*")
 
 # The service serves at most 50 records per page and treats a larger pageSize as 50.
 MAX_PAGE_SIZE = 50
@@ -237,6 +241,7 @@ class PagePlan:
         self._next_missing = False
         self._warned: set[str] = set()
         self._notes: list[str] = []
+        self._trusted_link_path: str | None = None
 
     # -- what to fetch --------------------------------------------------------------
 
@@ -289,12 +294,12 @@ class PagePlan:
         last = self._track_total(env, number)
         last = self._check_empty(env, data, number) or last
         data, cut = self._cut_to_total(env, data, number)
-        items, kept = self._drop_repeats(data, number)
+        items, kept, keys = self._drop_repeats(data, number)
         last = self._read_next_link(env, number, last or cut)
         if self.max_items is not None and len(items) >= self.max_items - self.items_yielded:
             room = self.max_items - self.items_yielded
-            items, kept, last = items[:room], kept[:room], True
-        self._commit(items, number, last)
+            items, kept, keys, last = items[:room], kept[:room], keys[:room], True
+        self._commit(keys, number, last)
         return PageVerdict(tuple(items), tuple(self._notes), self._done, tuple(kept))
 
     def _check_echo(self, env: Envelope, number: int) -> None:
@@ -373,10 +378,14 @@ class PagePlan:
         )
         return data[:allowed], True
 
-    def _drop_repeats(self, data: list[Any], number: int) -> tuple[list[Any], list[int]]:
-        """Drop items whose key was handed over on a recent page or earlier on this one."""
+    def _drop_repeats(
+        self, data: list[Any], number: int
+    ) -> tuple[list[Any], list[int], list[Hashable | None]]:
+        """Drop items whose key was handed over on a recent page or earlier on this one;
+        the items kept, their places in ``data``, their keys."""
         items: list[Any] = []
         kept: list[int] = []
+        keys: list[Hashable | None] = []
         on_page: set[Hashable] = set()
         for index, item in enumerate(data):
             key = self.key(item)
@@ -386,6 +395,7 @@ class PagePlan:
                 on_page.add(key)
             items.append(item)
             kept.append(index)
+            keys.append(key)
         if data and not items:
             raise InconsistentPageError(
                 f"page {number} repeats items already yielded (a page served twice?)",
@@ -396,7 +406,7 @@ class PagePlan:
                 "repeat",
                 f"page {number}: {len(data) - len(items)} items already yielded were dropped",
             )
-        return items, kept
+        return items, kept, keys
 
     def _read_next_link(self, env: Envelope, number: int, last: bool) -> bool:
         """The ``next`` link is a signal, checked but never followed; whether this page
@@ -413,9 +423,7 @@ class PagePlan:
             )
             self._next_missing = True
             return False
-        problem = check_next_link(
-            env.next_link, base_url=self.base_url, request=PageRequest(number, self.page_size)
-        )
+        problem = self._link_problem(env.next_link, number)
         if problem is not None:
             self._note("link", f"page {number}: {problem}; link ignored")
         if last and env.total_records == self._first_total:
@@ -426,13 +434,35 @@ class PagePlan:
             )
         return last
 
-    def _commit(self, items: list[Any], number: int, last: bool) -> None:
-        """The page is accepted: remember its keys and move on."""
-        for item in items:
-            key = self.key(item)
+    def _link_problem(self, link: str, number: int) -> str | None:
+        """:func:`check_next_link`, without parsing URLs on every page (most of its
+        cost): once a link's part before ``?`` passed the full check, a link with the
+        same part and a plain query without repeated names has only its ``pageNumber``
+        / ``pageSize`` compared."""
+        path, _, query = link.partition("?")
+        pairs = [pair.partition("=") for pair in query.split("&")]
+        given = {name: value for name, _, value in pairs}
+        if (
+            path == self._trusted_link_path
+            and _PLAIN_QUERY.fullmatch(query)
+            and len(given) == len(pairs)
+        ):
+            for name, expected in (("pageNumber", number + 1), ("pageSize", self.page_size)):
+                if given.get(name, str(expected)) != str(expected):
+                    return f"next link with {name}={given[name]}, expected {expected}"
+            return None
+        request = PageRequest(number, self.page_size)
+        problem = check_next_link(link, base_url=self.base_url, request=request)
+        if problem is None:
+            self._trusted_link_path = path
+        return problem
+
+    def _commit(self, keys: list[Hashable | None], number: int, last: bool) -> None:
+        """The page is accepted: remember the keys of its items and move on."""
+        for key in keys:
             if key is not None:
                 self._recent.add(key)
-        self.items_yielded += len(items)
+        self.items_yielded += len(keys)
         self.pages_accepted += 1
         self._next_number = number + 1
         if last or (self.max_pages is not None and self.pages_accepted >= self.max_pages):

@@ -360,6 +360,10 @@ def page_retry_delay(error: ServiceApiError, attempt: int, retries: int) -> floa
     return random.uniform(0.0, ceiling)  # noqa: S311 - jitter, not a secret
 
 
+# What the generated parser raises for a body that is JSON but not a page of its model.
+_PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError)
+
+
 @dataclass
 class _Run:
     """One iteration: the endpoint, the client, the plan, and how to fetch a page."""
@@ -437,15 +441,12 @@ class _Run:
             raise InvalidResponseError(f"{where}: unreadable answer (not JSON)") from exc
         try:
             return self.endpoint.model.from_dict(doc)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except _PARSE_ERRORS as exc:
             raise _unreadable(self.endpoint.model, doc, where) from exc
 
     def mark(self, exc: ServiceApiError, request: PageRequest) -> None:
         """Mark ``exc`` with where the iteration stood."""
         exc.at_page(request.number, items_yielded=self.plan.items_yielded)
-
-
-_PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError)
 
 
 def _builds(model: type[Any], doc: dict[str, Any], data: list[Any]) -> bool:

@@ -437,3 +437,16 @@ def test_a_repeat_on_a_page_within_the_window_is_dropped() -> None:
     last.data = [rows[0], *last.data[1:]]  # a record of the first page, still remembered
     verdict = plan.accept(REPEAT_WINDOW_PAGES + 1, last)
     assert len(verdict.items) == 9
+
+
+def test_a_trusted_next_link_still_has_its_page_number_checked() -> None:
+    rows = records(40)
+    plan = plan_of(page_size=10, start_page=1)
+    plan.accept(1, page_of(rows, 1, 10))  # its link passes the full check
+    page = page_of(rows, 2, 10)
+    page.next_ = f"{BASE}/shipments?pageSize=10&pageNumber=1"
+    verdict = plan.accept(2, page)
+    assert any("pageNumber=1, expected 3" in w for w in verdict.warnings)
+    page = page_of(rows, 3, 10)
+    page.next_ = f"{BASE}/shipments?pageSize=10&pageNumber=4&pageNumber=1"
+    assert plan.accept(3, page).warnings == ()  # repeated names: the full check decides
