@@ -14,12 +14,18 @@ from collections.abc import AsyncIterator, Callable
 from types import ModuleType
 from typing import Any, cast
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service_api import (
+    ApiConnectionError,
+    ApiTimeoutError,
+    AuthenticationError,
     Client,
+    InvalidCredentialsError,
+    InvalidResponseError,
     Page,
     PaginationWarning,
     ServiceApiError,
@@ -29,7 +35,8 @@ from service_api import (
     paginate,
     testing,
 )
-from service_api._pagination import _resolve
+from service_api._errors import error_from_response
+from service_api._pagination import _resolve, page_retry_delay
 from service_api_client.api.devices import list_devices
 from service_api_client.api.shipments import list_shipments
 from service_api_client.models import DevicePage, ShipmentPage
@@ -477,3 +484,77 @@ async def test_the_pager_gives_items_and_pages_sync_and_async_and_starts_afresh(
     assert [page.number for page in pager.pages()] == [1, 2, 3]
     assert [len(page.items) async for page in pager.apages()] == [10, 10, 3]
     assert page_requests(mock, "shipments") == 3 * 4  # each iteration fetches every page
+
+
+# -- the page retry decision, no network ------------------------------------------------------
+
+
+def _answer(status: int, **headers: str) -> ServiceApiError:
+    request = httpx.Request("GET", "http://127.0.0.1/public/v3/shipments")
+    return error_from_response(httpx.Response(status, headers=headers, request=request))
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        _answer(500),
+        _answer(503),
+        _answer(429),
+        _answer(401, **{"www-authenticate": 'Bearer error="invalid_token"'}),
+        ApiConnectionError("dropped"),
+        ApiTimeoutError("no answer"),
+    ],
+    ids=repr,
+)
+def test_a_page_failure_a_new_attempt_can_fix_is_retried_with_growing_backoff(
+    error: ServiceApiError,
+) -> None:
+    for attempt, ceiling in enumerate([1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]):
+        delay = page_retry_delay(error, attempt, 10)
+        assert delay is not None
+        assert 0.0 <= delay <= ceiling
+    assert page_retry_delay(error, 3, 3) is None  # the budget is spent
+    assert page_retry_delay(error, 0, 0) is None
+
+
+def test_a_page_retry_waits_what_the_server_asks_within_a_minute() -> None:
+    assert page_retry_delay(_answer(503, **{"retry-after": "7"}), 0, 3) == 7.0
+    assert page_retry_delay(_answer(429, **{"retry-after": "0"}), 2, 3) == 0.0
+    assert page_retry_delay(_answer(429, **{"retry-after": "61"}), 0, 3) is None
+
+
+@pytest.mark.parametrize(
+    "error",
+    [_answer(400), _answer(403), _answer(404), InvalidResponseError("not a page")],
+    ids=repr,
+)
+def test_a_page_failure_a_new_attempt_cannot_fix_is_not_retried(error: ServiceApiError) -> None:
+    assert page_retry_delay(error, 0, 3) is None
+
+
+async def test_refused_credentials_are_raised_at_once_and_not_advised_to_resume(
+    mock: RunningMock, tls_context: ssl.SSLContext, twin: str
+) -> None:
+    refused = Client(
+        mock.base_url,
+        DEMO_CLIENT_ID,
+        "not-the-secret",
+        "acct-1",
+        httpx_args={"verify": tls_context},
+    )
+    async with refused:
+        with refused, testing.no_retry_sleep() as delays:
+            try:
+                await drain(twin, list_shipments, refused)
+            except AuthenticationError as exc:  # InvalidCredentialsError, caught as such
+                caught: ServiceApiError | None = exc
+            except InvalidCredentialsError as exc:  # before it moves under AuthenticationError
+                caught = exc
+            else:
+                caught = None
+    assert isinstance(caught, InvalidCredentialsError)
+    assert (caught.start_page, caught.items_yielded) == (1, 0)
+    assert not caught.resumable
+    assert delays == []  # no page retry
+    assert mock.service.count("authenticate") == 1
+    assert page_requests(mock, "shipments") == 0
