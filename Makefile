@@ -85,7 +85,7 @@ fuzz: | $(VENV)/.installed
 	FUZZ_EXAMPLES=1000 FUZZ_STATEFUL_EXAMPLES=200 $(BIN)/pytest -p no:logging -s -q --timeout=1800 tests/test_fuzz.py
 
 # Chaos export at full size: 3 accounts x 5,000 records through 20 % 503/429, 5 %
-# dropped connections, 0-30 ms latency, 2 s tokens and periodic revocation, sync and
+# dropped connections, 0-30 ms latency, 3 s tokens and periodic revocation, sync and
 # async at concurrency 1 and 8; prints requests, faults, retries, refreshes, records.
 chaos: | $(VENV)/.installed
 	$(BIN)/python tests/reliability/test_chaos.py --records 5000
