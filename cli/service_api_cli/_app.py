@@ -16,7 +16,6 @@ import sys
 import traceback
 from collections.abc import Iterator, Sequence
 
-from service_api import ServiceApiError
 from service_api_cli._config import (
     ENV_ACCOUNT_ID,
     ENV_BASE_URL,
@@ -25,7 +24,13 @@ from service_api_cli._config import (
     Settings,
     resolve_settings,
 )
-from service_api_cli._exit_codes import EXIT_CODES_HELP, ExitCode, UsageError, exit_code_for
+from service_api_cli._exit_codes import (
+    EXIT_CODES_HELP,
+    ExitCode,
+    UsageError,
+    describe_error,
+    exit_code_for,
+)
 from service_api_cli._output import FORMATS
 
 __all__ = ["build_parser", "main"]
@@ -318,21 +323,3 @@ def _handle_errors(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
             traceback.print_exc()
         _warn(f"error: {describe_error(exc)}")
         return exit_code_for(exc)
-
-
-def describe_error(exc: BaseException) -> str:
-    """One line for an error; for a failed page, the page and the cause.
-
-    Example::
-
-        >>> describe_error(ValueError("bad value"))
-        'bad value'
-    """
-    if isinstance(exc, ServiceApiError) and exc.page_number is not None:
-        return f"page {exc.page_number} failed: {_first_line(exc)}"
-    return _first_line(exc)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -18,7 +18,7 @@ from service_api import (
     ServiceApiError,
 )
 
-__all__ = ["EXIT_CODES_HELP", "ExitCode", "UsageError", "exit_code_for"]
+__all__ = ["EXIT_CODES_HELP", "ExitCode", "UsageError", "describe_error", "exit_code_for"]
 
 
 class ExitCode(enum.IntEnum):
@@ -75,3 +75,21 @@ def exit_code_for(exc: BaseException) -> ExitCode:
     if isinstance(exc, ServiceApiError | ApiConnectionError | httpx.HTTPError):
         return ExitCode.API
     return ExitCode.FAILURE
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for an error that ended a command; for a failed page, the page and the cause.
+
+    Example::
+
+        >>> describe_error(ValueError("bad value"))
+        'bad value'
+    """
+    if isinstance(exc, ServiceApiError) and exc.page_number is not None:
+        return f"page {exc.page_number} failed: {_first_line(exc)}"
+    return _first_line(exc)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.types import Receive, Scope, Send
 
-from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
+from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock, serve_asgi
 
 COMMAND = [sys.executable, "-m", "service_api_cli"]
 WINDOWS_OF_TIME = 30.0
@@ -371,6 +372,22 @@ def test_token_shows_type_and_expiry_and_the_token_only_when_asked(mock: Running
     shown = run_cli(["token", "--show-token"], cli_env(mock.base_url))
     assert shown.returncode == 0, shown.stderr
     assert f"access_token: {mock.service.issued_tokens()[-1]}" in shown.stdout
+
+
+async def _token_without_lifetime(scope: Scope, receive: Receive, send: Send) -> None:
+    # A 200 whose expires_in is "0": a token no client can schedule a refresh for.
+    body = {"access_token": "zero-lifetime-token", "token_type": "Bearer", "expires_in": "0"}
+    headers = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+
+
+def test_token_accepts_exactly_what_the_library_accepts() -> None:
+    with serve_asgi(_token_without_lifetime) as origin:
+        done = run_cli(["token"], cli_env(f"{origin}/public/v3"))
+    assert done.returncode == 5, done.stdout
+    assert "expires_in is '0', not an integer between 1 and" in done.stderr
+    assert "zero-lifetime-token" not in done.stdout + done.stderr
 
 
 def test_token_with_a_wrong_secret_is_an_authentication_error(mock: RunningMock) -> None:
