@@ -24,6 +24,7 @@ from service_api_cli._config import (
     Settings,
     resolve_settings,
 )
+from service_api_cli._connection import options_from
 from service_api_cli._exit_codes import (
     EXIT_CODES_HELP,
     ExitCode,
@@ -42,7 +43,9 @@ environment:
   {ENV_BASE_URL:<28}base URL, such as https://api.example.com/public/v3
   {ENV_CLIENT_ID:<28}client ID of the integration
   {ENV_CLIENT_SECRET:<28}client secret (prompted for on a terminal when unset)
-  {ENV_ACCOUNT_ID:<28}account when no --account is given"""
+  {ENV_ACCOUNT_ID:<28}accounts when no --account is given (comma-separated)
+  HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY
+  {"":<28}proxies, as httpx reads them (--proxy wins)"""
 
 _MAIN_EPILOG = f"""\
 examples:
@@ -50,6 +53,7 @@ examples:
   export {ENV_CLIENT_ID}=demo-client {ENV_CLIENT_SECRET}=demo-secret
   {PROG} list shipments --account acct-1 --output shipments.jsonl
   {PROG} list devices --account acct-1 --account acct-2 --format csv -o devices.csv
+  {PROG} --proxy http://proxy.internal:3128 --retries 5 list shipments -o all.jsonl
   {PROG} token
   {PROG} mock --port 8080 --records 500
 
@@ -98,6 +102,16 @@ examples:
 Every option after "mock" goes to the mock's own entry point (python -m service_api_mock)."""
 
 
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -137,6 +151,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--client-secret",
         metavar="SECRET",
         help=f"client secret; prefer {ENV_CLIENT_SECRET} or the prompt (shell history)",
+    )
+    connection.add_argument(
+        "--proxy",
+        metavar="URL",
+        help="send every request through this proxy (http, https or socks5 URL) "
+        "instead of the environment's HTTP_PROXY / HTTPS_PROXY / ALL_PROXY",
+    )
+    connection.add_argument(
+        "--retries",
+        type=_non_negative_int,
+        metavar="N",
+        help="retries of a failed request (0: none) [the library's default]",
     )
     parser.add_argument(
         "--debug", action="store_true", help="show tracebacks and debug logging on errors"
@@ -290,7 +316,8 @@ def _run(args: argparse.Namespace) -> int:
             print(f"usage: {PROG} mock [options of the mock]\n\n{_MOCK_EPILOG}\n")
         return _commands.run_mock(list(args.mock_args))
     if args.command == "token":
-        return _commands.run_token(settings_from(args), show_token=args.show_token)
+        options = options_from(args)
+        return _commands.run_token(settings_from(args), options, show_token=args.show_token)
     return _commands.run_list(args, settings_from)
 
 

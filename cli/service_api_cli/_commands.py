@@ -18,6 +18,7 @@ import service_api
 # the one line to adapt when the function moves.
 from service_api._auth import parse_token_response
 from service_api_cli._config import Settings, resolve_accounts
+from service_api_cli._connection import ConnectionOptions, make_client, options_from, shown_proxy
 from service_api_cli._discovery import discover_list_endpoints, find_endpoint, parse_params
 from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for
 from service_api_cli._export import ExportResult, PageLike, export, resume_commands
@@ -60,6 +61,10 @@ def _base_resume_argv(args: argparse.Namespace) -> list[str]:
         argv += ["--base-url", args.base_url]
     if args.client_id:
         argv += ["--client-id", args.client_id]
+    if args.proxy is not None and args.proxy == shown_proxy(args.proxy):
+        argv += ["--proxy", args.proxy]
+    if args.retries is not None:
+        argv += ["--retries", str(args.retries)]
     argv += ["list", args.endpoint, "--page-size", str(args.page_size)]
     if args.concurrency != 1:
         argv += ["--concurrency", str(args.concurrency)]
@@ -80,16 +85,12 @@ def run_list(
     args.accounts = resolve_accounts(args.account, _environ())
     if args.append and args.output is None:
         raise UsageError("--append needs --output FILE")
+    options = options_from(args)
     settings = settings_from(args)
     tag = args.tag_account or len(args.accounts) > 1
     with (
         _open_output(args.output, fmt=args.format, append=args.append) as stream,
-        service_api.Client(
-            settings.base_url,
-            settings.client_id,
-            settings.client_secret,
-            args.accounts[0],
-        ) as client,
+        make_client(settings, args.accounts[0], options) as client,
         InterruptGuard() as guard,
     ):
 
@@ -165,6 +166,8 @@ def _report(result: ExportResult, args: argparse.Namespace) -> int:
     )
     for command in resume:
         _say(f"resume with: {command}")
+    if resume and args.proxy is not None and args.proxy != shown_proxy(args.proxy):
+        _say("(add your --proxy to it: it holds a password, which is not printed)")
     return code
 
 
@@ -179,7 +182,7 @@ def _environ() -> dict[str, str]:
     return dict(os.environ)
 
 
-def run_token(settings: Settings, *, show_token: bool) -> int:
+def run_token(settings: Settings, options: ConnectionOptions, *, show_token: bool) -> int:
     """``service-api token``: obtain a token, print its type and expiry (and itself if asked).
 
     The answer is read by the library's own parser, so the command accepts exactly the
@@ -192,7 +195,8 @@ def run_token(settings: Settings, *, show_token: bool) -> int:
     )
     url = f"{settings.base_url.rstrip('/')}/authenticate"
     try:
-        with httpx.Client(timeout=httpx.Timeout(30.0)) as http:
+        # Without --proxy (None), httpx reads the environment's proxies.
+        with httpx.Client(timeout=httpx.Timeout(30.0), proxy=options.proxy) as http:
             response = http.post(
                 url, files=body.to_multipart(), headers={"accept": "application/json"}
             )
