@@ -119,21 +119,26 @@ def check_base_url(url: str) -> None:
         raise UsageError(f"base URL {url!r} must not have a fragment (#...)")
 
 
+def _account_list(values: Sequence[str]) -> list[str]:
+    # An account ID never holds a comma: it separates several in one value.
+    parts = (part.strip() for value in values for part in value.split(","))
+    return list(dict.fromkeys(part for part in parts if part))
+
+
 def resolve_accounts(flags: Sequence[str] | None, environ: Mapping[str, str]) -> list[str]:
-    """The accounts to act for: every ``--account`` in order (duplicates dropped), else
-    those of ``SERVICE_API_ACCOUNT_ID``, a comma-separated list.
+    """The accounts to act for: every ``--account`` in order, else those of
+    ``SERVICE_API_ACCOUNT_ID``; either may be a comma-separated list. Duplicates dropped.
 
     Example::
 
-        >>> resolve_accounts(["acct-1", "acct-2", "acct-1"], {})
+        >>> resolve_accounts(["acct-1", "acct-2,acct-1"], {})
         ['acct-1', 'acct-2']
         >>> resolve_accounts(None, {"SERVICE_API_ACCOUNT_ID": "acct-1, acct-2"})
         ['acct-1', 'acct-2']
     """
-    accounts = list(dict.fromkeys(a.strip() for a in flags or () if a.strip()))
+    accounts = _account_list(flags or ())
     if not accounts:
-        from_env = environ.get(ENV_ACCOUNT_ID, "")
-        accounts = list(dict.fromkeys(a.strip() for a in from_env.split(",") if a.strip()))
+        accounts = _account_list([environ.get(ENV_ACCOUNT_ID, "")])
         if not accounts:
             raise UsageError(
                 f"no account: pass --account ID (repeatable) or set {ENV_ACCOUNT_ID} "

@@ -169,3 +169,11 @@ def test_accounts_from_the_environment_are_a_comma_separated_list(mock: RunningM
     assert done.returncode == 0, done.stderr
     assert "acct-1: 3 records, 1 page; acct-2: 3 records, 1 page" in done.stderr
     assert_no_credentials(mock, done.stderr)
+
+
+def test_account_flags_take_comma_separated_lists_too(mock: RunningMock) -> None:
+    mock.service.reset(records=3)
+    argv = ["list", "devices", "--account", "acct-1,acct-2", "--account", "acct-1"]
+    done = run_cli(argv, cli_env(mock.base_url))
+    assert done.returncode == 0, done.stderr
+    assert "acct-1: 3 records, 1 page; acct-2: 3 records, 1 page]" in done.stderr
