@@ -284,12 +284,18 @@ def _open_file(path: str, *, append: bool) -> Output:
             # A FIFO or a device: written directly, it cannot be replaced.
             stream = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 -- closed in finish()
             return Output(stream, mode=_Mode.STREAM, target=path)
-        # Replace the file a symbolic link points to, not the link.
-        target = os.path.realpath(path)
-        directory, name = os.path.split(target)
-        fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMP_SUFFIX, dir=directory)
     except OSError as exc:
         raise UsageError(f"cannot open --output {path!r}: {exc.strerror}") from None
+    # Replace the file a symbolic link points to, not the link.
+    target = os.path.realpath(path)
+    directory, name = os.path.split(target)
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMP_SUFFIX, dir=directory)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot open --output {path!r}: no temporary file beside it ({exc.strerror}); "
+            "the export is written there first so that a failure keeps the previous file"
+        ) from None
     try:
         os.fchmod(fd, (existing.st_mode & 0o7777) if existing is not None else _new_file_mode())
         return Output(_stream(fd, "w"), mode=_Mode.REPLACE, target=target, temp=temp, fd=fd)

@@ -87,7 +87,12 @@ def describe_error(exc: BaseException) -> str:
     """
     if isinstance(exc, ServiceApiError) and exc.page_number is not None:
         return f"page {exc.page_number} failed: {_first_line(exc)}"
-    if isinstance(exc, OSError) and exc.strerror and exc.filename is None:
+    if (
+        isinstance(exc, OSError)
+        and not isinstance(exc, ServiceApiError)
+        and exc.strerror
+        and exc.filename is None
+    ):
         # A failed write to the output (disk full, file too large) has no file name
         # attached: say what failed rather than "[Errno 28] ...".
         return f"cannot write the output: {exc.strerror}"

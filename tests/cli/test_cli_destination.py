@@ -191,8 +191,13 @@ def test_a_fifo_is_written_directly(tmp_path: Path) -> None:
     assert stat.S_ISFIFO(fifo.stat().st_mode)
 
 
-@pytest.mark.parametrize("where", ["missing-dir/out.jsonl", "."])
-def test_an_output_that_cannot_be_opened_is_a_usage_error(tmp_path: Path, where: str) -> None:
-    with pytest.raises(UsageError, match="cannot open --output"):
+@pytest.mark.parametrize(
+    ("where", "why"),
+    [("missing-dir/out.jsonl", "no temporary file beside it"), (".", "it is a directory")],
+)
+def test_an_output_that_cannot_be_opened_is_a_usage_error(
+    tmp_path: Path, where: str, why: str
+) -> None:
+    with pytest.raises(UsageError, match=f"cannot open --output .*{why}"):
         open_output(str(tmp_path / where), append=False).__enter__()
     assert leftovers(tmp_path) == []
