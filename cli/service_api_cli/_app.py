@@ -35,14 +35,11 @@ from service_api_cli._exit_codes import (
     describe_error,
     exit_code_for,
 )
-from service_api_cli._formats import FORMAT_BY_EXTENSION, FORMATS
+from service_api_cli._formats import FORMATS
 
 __all__ = ["build_parser", "main"]
 
 PROG = "service-api"
-
-_EXTENSIONS = ", ".join(f"{ext} {fmt}" for ext, fmt in FORMAT_BY_EXTENSION.items())
-
 
 _ENVIRONMENT_HELP = f"""\
 environment:
@@ -76,9 +73,9 @@ examples:
   {PROG} list shipments --account acct-2 --start-page 4 -o all.jsonl --append
 
 output:
-  The format follows the extension of --output ({_EXTENSIONS}) unless --format
-  says otherwise; a contradiction is a usage error, and a .json file needs --format jsonl
-  (JSON Lines is not one JSON document). Without either: jsonl.
+  The format follows the extension of --output (.csv: csv; .jsonl, .ndjson: jsonl)
+  unless --format says otherwise; a contradiction is a usage error, and a .json file
+  needs --format jsonl (JSON Lines is not one JSON document). Without either: jsonl.
   jsonl   one JSON object per line, exactly as the API sent it (undeclared fields kept)
   csv     nested fields flattened to dotted columns (shipmentLegs.0.fromAddress.city);
           the header is the union of every record's keys in first-seen order, so rows

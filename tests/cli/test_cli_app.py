@@ -16,6 +16,7 @@ import service_api_cli
 from service_api_cli import main
 from service_api_cli._app import _logging_to_stderr
 from service_api_cli._exit_codes import describe_error
+from service_api_cli._formats import FORMAT_BY_EXTENSION
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 
 
@@ -152,6 +153,9 @@ def test_list_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> Non
     assert "(order is kept) (default: 1)" in text
     assert "first page to fetch, for every account (to resume) (default: 1)" in text
     assert "leave the previous file untouched" in text
+    # The epilog names every extension that picks a format.
+    for extension in FORMAT_BY_EXTENSION:
+        assert extension in text
     # Flags without a meaningful default say nothing rather than "None" or "False".
     assert "(default: None)" not in text
     assert "(default: False)" not in text
