@@ -36,7 +36,7 @@ class ExitCode(enum.IntEnum):
 EXIT_CODES_HELP = """\
 exit codes:
   0    success
-  1    unexpected failure (rerun with --debug), or the output closed early
+  1    unexpected failure (rerun with --debug); output not writable (disk full) or closed
   2    usage: bad option, unknown endpoint or parameter, missing setting
   3    authentication: client ID or secret refused, token refused
   4    permission: the credentials cannot act for that account
