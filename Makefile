@@ -75,9 +75,12 @@ test: check-generated lint typecheck docs
 
 # ---- mock service -----------------------------------------------------------
 
-# Serve the mock of the public API on 127.0.0.1:8080 (Ctrl-C stops it).
+# Serve the mock of the public API on 127.0.0.1:$(PORT) (Ctrl-C stops it):
+# make mock PORT=9000; more options with MOCK_ARGS="--records 500 --fault-rate 0.1".
+PORT ?= 8080
+MOCK_ARGS ?=
 mock: | $(VENV)/.installed
-	$(BIN)/python -m service_api_mock --host 127.0.0.1 --port 8080
+	$(BIN)/python -m service_api_mock --host 127.0.0.1 --port $(PORT) $(MOCK_ARGS)
 
 # Schemathesis at full size: >= 1,000 cases per operation (positive and negative) plus
 # stateful sequences through the spec's links; prints the counts; any failure fails.

@@ -16,6 +16,7 @@ from typing import Any
 
 import service_api
 from service_api_cli._config import ENV_ACCOUNT_ID, Settings, resolve_accounts
+from service_api_cli._connection import make_client, options_from
 from service_api_cli._exit_codes import ExitCode, UsageError
 
 __all__ = ["DEFAULT_DATASET", "DEFAULT_PIPELINE", "add_load_parser", "run_load"]
@@ -145,9 +146,7 @@ def run_load(
     except Exception as exc:  # dlt's errors for an unknown destination and the like
         raise UsageError(f"cannot set up the pipeline: {_first_line(exc)}") from None
     began = time.monotonic()
-    with service_api.Client(
-        settings.base_url, settings.client_id, settings.client_secret
-    ) as client:
+    with make_client(settings, None, options_from(args)) as client:
         try:
             load(
                 pipeline,

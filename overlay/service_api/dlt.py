@@ -46,6 +46,7 @@ from dlt.extract import DltResource, DltSource
 # Only the package's public API drives the load, as any user's code would.
 from service_api import Client, ServiceApiError, iter_pages
 from service_api._endpoints import ListEndpoint, discover_list_endpoints
+from service_api._pagination import PAGE_RETRIES
 
 __all__ = ["ACCOUNT_COLUMN", "SOURCE_NAME", "list_endpoints", "load", "source"]
 
@@ -155,6 +156,7 @@ def _pages(
     *,
     page_size: int,
     concurrency: int,
+    page_retries: int,
     stop: _Stop,
     resource_state: Callable[[], dict[str, Any]],
 ) -> Iterator[list[dict[str, Any]]]:
@@ -176,6 +178,7 @@ def _pages(
                 page_size=page_size,
                 start_page=start_page,
                 concurrency=concurrency,
+                page_retries=page_retries,
             )
             try:
                 while True:
@@ -213,6 +216,7 @@ def _resource(
     id_field: str,
     page_size: int,
     concurrency: int,
+    page_retries: int,
     stop: _Stop,
 ) -> DltResource:
     def pages() -> Iterator[list[dict[str, Any]]]:
@@ -222,6 +226,7 @@ def _resource(
             accounts,
             page_size=page_size,
             concurrency=concurrency,
+            page_retries=page_retries,
             stop=stop,
             resource_state=dlt.current.resource_state,
         )
@@ -243,6 +248,7 @@ def source(
     endpoints: Sequence[str] | None = None,
     page_size: int = _MAX_PAGE_SIZE,
     concurrency: int = 1,
+    page_retries: int = PAGE_RETRIES,
     primary_keys: Mapping[str, str] | None = None,
     errors: list[BaseException] | None = None,
 ) -> DltSource:
@@ -255,6 +261,8 @@ def source(
         endpoints: endpoint names (``"shipments"``); all list endpoints when ``None``.
         page_size: records per request (the service's maximum, 50, by default).
         concurrency: pages fetched ahead per account (see :func:`service_api.iter_pages`).
+        page_retries: times a failed page is fetched again before the run stops (see
+            :func:`service_api.iter_pages`).
         primary_keys: the identifier field of an endpoint whose model has no single
             ``...Id`` field (``{"parcels": "parcelRef"}``); it wins over the one found.
         errors: how a failure ends the run. ``None``: the error propagates and dlt
@@ -294,6 +302,7 @@ def source(
                 id_field=id_field,
                 page_size=page_size,
                 concurrency=concurrency,
+                page_retries=page_retries,
                 stop=stop,
             )
         )
@@ -314,6 +323,7 @@ def load(
     endpoints: Sequence[str] | None = None,
     page_size: int = _MAX_PAGE_SIZE,
     concurrency: int = 1,
+    page_retries: int = PAGE_RETRIES,
     primary_keys: Mapping[str, str] | None = None,
 ) -> LoadInfo:
     """Run :func:`source` through ``pipeline``; returns dlt's ``LoadInfo``.
@@ -337,6 +347,7 @@ def load(
         endpoints=endpoints,
         page_size=page_size,
         concurrency=concurrency,
+        page_retries=page_retries,
         primary_keys=primary_keys,
         errors=errors,
     )

@@ -60,6 +60,7 @@ def test_resources_yield_whole_pages_tagged_with_their_account(
             ACCOUNTS,
             page_size=50,
             concurrency=2,
+            page_retries=0,
             stop=_Stop(None),
             resource_state=lambda: state,
         )
@@ -144,10 +145,11 @@ def test_an_interrupted_load_resumes_from_dlt_state_without_duplicates(
     client: service_api.Client, mock: RunningMock, make_pipeline: MakePipeline, sql: Sql
 ) -> None:
     # 3 pages per account. The rate limit lets the token and 4 pages through, then
-    # answers 429: with retries off the 5th page request ends the run.
+    # answers 429: with retries off (the
+    # client's and the page's) the 5th page request ends the run.
     mock.service.reset(records=120, rate_limit=5)
     with pytest.raises(service_api.RateLimitError) as caught:
-        load(make_pipeline(), client, ACCOUNTS, endpoints=["shipments"])
+        load(make_pipeline(), client, ACCOUNTS, endpoints=["shipments"], page_retries=0)
     assert caught.value.page_number == 2
     assert caught.value.resumable
     # What was fetched before the failure is loaded: acct-1 whole, acct-2 page 1.
@@ -210,7 +212,7 @@ def test_without_an_error_list_a_failure_propagates_and_nothing_is_committed(
     mock.service.reset(records=120, rate_limit=3)
     pipeline = make_pipeline()
     with pytest.raises(PipelineStepFailed) as caught:
-        pipeline.run(source(client, ACCOUNTS, endpoints=["devices"]))
+        pipeline.run(source(client, ACCOUNTS, endpoints=["devices"], page_retries=0))
     assert isinstance(caught.value.__cause__, Exception)
     cause: BaseException | None = caught.value
     while cause is not None and not isinstance(cause, service_api.ServiceApiError):
@@ -232,7 +234,7 @@ def test_the_resume_point_travels_with_the_data_to_the_destination(
     # pipelines directory (a fresh CI runner) still resumes where the last run stopped.
     mock.service.reset(records=120, rate_limit=5)
     with pytest.raises(service_api.RateLimitError):
-        load(make_pipeline(), client, ACCOUNTS, endpoints=["shipments"])
+        load(make_pipeline(), client, ACCOUNTS, endpoints=["shipments"], page_retries=0)
     shutil.rmtree(tmp_path / "pipelines")
 
     mock.service.set_faults(rate_limit=None)
