@@ -9,12 +9,12 @@ import pytest
 
 from service_api import InvalidCredentialsError, TokenResponseError
 from service_api._auth import (
-    TOKEN_REQUEST_EXTENSION,
     TokenAuth,
     TokenState,
     effective_skew,
     parse_token_response,
 )
+from service_api._errors import TOKEN_REQUEST_EXTENSION
 
 BASE = "https://api.example.test/public/v3"
 SECRET = "unit-test-secret-value"
@@ -133,7 +133,7 @@ def test_a_401_with_an_older_token_replays_with_the_current_one_without_fetching
     slow = httpx.Request("GET", f"{BASE}/slow")
     slow_flow = auth.auth_flow(slow)
     slow_flow.send(token_response(next(slow_flow), "tok-1"))
-    auth.state.invalidate()  # meanwhile another request refreshed the token
+    auth.state.invalidate("tok-1")  # meanwhile another request refreshed the token
     other = auth.auth_flow(httpx.Request("GET", f"{BASE}/other"))
     other.send(token_response(next(other), "tok-2"))
     replay = slow_flow.send(httpx.Response(401, request=slow))

@@ -11,13 +11,10 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 import service_api
-from service_api._retry import RetryPolicy
 from service_api._transport import (
     ERROR_BODY_BYTES,
     TOKEN_RESPONSE_BYTES,
-    AsyncGuardedTransport,
     GuardedTransport,
-    RequestGuard,
     ServiceResponse,
     origin,
 )
@@ -75,7 +72,7 @@ def test_origin_makes_default_ports_explicit() -> None:
 
 
 def test_guard_strips_credentials_off_origin_and_the_account_on_token_requests() -> None:
-    guard = RequestGuard(httpx.URL("https://api.test/public/v3"), RetryPolicy())
+    guard = GuardedTransport(None, base_url=httpx.URL("https://api.test/public/v3"), owner=False)
     creds = {"authorization": "Bearer t", "x-service-account-id": "a"}
     same = httpx.Request("GET", "https://api.test/public/v3/x", headers=creds)
     guard.strip_credentials(same)
@@ -158,15 +155,17 @@ def guarded(
     *,
     max_response_bytes: int = 10 * 1024,
     headers: dict[str, str] | None = None,
-) -> tuple[GuardedTransport, AsyncGuardedTransport]:
+) -> tuple[GuardedTransport, GuardedTransport]:
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(status, headers=headers, stream=stream)
 
-    guard = RequestGuard(
-        httpx.URL(BASE), RetryPolicy(max_retries=0), max_response_bytes=max_response_bytes
+    transport = GuardedTransport(
+        httpx.MockTransport(answer),
+        base_url=httpx.URL(BASE),
+        owner=True,
+        max_response_bytes=max_response_bytes,
     )
-    mock = httpx.MockTransport(answer)
-    return GuardedTransport(mock, guard, owner=True), AsyncGuardedTransport(mock, guard, owner=True)
+    return transport, transport
 
 
 def test_sync_a_success_body_past_the_limit_is_refused_and_its_stream_closed() -> None:
@@ -237,7 +236,7 @@ def test_a_token_response_has_a_limit_of_its_own() -> None:
 
 def test_max_response_bytes_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_response_bytes"):
-        RequestGuard(httpx.URL(BASE), RetryPolicy(), max_response_bytes=0)
+        GuardedTransport(None, base_url=httpx.URL(BASE), owner=False, max_response_bytes=0)
 
 
 # ---- the token request stays home ---------------------------------------------------------
@@ -250,11 +249,7 @@ def test_a_token_request_off_the_base_origin_is_never_sent() -> None:
         sent.append(request)
         return httpx.Response(200)
 
-    transport = GuardedTransport(
-        httpx.MockTransport(answer),
-        RequestGuard(httpx.URL(BASE), RetryPolicy()),
-        owner=True,
-    )
+    transport = GuardedTransport(httpx.MockTransport(answer), base_url=httpx.URL(BASE), owner=True)
     stray = httpx.Request("POST", "https://evil.test/steal", extensions=TOKEN_EXTENSIONS)
     with pytest.raises(service_api.TokenResponseError, match=r"evil\.test"):
         transport.handle_request(stray)
@@ -299,19 +294,13 @@ async def test_async_a_redirected_token_request_is_refused_even_when_following_r
 # ---- one JSON parse -----------------------------------------------------------------------
 
 
-def test_a_validated_body_is_parsed_once_then_afresh() -> None:
-    response = ServiceResponse(200, content=b'{"a": [1]}')
-    response.validate_json()
-    first = response.json()
-    assert first == {"a": [1]}
-    again = response.json()
-    assert again == first
-    assert again is not first  # later callers get their own object
-
-
-def test_validating_a_body_that_is_not_json_raises_value_error() -> None:
-    with pytest.raises(ValueError, match="Expecting"):
-        ServiceResponse(200, content=b"{broken").validate_json()
+def test_json_of_a_body_that_is_not_json_is_an_invalid_response_error() -> None:
+    request = httpx.Request("GET", f"{BASE}/shipments")
+    response = ServiceResponse(200, content=b"{broken", request=request)
+    with pytest.raises(service_api.InvalidResponseError, match="not valid JSON") as info:
+        response.json()
+    assert isinstance(info.value, ValueError)
+    assert ServiceResponse(200, content=b'{"a": [1]}', request=request).json() == {"a": [1]}
 
 
 def gzip_bomb(request: httpx.Request) -> httpx.Response:
@@ -321,8 +310,12 @@ def gzip_bomb(request: httpx.Request) -> httpx.Response:
 
 
 def test_sync_a_compressed_body_counts_what_it_inflates_to() -> None:
-    guard = RequestGuard(httpx.URL(BASE), RetryPolicy(max_retries=0), max_response_bytes=65536)
-    transport = GuardedTransport(httpx.MockTransport(gzip_bomb), guard, owner=True)
+    transport = GuardedTransport(
+        httpx.MockTransport(gzip_bomb),
+        base_url=httpx.URL(BASE),
+        owner=True,
+        max_response_bytes=65536,
+    )
     response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
     with pytest.raises(service_api.InvalidResponseError, match="larger than 65536 bytes"):
         response.read()
@@ -330,15 +323,23 @@ def test_sync_a_compressed_body_counts_what_it_inflates_to() -> None:
 
 @pytest.mark.anyio
 async def test_async_a_compressed_body_counts_what_it_inflates_to() -> None:
-    guard = RequestGuard(httpx.URL(BASE), RetryPolicy(max_retries=0), max_response_bytes=65536)
-    transport = AsyncGuardedTransport(httpx.MockTransport(gzip_bomb), guard, owner=True)
+    transport = GuardedTransport(
+        httpx.MockTransport(gzip_bomb),
+        base_url=httpx.URL(BASE),
+        owner=True,
+        max_response_bytes=65536,
+    )
     response = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
     with pytest.raises(service_api.InvalidResponseError, match="larger than 65536 bytes"):
         await response.aread()
 
 
 def test_a_compressed_body_within_the_limit_is_read_whole() -> None:
-    guard = RequestGuard(httpx.URL(BASE), RetryPolicy(max_retries=0), max_response_bytes=2**21)
-    transport = GuardedTransport(httpx.MockTransport(gzip_bomb), guard, owner=True)
+    transport = GuardedTransport(
+        httpx.MockTransport(gzip_bomb),
+        base_url=httpx.URL(BASE),
+        owner=True,
+        max_response_bytes=2**21,
+    )
     response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
     assert response.read() == b"0" * 2**20
