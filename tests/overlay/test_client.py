@@ -457,3 +457,39 @@ def test_retries_and_refreshes_are_logged_at_info(
     assert any("retrying" in r.getMessage() for r in mine)
     assert any("token" in r.getMessage() for r in mine)
     assert {r.levelno for r in mine} == {logging.INFO}
+
+
+# ---- one client, any event loop ---------------------------------------------------------------
+
+
+def test_one_client_serves_consecutive_asyncio_runs_sharing_its_token(mock: RunningMock) -> None:
+    client = make_client(mock)
+
+    async def fetch() -> tuple[asyncio.AbstractEventLoop, httpx.AsyncClient]:
+        page = await list_shipments.asyncio(client=client)
+        assert isinstance(page, ShipmentPage)
+        return asyncio.get_running_loop(), client.get_async_httpx_client()
+
+    first_loop, first_pool = asyncio.run(fetch())
+    second_loop, second_pool = asyncio.run(fetch())  # used to raise "Event loop is closed"
+    assert second_pool is not first_pool
+    assert first_pool.is_closed  # closed inside its loop when asyncio.run ended it
+    assert second_pool.is_closed
+    asyncio.run(fetch())
+    assert first_loop not in client._async_clients  # nothing kept for a dead loop
+    assert second_loop not in client._async_clients
+    assert mock.service.count("authenticate") == 1  # one token for every loop
+    client.close()
+
+
+def test_async_with_in_each_asyncio_run(mock: RunningMock) -> None:
+    client = make_client(mock)
+
+    async def run() -> None:
+        async with client:
+            assert isinstance(await list_shipments.asyncio(client=client), ShipmentPage)
+
+    asyncio.run(run())
+    asyncio.run(run())
+    assert mock.service.count("listShipments", 200) == 2
+    assert mock.service.count("authenticate") == 1
