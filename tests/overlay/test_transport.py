@@ -370,7 +370,9 @@ class ForwardProxy:
                 target = urllib.parse.urlsplit(self.path)
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 proxy.seen.append((self.command, self.path, "authorization" in self.headers))
-                upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=10)
+                upstream = http.client.HTTPConnection(
+                    target.hostname or "", target.port, timeout=10
+                )
                 path = target.path + (f"?{target.query}" if target.query else "")
                 hop = {"proxy-connection", "connection", "keep-alive"}
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in hop}
