@@ -78,7 +78,10 @@ def parse_token_response(response: httpx.Response) -> IssuedToken:
     if response.status_code in (400, 401):
         error = InvalidCredentialsError("", response=response)
         code = f" {error.error}" if error.error else ""
-        error.args = (f"the service refused the client credentials ({error.status_code}{code})",)
+        error.args = (
+            f"the service refused the client credentials ({error.status_code}{code}) "
+            f"for POST {request.url}",
+        )
         raise error
     if response.status_code == 404:
         raise error_from_response(response, hint=BASE_URL_HINT)
