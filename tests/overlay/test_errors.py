@@ -59,7 +59,10 @@ def test_invalid_credentials_are_an_authentication_error() -> None:
 def test_retry_after_and_oauth_fields_are_read_from_the_answer() -> None:
     limited = error_from_response(answer(429, headers={"retry-after": "7"}))
     assert limited.retry_after == 7.0
-    challenge = 'Bearer error="invalid_token", error_description="The token expired at \'05/31/2024 13:45:10\'"'
+    challenge = (
+        'Bearer error="invalid_token", '
+        "error_description=\"The token expired at '05/31/2024 13:45:10'\""
+    )
     expired = error_from_response(answer(401, headers={"www-authenticate": challenge}))
     assert isinstance(expired, service_api.TokenExpiredError)
     assert expired.error == "invalid_token"
