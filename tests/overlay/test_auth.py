@@ -1,7 +1,10 @@
 """TokenAuth's flow driven with next()/send(), without network; token response checks."""
 
+import contextlib
 import json
 import threading
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -15,6 +18,7 @@ from service_api._auth import (
     parse_token_response,
 )
 from service_api._errors import TOKEN_REQUEST_EXTENSION
+from service_api._token_store import StoredToken
 
 BASE = "https://api.example.test/public/v3"
 SECRET = "unit-test-secret-value"
@@ -240,3 +244,99 @@ def test_reprs_show_no_secret() -> None:
     for text in (repr(auth), str(auth), repr(auth.state)):
         assert SECRET not in text
         assert "tok-secret-1" not in text
+
+
+# ---- the token store hook -----------------------------------------------------------------
+
+
+class MemoryStore:
+    """An in-memory ``TokenStore`` that records its calls, or fails them all."""
+
+    def __init__(self, token: StoredToken | None = None, *, broken: bool = False) -> None:
+        self.token = token
+        self.broken = broken
+        self.calls: list[str] = []
+
+    def load(self) -> StoredToken | None:
+        self.calls.append("load")
+        if self.broken:
+            raise OSError("store unreachable")
+        return self.token
+
+    def save(self, token: StoredToken) -> None:
+        self.calls.append("save")
+        if self.broken:
+            raise OSError("store unreachable")
+        self.token = token
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        self.calls.append("lock")
+        if self.broken:
+            raise OSError("store unreachable")
+        yield
+        self.calls.append("unlock")
+
+
+def drive(auth: TokenAuth, answers: Callable[[httpx.Request], httpx.Response]) -> list[str]:
+    """Run the sync driver to the end; returns what was sent (``token`` or the auth header)."""
+    request = httpx.Request("GET", f"{BASE}/x")
+    flow = auth.sync_auth_flow(request)
+    sent = []
+    outgoing = next(flow)
+    while True:
+        is_token = TOKEN_REQUEST_EXTENSION in outgoing.extensions
+        sent.append("token" if is_token else outgoing.headers["authorization"])
+        try:
+            outgoing = flow.send(answers(outgoing))
+        except StopIteration:
+            return sent
+
+
+def ok(request: httpx.Request) -> httpx.Response:
+    if TOKEN_REQUEST_EXTENSION in request.extensions:
+        return token_response(request, "tok-fetched")
+    return httpx.Response(200, request=request)
+
+
+def store_auth(store: MemoryStore) -> TokenAuth:
+    return TokenAuth(BASE, "cid", SECRET, clock=FakeClock(), token_store=store)
+
+
+def test_a_stored_token_is_used_instead_of_fetching() -> None:
+    store = MemoryStore(StoredToken("tok-stored", expires_at=time.time() + 3600))
+    assert drive(store_auth(store), ok) == ["Bearer tok-stored"]
+    assert store.calls == ["lock", "load", "unlock"]
+
+
+def test_a_fetched_token_is_saved_under_the_lock() -> None:
+    store = MemoryStore(StoredToken("tok-old", expires_at=time.time() - 1))
+    assert drive(store_auth(store), ok) == ["token", "Bearer tok-fetched"]
+    assert store.calls == ["lock", "load", "save", "unlock"]
+    assert store.token is not None
+    assert store.token.access_token == "tok-fetched"
+    assert 3500 < store.token.expires_at - time.time() <= 3600
+
+
+def test_a_stored_token_refused_with_a_401_is_not_taken_again() -> None:
+    store = MemoryStore(StoredToken("tok-stored", expires_at=time.time() + 3600))
+    auth = store_auth(store)
+
+    def refuse_stored(request: httpx.Request) -> httpx.Response:
+        if request.headers.get("authorization") == "Bearer tok-stored":
+            return httpx.Response(401, request=request)
+        return ok(request)
+
+    assert drive(auth, refuse_stored) == ["Bearer tok-stored", "token", "Bearer tok-fetched"]
+
+
+def test_a_broken_store_falls_back_to_fetching_with_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    auth = store_auth(MemoryStore(broken=True))
+    assert drive(auth, ok) == ["token", "Bearer tok-fetched"]
+    auth.state.invalidate("tok-fetched")
+    assert drive(auth, ok) == ["token", "Bearer tok-fetched"]
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1
+    assert "token store" in warnings[0].getMessage()
