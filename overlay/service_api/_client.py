@@ -110,52 +110,47 @@ class _Family:
                 if pool is not None:
                     pool.close()
 
-    def failure(
-        self, request: httpx.Request, outcome: httpx.Response | Exception
-    ) -> tuple[ServiceApiError, bool]:
-        """The typed error of a failed attempt, and whether another attempt can heal it."""
+    def next_delay(
+        self, request: httpx.Request, attempt: int, outcome: httpx.Response | Exception
+    ) -> float:
+        """Seconds before the next attempt after ``outcome`` (an error answer or an
+        exception); raises the typed error when there is none. Logs retries at INFO."""
+        error: ServiceApiError
+        cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
+        heals = True
         if isinstance(outcome, httpx.Response):
-            hint = ""
-            if outcome.status_code == 404 and not self.base_url.path.rstrip("/").endswith(
-                "/public/v3"
-            ):
-                hint = BASE_URL_HINT
-            return error_from_response(outcome, hint=hint), True
-        if isinstance(outcome, httpx.HTTPError):
-            return error_from_httpx(outcome, request=request), not is_tls_error(outcome)
-        assert isinstance(outcome, ServiceApiError)
-        return outcome, True
-
-    def retry_delay(
-        self, request: httpx.Request, attempt: int, error: ServiceApiError, heals: bool
-    ) -> float | None:
-        """Seconds before the next attempt, or ``None`` to raise ``error``; logs at INFO."""
-        # A failed token request never reached the outer request: retrying it is safe.
+            path = self.base_url.path.rstrip("/")
+            hint = BASE_URL_HINT if outcome.status_code == 404 else ""
+            error = error_from_response(outcome, hint="" if path.endswith("/public/v3") else hint)
+        elif isinstance(outcome, httpx.HTTPError):
+            error, heals = error_from_httpx(outcome, request=request), not is_tls_error(outcome)
+        else:
+            assert isinstance(outcome, ServiceApiError)
+            error, cause = outcome, outcome.__cause__
+        # A failed token request never sent the request it was for: retrying it is safe.
         safe = request.method in IDEMPOTENT_METHODS or is_token_request(
             getattr(error, "request", None)
         )
         delay = None
         if safe and heals and isinstance(error, ApiStatusError):
+            status, retry_after = error.status_code, error.retry_after
             delay = retry_delay(
-                self.policy,
-                attempt,
-                status=error.status_code,
-                retry_after=error.retry_after,
-                rng=self.rng,
+                self.policy, attempt, status=status, retry_after=retry_after, rng=self.rng
             )
         elif safe and heals and isinstance(error, ApiConnectionError):
             delay = retry_delay(self.policy, attempt, rng=self.rng)
-        if delay is not None:
-            logger.info(
-                "retrying %s %s after %s in %.2f s (retry %d of %d)",
-                request.method,
-                request.url.path,
-                type(error).__name__,
-                delay,
-                attempt + 1,
-                self.policy.max_retries,
-            )
-        return delay
+        if delay is None:
+            raise error from cause
+        logger.info(
+            "retrying %s %s after %s in %.2f s (retry %d of %d)",
+            request.method,
+            request.url.path,
+            type(error).__name__,
+            delay,
+            attempt + 1,
+            self.policy.max_retries,
+        )
+        return RETRY_SLEEP.wait_for(delay)
 
 
 class _ServiceHttpxClient(httpx.Client):
@@ -169,21 +164,15 @@ class _ServiceHttpxClient(httpx.Client):
         request.read()  # a body read once can be sent again
         attempt = 0
         while True:
-            cause: Exception | None = None
+            outcome: httpx.Response | Exception
             try:
-                response = super().send(request, **kwargs)
+                outcome = super().send(request, **kwargs)
+                if outcome.status_code < 400:
+                    return outcome
+                outcome.read()  # an error body: bounded by the transport
             except (httpx.HTTPError, ServiceApiError) as exc:
-                cause = exc
-                error, heals = self._family.failure(request, exc)
-            else:
-                if response.status_code < 400:
-                    return response
-                response.read()  # an error body: bounded by the transport
-                error, heals = self._family.failure(request, response)
-            delay = self._family.retry_delay(request, attempt, error, heals)
-            if delay is None:
-                raise error from (cause if cause is not error else cause.__cause__)
-            time.sleep(RETRY_SLEEP.wait_for(delay))
+                outcome = exc
+            time.sleep(self._family.next_delay(request, attempt, outcome))
             attempt += 1
 
 
@@ -198,21 +187,15 @@ class _ServiceAsyncHttpxClient(httpx.AsyncClient):
         await request.aread()
         attempt = 0
         while True:
-            cause: Exception | None = None
+            outcome: httpx.Response | Exception
             try:
-                response = await super().send(request, **kwargs)
+                outcome = await super().send(request, **kwargs)
+                if outcome.status_code < 400:
+                    return outcome
+                await outcome.aread()
             except (httpx.HTTPError, ServiceApiError) as exc:
-                cause = exc
-                error, heals = self._family.failure(request, exc)
-            else:
-                if response.status_code < 400:
-                    return response
-                await response.aread()
-                error, heals = self._family.failure(request, response)
-            delay = self._family.retry_delay(request, attempt, error, heals)
-            if delay is None:
-                raise error from (cause if cause is not error else cause.__cause__)
-            await asyncio.sleep(RETRY_SLEEP.wait_for(delay))
+                outcome = exc
+            await asyncio.sleep(self._family.next_delay(request, attempt, outcome))
             attempt += 1
 
 
