@@ -80,8 +80,9 @@ class _Family:
             limiter=self.limiter,
         )
 
-    def _pools(self, cls: Any) -> tuple[Any, dict[str, Any]]:
-        default = self.transport or cls(**self.pool_args)
+    def _pools(self, cls: Any, kind: type) -> tuple[Any, dict[str, Any]]:
+        # A user's transport serves the side(s) it implements (MockTransport: both).
+        default = self.transport if isinstance(self.transport, kind) else cls(**self.pool_args)
         return default, {
             k: url and cls(proxy=url, **self.pool_args) for k, url in self.routes.items()
         }
@@ -92,10 +93,10 @@ class _Family:
         if sync:
             with self._lock:
                 if self._sync is None:
-                    self._sync = self._pools(httpx.HTTPTransport)
+                    self._sync = self._pools(httpx.HTTPTransport, httpx.BaseTransport)
                 default, mounts = self._sync
         else:
-            default, mounts = self._pools(httpx.AsyncHTTPTransport)
+            default, mounts = self._pools(httpx.AsyncHTTPTransport, httpx.AsyncBaseTransport)
         owner = not sync and default is not self.transport
         return self._guarded(default, owner=owner), {
             k: inner and self._guarded(inner, owner=not sync) for k, inner in mounts.items()

@@ -493,3 +493,25 @@ def test_async_with_in_each_asyncio_run(mock: RunningMock) -> None:
     asyncio.run(run())
     assert mock.service.count("listShipments", 200) == 2
     assert mock.service.count("authenticate") == 1
+
+
+def test_a_sync_only_transport_serves_sync_calls_and_async_gets_its_own(
+    mock: RunningMock,
+) -> None:
+    sent: list[str] = []
+
+    class Recording(httpx.HTTPTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            sent.append(request.url.path)
+            return super().handle_request(request)
+
+    client = make_client(mock, httpx_args={"transport": Recording()})
+
+    async def fetch() -> object:
+        return await list_shipments.asyncio(client=client)
+
+    assert isinstance(list_shipments.sync(client=client), ShipmentPage)
+    assert isinstance(asyncio.run(fetch()), ShipmentPage)
+    assert sent == ["/public/v3/authenticate", "/public/v3/shipments"]
+    assert mock.service.count("listShipments", 200) == 2
+    client.close()
