@@ -63,9 +63,9 @@ class _Family:
         self.rng = random.Random()  # noqa: S311 - jitter, not cryptography
         # Routes as httpx builds them: an explicit proxy for everything, else the
         # environment's (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY) when trusted.
-        self.routes: dict[str, str | None] = {}
+        self.routes: dict[str, Any] = {}
         if proxy is not None:
-            self.routes = {"all://": str(proxy)}
+            self.routes = {"all://": proxy}
         elif transport is None and pool_args.get("trust_env", True):
             self.routes = get_environment_proxies()
         self._lock = threading.Lock()
@@ -264,6 +264,7 @@ class Client(service_api_client.Client):
         if "auth" in args:
             raise TypeError("httpx_args must not contain 'auth': the client authenticates itself")
         pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
+        httpx_proxy = args.pop("proxy", None)  # never left to httpx: it would bypass the guard
         httpx_timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         auth = TokenAuth(
             base_url,
@@ -282,7 +283,7 @@ class Client(service_api_client.Client):
             RateLimiter(rate_limit) if rate_limit is not None else None,
             max_response_bytes,
             pool_args,
-            proxy if proxy is not None else args.pop("proxy", None),
+            proxy if proxy is not None else httpx_proxy,
             args.pop("transport", None),
         )
         self._setup(

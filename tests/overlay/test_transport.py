@@ -515,3 +515,14 @@ def test_off_origin_redirect_through_a_proxy_carries_no_credentials(
     assert [has_credentials for _, _, has_credentials in proxy.seen] == [False, True, False]
     assert "authorization" not in other.seen[0]
     assert "x-service-account-id" not in other.seen[0]
+
+
+def test_a_proxy_in_httpx_args_is_guarded_too(proxy: ForwardProxy, mock: RunningMock) -> None:
+    args = {"proxy": httpx.Proxy(proxy.url)}
+    with service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1", httpx_args=args
+    ) as client:
+        transport = client.get_httpx_client()._transport_for_url(httpx.URL(mock.base_url))
+        assert isinstance(transport, GuardedTransport)
+        list_shipments.sync(client=client)
+    assert proxy.paths() == ["POST /public/v3/authenticate", "GET /public/v3/shipments"]
