@@ -41,9 +41,11 @@ logger = logging.getLogger("service_api")
 MAX_TOKEN_LIFETIME = 7 * 24 * 3600
 #: Shortest token lifetime accepted, in seconds.
 MIN_TOKEN_LIFETIME = 1
-#: Refreshes one attempt may make after 401s, each for a token newer than the last
-#: refused: bounds "401 forever" to 1 + this many token requests per attempt.
-MAX_REFRESHES = 1
+#: Refreshes one attempt may make after 401s, each for a token other than those already
+#: refused: a token rotated between a refresh and its replay is survived, and "401
+#: forever" ends after at most 1 + this many token requests (2 when the same token is
+#: issued again).
+MAX_REFRESHES = 2
 # A token is a header value: printable ASCII without spaces, or it could inject headers.
 _TOKEN_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))
 BASE_URL_HINT = "; the base URL probably lacks its /public/v3 prefix"
@@ -275,12 +277,12 @@ class TokenAuth(httpx.Auth):
     def auth_flow(
         self, request: httpx.Request
     ) -> Generator[httpx.Request, httpx.Response | None, None]:
-        """Yield the token request when needed, then ``request``; after a 401 for the
-        token it carried, refresh and replay (at most ``MAX_REFRESHES`` times).
+        """Yield the token request when needed, then ``request``; after a 401 for a token
+        not refused before, refresh and replay (at most ``MAX_REFRESHES`` times).
 
         ``None`` in answer to a token request means "another flow fetched a token".
         """
-        refreshes = 0
+        refused: list[str] = []
         while True:
             token = self.state.token(self._clock())
             if token is None:
@@ -299,7 +301,9 @@ class TokenAuth(httpx.Auth):
                 continue
             request.headers["Authorization"] = f"Bearer {token}"
             response = yield request
-            if response is None or response.status_code != 401 or refreshes >= MAX_REFRESHES:
+            if response is None or response.status_code != 401:
+                return
+            if token in refused or len(refused) >= MAX_REFRESHES:
                 return
             if parse_www_authenticate(response.headers.get("www-authenticate")).error not in (
                 None,
@@ -308,7 +312,7 @@ class TokenAuth(httpx.Auth):
                 return
             logger.info("401 for %s %s: replaying with a new token", request.method, request.url)
             self.state.invalidate(token)
-            refreshes += 1
+            refused.append(token)
 
     def _steps(
         self, request: httpx.Request

@@ -103,7 +103,7 @@ def test_skew_is_clamped_to_half_the_lifetime() -> None:
     assert effective_skew(0, 2) == 0
 
 
-def test_a_401_refreshes_once_and_replays_once() -> None:
+def test_a_401_refreshes_and_replays_while_each_refused_token_is_new() -> None:
     auth = make_auth(FakeClock())
     request = httpx.Request("GET", f"{BASE}/x")
     flow = auth.auth_flow(request)
@@ -111,13 +111,24 @@ def test_a_401_refreshes_once_and_replays_once() -> None:
     expired = httpx.Response(
         401, headers={"www-authenticate": 'Bearer error="invalid_token"'}, request=request
     )
-    refresh = flow.send(expired)
-    assert TOKEN_REQUEST_EXTENSION in refresh.extensions
-    replay = flow.send(token_response(refresh, "tok-2"))
-    assert replay is request
-    assert request.headers["authorization"] == "Bearer tok-2"
-    with pytest.raises(StopIteration):  # the second 401 goes back to the caller
+    for new in ("tok-2", "tok-3"):  # rotated again between the refresh and the replay
+        refresh = flow.send(expired)
+        assert TOKEN_REQUEST_EXTENSION in refresh.extensions
+        assert flow.send(token_response(refresh, new)) is request
+        assert request.headers["authorization"] == f"Bearer {new}"
+    with pytest.raises(StopIteration):  # MAX_REFRESHES reached: the 401 goes to the caller
         flow.send(expired)
+
+
+def test_a_401_for_a_token_issued_again_is_not_refreshed_again() -> None:
+    auth = make_auth(FakeClock())
+    request = httpx.Request("GET", f"{BASE}/x")
+    flow = auth.auth_flow(request)
+    flow.send(token_response(next(flow), "tok-same"))
+    refresh = flow.send(httpx.Response(401, request=request))
+    assert flow.send(token_response(refresh, "tok-same")) is request
+    with pytest.raises(StopIteration):
+        flow.send(httpx.Response(401, request=request))
 
 
 def test_a_401_naming_another_error_is_not_replayed() -> None:

@@ -432,16 +432,17 @@ async def test_async_a_token_rotated_during_retry_after_is_refreshed_by_the_retr
 
 
 def test_401_forever_between_retries_ends_after_a_bounded_number_of_token_requests() -> None:
-    # Each attempt may refresh once; a 401 after the refresh is not retried.
-    service = RotatingService(["429+rotate", "401", "401"])
+    # Each attempt refreshes while the refused token is new, at most twice; a 401 is not
+    # retried.
+    service = RotatingService(["429+rotate", "401", "401", "401"])
     with (
         rotating_client(service) as client,
         testing.no_retry_sleep(),
         pytest.raises(service_api.AuthenticationError),
     ):
         client.get_httpx_client().get("/shipments")
-    assert service.seen == ["tok-1", "tok-1", "tok-3"]
-    assert service.issued == 3  # 2 fetched + 1 rotation: the first token and one refresh
+    assert service.seen == ["tok-1", "tok-1", "tok-3", "tok-4"]
+    assert service.issued == 4  # the first token, 1 rotation, 2 refreshes
 
 
 def test_retries_and_refreshes_are_logged_at_info(
