@@ -516,3 +516,15 @@ def test_a_sync_only_transport_serves_sync_calls_and_async_gets_its_own(
     assert sent == ["/public/v3/authenticate", "/public/v3/shipments"]
     assert mock.service.count("listShipments", 200) == 2
     client.close()
+
+
+@pytest.mark.anyio
+async def test_async_401_forever_with_a_new_token_each_time_ends_after_three_token_requests() -> (
+    None
+):
+    service = RotatingService(["401"] * 3)
+    async with rotating_client(service) as client:
+        with pytest.raises(service_api.AuthenticationError):
+            await client.get_async_httpx_client().get("/shipments")
+    assert service.seen == ["tok-1", "tok-2", "tok-3"]
+    assert service.issued == 3
