@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import threading
 import time
@@ -330,7 +331,8 @@ class TokenAuth(httpx.Auth):
                 if refresh is not None and not leader:
                     yield refresh
                     if refresh.error is not None:
-                        raise refresh.error
+                        # A copy: each caller's error records its own page (at_page).
+                        raise copy.copy(refresh.error) from refresh.error.__cause__
                 elif refresh is not None:
                     error: BaseException | None = None
                     try:

@@ -351,3 +351,20 @@ def test_a_broken_store_falls_back_to_fetching_with_one_warning(
     warnings = [r for r in caplog.records if r.levelname == "WARNING"]
     assert len(warnings) == 1
     assert "token store" in warnings[0].getMessage()
+
+
+def test_waiters_of_a_failed_fetch_get_their_own_copy_of_its_error() -> None:
+    auth = make_auth(FakeClock())
+    leader = auth._steps(httpx.Request("GET", f"{BASE}/a"))
+    follower = auth._steps(httpx.Request("GET", f"{BASE}/b"))
+    token_request = next(leader)
+    assert isinstance(token_request, httpx.Request)
+    assert not isinstance(next(follower), httpx.Request)  # waits for the leader's fetch
+    refused = httpx.Response(401, json={"error": "invalid_client"}, request=token_request)
+    with pytest.raises(InvalidCredentialsError) as first:
+        leader.send(refused)
+    with pytest.raises(InvalidCredentialsError) as second:
+        follower.send(None)
+    assert second.value is not first.value  # at_page() on one must not move the other
+    assert str(second.value) == str(first.value)
+    assert second.value.error == "invalid_client"
