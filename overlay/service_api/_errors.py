@@ -44,6 +44,11 @@ class ServiceApiError(Exception):
     start_page: int | None = None
     items_yielded: int | None = None
 
+    def __init__(self, message: str, *, request: httpx.Request | None = None) -> None:
+        super().__init__(message)
+        #: The request that failed, without body or credential header values.
+        self.request = redacted_request(request) if request is not None else None
+
     @property
     def resumable(self) -> bool:
         """Whether resuming at ``start_page`` can succeed: not after refused
@@ -72,13 +77,12 @@ class ApiStatusError(ServiceApiError):
         status_code: int | None = None,
         request: httpx.Request | None = None,
     ) -> None:
-        super().__init__(message)
+        if request is None and response is not None and _has_request(response):
+            request = response.request
+        super().__init__(message, request=request)
         self.status_code = status_code or (response.status_code if response is not None else 0)
         self.headers = httpx.Headers(response.headers if response is not None else {})
         self.body = _redacted_body(response) if response is not None else ""
-        if request is None and response is not None and _has_request(response):
-            request = response.request
-        self.request = redacted_request(request) if request is not None else None
 
     @property
     def retry_after(self) -> float | None:
@@ -142,10 +146,6 @@ class ServerError(ApiStatusError):
 class InvalidResponseError(ServiceApiError, ValueError):
     """The answer breaks the API's contract: not JSON, a field missing, a bad page."""
 
-    def __init__(self, message: str, *, request: httpx.Request | None = None) -> None:
-        super().__init__(message)
-        self.request = redacted_request(request) if request is not None else None
-
 
 class TokenResponseError(InvalidResponseError):
     """The answer of ``POST /authenticate`` is unusable (never shows the token)."""
@@ -163,10 +163,6 @@ class InconsistentPageError(InvalidResponseError):
 
 class ApiConnectionError(ServiceApiError, ConnectionError):
     """No answer: the connection was refused, reset, dropped, or TLS failed."""
-
-    def __init__(self, message: str, *, request: httpx.Request | None = None) -> None:
-        super().__init__(message)
-        self.request = redacted_request(request) if request is not None else None
 
 
 class ApiTimeoutError(ApiConnectionError, TimeoutError):
