@@ -79,13 +79,14 @@ def parse_token_response(response: httpx.Response) -> IssuedToken:
     """
     request = response.request
     if response.status_code in (400, 401):
-        error = InvalidCredentialsError("", response=response)
-        code = f" {error.error}" if error.error else ""
-        error.args = (
-            f"the service refused the client credentials ({error.status_code}{code}) "
-            f"for POST {request.url}",
+        code = InvalidCredentialsError(
+            "", response=response
+        ).error  # the OAuth error code, for the message
+        raise InvalidCredentialsError(
+            f"the service refused the client credentials ({response.status_code}"
+            f"{f' {code}' if code else ''}) for POST {request.url}",
+            response=response,
         )
-        raise error
     if response.status_code == 404:
         raise error_from_response(response, hint=BASE_URL_HINT)
     if response.status_code != 200:
