@@ -261,8 +261,7 @@ def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatu
         message += ": the token expired" + (f" at {expired.isoformat()}" if expired else "")
     elif status == 401 and challenge.error:
         message += f" ({challenge.error})"
-    # Built twice (on errors only) so the message is whole when the error is made.
-    return cls(f"{message}{_detail(cls('', response=response).body)}{hint}", response=response)
+    return cls(f"{message}{_detail(_redacted_body(response))}{hint}", response=response)
 
 
 def is_tls_error(exc: BaseException) -> bool:
