@@ -236,3 +236,17 @@ def test_max_retries_and_retry_together_are_a_type_error() -> None:
     with pytest.raises(TypeError, match="max_retries or retry"):
         service_api.Client(BASE, "cid", "s3cret", max_retries=1, retry=service_api.RetryPolicy())
     assert service_api.Client(BASE, "cid", "s3cret", max_retries=5).retry_policy.max_retries == 5
+
+
+def test_refused_credentials_are_caught_as_authentication_error_around_paginate(
+    mock: RunningMock,
+) -> None:
+    with service_api.Client(mock.base_url, DEMO_CLIENT_ID, "wrong-secret-99", "acct-1") as c:
+        try:
+            for _ in service_api.paginate(list_shipments, c):
+                pass
+        except service_api.AuthenticationError as exc:
+            caught: service_api.ServiceApiError = exc
+    assert isinstance(caught, service_api.InvalidCredentialsError)
+    assert caught.page_number == 1
+    assert not caught.resumable  # a resume would be refused the same way
