@@ -265,7 +265,11 @@ class TokenAuth(httpx.Auth):
 
     def build_token_request(self) -> httpx.Request:
         """The ``POST /authenticate`` request, from the generated request model."""
-        body = TokenRequest(self.client_id, self._client_secret, "client_credentials")
+        body = TokenRequest(
+            client_id=self.client_id,
+            client_secret=self._client_secret,
+            grant_type="client_credentials",
+        )
         return httpx.Request(
             "POST",
             f"{self.base_url}/authenticate",
