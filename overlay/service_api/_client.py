@@ -1,231 +1,234 @@
 """The client: a generated ``service_api_client.Client`` that authenticates itself.
 
-Every generated endpoint function (``sync``, ``sync_detailed``, ``asyncio``,
-``asyncio_detailed``) accepts it. It builds its ``httpx`` clients with
-:class:`~service_api._auth.TokenAuth` and the guarded transports, and raises the
-typed errors of :mod:`service_api._errors` where the generated code would return
-``None`` or an error model.
+Layers, top down: the retry loop (:meth:`_Family.retry_delay`, in ``send``), the
+auth flow (:class:`~service_api._auth.TokenAuth`), redirects, then the guarded
+transport for the route (direct or through a proxy). Each retry attempt therefore
+asks the auth flow for the token of that moment. The behaviour is documented in the
+README ("Client behaviour and defaults").
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import random
-import ssl
 import threading
+import time
 from typing import Any, Self
 
 import httpx
+from httpx._utils import get_environment_proxies  # the proxy rules httpx applies itself
 
 import service_api_client
-from service_api._auth import TokenAuth, TokenState
+from service_api._auth import BASE_URL_HINT, TokenAuth, TokenState
 from service_api._errors import (
     ApiConnectionError,
-    ApiTimeoutError,
-    InvalidResponseError,
+    ApiStatusError,
+    ServiceApiError,
+    error_from_httpx,
     error_from_response,
-    redacted_request,
+    is_tls_error,
+    is_token_request,
 )
-from service_api._rate_limit import RateLimiter
-from service_api._retry import RetryPolicy
-from service_api._transport import (
-    ACCOUNT_HEADER,
-    DEFAULT_MAX_RESPONSE_BYTES,
-    AsyncGuardedTransport,
-    GuardedTransport,
-    RequestGuard,
-    ServiceResponse,
-)
+from service_api._rate_limit import RateLimiter, RequestLimiter
+from service_api._retry import IDEMPOTENT_METHODS, RETRY_SLEEP, RetryPolicy, retry_delay
+from service_api._token_store import TokenStore
+from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES, GuardedTransport
 
-# httpx.Client arguments that configure the connection pool: they go to the
-# transport we build, since httpx ignores them when given a transport.
-_TRANSPORT_ARGS = frozenset(
-    {"verify", "cert", "trust_env", "http1", "http2", "limits", "proxy", "local_address"}
-)
+logger = logging.getLogger("service_api")
+
+# httpx.Client arguments that configure a connection pool: they go to the
+# transports we build, since httpx ignores them when given a transport.
+_POOL_ARGS = frozenset({"verify", "cert", "trust_env", "http1", "http2", "limits", "local_address"})
 
 
 class _Family:
-    """What a client shares with the clients made by :meth:`Client.with_account`."""
+    """What a client shares with its ``with_*`` children: token, policy, sync pools."""
 
     def __init__(
         self,
-        *,
         base_url: str,
-        client_id: str,
-        client_secret: str,
-        refresh_skew: float,
-        timeout: httpx.Timeout,
+        auth: TokenAuth,
         policy: RetryPolicy,
-        rate_limit: float | None,
+        limiter: RequestLimiter | None,
         max_response_bytes: int,
-        transport_args: dict[str, Any],
-        sync_transport: httpx.BaseTransport | None,
-        async_transport: httpx.AsyncBaseTransport | None,
+        pool_args: dict[str, Any],
+        proxy: Any,
+        transport: Any,
     ) -> None:
-        self.state = TokenState(refresh_skew=refresh_skew)
-        self.auth = TokenAuth(base_url, client_id, client_secret, state=self.state, timeout=timeout)
-        self.client_secret = client_secret
-        self.policy = policy
-        limiter = RateLimiter(rate_limit) if rate_limit is not None else None
-        self.guard = RequestGuard(
-            httpx.URL(base_url),
-            policy,
-            limiter,
-            random.Random(),  # noqa: S311 - jitter, not cryptography
-            max_response_bytes=max_response_bytes,
-        )
-        self.transport_args = transport_args
-        self.user_sync_transport = sync_transport
-        self.user_async_transport = async_transport
+        self.base_url, self.auth, self.policy = httpx.URL(base_url), auth, policy
+        self.limiter, self.max_response_bytes = limiter, max_response_bytes
+        self.pool_args, self.transport = pool_args, transport
+        self.rng = random.Random()  # noqa: S311 - jitter, not cryptography
+        # Routes as httpx builds them: an explicit proxy for everything, else the
+        # environment's (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY) when trusted.
+        self.routes: dict[str, Any] = {}
+        if proxy is not None:
+            self.routes = {"all://": proxy}
+        elif transport is None and pool_args.get("trust_env", True):
+            self.routes = get_environment_proxies()
         self._lock = threading.Lock()
-        self._sync_inner: httpx.BaseTransport | None = None
+        self._sync: tuple[Any, dict[str, Any]] | None = None
 
-    def close_pool(self) -> None:
-        """Close the shared sync pool, whichever client created it (the original's close)."""
+    def _guarded(self, inner: Any, *, owner: bool) -> GuardedTransport:
+        return GuardedTransport(
+            inner,
+            base_url=self.base_url,
+            owner=owner,
+            max_response_bytes=self.max_response_bytes,
+            limiter=self.limiter,
+        )
+
+    def _pools(self, cls: Any, kind: type) -> tuple[Any, dict[str, Any]]:
+        # A user's transport serves the side(s) it implements (MockTransport: both).
+        default = self.transport if isinstance(self.transport, kind) else cls(**self.pool_args)
+        return default, {
+            k: url and cls(proxy=url, **self.pool_args) for k, url in self.routes.items()
+        }
+
+    def transports(self, *, sync: bool) -> tuple[GuardedTransport, dict[str, Any]]:
+        """The guarded default transport and proxy mounts: the family's shared sync
+        pools (closed by :meth:`close_pools`), or new async pools for one event loop."""
+        if sync:
+            with self._lock:
+                if self._sync is None:
+                    self._sync = self._pools(httpx.HTTPTransport, httpx.BaseTransport)
+                default, mounts = self._sync
+        else:
+            default, mounts = self._pools(httpx.AsyncHTTPTransport, httpx.AsyncBaseTransport)
+        owner = not sync and default is not self.transport
+        return self._guarded(default, owner=owner), {
+            k: inner and self._guarded(inner, owner=not sync) for k, inner in mounts.items()
+        }
+
+    def close_pools(self) -> None:
+        """Close the shared sync pools, whichever client created them."""
         with self._lock:
-            pool, self._sync_inner = self._sync_inner, None
-        if pool is not None:
-            pool.close()
+            pools, self._sync = self._sync, None
+        if pools is not None:
+            for pool in (pools[0], *pools[1].values()):
+                if pool is not None:
+                    pool.close()
 
-    def sync_inner(self) -> httpx.BaseTransport:
-        """The connection pool every client of the family uses for sync calls."""
-        with self._lock:
-            if self._sync_inner is None:
-                self._sync_inner = self.user_sync_transport or httpx.HTTPTransport(
-                    **self.transport_args
-                )
-            return self._sync_inner
-
-    def new_async_inner(self) -> httpx.AsyncBaseTransport:
-        """A connection pool for one client's async calls (pools are loop-bound)."""
-        return self.user_async_transport or httpx.AsyncHTTPTransport(**self.transport_args)
-
-    def secrets(self) -> list[str]:
-        """Strings that must never appear in a message."""
-        token = self.state.current_token()
-        return [s for s in (self.client_secret, token) if s]
-
-
-def _redact(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "[redacted]")
-    return text
-
-
-def _transport_error(exc: httpx.HTTPError, family: _Family) -> Exception:
-    try:
-        request: httpx.Request | None = redacted_request(exc.request)
-    except RuntimeError:
-        request = None
-    where = f" for {request.method} {request.url}" if request is not None else ""
-    message = _redact(f"{type(exc).__name__}{where}: {exc}", family.secrets())
-    if isinstance(exc, httpx.TimeoutException):
-        return ApiTimeoutError(f"no answer in time{where} ({message})", request=request)
-    if isinstance(exc, httpx.TransportError):
-        return ApiConnectionError(f"no answer{where} ({message})", request=request)
-    return InvalidResponseError(f"unusable answer{where} ({message})", request=request)
-
-
-def _check(response: httpx.Response, *, read: bool) -> None:
-    """Raise the typed error for an error status, or for a 2xx JSON body that is not JSON.
-
-    The body is parsed here once; the guarded transport's :class:`ServiceResponse`
-    hands that parse to the generated code's ``response.json()``, so checking costs
-    no second parse.
-    """
-    if response.status_code >= 400:
-        raise error_from_response(response)
-    if (
-        read
-        and 200 <= response.status_code < 300
-        and "json" in response.headers.get("content-type", "")
-    ):
-        try:
-            if isinstance(response, ServiceResponse):
-                response.validate_json()
-            else:  # a response our transport did not build (e.g. replaced by an event hook)
-                response.json()
-        except ValueError:
-            raise InvalidResponseError(
-                f"{response.status_code} answer to {response.request.method} "
-                f"{response.request.url} is not valid JSON",
-                request=redacted_request(response.request),
-            ) from None
+    def next_delay(
+        self, request: httpx.Request, attempt: int, outcome: httpx.Response | Exception
+    ) -> float:
+        """Seconds before the next attempt after ``outcome`` (an error answer or an
+        exception); raises the typed error when there is none. Logs retries at INFO."""
+        error: ServiceApiError
+        cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
+        heals = True
+        if isinstance(outcome, httpx.Response):
+            path = self.base_url.path.rstrip("/")
+            hint = BASE_URL_HINT if outcome.status_code == 404 else ""
+            error = error_from_response(outcome, hint="" if path.endswith("/public/v3") else hint)
+        elif isinstance(outcome, httpx.HTTPError):
+            error, heals = error_from_httpx(outcome, request=request), not is_tls_error(outcome)
+        else:
+            assert isinstance(outcome, ServiceApiError)
+            error, cause = outcome, outcome.__cause__
+        # A failed token request never sent the request it was for: retrying it is safe.
+        safe = request.method in IDEMPOTENT_METHODS or is_token_request(
+            getattr(error, "request", None)
+        )
+        delay = None
+        if safe and heals and isinstance(error, ApiStatusError):
+            status, retry_after = error.status_code, error.retry_after
+            delay = retry_delay(
+                self.policy, attempt, status=status, retry_after=retry_after, rng=self.rng
+            )
+        elif safe and heals and isinstance(error, ApiConnectionError):
+            delay = retry_delay(self.policy, attempt, rng=self.rng)
+        if delay is None:
+            raise error from cause
+        logger.info(
+            "retrying %s %s after %s in %.2f s (retry %d of %d)",
+            request.method,
+            request.url.path,
+            type(error).__name__,
+            delay,
+            attempt + 1,
+            self.policy.max_retries,
+        )
+        return RETRY_SLEEP.wait_for(delay)
 
 
 class _ServiceHttpxClient(httpx.Client):
-    """``httpx.Client`` whose ``send`` raises the package's typed errors."""
+    """``httpx.Client`` whose ``send`` retries above authentication and raises typed errors."""
 
     def __init__(self, family: _Family, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._family = family
 
     def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-        try:
-            response = super().send(request, **kwargs)
-            if response.status_code >= 400:
-                response.read()
-        except httpx.HTTPError as exc:
-            raise _transport_error(exc, self._family) from exc
-        _check(response, read=not kwargs.get("stream", False))
-        return response
+        request.read()  # a body read once can be sent again
+        attempt = 0
+        while True:
+            outcome: httpx.Response | Exception
+            try:
+                outcome = super().send(request, **kwargs)
+                if outcome.status_code < 400:
+                    return outcome
+                outcome.read()  # an error body: bounded by the transport
+            except (httpx.HTTPError, ServiceApiError) as exc:
+                outcome = exc
+            time.sleep(self._family.next_delay(request, attempt, outcome))
+            attempt += 1
 
 
 class _ServiceAsyncHttpxClient(httpx.AsyncClient):
-    """``httpx.AsyncClient`` whose ``send`` raises the package's typed errors."""
+    """Async twin of :class:`_ServiceHttpxClient`; differs only in the sleep."""
 
     def __init__(self, family: _Family, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._family = family
 
     async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-        try:
-            response = await super().send(request, **kwargs)
-            if response.status_code >= 400:
-                await response.aread()
-        except httpx.HTTPError as exc:
-            raise _transport_error(exc, self._family) from exc
-        _check(response, read=not kwargs.get("stream", False))
-        return response
+        await request.aread()
+        attempt = 0
+        while True:
+            outcome: httpx.Response | Exception
+            try:
+                outcome = await super().send(request, **kwargs)
+                if outcome.status_code < 400:
+                    return outcome
+                await outcome.aread()
+            except (httpx.HTTPError, ServiceApiError) as exc:
+                outcome = exc
+            await asyncio.sleep(self._family.next_delay(request, attempt, outcome))
+            attempt += 1
+
+
+async def _close_with_loop(client: httpx.AsyncClient) -> None:
+    """Hold ``client`` open until this task is cancelled (``asyncio.run`` cancels every
+    task before closing its loop), then close it inside its own loop."""
+    try:
+        await asyncio.get_running_loop().create_future()
+    finally:
+        await client.aclose()
+
+
+def _check_base_url(base_url: str) -> None:
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"base_url is not a URL: {exc}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError("base_url must be an absolute http(s) URL")
+    if "?" in base_url or "#" in base_url:
+        raise ValueError("base_url must not have a query or a fragment")
 
 
 class Client(service_api_client.Client):
-    """A client of the service that keeps its bearer token fresh.
+    """A client of the service that keeps its bearer token fresh (see the README,
+    "Client behaviour and defaults", for every policy and default).
 
-    Pass it to any generated endpoint function, sync or async. It fetches a token
-    lazily, refreshes it ``refresh_skew`` seconds before it expires (and once after
-    a 401), sends ``x-service-account-id`` when ``account_id`` is set, retries
-    idempotent requests per ``retry`` (or ``RetryPolicy(max_retries=max_retries)``),
-    optionally spaces requests to ``rate_limit`` per minute, and raises the typed
-    errors of this package (``NotFoundError``, ``RateLimitError``, ...) instead of
-    returning ``None`` or an error model.
-
-    * Account per call: :meth:`with_account` gives a client for another account
-      sharing the token and the sync connection pool; or set the header on one
-      request, which wins over the client's:
-      ``client.get_httpx_client().get("/shipments", headers={"x-service-account-id": "acct-2"})``.
-    * Event loops: like ``httpx.AsyncClient``, the async side of one client
-      belongs to the first event loop that uses it; use one
-      ``client.with_account(...)`` per extra loop (the token is still shared).
-    * Closing: ``with`` / ``async with``, or :meth:`close` / :meth:`aclose`. The
-      original client owns the sync pool it shares with its ``with_*`` children:
-      closing it closes the pool, whether or not it sent a request itself, and
-      whether the children were closed before or not (closing a child closes
-      only its own async connections). Use no child after closing the original:
-      the connections it opened then would stay open.
-    * Size: a success body over ``max_response_bytes`` (default 8 MiB, checked
-      while it streams in and, if compressed, once inflated; token responses
-      included) raises :class:`InvalidResponseError` and drops the connection;
-      of an error body only the first few KiB are read, enough for its ``body``.
-    * Redirects: even with ``follow_redirects=True`` the token request is never
-      redirected (it carries the client secret): a 3xx answer to it raises
-      :class:`TokenResponseError`.
-    * ``httpx_args`` go to ``httpx.Client`` / ``httpx.AsyncClient`` (``verify``,
-      ``limits``, ``proxy``, ``event_hooks``, ...); a ``transport`` there is used
-      inside the guard (an ``httpx.MockTransport`` or ``httpx.ASGITransport``).
-    * Not validated: the fields of a 200 body. The generated ``from_dict`` runs
-      after the client returns and raises ``KeyError``/``TypeError``/``ValueError``
-      for a body that is JSON but lacks a required field; wrap that call and
-      raise :class:`InvalidResponseError` (the pagination layer does).
+    Pass it to any generated endpoint function, sync or async, from any thread or
+    event loop. It authenticates lazily and shares one token between threads, event
+    loops and :meth:`with_account` children; retries per ``retry`` (or
+    ``RetryPolicy(max_retries=...)``, not both), each attempt with the token of that
+    moment; honours ``proxy`` or the ``*_PROXY`` environment; raises the typed errors.
 
     Example::
 
@@ -243,48 +246,53 @@ class Client(service_api_client.Client):
         account_id: str | None = None,
         *,
         refresh_skew: float = 60.0,
-        max_retries: int = 2,
+        max_retries: int | None = None,
         timeout: float | httpx.Timeout = 30.0,
         retry: RetryPolicy | None = None,
         rate_limit: float | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        proxy: str | httpx.URL | httpx.Proxy | None = None,
+        token_store: TokenStore | None = None,
         httpx_args: dict[str, Any] | None = None,
     ) -> None:
+        if max_retries is not None and retry is not None:
+            raise TypeError("pass max_retries or retry, not both")
+        if max_response_bytes < 1:
+            raise ValueError("max_response_bytes must be at least 1")
+        _check_base_url(base_url)
         args = dict(httpx_args or {})
         if "auth" in args:
             raise TypeError("httpx_args must not contain 'auth': the client authenticates itself")
-        transport = args.pop("transport", None)
-        follow_redirects = bool(args.pop("follow_redirects", False))
-        verify: str | bool | ssl.SSLContext = args.pop("verify", True)
-        headers = dict(args.pop("headers", None) or {})
-        transport_args = {key: args.pop(key) for key in list(args) if key in _TRANSPORT_ARGS}
-        transport_args["verify"] = verify
+        pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
+        httpx_proxy = args.pop("proxy", None)  # never left to httpx: it would bypass the guard
         httpx_timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
-        if not base_url.startswith(("http://", "https://")):
-            raise ValueError("base_url must be an absolute http(s) URL")
-        family = _Family(
-            base_url=base_url,
-            client_id=client_id,
-            client_secret=client_secret,
-            refresh_skew=refresh_skew,
+        auth = TokenAuth(
+            base_url,
+            client_id,
+            client_secret,
+            state=TokenState(refresh_skew=refresh_skew),
             timeout=httpx_timeout,
-            policy=retry if retry is not None else RetryPolicy(max_retries=max_retries),
-            rate_limit=rate_limit,
-            max_response_bytes=max_response_bytes,
-            transport_args=transport_args,
-            sync_transport=transport if isinstance(transport, httpx.BaseTransport) else None,
-            async_transport=(
-                transport if isinstance(transport, httpx.AsyncBaseTransport) else None
-            ),
+            token_store=token_store,
+        )
+        family = _Family(
+            base_url,
+            auth,
+            retry
+            if retry is not None
+            else RetryPolicy(max_retries=2 if max_retries is None else max_retries),
+            RateLimiter(rate_limit) if rate_limit is not None else None,
+            max_response_bytes,
+            pool_args,
+            proxy if proxy is not None else httpx_proxy,
+            args.pop("transport", None),
         )
         self._setup(
             family,
             account_id,
             owner=True,
-            headers=headers,
+            headers=dict(args.pop("headers", None) or {}),
             timeout=httpx_timeout,
-            verify=verify,
-            follow_redirects=follow_redirects,
+            follow_redirects=bool(args.pop("follow_redirects", False)),
             httpx_args=args,
         )
 
@@ -296,7 +304,6 @@ class Client(service_api_client.Client):
         owner: bool,
         headers: dict[str, str],
         timeout: httpx.Timeout,
-        verify: str | bool | ssl.SSLContext,
         follow_redirects: bool,
         httpx_args: dict[str, Any],
     ) -> None:
@@ -307,10 +314,10 @@ class Client(service_api_client.Client):
             headers[ACCOUNT_HEADER] = account_id
         service_api_client.Client.__init__(
             self,
-            base_url=family.auth.base_url,
+            base_url=str(family.auth.base_url),
             headers=headers,
             timeout=timeout,
-            verify_ssl=verify,
+            verify_ssl=family.pool_args.get("verify", True),
             follow_redirects=follow_redirects,
             httpx_args=httpx_args,
         )
@@ -318,6 +325,8 @@ class Client(service_api_client.Client):
         self._account_id = account_id
         self._owner = owner
         self._build_lock = threading.Lock()
+        self._async_clients: dict[asyncio.AbstractEventLoop | None, httpx.AsyncClient] = {}
+        self._keepers: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
 
     def __repr__(self) -> str:
         return (
@@ -329,35 +338,20 @@ class Client(service_api_client.Client):
 
     @property
     def account_id(self) -> str | None:
-        """The account sent in ``x-service-account-id``, or ``None``.
-
-        Example::
-
-            client.with_account("acct-2").account_id   # "acct-2"
-        """
+        """The account sent in ``x-service-account-id``, or ``None``."""
         return self._account_id
 
     @property
     def retry_policy(self) -> RetryPolicy:
-        """The retry policy in force.
-
-        Example::
-
-            client.retry_policy.max_retries   # 2
-        """
+        """The retry policy in force."""
         return self._family.policy
 
     def with_account(self, account_id: str | None) -> Client:
-        """A client for another account, sharing this one's token and connection pool.
-
-        One token serves every account of the integration, so no new
-        ``/authenticate`` call is made. Closing the original closes the shared
-        pool; closing the child (before that) releases only its own connections.
+        """A client for another account, sharing this one's token and sync pool.
 
         Example::
 
-            acct2 = client.with_account("acct-2")
-            list_shipments.sync(client=acct2)
+            list_shipments.sync(client=client.with_account("acct-2"))
         """
         child = type(self).__new__(type(self))
         child._setup(
@@ -366,108 +360,74 @@ class Client(service_api_client.Client):
             owner=False,
             headers=dict(self._headers),
             timeout=self._timeout or httpx.Timeout(30.0),
-            verify=self._verify_ssl,
             follow_redirects=self._follow_redirects,
             httpx_args=dict(self._httpx_args),
         )
         return child
 
     def with_headers(self, headers: dict[str, str]) -> Client:
-        """A client like this one that also sends ``headers`` (sharing token and pool).
-
-        Example::
-
-            traced = client.with_headers({"x-request-id": "abc"})
-        """
-        account = headers.get(ACCOUNT_HEADER, self._account_id)
-        child = self.with_account(account)
+        """A client like this one that also sends ``headers`` (sharing token and pool)."""
+        child = self.with_account(headers.get(ACCOUNT_HEADER, self._account_id))
         child._headers.update({k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER})
         return child
 
     def with_cookies(self, cookies: dict[str, str]) -> Client:
-        """Not supported: the API uses no cookies.
-
-        Example::
-
-            client.with_cookies({})   # raises TypeError
-        """
+        """Not supported: the API uses no cookies (raises ``TypeError``)."""
         raise TypeError("service_api.Client does not send cookies")
 
     def with_timeout(self, timeout: httpx.Timeout) -> Client:
-        """A client like this one with another timeout (sharing token and pool).
-
-        Example::
-
-            patient = client.with_timeout(httpx.Timeout(120.0))
-        """
+        """A client like this one with another timeout (sharing token and pool)."""
         child = self.with_account(self._account_id)
         child._timeout = timeout
         return child
 
-    def _client_args(self) -> dict[str, Any]:
+    def _client_args(self, sync: bool) -> dict[str, Any]:
+        transport, mounts = self._family.transports(sync=sync)
+        args = dict(self._httpx_args)
+        mounts.update(args.pop("mounts", None) or {})
         return {
             "base_url": self._base_url,
             "headers": self._headers,
             "timeout": self._timeout,
             "follow_redirects": self._follow_redirects,
             "auth": self._family.auth,
-            **self._httpx_args,
+            "transport": transport,
+            "mounts": mounts,
+            **args,
         }
 
     def get_httpx_client(self) -> httpx.Client:
-        """The ``httpx.Client`` the generated sync functions use (built on first use).
-
-        Example::
-
-            client.get_httpx_client().get("/shipments", params={"pageSize": 10})
-        """
+        """The ``httpx.Client`` the generated sync functions use (built on first use)."""
         with self._build_lock:
             if self._client is None:
-                # The original closes the shared pool (_Family.close_pool), even if
-                # it never built a transport of its own, so no wrapper owns it.
-                transport = GuardedTransport(
-                    self._family.sync_inner(), self._family.guard, owner=False
-                )
-                self._client = _ServiceHttpxClient(
-                    self._family, transport=transport, **self._client_args()
-                )
+                self._client = _ServiceHttpxClient(self._family, **self._client_args(True))
             return self._client
 
     def get_async_httpx_client(self) -> httpx.AsyncClient:
-        """The ``httpx.AsyncClient`` the generated async functions use (built on first use).
-
-        Example::
-
-            await client.get_async_httpx_client().get("/shipments")
-        """
+        """The ``httpx.AsyncClient`` of the running event loop: each loop gets its own
+        pool, closed with the client or when ``asyncio.run`` ends that loop."""
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
         with self._build_lock:
-            if self._async_client is None:
-                transport = AsyncGuardedTransport(
-                    self._family.new_async_inner(),
-                    self._family.guard,
-                    owner=self._family.user_async_transport is None,
-                )
-                self._async_client = _ServiceAsyncHttpxClient(
-                    self._family, transport=transport, **self._client_args()
-                )
-            return self._async_client
+            for dead in [k for k in self._async_clients if k is not None and k.is_closed()]:
+                del self._async_clients[dead]
+                self._keepers.pop(dead, None)
+            client = self._async_clients.get(loop)
+            if client is None or client.is_closed:
+                client = _ServiceAsyncHttpxClient(self._family, **self._client_args(False))
+                self._async_clients[loop] = client
+                if loop is not None:
+                    self._keepers[loop] = loop.create_task(_close_with_loop(client))
+            return client
 
     def set_httpx_client(self, client: httpx.Client) -> Self:
-        """Not supported: the client must build its own ``httpx.Client`` to authenticate.
-
-        Example::
-
-            client.set_httpx_client(httpx.Client())   # raises TypeError
-        """
+        """Not supported: pass ``httpx_args`` instead (raises ``TypeError``)."""
         raise TypeError("pass httpx_args to service_api.Client instead")
 
     def set_async_httpx_client(self, async_client: httpx.AsyncClient) -> Self:
-        """Not supported: the client must build its own ``httpx.AsyncClient``.
-
-        Example::
-
-            client.set_async_httpx_client(httpx.AsyncClient())   # raises TypeError
-        """
+        """Not supported: pass ``httpx_args`` instead (raises ``TypeError``)."""
         raise TypeError("pass httpx_args to service_api.Client instead")
 
     def __enter__(self) -> Self:
@@ -485,24 +445,26 @@ class Client(service_api_client.Client):
         await self.aclose()
 
     def close(self) -> None:
-        """Close the sync connections: the shared pool for the original, nothing for a child.
-
-        Example::
-
-            client.close()
-        """
+        """Close the sync connections (the shared pool for the original, nothing more for
+        a child) and ask every live event loop to close this client's pool there."""
         if self._client is not None:
             self._client.close()
         if self._owner:
-            self._family.close_pool()
+            self._family.close_pools()
+        with self._build_lock:
+            keepers, self._keepers = self._keepers, {}
+        for loop, keeper in keepers.items():
+            with contextlib.suppress(RuntimeError):  # a closed loop took its pool along
+                loop.call_soon_threadsafe(keeper.cancel)
 
     async def aclose(self) -> None:
-        """Close the async (and sync) connections this client opened.
-
-        Example::
-
+        """Close this client's pool of the running loop now, then as :meth:`close`."""
+        loop = asyncio.get_running_loop()
+        with self._build_lock:
+            client = self._async_clients.pop(loop, None)
+            keeper = self._keepers.pop(loop, None)
+        if keeper is not None:
+            keeper.cancel()
+        if client is not None:
             await client.aclose()
-        """
-        if self._async_client is not None:
-            await self._async_client.aclose()
         self.close()
