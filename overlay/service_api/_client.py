@@ -346,6 +346,13 @@ class Client(service_api_client.Client):
         """The retry policy in force."""
         return self._family.policy
 
+    def _paginator(self) -> service_api_client.client.Paginator:
+        # The generated resource accessors (client.shipments.iterate() ...) page through
+        # this; imported here to keep the accessors' whole hook in one place.
+        from service_api._resources import ResourcePaginator
+
+        return ResourcePaginator(self)
+
     def with_account(self, account_id: str | None) -> Client:
         """A client for another account, sharing this one's token and sync pool.
 
