@@ -3,6 +3,7 @@ and their async twins) against the mock over loopback HTTP, sync and async side 
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing, closing
@@ -12,6 +13,7 @@ import pytest
 
 import service_api
 import service_api_client
+from service_api._endpoints import discover_list_endpoints
 from service_api._resources import ResourcePaginator
 from service_api_client.api.authentication import authenticate
 from service_api_client.api.devices import list_devices
@@ -224,3 +226,21 @@ async def test_the_paginator_refuses_a_page_model_the_module_does_not_return(
             params={},
         )
     assert repr(paginator) == "ResourcePaginator(Client)"
+
+
+async def test_every_list_endpoint_has_an_accessor_the_client_does_not_shadow() -> None:
+    """The generation rule agrees with the package's own discovery of list endpoints,
+    and no method of service_api.Client hides a tag's property."""
+    generated = {
+        name
+        for name, value in vars(service_api_client.Client).items()
+        if isinstance(value, property)
+    }
+    tags = {
+        endpoint.module.__name__.split(".")[-2] for endpoint in discover_list_endpoints().values()
+    }
+    assert tags == generated == {"devices", "shipments"}
+    for tag in tags:
+        assert (
+            inspect.getattr_static(service_api.Client, tag) is vars(service_api_client.Client)[tag]
+        )
