@@ -76,3 +76,14 @@ def refused(client: service_api.Client) -> None:
     client.shipments.iterate(page_number=1)  # type: ignore[call-arg]
     client.shipments.iterate(10)  # type: ignore[call-arg]
     client.alerts.list()  # type: ignore[attr-defined]
+
+
+def the_package_page_is_a_list_page(
+    page: service_api.Page[ShipmentPage],
+) -> ListPage[ShipmentPage, Shipment]:
+    # What service_api.Client's paginator yields must be what the accessors promise.
+    return page
+
+
+def another_model_is_not(page: service_api.Page[DevicePage]) -> ListPage[ShipmentPage, Shipment]:
+    return page  # type: ignore[return-value]
