@@ -45,11 +45,13 @@ class Paginator(Protocol):
     takes the endpoint module, its page model and item model (so that the result is
     typed), the iteration's options and the endpoint's other arguments (``params``).
 
+    A client supplies one by overriding ``_paginator`` (as ``service_api.Client`` does).
+
     Example::
 
-        client._paginator().items(list_shipments, ShipmentPage, Shipment, page_size=50,
-                                  start_page=1, max_items=None, max_pages=None,
-                                  concurrency=1, params={})
+        class PagingClient(Client):
+            def _paginator(self) -> Paginator:
+                return MyPaginator(self)   # items(), aitems(), pages(), apages()
     """
 
     def items(
