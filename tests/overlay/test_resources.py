@@ -150,7 +150,11 @@ async def test_pages_are_typed_pages_in_order(
 async def test_a_child_client_for_another_account_has_the_accessors(
     twin: str, client: service_api.Client, mock: RunningMock
 ) -> None:
-    items = await all_items(twin, client.with_account("acct-2").shipments, max_items=5)
+    child = client.with_account("acct-2")
+    try:
+        items = await all_items(twin, child.shipments, max_items=5)
+    finally:
+        await child.aclose()  # its own async pool: left to the garbage collector, it warns
     assert ids_of(items, "shipments") == dataset_ids(mock, "shipments", "acct-2")[:5]
     assert dataset_ids(mock, "shipments", "acct-2")[:5] != dataset_ids(mock, "shipments")[:5]
 
