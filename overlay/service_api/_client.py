@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
 import logging
+import os
 import random
+import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any, Self
 
+import attrs
 import httpx
 from httpx._utils import get_environment_proxies  # the proxy rules httpx applies itself
 
@@ -25,18 +30,31 @@ from service_api._auth import BASE_URL_HINT, TokenAuth, TokenState
 from service_api._errors import (
     ApiConnectionError,
     ApiStatusError,
+    ConfigurationError,
     ServiceApiError,
     error_from_httpx,
     error_from_response,
     is_tls_error,
     is_token_request,
 )
+from service_api._logs import log_response
 from service_api._rate_limit import RateLimiter, RequestLimiter
 from service_api._retry import IDEMPOTENT_METHODS, RETRY_SLEEP, RetryPolicy, retry_delay
 from service_api._token_store import TokenStore
 from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES, GuardedTransport
 
 logger = logging.getLogger("service_api")
+
+#: The variables ``Client()`` reads for a setting it is not given (as the CLI does).
+ENV_BASE_URL = "SERVICE_API_BASE_URL"
+ENV_CLIENT_ID = "SERVICE_API_CLIENT_ID"
+ENV_CLIENT_SECRET = "SERVICE_API_CLIENT_SECRET"  # noqa: S105 - a variable name, not a secret
+ENV_ACCOUNT_ID = "SERVICE_API_ACCOUNT_ID"
+
+try:
+    _VERSION = importlib.metadata.version("service-api")
+except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+    _VERSION = "0+unknown"
 
 # httpx.Client arguments that configure a connection pool: they go to the
 # transports we build, since httpx ignores them when given a transport.
@@ -70,14 +88,18 @@ class _Family:
             self.routes = get_environment_proxies()
         self._lock = threading.Lock()
         self._sync: tuple[Any, dict[str, Any]] | None = None
+        #: Sent by the guard on requests that have none (the token request).
+        self.user_agent = default_user_agent()
 
-    def _guarded(self, inner: Any, *, owner: bool) -> GuardedTransport:
+    def guarded(self, inner: Any, *, owner: bool) -> GuardedTransport:
+        """``inner`` behind the family's guard, size bound and rate limit."""
         return GuardedTransport(
             inner,
             base_url=self.base_url,
             owner=owner,
             max_response_bytes=self.max_response_bytes,
             limiter=self.limiter,
+            user_agent=self.user_agent,
         )
 
     def _pools(self, cls: Any, kind: type) -> tuple[Any, dict[str, Any]]:
@@ -98,8 +120,8 @@ class _Family:
         else:
             default, mounts = self._pools(httpx.AsyncHTTPTransport, httpx.AsyncBaseTransport)
         owner = not sync and default is not self.transport
-        return self._guarded(default, owner=owner), {
-            k: inner and self._guarded(inner, owner=not sync) for k, inner in mounts.items()
+        return self.guarded(default, owner=owner), {
+            k: inner and self.guarded(inner, owner=not sync) for k, inner in mounts.items()
         }
 
     def close_pools(self) -> None:
@@ -112,10 +134,15 @@ class _Family:
                     pool.close()
 
     def next_delay(
-        self, request: httpx.Request, attempt: int, outcome: httpx.Response | Exception
+        self,
+        policy: RetryPolicy,
+        request: httpx.Request,
+        attempt: int,
+        outcome: httpx.Response | Exception,
     ) -> float:
         """Seconds before the next attempt after ``outcome`` (an error answer or an
-        exception); raises the typed error when there is none. Logs retries at INFO."""
+        exception) under ``policy`` (the view's); raises the typed error when there is
+        none. Logs retries at INFO."""
         error: ServiceApiError
         cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
         heals = True
@@ -136,10 +163,10 @@ class _Family:
         if safe and heals and isinstance(error, ApiStatusError):
             status, retry_after = error.status_code, error.retry_after
             delay = retry_delay(
-                self.policy, attempt, status=status, retry_after=retry_after, rng=self.rng
+                policy, attempt, status=status, retry_after=retry_after, rng=self.rng
             )
         elif safe and heals and isinstance(error, ApiConnectionError):
-            delay = retry_delay(self.policy, attempt, rng=self.rng)
+            delay = retry_delay(policy, attempt, rng=self.rng)
         if delay is None:
             raise error from cause
         logger.info(
@@ -149,7 +176,7 @@ class _Family:
             type(error).__name__,
             delay,
             attempt + 1,
-            self.policy.max_retries,
+            policy.max_retries,
         )
         return RETRY_SLEEP.wait_for(delay)
 
@@ -157,9 +184,9 @@ class _Family:
 class _ServiceHttpxClient(httpx.Client):
     """``httpx.Client`` whose ``send`` retries above authentication and raises typed errors."""
 
-    def __init__(self, family: _Family, **kwargs: Any) -> None:
+    def __init__(self, family: _Family, policy: RetryPolicy, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._family = family
+        self._family, self._policy = family, policy
 
     def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         request.read()  # a body read once can be sent again
@@ -167,22 +194,24 @@ class _ServiceHttpxClient(httpx.Client):
         while True:
             outcome: httpx.Response | Exception
             try:
+                started = time.monotonic()
                 outcome = super().send(request, **kwargs)
+                log_response(outcome, time.monotonic() - started)
                 if outcome.status_code < 400:
                     return outcome
                 outcome.read()  # an error body: bounded by the transport
             except (httpx.HTTPError, ServiceApiError) as exc:
                 outcome = exc
-            time.sleep(self._family.next_delay(request, attempt, outcome))
+            time.sleep(self._family.next_delay(self._policy, request, attempt, outcome))
             attempt += 1
 
 
 class _ServiceAsyncHttpxClient(httpx.AsyncClient):
     """Async twin of :class:`_ServiceHttpxClient`; differs only in the sleep."""
 
-    def __init__(self, family: _Family, **kwargs: Any) -> None:
+    def __init__(self, family: _Family, policy: RetryPolicy, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._family = family
+        self._family, self._policy = family, policy
 
     async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         await request.aread()
@@ -190,13 +219,15 @@ class _ServiceAsyncHttpxClient(httpx.AsyncClient):
         while True:
             outcome: httpx.Response | Exception
             try:
+                started = time.monotonic()
                 outcome = await super().send(request, **kwargs)
+                log_response(outcome, time.monotonic() - started)
                 if outcome.status_code < 400:
                     return outcome
                 await outcome.aread()
             except (httpx.HTTPError, ServiceApiError) as exc:
                 outcome = exc
-            await asyncio.sleep(self._family.next_delay(request, attempt, outcome))
+            await asyncio.sleep(self._family.next_delay(self._policy, request, attempt, outcome))
             attempt += 1
 
 
@@ -207,6 +238,109 @@ async def _close_with_loop(client: httpx.AsyncClient) -> None:
         await asyncio.get_running_loop().create_future()
     finally:
         await client.aclose()
+
+
+def _check_httpx_args(args: dict[str, Any]) -> None:
+    """Refuse what would reach the network around the guard, retries and size bound."""
+    if "auth" in args:
+        raise TypeError("httpx_args must not contain 'auth': the client authenticates itself")
+    for name in ("app", "base_url", "proxies"):
+        if name in args:
+            raise TypeError(
+                f"httpx_args must not contain {name!r}: "
+                + {
+                    "app": "pass transport=httpx.ASGITransport(app) or httpx.WSGITransport(app)",
+                    "base_url": "pass base_url to service_api.Client",
+                    "proxies": "pass proxy= or mounts=",
+                }[name]
+            )
+    if args.get("transport") is not None and args.get("proxy") is not None:
+        raise TypeError(
+            "httpx_args must not hold both 'transport' and 'proxy': a proxy route would "
+            "never reach the transport (give the transport proxy=, or use mounts)"
+        )
+    mounts = args.get("mounts") or {}
+    if not isinstance(mounts, Mapping):
+        raise TypeError("httpx_args 'mounts' must be a mapping of URL pattern to transport")
+    for pattern, inner in mounts.items():
+        if inner is not None and not isinstance(
+            inner, httpx.BaseTransport | httpx.AsyncBaseTransport
+        ):
+            raise TypeError(
+                f"httpx_args 'mounts'[{pattern!r}] must be an httpx transport or None, "
+                f"not {type(inner).__name__}"
+            )
+
+
+def default_user_agent(extra: str | None = None) -> str:
+    """``service-api/<version> python/<x.y> httpx/<version>``, then ``extra`` if given.
+
+    Example::
+
+        default_user_agent("myapp/1.2")
+        # 'service-api/0.1.0 python/3.12 httpx/0.28.1 myapp/1.2'
+    """
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    agent = f"service-api/{_VERSION} python/{python} httpx/{httpx.__version__}"
+    return f"{agent} {extra}" if extra else agent
+
+
+def _user_agent(headers: dict[str, str], extra: str | None) -> str:
+    """Put the user agent in ``headers`` unless the user gave one (theirs wins whole)."""
+    if extra is not None and (not extra.strip() or not extra.isprintable()):
+        raise ValueError("user_agent must be a non-empty printable string")
+    given = next((v for k, v in headers.items() if k.lower() == "user-agent"), None)
+    if given is not None:
+        if extra is not None:
+            raise TypeError("pass user_agent or a User-Agent header, not both")
+        return given
+    headers["User-Agent"] = default_user_agent(extra and extra.strip())
+    return headers["User-Agent"]
+
+
+def settings_from_environment(
+    base_url: str | None,
+    client_id: str | None,
+    client_secret: str | None,
+    account_id: str | None,
+    environ: Mapping[str, str] = os.environ,
+) -> tuple[str, str, str, str | None]:
+    """The four settings, each one not given read from its ``SERVICE_API_*`` variable.
+
+    An explicit argument wins; a variable that is unset or blank counts as missing. A
+    missing base URL, client ID or client secret is a :class:`ConfigurationError`
+    naming the variable; a missing account means no account header.
+
+    Example::
+
+        settings_from_environment(None, None, None, None)   # all four from the environment
+    """
+
+    def read(value: str | None, variable: str) -> str | None:
+        return value if value is not None else (environ.get(variable, "").strip() or None)
+
+    def required(value: str | None, variable: str, name: str) -> str:
+        found = read(value, variable)
+        if found is None:
+            raise ConfigurationError(f"no {name}: pass {name}= or set {variable}", variable)
+        return found
+
+    url = required(base_url, ENV_BASE_URL, "base_url")
+    if base_url is None:
+        try:
+            _check_base_url(url)
+        except ValueError as exc:
+            raise ConfigurationError(f"{ENV_BASE_URL}: {exc}", ENV_BASE_URL) from None
+    cid = required(client_id, ENV_CLIENT_ID, "client_id")
+    secret = required(client_secret, ENV_CLIENT_SECRET, "client_secret")
+    account = read(account_id, ENV_ACCOUNT_ID)
+    if account_id is None and account is not None and "," in account:
+        raise ConfigurationError(
+            f"{ENV_ACCOUNT_ID} names several accounts: pass account_id= for one, "
+            "then with_account() for the others",
+            ENV_ACCOUNT_ID,
+        )
+    return url, cid, secret, account
 
 
 def _check_base_url(base_url: str) -> None:
@@ -230,19 +364,29 @@ class Client(service_api_client.Client):
     ``RetryPolicy(max_retries=...)``, not both), each attempt with the token of that
     moment; honours ``proxy`` or the ``*_PROXY`` environment; raises the typed errors.
 
+    A setting not given is read from ``SERVICE_API_BASE_URL``, ``SERVICE_API_CLIENT_ID``,
+    ``SERVICE_API_CLIENT_SECRET`` or ``SERVICE_API_ACCOUNT_ID`` (a missing one of the
+    first three is a :class:`~service_api.ConfigurationError` naming it). Every request
+    sends ``User-Agent: service-api/<v> python/<x.y> httpx/<v>``, followed by
+    ``user_agent`` when given; a ``User-Agent`` header of the user's replaces it whole.
+    Transports given in ``httpx_args`` (``transport``, ``mounts``) sit behind the same
+    origin guard, size bound and retries; arguments that would not are refused.
+
     Example::
 
         from service_api_client.api.shipments import list_shipments
 
         with service_api.Client(url, "my-client", secret, "acct-1") as client:
             page = list_shipments.sync(client=client, page_size=50)
+
+        client = service_api.Client()   # all four settings from SERVICE_API_*
     """
 
     def __init__(
         self,
-        base_url: str,
-        client_id: str,
-        client_secret: str,
+        base_url: str | None = None,
+        client_id: str | None = None,
+        client_secret: str | None = None,
         account_id: str | None = None,
         *,
         refresh_skew: float = 60.0,
@@ -254,15 +398,18 @@ class Client(service_api_client.Client):
         proxy: str | httpx.URL | httpx.Proxy | None = None,
         token_store: TokenStore | None = None,
         httpx_args: dict[str, Any] | None = None,
+        user_agent: str | None = None,
     ) -> None:
         if max_retries is not None and retry is not None:
             raise TypeError("pass max_retries or retry, not both")
         if max_response_bytes < 1:
             raise ValueError("max_response_bytes must be at least 1")
+        base_url, client_id, client_secret, account_id = settings_from_environment(
+            base_url, client_id, client_secret, account_id
+        )
         _check_base_url(base_url)
         args = dict(httpx_args or {})
-        if "auth" in args:
-            raise TypeError("httpx_args must not contain 'auth': the client authenticates itself")
+        _check_httpx_args(args)
         pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
         httpx_proxy = args.pop("proxy", None)  # never left to httpx: it would bypass the guard
         httpx_timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
@@ -286,11 +433,13 @@ class Client(service_api_client.Client):
             proxy if proxy is not None else httpx_proxy,
             args.pop("transport", None),
         )
+        headers = dict(args.pop("headers", None) or {})
+        family.user_agent = _user_agent(headers, user_agent)
         self._setup(
             family,
             account_id,
             owner=True,
-            headers=dict(args.pop("headers", None) or {}),
+            headers=headers,
             timeout=httpx_timeout,
             follow_redirects=bool(args.pop("follow_redirects", False)),
             httpx_args=args,
@@ -322,6 +471,7 @@ class Client(service_api_client.Client):
             httpx_args=httpx_args,
         )
         self._family = family
+        self._policy = family.policy  # a view's own, see with_options
         self._account_id = account_id
         self._owner = owner
         self._build_lock = threading.Lock()
@@ -343,8 +493,45 @@ class Client(service_api_client.Client):
 
     @property
     def retry_policy(self) -> RetryPolicy:
-        """The retry policy in force."""
-        return self._family.policy
+        """The retry policy in force for this client (or view, see :meth:`with_options`)."""
+        return self._policy
+
+    def with_options(
+        self,
+        *,
+        max_retries: int | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Client:
+        """A light view of this client with other retries, timeout or extra headers.
+
+        The view shares the token, the connection pools, the rate limiter and the
+        account; only what is given changes, for the requests sent through the view
+        (the token request keeps the client's own timeout and retries). Make one for a
+        single call or a single iteration; there is nothing to close.
+
+        Example::
+
+            patient = client.with_options(max_retries=5, timeout=60.0)
+            page = list_shipments.sync(client=patient)
+            for shipment in service_api.paginate(list_shipments, client.with_options(
+                headers={"x-trace": "nightly"})): ...
+        """
+        if max_retries is not None and retry is not None:
+            raise TypeError("pass max_retries or retry, not both")
+        policy = self._policy
+        if retry is not None:
+            policy = retry
+        elif max_retries is not None:
+            policy = attrs.evolve(policy, max_retries=max_retries)  # validated there
+        view = self.with_headers(dict(headers or {}))
+        if timeout is not None:
+            view._timeout = (
+                timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+            )
+        view._policy = policy
+        return view
 
     def with_account(self, account_id: str | None) -> Client:
         """A client for another account, sharing this one's token and sync pool.
@@ -363,12 +550,18 @@ class Client(service_api_client.Client):
             follow_redirects=self._follow_redirects,
             httpx_args=dict(self._httpx_args),
         )
+        child._policy = self._policy
         return child
 
     def with_headers(self, headers: dict[str, str]) -> Client:
         """A client like this one that also sends ``headers`` (sharing token and pool)."""
-        child = self.with_account(headers.get(ACCOUNT_HEADER, self._account_id))
-        child._headers.update({k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER})
+        given = {k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER}
+        account = next((v for k, v in headers.items() if k.lower() == ACCOUNT_HEADER), None)
+        child = self.with_account(self._account_id if account is None else account)
+        # Header names ignore case: a given one replaces ours (User-Agent included).
+        replaced = {k.lower() for k in given}
+        kept = {k: v for k, v in child._headers.items() if k.lower() not in replaced}
+        child._headers = {**kept, **given}
         return child
 
     def with_cookies(self, cookies: dict[str, str]) -> Client:
@@ -384,7 +577,14 @@ class Client(service_api_client.Client):
     def _client_args(self, sync: bool) -> dict[str, Any]:
         transport, mounts = self._family.transports(sync=sync)
         args = dict(self._httpx_args)
-        mounts.update(args.pop("mounts", None) or {})
+        # A user's mount goes through the guard too (origin, size bound); the retries
+        # sit above every transport, in send. It is the user's to close.
+        mounts.update(
+            {
+                pattern: inner and self._family.guarded(inner, owner=False)
+                for pattern, inner in (args.pop("mounts", None) or {}).items()
+            }
+        )
         return {
             "base_url": self._base_url,
             "headers": self._headers,
@@ -400,7 +600,9 @@ class Client(service_api_client.Client):
         """The ``httpx.Client`` the generated sync functions use (built on first use)."""
         with self._build_lock:
             if self._client is None:
-                self._client = _ServiceHttpxClient(self._family, **self._client_args(True))
+                self._client = _ServiceHttpxClient(
+                    self._family, self._policy, **self._client_args(True)
+                )
             return self._client
 
     def get_async_httpx_client(self) -> httpx.AsyncClient:
@@ -416,7 +618,9 @@ class Client(service_api_client.Client):
                 self._keepers.pop(dead, None)
             client = self._async_clients.get(loop)
             if client is None or client.is_closed:
-                client = _ServiceAsyncHttpxClient(self._family, **self._client_args(False))
+                client = _ServiceAsyncHttpxClient(
+                    self._family, self._policy, **self._client_args(False)
+                )
                 self._async_clients[loop] = client
                 if loop is not None:
                     self._keepers[loop] = loop.create_task(_close_with_loop(client))
