@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import importlib.metadata
 import logging
 import os
@@ -298,22 +299,32 @@ def _user_agent(headers: dict[str, str], extra: str | None) -> str:
     return headers["User-Agent"]
 
 
+class FromEnvironment(enum.Enum):
+    """The default of ``Client(account_id=...)``: read ``SERVICE_API_ACCOUNT_ID``
+    (``None``, given explicitly, means no account header whatever the environment)."""
+
+    FROM_ENVIRONMENT = "from the environment"
+
+
+FROM_ENVIRONMENT = FromEnvironment.FROM_ENVIRONMENT
+
+
 def settings_from_environment(
     base_url: str | None,
     client_id: str | None,
     client_secret: str | None,
-    account_id: str | None,
+    account_id: str | FromEnvironment | None,
     environ: Mapping[str, str] = os.environ,
 ) -> tuple[str, str, str, str | None]:
     """The four settings, each one not given read from its ``SERVICE_API_*`` variable.
 
     An explicit argument wins; a variable that is unset or blank counts as missing. A
     missing base URL, client ID or client secret is a :class:`ConfigurationError`
-    naming the variable; a missing account means no account header.
+    naming the variable; an account not given and not set means no account header.
 
     Example::
 
-        settings_from_environment(None, None, None, None)   # all four from the environment
+        settings_from_environment(None, None, None, FROM_ENVIRONMENT)   # all four read
     """
 
     def read(value: str | None, variable: str) -> str | None:
@@ -333,8 +344,11 @@ def settings_from_environment(
             raise ConfigurationError(f"{ENV_BASE_URL}: {exc}", ENV_BASE_URL) from None
     cid = required(client_id, ENV_CLIENT_ID, "client_id")
     secret = required(client_secret, ENV_CLIENT_SECRET, "client_secret")
-    account = read(account_id, ENV_ACCOUNT_ID)
-    if account_id is None and account is not None and "," in account:
+    if not isinstance(account_id, FromEnvironment):
+        return url, cid, secret, account_id
+    account = read(None, ENV_ACCOUNT_ID)
+    if account is not None and "," in account:
+        # The CLI takes a list here; one client has one account.
         raise ConfigurationError(
             f"{ENV_ACCOUNT_ID} names several accounts: pass account_id= for one, "
             "then with_account() for the others",
@@ -366,7 +380,8 @@ class Client(service_api_client.Client):
 
     A setting not given is read from ``SERVICE_API_BASE_URL``, ``SERVICE_API_CLIENT_ID``,
     ``SERVICE_API_CLIENT_SECRET`` or ``SERVICE_API_ACCOUNT_ID`` (a missing one of the
-    first three is a :class:`~service_api.ConfigurationError` naming it). Every request
+    first three is a :class:`~service_api.ConfigurationError` naming it; an account not
+    given nor set, or given as ``None``, means no account header). Every request
     sends ``User-Agent: service-api/<v> python/<x.y> httpx/<v>``, followed by
     ``user_agent`` when given; a ``User-Agent`` header of the user's replaces it whole.
     Transports given in ``httpx_args`` (``transport``, ``mounts``) sit behind the same
@@ -387,7 +402,7 @@ class Client(service_api_client.Client):
         base_url: str | None = None,
         client_id: str | None = None,
         client_secret: str | None = None,
-        account_id: str | None = None,
+        account_id: str | FromEnvironment | None = FROM_ENVIRONMENT,
         *,
         refresh_skew: float = 60.0,
         max_retries: int | None = None,

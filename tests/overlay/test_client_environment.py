@@ -122,3 +122,13 @@ def test_the_cli_reads_the_same_variables() -> None:
         _client.ENV_CLIENT_SECRET,
     )
     assert _config.ENV_ACCOUNT_ID == _client.ENV_ACCOUNT_ID
+
+
+def test_an_explicit_none_account_reads_no_variable(
+    environ: pytest.MonkeyPatch, mock: RunningMock
+) -> None:
+    set_all(environ, mock, account="acct-1,acct-2")  # the CLI's list form: not read here
+    with service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, None) as client:
+        assert client.account_id is None
+    with pytest.raises(service_api.ConfigurationError, match="several accounts"):
+        service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET)  # omitted: read
