@@ -89,6 +89,8 @@ class _Family:
             self.routes = get_environment_proxies()
         self._lock = threading.Lock()
         self._sync: tuple[Any, dict[str, Any]] | None = None
+        self._async: dict[asyncio.AbstractEventLoop, tuple[Any, dict[str, Any]]] = {}
+        self._async_keepers: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
         #: Sent by the guard on requests that have none (the token request).
         self.user_agent = default_user_agent()
 
@@ -110,29 +112,77 @@ class _Family:
             k: url and cls(proxy=url, **self.pool_args) for k, url in self.routes.items()
         }
 
-    def transports(self, *, sync: bool) -> tuple[GuardedTransport, dict[str, Any]]:
+    def transports(
+        self, *, sync: bool, loop: asyncio.AbstractEventLoop | None = None
+    ) -> tuple[GuardedTransport, dict[str, Any]]:
         """The guarded default transport and proxy mounts: the family's shared sync
-        pools (closed by :meth:`close_pools`), or new async pools for one event loop."""
+        pools, or its shared async pools of the running ``loop`` (both closed by
+        :meth:`close_pools`, those of a loop also when it ends), or, outside any event
+        loop, new async pools that the caller's client owns."""
+        owner = False
         if sync:
             with self._lock:
                 if self._sync is None:
                     self._sync = self._pools(httpx.HTTPTransport, httpx.BaseTransport)
                 default, mounts = self._sync
-        else:
+        elif loop is None:
             default, mounts = self._pools(httpx.AsyncHTTPTransport, httpx.AsyncBaseTransport)
-        owner = not sync and default is not self.transport
-        return self.guarded(default, owner=owner), {
-            k: inner and self.guarded(inner, owner=not sync) for k, inner in mounts.items()
+            owner = True
+        else:
+            default, mounts = self._loop_pools(loop)
+        return self.guarded(default, owner=owner and default is not self.transport), {
+            k: inner and self.guarded(inner, owner=owner) for k, inner in mounts.items()
         }
 
+    def _loop_pools(self, loop: asyncio.AbstractEventLoop) -> tuple[Any, dict[str, Any]]:
+        # One async pool per event loop for the whole family, so that views and children
+        # (one per call, say) open no connections of their own.
+        with self._lock:
+            for dead in [k for k in self._async if k.is_closed()]:
+                del self._async[dead]
+                self._async_keepers.pop(dead, None)
+            pools = self._async.get(loop)
+            if pools is None:
+                pools = self._pools(httpx.AsyncHTTPTransport, httpx.AsyncBaseTransport)
+                self._async[loop] = pools
+                self._async_keepers[loop] = loop.create_task(self._close_with_loop(pools))
+            return pools
+
+    async def _close_with_loop(self, pools: tuple[Any, dict[str, Any]]) -> None:
+        """Hold ``pools`` open until this task is cancelled (``asyncio.run`` cancels every
+        task before closing its loop), then close them inside their own loop."""
+        try:
+            await asyncio.get_running_loop().create_future()
+        finally:
+            for pool in (pools[0], *pools[1].values()):
+                if pool is not None and pool is not self.transport:
+                    await pool.aclose()
+
+    async def aclose_loop_pools(self) -> None:
+        """Close the async pools of the running loop now (they are built anew if needed)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            self._async.pop(loop, None)
+            keeper = self._async_keepers.pop(loop, None)
+        if keeper is not None:
+            keeper.cancel()
+            await asyncio.wait([keeper])
+
     def close_pools(self) -> None:
-        """Close the shared sync pools, whichever client created them."""
+        """Close the shared sync pools, whichever client created them, and ask every live
+        event loop to close the family's pools there."""
         with self._lock:
             pools, self._sync = self._sync, None
+            # The keepers stay known until their loop ends, for aclose_loop_pools to await.
+            keepers = dict(self._async_keepers)
+            self._async = {}
         if pools is not None:
             for pool in (pools[0], *pools[1].values()):
                 if pool is not None:
                     pool.close()
+        for loop, keeper in keepers.items():
+            with contextlib.suppress(RuntimeError):  # a closed loop took its pools along
+                loop.call_soon_threadsafe(keeper.cancel)
 
     def next_delay(
         self,
@@ -230,15 +280,6 @@ class _ServiceAsyncHttpxClient(httpx.AsyncClient):
                 outcome = exc
             await asyncio.sleep(self._family.next_delay(self._policy, request, attempt, outcome))
             attempt += 1
-
-
-async def _close_with_loop(client: httpx.AsyncClient) -> None:
-    """Hold ``client`` open until this task is cancelled (``asyncio.run`` cancels every
-    task before closing its loop), then close it inside its own loop."""
-    try:
-        await asyncio.get_running_loop().create_future()
-    finally:
-        await client.aclose()
 
 
 def _check_httpx_args(args: dict[str, Any]) -> None:
@@ -491,7 +532,6 @@ class Client(service_api_client.Client):
         self._owner = owner
         self._build_lock = threading.Lock()
         self._async_clients: dict[asyncio.AbstractEventLoop | None, httpx.AsyncClient] = {}
-        self._keepers: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
 
     def __repr__(self) -> str:
         return (
@@ -589,8 +629,10 @@ class Client(service_api_client.Client):
         child._timeout = timeout
         return child
 
-    def _client_args(self, sync: bool) -> dict[str, Any]:
-        transport, mounts = self._family.transports(sync=sync)
+    def _client_args(
+        self, sync: bool, loop: asyncio.AbstractEventLoop | None = None
+    ) -> dict[str, Any]:
+        transport, mounts = self._family.transports(sync=sync, loop=loop)
         args = dict(self._httpx_args)
         # A user's mount goes through the guard too (origin, size bound); the retries
         # sit above every transport, in send. It is the user's to close.
@@ -622,7 +664,8 @@ class Client(service_api_client.Client):
 
     def get_async_httpx_client(self) -> httpx.AsyncClient:
         """The ``httpx.AsyncClient`` of the running event loop: each loop gets its own
-        pool, closed with the client or when ``asyncio.run`` ends that loop."""
+        pool, shared by the client's family (views and children) and closed with the
+        original client or when ``asyncio.run`` ends that loop."""
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -630,15 +673,12 @@ class Client(service_api_client.Client):
         with self._build_lock:
             for dead in [k for k in self._async_clients if k is not None and k.is_closed()]:
                 del self._async_clients[dead]
-                self._keepers.pop(dead, None)
             client = self._async_clients.get(loop)
             if client is None or client.is_closed:
                 client = _ServiceAsyncHttpxClient(
-                    self._family, self._policy, **self._client_args(False)
+                    self._family, self._policy, **self._client_args(False, loop)
                 )
                 self._async_clients[loop] = client
-                if loop is not None:
-                    self._keepers[loop] = loop.create_task(_close_with_loop(client))
             return client
 
     def set_httpx_client(self, client: httpx.Client) -> Self:
@@ -664,26 +704,20 @@ class Client(service_api_client.Client):
         await self.aclose()
 
     def close(self) -> None:
-        """Close the sync connections (the shared pool for the original, nothing more for
-        a child) and ask every live event loop to close this client's pool there."""
+        """Close the connections: for the original, the family's shared pools (sync now,
+        async by asking each live event loop); for a child or a view, nothing is shared
+        to close."""
         if self._client is not None:
             self._client.close()
         if self._owner:
             self._family.close_pools()
-        with self._build_lock:
-            keepers, self._keepers = self._keepers, {}
-        for loop, keeper in keepers.items():
-            with contextlib.suppress(RuntimeError):  # a closed loop took its pool along
-                loop.call_soon_threadsafe(keeper.cancel)
 
     async def aclose(self) -> None:
-        """Close this client's pool of the running loop now, then as :meth:`close`."""
-        loop = asyncio.get_running_loop()
+        """As :meth:`close`; the original also closes the running loop's pool now."""
         with self._build_lock:
-            client = self._async_clients.pop(loop, None)
-            keeper = self._keepers.pop(loop, None)
-        if keeper is not None:
-            keeper.cancel()
+            client = self._async_clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
-            await client.aclose()
+            await client.aclose()  # a pool it built outside any loop is its own
+        if self._owner:
+            await self._family.aclose_loop_pools()
         self.close()

@@ -168,6 +168,23 @@ def test_a_view_shares_the_sync_pool_of_its_client() -> None:
         assert ours._inner is theirs._inner  # type: ignore[attr-defined]
 
 
+@pytest.mark.anyio
+async def test_views_share_the_async_pool_of_their_loop_and_leave_it_open(
+    mock: RunningMock,
+) -> None:
+    async with mock_client(mock) as client:
+        await list_shipments.asyncio(client=client)
+        ours = client.get_async_httpx_client()._transport
+        for retries in range(5):  # a view per call opens no pool of its own
+            view = client.with_options(max_retries=retries)
+            assert isinstance(await list_shipments.asyncio(client=view), ShipmentPage)
+            theirs = view.get_async_httpx_client()._transport
+            assert theirs._inner is ours._inner  # type: ignore[attr-defined]
+            await view.aclose()
+        assert isinstance(await list_shipments.asyncio(client=client), ShipmentPage)
+    assert mock.service.count("authenticate") == 1
+
+
 # ---- the user agent ---------------------------------------------------------------------
 
 
