@@ -466,6 +466,8 @@ class Client(service_api_client.Client):
         _check_base_url(base_url)
         args = dict(httpx_args or {})
         _check_httpx_args(args)
+        if proxy is not None and args.get("transport") is not None:
+            raise TypeError("pass proxy or httpx_args 'transport', not both")
         pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
         httpx_proxy = args.pop("proxy", None)  # never left to httpx: it would bypass the guard
         httpx_timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)

@@ -644,6 +644,18 @@ def test_a_sync_only_mount_refuses_async_calls_clearly() -> None:
             asyncio.run(call())
 
 
+def test_a_proxy_with_a_transport_is_refused() -> None:
+    transport = httpx.MockTransport(MountedService())
+    with pytest.raises(TypeError, match="proxy or httpx_args 'transport'"):
+        service_api.Client(
+            GUARD_BASE,
+            "cid",
+            "mount-secret",
+            proxy="http://127.0.0.1:3",
+            httpx_args={"transport": transport},
+        )
+
+
 @pytest.mark.parametrize(
     ("args", "named"),
     [
