@@ -91,9 +91,9 @@ def shown_proxy(url: str) -> str:
 
 
 def _proxy_arguments(proxy: str | None) -> dict[str, Any]:
-    # The one place that knows how the library takes a proxy. Today through httpx_args;
-    # once Client(proxy=...) lands this becomes {"proxy": proxy}.
-    return {} if proxy is None else {"httpx_args": {"proxy": proxy}}
+    # The one place that knows how the library takes a proxy; without --proxy nothing is
+    # passed, so the library's reading of the *_PROXY environment holds.
+    return {} if proxy is None else {"proxy": proxy}
 
 
 def make_client(

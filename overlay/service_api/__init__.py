@@ -13,6 +13,7 @@ from service_api._errors import (
     ApiTimeoutError,
     AuthenticationError,
     BadRequestError,
+    ConfigurationError,
     InconsistentPageError,
     InvalidCredentialsError,
     InvalidResponseError,
@@ -25,6 +26,7 @@ from service_api._errors import (
     TokenExpiredError,
     TokenResponseError,
 )
+from service_api._logs import setup_logging
 from service_api._pagination import (
     InvalidRecordError,
     ListOperation,
@@ -38,6 +40,8 @@ from service_api._pagination import (
 )
 from service_api._retry import RetryPolicy
 
+setup_logging()  # SERVICE_API_LOG=debug|info: readable logs with no code
+
 __all__ = [
     "ApiConnectionError",
     "ApiStatusError",
@@ -45,6 +49,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "Client",
+    "ConfigurationError",
     "InconsistentPageError",
     "InvalidCredentialsError",
     "InvalidRecordError",
@@ -66,5 +71,6 @@ __all__ = [
     "apaginate",
     "iter_pages",
     "paginate",
+    "setup_logging",
     "testing",
 ]

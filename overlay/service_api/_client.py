@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
+import importlib.metadata
 import logging
+import os
 import random
+import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any, Self
 
+import attrs
 import httpx
 from httpx._utils import get_environment_proxies  # the proxy rules httpx applies itself
 
@@ -25,18 +31,31 @@ from service_api._auth import BASE_URL_HINT, TokenAuth, TokenState
 from service_api._errors import (
     ApiConnectionError,
     ApiStatusError,
+    ConfigurationError,
     ServiceApiError,
     error_from_httpx,
     error_from_response,
     is_tls_error,
     is_token_request,
 )
+from service_api._logs import log_response
 from service_api._rate_limit import RateLimiter, RequestLimiter
 from service_api._retry import IDEMPOTENT_METHODS, RETRY_SLEEP, RetryPolicy, retry_delay
 from service_api._token_store import TokenStore
 from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES, GuardedTransport
 
 logger = logging.getLogger("service_api")
+
+#: The variables ``Client()`` reads for a setting it is not given (as the CLI does).
+ENV_BASE_URL = "SERVICE_API_BASE_URL"
+ENV_CLIENT_ID = "SERVICE_API_CLIENT_ID"
+ENV_CLIENT_SECRET = "SERVICE_API_CLIENT_SECRET"  # noqa: S105 - a variable name, not a secret
+ENV_ACCOUNT_ID = "SERVICE_API_ACCOUNT_ID"
+
+try:
+    _VERSION = importlib.metadata.version("service-api")
+except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+    _VERSION = "0+unknown"
 
 # httpx.Client arguments that configure a connection pool: they go to the
 # transports we build, since httpx ignores them when given a transport.
@@ -70,14 +89,20 @@ class _Family:
             self.routes = get_environment_proxies()
         self._lock = threading.Lock()
         self._sync: tuple[Any, dict[str, Any]] | None = None
+        self._async: dict[asyncio.AbstractEventLoop, tuple[Any, dict[str, Any]]] = {}
+        self._async_keepers: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
+        #: Sent by the guard on requests that have none (the token request).
+        self.user_agent = default_user_agent()
 
-    def _guarded(self, inner: Any, *, owner: bool) -> GuardedTransport:
+    def guarded(self, inner: Any, *, owner: bool) -> GuardedTransport:
+        """``inner`` behind the family's guard, size bound and rate limit."""
         return GuardedTransport(
             inner,
             base_url=self.base_url,
             owner=owner,
             max_response_bytes=self.max_response_bytes,
             limiter=self.limiter,
+            user_agent=self.user_agent,
         )
 
     def _pools(self, cls: Any, kind: type) -> tuple[Any, dict[str, Any]]:
@@ -87,35 +112,88 @@ class _Family:
             k: url and cls(proxy=url, **self.pool_args) for k, url in self.routes.items()
         }
 
-    def transports(self, *, sync: bool) -> tuple[GuardedTransport, dict[str, Any]]:
+    def transports(
+        self, *, sync: bool, loop: asyncio.AbstractEventLoop | None = None
+    ) -> tuple[GuardedTransport, dict[str, Any]]:
         """The guarded default transport and proxy mounts: the family's shared sync
-        pools (closed by :meth:`close_pools`), or new async pools for one event loop."""
+        pools, or its shared async pools of the running ``loop`` (both closed by
+        :meth:`close_pools`, those of a loop also when it ends), or, outside any event
+        loop, new async pools that the caller's client owns."""
+        owner = False
         if sync:
             with self._lock:
                 if self._sync is None:
                     self._sync = self._pools(httpx.HTTPTransport, httpx.BaseTransport)
                 default, mounts = self._sync
-        else:
+        elif loop is None:
             default, mounts = self._pools(httpx.AsyncHTTPTransport, httpx.AsyncBaseTransport)
-        owner = not sync and default is not self.transport
-        return self._guarded(default, owner=owner), {
-            k: inner and self._guarded(inner, owner=not sync) for k, inner in mounts.items()
+            owner = True
+        else:
+            default, mounts = self._loop_pools(loop)
+        return self.guarded(default, owner=owner and default is not self.transport), {
+            k: inner and self.guarded(inner, owner=owner) for k, inner in mounts.items()
         }
 
+    def _loop_pools(self, loop: asyncio.AbstractEventLoop) -> tuple[Any, dict[str, Any]]:
+        # One async pool per event loop for the whole family, so that views and children
+        # (one per call, say) open no connections of their own.
+        with self._lock:
+            for dead in [k for k in self._async if k.is_closed()]:
+                del self._async[dead]
+                self._async_keepers.pop(dead, None)
+            pools = self._async.get(loop)
+            if pools is None:
+                pools = self._pools(httpx.AsyncHTTPTransport, httpx.AsyncBaseTransport)
+                self._async[loop] = pools
+                self._async_keepers[loop] = loop.create_task(self._close_with_loop(pools))
+            return pools
+
+    async def _close_with_loop(self, pools: tuple[Any, dict[str, Any]]) -> None:
+        """Hold ``pools`` open until this task is cancelled (``asyncio.run`` cancels every
+        task before closing its loop), then close them inside their own loop."""
+        try:
+            await asyncio.get_running_loop().create_future()
+        finally:
+            for pool in (pools[0], *pools[1].values()):
+                if pool is not None and pool is not self.transport:
+                    await pool.aclose()
+
+    async def aclose_loop_pools(self) -> None:
+        """Close the async pools of the running loop now (they are built anew if needed)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            self._async.pop(loop, None)
+            keeper = self._async_keepers.pop(loop, None)
+        if keeper is not None:
+            keeper.cancel()
+            await asyncio.wait([keeper])
+
     def close_pools(self) -> None:
-        """Close the shared sync pools, whichever client created them."""
+        """Close the shared sync pools, whichever client created them, and ask every live
+        event loop to close the family's pools there."""
         with self._lock:
             pools, self._sync = self._sync, None
+            # The keepers stay known until their loop ends, for aclose_loop_pools to await.
+            keepers = dict(self._async_keepers)
+            self._async = {}
         if pools is not None:
             for pool in (pools[0], *pools[1].values()):
                 if pool is not None:
                     pool.close()
+        for loop, keeper in keepers.items():
+            with contextlib.suppress(RuntimeError):  # a closed loop took its pools along
+                loop.call_soon_threadsafe(keeper.cancel)
 
     def next_delay(
-        self, request: httpx.Request, attempt: int, outcome: httpx.Response | Exception
+        self,
+        policy: RetryPolicy,
+        request: httpx.Request,
+        attempt: int,
+        outcome: httpx.Response | Exception,
     ) -> float:
         """Seconds before the next attempt after ``outcome`` (an error answer or an
-        exception); raises the typed error when there is none. Logs retries at INFO."""
+        exception) under ``policy`` (the view's); raises the typed error when there is
+        none. Logs retries at INFO."""
         error: ServiceApiError
         cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
         heals = True
@@ -136,10 +214,10 @@ class _Family:
         if safe and heals and isinstance(error, ApiStatusError):
             status, retry_after = error.status_code, error.retry_after
             delay = retry_delay(
-                self.policy, attempt, status=status, retry_after=retry_after, rng=self.rng
+                policy, attempt, status=status, retry_after=retry_after, rng=self.rng
             )
         elif safe and heals and isinstance(error, ApiConnectionError):
-            delay = retry_delay(self.policy, attempt, rng=self.rng)
+            delay = retry_delay(policy, attempt, rng=self.rng)
         if delay is None:
             raise error from cause
         logger.info(
@@ -149,7 +227,7 @@ class _Family:
             type(error).__name__,
             delay,
             attempt + 1,
-            self.policy.max_retries,
+            policy.max_retries,
         )
         return RETRY_SLEEP.wait_for(delay)
 
@@ -157,9 +235,9 @@ class _Family:
 class _ServiceHttpxClient(httpx.Client):
     """``httpx.Client`` whose ``send`` retries above authentication and raises typed errors."""
 
-    def __init__(self, family: _Family, **kwargs: Any) -> None:
+    def __init__(self, family: _Family, policy: RetryPolicy, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._family = family
+        self._family, self._policy = family, policy
 
     def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         request.read()  # a body read once can be sent again
@@ -167,22 +245,24 @@ class _ServiceHttpxClient(httpx.Client):
         while True:
             outcome: httpx.Response | Exception
             try:
+                started = time.monotonic()
                 outcome = super().send(request, **kwargs)
+                log_response(outcome, time.monotonic() - started)
                 if outcome.status_code < 400:
                     return outcome
                 outcome.read()  # an error body: bounded by the transport
             except (httpx.HTTPError, ServiceApiError) as exc:
                 outcome = exc
-            time.sleep(self._family.next_delay(request, attempt, outcome))
+            time.sleep(self._family.next_delay(self._policy, request, attempt, outcome))
             attempt += 1
 
 
 class _ServiceAsyncHttpxClient(httpx.AsyncClient):
     """Async twin of :class:`_ServiceHttpxClient`; differs only in the sleep."""
 
-    def __init__(self, family: _Family, **kwargs: Any) -> None:
+    def __init__(self, family: _Family, policy: RetryPolicy, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._family = family
+        self._family, self._policy = family, policy
 
     async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         await request.aread()
@@ -190,23 +270,132 @@ class _ServiceAsyncHttpxClient(httpx.AsyncClient):
         while True:
             outcome: httpx.Response | Exception
             try:
+                started = time.monotonic()
                 outcome = await super().send(request, **kwargs)
+                log_response(outcome, time.monotonic() - started)
                 if outcome.status_code < 400:
                     return outcome
                 await outcome.aread()
             except (httpx.HTTPError, ServiceApiError) as exc:
                 outcome = exc
-            await asyncio.sleep(self._family.next_delay(request, attempt, outcome))
+            await asyncio.sleep(self._family.next_delay(self._policy, request, attempt, outcome))
             attempt += 1
 
 
-async def _close_with_loop(client: httpx.AsyncClient) -> None:
-    """Hold ``client`` open until this task is cancelled (``asyncio.run`` cancels every
-    task before closing its loop), then close it inside its own loop."""
-    try:
-        await asyncio.get_running_loop().create_future()
-    finally:
-        await client.aclose()
+def _check_httpx_args(args: dict[str, Any]) -> None:
+    """Refuse what would reach the network around the guard, retries and size bound."""
+    if "auth" in args:
+        raise TypeError("httpx_args must not contain 'auth': the client authenticates itself")
+    for name in ("app", "base_url", "proxies"):
+        if name in args:
+            raise TypeError(
+                f"httpx_args must not contain {name!r}: "
+                + {
+                    "app": "pass transport=httpx.ASGITransport(app) or httpx.WSGITransport(app)",
+                    "base_url": "pass base_url to service_api.Client",
+                    "proxies": "pass proxy= or mounts=",
+                }[name]
+            )
+    if args.get("transport") is not None and args.get("proxy") is not None:
+        raise TypeError(
+            "httpx_args must not hold both 'transport' and 'proxy': a proxy route would "
+            "never reach the transport (give the transport proxy=, or use mounts)"
+        )
+    mounts = args.get("mounts") or {}
+    if not isinstance(mounts, Mapping):
+        raise TypeError("httpx_args 'mounts' must be a mapping of URL pattern to transport")
+    for pattern, inner in mounts.items():
+        if inner is not None and not isinstance(
+            inner, httpx.BaseTransport | httpx.AsyncBaseTransport
+        ):
+            raise TypeError(
+                f"httpx_args 'mounts'[{pattern!r}] must be an httpx transport or None, "
+                f"not {type(inner).__name__}"
+            )
+
+
+def default_user_agent(extra: str | None = None) -> str:
+    """``service-api/<version> python/<x.y> httpx/<version>``, then ``extra`` if given.
+
+    Example::
+
+        default_user_agent("myapp/1.2")
+        # 'service-api/0.1.0 python/3.12 httpx/0.28.1 myapp/1.2'
+    """
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    agent = f"service-api/{_VERSION} python/{python} httpx/{httpx.__version__}"
+    return f"{agent} {extra}" if extra else agent
+
+
+def _user_agent(headers: dict[str, str], extra: str | None) -> str:
+    """Put the user agent in ``headers`` unless the user gave one (theirs wins whole)."""
+    if extra is not None and (not extra.strip() or not extra.isprintable()):
+        raise ValueError("user_agent must be a non-empty printable string")
+    given = next((v for k, v in headers.items() if k.lower() == "user-agent"), None)
+    if given is not None:
+        if extra is not None:
+            raise TypeError("pass user_agent or a User-Agent header, not both")
+        return given
+    headers["User-Agent"] = default_user_agent(extra and extra.strip())
+    return headers["User-Agent"]
+
+
+class FromEnvironment(enum.Enum):
+    """The default of ``Client(account_id=...)``: read ``SERVICE_API_ACCOUNT_ID``
+    (``None``, given explicitly, means no account header whatever the environment)."""
+
+    FROM_ENVIRONMENT = "from the environment"
+
+
+FROM_ENVIRONMENT = FromEnvironment.FROM_ENVIRONMENT
+
+
+def settings_from_environment(
+    base_url: str | None,
+    client_id: str | None,
+    client_secret: str | None,
+    account_id: str | FromEnvironment | None,
+    environ: Mapping[str, str] = os.environ,
+) -> tuple[str, str, str, str | None]:
+    """The four settings, each one not given read from its ``SERVICE_API_*`` variable.
+
+    An explicit argument wins; a variable that is unset or blank counts as missing. A
+    missing base URL, client ID or client secret is a :class:`ConfigurationError`
+    naming the variable; an account not given and not set means no account header.
+
+    Example::
+
+        settings_from_environment(None, None, None, FROM_ENVIRONMENT)   # all four read
+    """
+
+    def read(value: str | None, variable: str) -> str | None:
+        return value if value is not None else (environ.get(variable, "").strip() or None)
+
+    def required(value: str | None, variable: str, name: str) -> str:
+        found = read(value, variable)
+        if found is None:
+            raise ConfigurationError(f"no {name}: pass {name}= or set {variable}", variable)
+        return found
+
+    url = required(base_url, ENV_BASE_URL, "base_url")
+    if base_url is None:
+        try:
+            _check_base_url(url)
+        except ValueError as exc:
+            raise ConfigurationError(f"{ENV_BASE_URL}: {exc}", ENV_BASE_URL) from None
+    cid = required(client_id, ENV_CLIENT_ID, "client_id")
+    secret = required(client_secret, ENV_CLIENT_SECRET, "client_secret")
+    if not isinstance(account_id, FromEnvironment):
+        return url, cid, secret, account_id
+    account = read(None, ENV_ACCOUNT_ID)
+    if account is not None and "," in account:
+        # The CLI takes a list here; one client has one account.
+        raise ConfigurationError(
+            f"{ENV_ACCOUNT_ID} names several accounts: pass account_id= for one, "
+            "then with_account() for the others",
+            ENV_ACCOUNT_ID,
+        )
+    return url, cid, secret, account
 
 
 def _check_base_url(base_url: str) -> None:
@@ -230,20 +419,31 @@ class Client(service_api_client.Client):
     ``RetryPolicy(max_retries=...)``, not both), each attempt with the token of that
     moment; honours ``proxy`` or the ``*_PROXY`` environment; raises the typed errors.
 
+    A setting not given is read from ``SERVICE_API_BASE_URL``, ``SERVICE_API_CLIENT_ID``,
+    ``SERVICE_API_CLIENT_SECRET`` or ``SERVICE_API_ACCOUNT_ID`` (a missing one of the
+    first three is a :class:`~service_api.ConfigurationError` naming it; an account not
+    given nor set, or given as ``None``, means no account header). Every request
+    sends ``User-Agent: service-api/<v> python/<x.y> httpx/<v>``, followed by
+    ``user_agent`` when given; a ``User-Agent`` header of the user's replaces it whole.
+    Transports given in ``httpx_args`` (``transport``, ``mounts``) sit behind the same
+    origin guard, size bound and retries; arguments that would not are refused.
+
     Example::
 
         from service_api_client.api.shipments import list_shipments
 
         with service_api.Client(url, "my-client", secret, "acct-1") as client:
             page = list_shipments.sync(client=client, page_size=50)
+
+        client = service_api.Client()   # all four settings from SERVICE_API_*
     """
 
     def __init__(
         self,
-        base_url: str,
-        client_id: str,
-        client_secret: str,
-        account_id: str | None = None,
+        base_url: str | None = None,
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        account_id: str | FromEnvironment | None = FROM_ENVIRONMENT,
         *,
         refresh_skew: float = 60.0,
         max_retries: int | None = None,
@@ -254,15 +454,20 @@ class Client(service_api_client.Client):
         proxy: str | httpx.URL | httpx.Proxy | None = None,
         token_store: TokenStore | None = None,
         httpx_args: dict[str, Any] | None = None,
+        user_agent: str | None = None,
     ) -> None:
         if max_retries is not None and retry is not None:
             raise TypeError("pass max_retries or retry, not both")
         if max_response_bytes < 1:
             raise ValueError("max_response_bytes must be at least 1")
+        base_url, client_id, client_secret, account_id = settings_from_environment(
+            base_url, client_id, client_secret, account_id
+        )
         _check_base_url(base_url)
         args = dict(httpx_args or {})
-        if "auth" in args:
-            raise TypeError("httpx_args must not contain 'auth': the client authenticates itself")
+        _check_httpx_args(args)
+        if proxy is not None and args.get("transport") is not None:
+            raise TypeError("pass proxy or httpx_args 'transport', not both")
         pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
         httpx_proxy = args.pop("proxy", None)  # never left to httpx: it would bypass the guard
         httpx_timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
@@ -286,11 +491,13 @@ class Client(service_api_client.Client):
             proxy if proxy is not None else httpx_proxy,
             args.pop("transport", None),
         )
+        headers = dict(args.pop("headers", None) or {})
+        family.user_agent = _user_agent(headers, user_agent)
         self._setup(
             family,
             account_id,
             owner=True,
-            headers=dict(args.pop("headers", None) or {}),
+            headers=headers,
             timeout=httpx_timeout,
             follow_redirects=bool(args.pop("follow_redirects", False)),
             httpx_args=args,
@@ -322,11 +529,11 @@ class Client(service_api_client.Client):
             httpx_args=httpx_args,
         )
         self._family = family
+        self._policy = family.policy  # a view's own, see with_options
         self._account_id = account_id
         self._owner = owner
         self._build_lock = threading.Lock()
         self._async_clients: dict[asyncio.AbstractEventLoop | None, httpx.AsyncClient] = {}
-        self._keepers: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
 
     def __repr__(self) -> str:
         return (
@@ -343,8 +550,45 @@ class Client(service_api_client.Client):
 
     @property
     def retry_policy(self) -> RetryPolicy:
-        """The retry policy in force."""
-        return self._family.policy
+        """The retry policy in force for this client (or view, see :meth:`with_options`)."""
+        return self._policy
+
+    def with_options(
+        self,
+        *,
+        max_retries: int | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Client:
+        """A light view of this client with other retries, timeout or extra headers.
+
+        The view shares the token, the connection pools, the rate limiter and the
+        account; only what is given changes, for the requests sent through the view
+        (the token request keeps the client's own timeout and retries). Make one for a
+        single call or a single iteration; there is nothing to close.
+
+        Example::
+
+            patient = client.with_options(max_retries=5, timeout=60.0)
+            page = list_shipments.sync(client=patient)
+            for shipment in service_api.paginate(list_shipments, client.with_options(
+                headers={"x-trace": "nightly"})): ...
+        """
+        if max_retries is not None and retry is not None:
+            raise TypeError("pass max_retries or retry, not both")
+        policy = self._policy
+        if retry is not None:
+            policy = retry
+        elif max_retries is not None:
+            policy = attrs.evolve(policy, max_retries=max_retries)  # validated there
+        view = self.with_headers(dict(headers or {}))
+        if timeout is not None:
+            view._timeout = (
+                timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+            )
+        view._policy = policy
+        return view
 
     def _paginator(self) -> service_api_client.client.Paginator:
         # The generated resource accessors (client.shipments.iterate() ...) page through
@@ -370,12 +614,18 @@ class Client(service_api_client.Client):
             follow_redirects=self._follow_redirects,
             httpx_args=dict(self._httpx_args),
         )
+        child._policy = self._policy
         return child
 
     def with_headers(self, headers: dict[str, str]) -> Client:
         """A client like this one that also sends ``headers`` (sharing token and pool)."""
-        child = self.with_account(headers.get(ACCOUNT_HEADER, self._account_id))
-        child._headers.update({k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER})
+        given = {k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER}
+        account = next((v for k, v in headers.items() if k.lower() == ACCOUNT_HEADER), None)
+        child = self.with_account(self._account_id if account is None else account)
+        # Header names ignore case: a given one replaces ours (User-Agent included).
+        replaced = {k.lower() for k in given}
+        kept = {k: v for k, v in child._headers.items() if k.lower() not in replaced}
+        child._headers = {**kept, **given}
         return child
 
     def with_cookies(self, cookies: dict[str, str]) -> Client:
@@ -388,10 +638,19 @@ class Client(service_api_client.Client):
         child._timeout = timeout
         return child
 
-    def _client_args(self, sync: bool) -> dict[str, Any]:
-        transport, mounts = self._family.transports(sync=sync)
+    def _client_args(
+        self, sync: bool, loop: asyncio.AbstractEventLoop | None = None
+    ) -> dict[str, Any]:
+        transport, mounts = self._family.transports(sync=sync, loop=loop)
         args = dict(self._httpx_args)
-        mounts.update(args.pop("mounts", None) or {})
+        # A user's mount goes through the guard too (origin, size bound); the retries
+        # sit above every transport, in send. It is the user's to close.
+        mounts.update(
+            {
+                pattern: inner and self._family.guarded(inner, owner=False)
+                for pattern, inner in (args.pop("mounts", None) or {}).items()
+            }
+        )
         return {
             "base_url": self._base_url,
             "headers": self._headers,
@@ -407,12 +666,15 @@ class Client(service_api_client.Client):
         """The ``httpx.Client`` the generated sync functions use (built on first use)."""
         with self._build_lock:
             if self._client is None:
-                self._client = _ServiceHttpxClient(self._family, **self._client_args(True))
+                self._client = _ServiceHttpxClient(
+                    self._family, self._policy, **self._client_args(True)
+                )
             return self._client
 
     def get_async_httpx_client(self) -> httpx.AsyncClient:
         """The ``httpx.AsyncClient`` of the running event loop: each loop gets its own
-        pool, closed with the client or when ``asyncio.run`` ends that loop."""
+        pool, shared by the client's family (views and children) and closed with the
+        original client or when ``asyncio.run`` ends that loop."""
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -420,13 +682,12 @@ class Client(service_api_client.Client):
         with self._build_lock:
             for dead in [k for k in self._async_clients if k is not None and k.is_closed()]:
                 del self._async_clients[dead]
-                self._keepers.pop(dead, None)
             client = self._async_clients.get(loop)
             if client is None or client.is_closed:
-                client = _ServiceAsyncHttpxClient(self._family, **self._client_args(False))
+                client = _ServiceAsyncHttpxClient(
+                    self._family, self._policy, **self._client_args(False, loop)
+                )
                 self._async_clients[loop] = client
-                if loop is not None:
-                    self._keepers[loop] = loop.create_task(_close_with_loop(client))
             return client
 
     def set_httpx_client(self, client: httpx.Client) -> Self:
@@ -452,26 +713,20 @@ class Client(service_api_client.Client):
         await self.aclose()
 
     def close(self) -> None:
-        """Close the sync connections (the shared pool for the original, nothing more for
-        a child) and ask every live event loop to close this client's pool there."""
+        """Close the connections: for the original, the family's shared pools (sync now,
+        async by asking each live event loop); for a child or a view, nothing is shared
+        to close."""
         if self._client is not None:
             self._client.close()
         if self._owner:
             self._family.close_pools()
-        with self._build_lock:
-            keepers, self._keepers = self._keepers, {}
-        for loop, keeper in keepers.items():
-            with contextlib.suppress(RuntimeError):  # a closed loop took its pool along
-                loop.call_soon_threadsafe(keeper.cancel)
 
     async def aclose(self) -> None:
-        """Close this client's pool of the running loop now, then as :meth:`close`."""
-        loop = asyncio.get_running_loop()
+        """As :meth:`close`; the original also closes the running loop's pool now."""
         with self._build_lock:
-            client = self._async_clients.pop(loop, None)
-            keeper = self._keepers.pop(loop, None)
-        if keeper is not None:
-            keeper.cancel()
+            client = self._async_clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
-            await client.aclose()
+            await client.aclose()  # a pool it built outside any loop is its own
+        if self._owner:
+            await self._family.aclose_loop_pools()
         self.close()

@@ -30,6 +30,10 @@ TOKEN_REQUEST_EXTENSION = "service_api.token_request"  # noqa: S105 - a name, no
 CREDENTIAL_HEADERS = frozenset({"authorization", "x-service-account-id", "cookie"})
 _SECRET_FIELDS = frozenset({"access_token", "refresh_token", "id_token", "client_secret"})
 _REDACTED = "[redacted]"
+#: Response header assumed to carry the server's request id: the API documents none,
+#: this is the most common name (``x-assumed`` in openapi.yaml says so too).
+REQUEST_ID_HEADER = "x-request-id"
+_MAX_REQUEST_ID_CHARS = 200
 
 
 class ServiceApiError(Exception):
@@ -89,6 +93,18 @@ class ApiStatusError(ServiceApiError):
         """Seconds the server asked to wait (``Retry-After``), or ``None``."""
         return parse_retry_after(self.headers.get("retry-after"))
 
+    @property
+    def request_id(self) -> str | None:
+        """The server's id of the failed request (header ``x-request-id``, a guess: the
+        API documents none), to quote to its support; ``None`` when not sent.
+
+        Example::
+
+            except service_api.ApiStatusError as exc:
+                log.error("failed, request id %s", exc.request_id)
+        """
+        return request_id_of(self.headers)
+
 
 class BadRequestError(ApiStatusError):
     """400: a malformed request, or the account header is missing."""
@@ -143,6 +159,23 @@ class ServerError(ApiStatusError):
     """5xx: the service failed or is unavailable, after the retries the policy allows."""
 
 
+class ConfigurationError(ServiceApiError, ValueError):
+    """A setting is missing or unusable; ``variable`` names the environment variable
+    it was (or would have been) read from.
+
+    Example::
+
+        try:
+            client = service_api.Client()
+        except service_api.ConfigurationError as exc:
+            sys.exit(f"set {exc.variable}")
+    """
+
+    def __init__(self, message: str, variable: str) -> None:
+        super().__init__(message)
+        self.variable = variable
+
+
 class InvalidResponseError(ServiceApiError, ValueError):
     """The answer breaks the API's contract: not JSON, a field missing, a bad page."""
 
@@ -191,6 +224,18 @@ def redacted_request(request: httpx.Request) -> httpx.Request:
 def is_token_request(request: httpx.Request | None) -> bool:
     """Whether ``request`` (or its redacted copy) is ``POST /authenticate``."""
     return request is not None and TOKEN_REQUEST_EXTENSION in request.extensions
+
+
+def request_id_of(headers: httpx.Headers) -> str | None:
+    """The request id in ``headers`` (``x-request-id``), cut to 200 printable characters.
+
+    Example::
+
+        request_id_of(httpx.Headers({"x-request-id": "req-1"}))   # 'req-1'
+    """
+    value = headers.get(REQUEST_ID_HEADER, "").strip()
+    value = "".join(c for c in value[:_MAX_REQUEST_ID_CHARS] if c.isprintable())
+    return value or None
 
 
 def _has_request(response: httpx.Response) -> bool:
@@ -261,6 +306,9 @@ def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatu
         message += ": the token expired" + (f" at {expired.isoformat()}" if expired else "")
     elif status == 401 and challenge.error:
         message += f" ({challenge.error})"
+    request_id = request_id_of(response.headers)
+    if request_id is not None:
+        hint += f" (request id {request_id})"
     return cls(f"{message}{_detail(_redacted_body(response))}{hint}", response=response)
 
 

@@ -3,8 +3,10 @@
 ``SERVICE_API_LOG=info`` shows retries, token refreshes and warnings; ``debug`` adds one
 line per request (method, URL, status, elapsed time). The lines go to stderr through a
 handler on the ``service_api`` logger only, so an application's own logging set-up is
-left alone; with the variable unset the package logs through ``logging`` as usual and
-prints nothing by itself. No line ever holds a secret: URLs carry none here, and headers
+left alone; when the application has handlers on the root logger (the CLI does), those
+print the lines and the switch only sets the level, as ``logging.basicConfig`` would not
+add a second handler. With the variable unset the package logs through ``logging`` as
+usual and prints nothing by itself. No line ever holds a secret: URLs carry none here, and headers
 and bodies are never logged.
 """
 
@@ -12,7 +14,9 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Mapping
+from typing import TextIO
 
 import httpx
 
@@ -24,7 +28,24 @@ _FORMAT = "[%(asctime)s %(levelname)s %(name)s] %(message)s"
 
 
 class _SwitchHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """The handler the switch installs (recognised so that it is installed once)."""
+    """The handler the switch installs (recognised so that it is installed once).
+
+    It writes to ``sys.stderr`` as it is at each line (a progress display may redirect
+    it), and stays silent while the root logger has handlers of the application's,
+    which receive the same lines: each line is printed once.
+    """
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        pass
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Whether to print ``record``: not when the root logger's handlers will."""
+        return not logging.getLogger().handlers and bool(super().filter(record))
 
 
 def setup_logging(environ: Mapping[str, str] = os.environ) -> None:

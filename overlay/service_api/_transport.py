@@ -155,10 +155,12 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         owner: bool,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         limiter: RequestLimiter | None = None,
+        user_agent: str | None = None,
     ) -> None:
         if max_response_bytes < 1:
             raise ValueError("max_response_bytes must be at least 1")
         self._inner, self._owner, self._limiter = inner, owner, limiter
+        self.user_agent = user_agent
         self.origin = origin(base_url)
         self.max_response_bytes = max_response_bytes
 
@@ -180,6 +182,10 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             request.headers.pop(ACCOUNT_HEADER, None)
         if off_origin:
             request.headers.pop("authorization", None)
+        # httpx gives the client's headers to the requests it builds, not to those an
+        # auth flow yields (the token request): this is where every request passes.
+        if self.user_agent is not None and "user-agent" not in request.headers:
+            request.headers["User-Agent"] = self.user_agent
 
     def _wait(self) -> float:
         # The one place every request on the wire asks the limiter (token requests too).
@@ -221,6 +227,8 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         self.strip_credentials(request)
         while wait := self._wait():
             time.sleep(wait)
+        if not isinstance(self._inner, httpx.BaseTransport):
+            raise TypeError(f"{type(self._inner).__name__} serves async requests only")
         response = self._inner.handle_request(request)
         try:
             return self._bound(request, response)
@@ -234,6 +242,8 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         # The limiter is polled (it may be shared with other processes): no event to await.
         while wait := self._wait():  # noqa: ASYNC110
             await asyncio.sleep(wait)
+        if not isinstance(self._inner, httpx.AsyncBaseTransport):
+            raise TypeError(f"{type(self._inner).__name__} serves sync requests only")
         response = await self._inner.handle_async_request(request)
         try:
             return self._bound(request, response)

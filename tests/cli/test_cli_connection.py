@@ -113,7 +113,8 @@ def test_retries_reaches_the_client_only_when_given(monkeypatch: pytest.MonkeyPa
     make_client(settings, "acct-1", ConnectionOptions(retries=4, proxy="http://127.0.0.1:3"))
     assert calls[0] == {}
     assert calls[1]["max_retries"] == 4
-    assert calls[1]["httpx_args"] == {"proxy": "http://127.0.0.1:3"}
+    assert calls[1]["proxy"] == "http://127.0.0.1:3"
+    assert "httpx_args" not in calls[1]
 
 
 def test_a_setting_the_client_refuses_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:

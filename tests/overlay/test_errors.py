@@ -250,3 +250,50 @@ def test_refused_credentials_are_caught_as_authentication_error_around_paginate(
     assert isinstance(caught, service_api.InvalidCredentialsError)
     assert caught.page_number == 1
     assert not caught.resumable  # a resume would be refused the same way
+
+
+# ---- request ids ----------------------------------------------------------------------------
+
+
+def test_a_status_error_carries_the_request_id_the_server_sent() -> None:
+    error = error_from_response(answer(503, headers={"x-request-id": " req-42 "}))
+    assert error.request_id == "req-42"
+    assert "request id req-42" in str(error)
+    assert error_from_response(answer(503)).request_id is None
+    assert "request id" not in str(error_from_response(answer(503)))
+
+
+def test_a_hostile_request_id_is_bounded_and_printable() -> None:
+    error = error_from_response(answer(500, headers={"x-request-id": "r\x7f" + "x" * 5000}))
+    assert error.request_id == "r" + "x" * 198
+
+
+def request_id_service(request: httpx.Request) -> httpx.Response:
+    if request.url.path.endswith("/authenticate"):
+        return httpx.Response(
+            200, json={"access_token": "t0k3n-x", "token_type": "Bearer", "expires_in": "3600"}
+        )
+    return httpx.Response(403, headers={"X-Request-Id": "req-7"}, json={"title": "Forbidden"})
+
+
+def test_sync_a_generated_call_raises_with_the_request_id() -> None:
+    transport = httpx.MockTransport(request_id_service)
+    with (
+        service_api.Client(
+            BASE, "cid", "s3cret", "acct-1", httpx_args={"transport": transport}
+        ) as c,
+        pytest.raises(service_api.PermissionDeniedError) as info,
+    ):
+        list_shipments.sync(client=c)
+    assert info.value.request_id == "req-7"
+
+
+@pytest.mark.anyio
+async def test_async_a_generated_call_raises_with_the_request_id() -> None:
+    transport = httpx.MockTransport(request_id_service)
+    async with service_api.Client(
+        BASE, "cid", "s3cret", "acct-1", httpx_args={"transport": transport}
+    ) as client:
+        with pytest.raises(service_api.PermissionDeniedError) as info:
+            await list_shipments.asyncio(client=client)
+    assert info.value.request_id == "req-7"

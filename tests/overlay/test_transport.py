@@ -1,5 +1,6 @@
 """The guarded transports: credentials stay on the base origin, redirects included."""
 
+import asyncio
 import gzip
 import http.client
 import http.server
@@ -526,3 +527,151 @@ def test_a_proxy_in_httpx_args_is_guarded_too(proxy: ForwardProxy, mock: Running
         assert isinstance(transport, GuardedTransport)
         list_shipments.sync(client=client)
     assert proxy.paths() == ["POST /public/v3/authenticate", "GET /public/v3/shipments"]
+
+
+# ---- no way around the guard: mounts and other ways to give a transport ---------------------
+
+GUARD_BASE = "https://api.test/public/v3"
+
+
+class MountedService:
+    """Answers for a mount: a token, then ``statuses`` (503 with Retry-After) or a page of
+    ``page_bytes``; records what reached it."""
+
+    def __init__(self, statuses: list[int] | None = None, page_bytes: int = 100) -> None:
+        self.statuses = statuses or []
+        self.page_bytes = page_bytes
+        self.seen: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.seen.append(request)
+        if request.url.path.endswith("/authenticate"):
+            return httpx.Response(
+                200, json={"access_token": TOKEN, "token_type": "Bearer", "expires_in": "3600"}
+            )
+        if request.url.path.endswith("/hop"):
+            return httpx.Response(302, headers={"location": "https://elsewhere.test/grab"})
+        if self.statuses:
+            return httpx.Response(self.statuses.pop(0), headers={"retry-after": "0.5"})
+        padding = "x" * self.page_bytes
+        return httpx.Response(
+            200, json={"totalRecords": 0, "pageNumber": 1, "pageSize": 50, "data": [], "p": padding}
+        )
+
+
+def mounted_client(mounts: dict[str, object], **kwargs: object) -> service_api.Client:
+    return service_api.Client(
+        GUARD_BASE,
+        "cid",
+        "mount-secret",
+        "acct-1",
+        httpx_args={"mounts": mounts},
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_sync_a_mount_for_the_api_is_size_bounded_and_retried() -> None:
+    service = MountedService(statuses=[503, 503], page_bytes=10_000)
+    transport = httpx.MockTransport(service)
+    with mounted_client({"https://api.test": transport}, max_response_bytes=4096) as client:
+        assert isinstance(
+            client.get_httpx_client()._transport_for_url(httpx.URL(GUARD_BASE)), GuardedTransport
+        )
+        with (
+            testing.no_retry_sleep() as delays,
+            pytest.raises(service_api.InvalidResponseError, match="larger than 4096 bytes"),
+        ):
+            list_shipments.sync(client=client)
+    assert delays == [0.5, 0.5]
+    assert len(service.seen) == 1 + 3
+
+
+@pytest.mark.anyio
+async def test_async_a_mount_for_the_api_is_size_bounded_and_retried() -> None:
+    service = MountedService(statuses=[503], page_bytes=10_000)
+    transport = httpx.MockTransport(service)
+    async with mounted_client({"all://": transport}, max_response_bytes=4096) as client:
+        with (
+            testing.no_retry_sleep() as delays,
+            pytest.raises(service_api.InvalidResponseError, match="larger than 4096 bytes"),
+        ):
+            await list_shipments.asyncio(client=client)
+    assert delays == [0.5]
+    assert len(service.seen) == 1 + 2
+
+
+@pytest.mark.parametrize("twin_side", ["sync", "async"])
+def test_a_mount_for_another_origin_gets_no_credentials(twin_side: str) -> None:
+    api = MountedService()
+    elsewhere = MountedService()
+    mounts = {
+        "https://api.test": httpx.MockTransport(api),
+        "https://elsewhere.test": httpx.MockTransport(elsewhere),
+    }
+    client = service_api.Client(
+        GUARD_BASE,
+        "cid",
+        "mount-secret",
+        "acct-1",
+        httpx_args={"mounts": mounts, "follow_redirects": True},
+    )
+    with client:
+        if twin_side == "sync":
+            client.get_httpx_client().get("/hop")
+        else:
+
+            async def hop() -> None:
+                await client.get_async_httpx_client().get("/hop")
+
+            asyncio.run(hop())
+    (grabbed,) = elsewhere.seen
+    assert grabbed.url.path == "/grab"
+    assert "authorization" not in grabbed.headers
+    assert "x-service-account-id" not in grabbed.headers
+    assert api.seen[-1].headers["authorization"] == f"Bearer {TOKEN}"
+
+
+def test_a_sync_only_mount_refuses_async_calls_clearly() -> None:
+    with (
+        httpx.HTTPTransport() as sync_only,
+        mounted_client({"all://": sync_only}) as client,
+    ):
+
+        async def call() -> None:
+            await list_shipments.asyncio(client=client)
+
+        with pytest.raises(TypeError, match="HTTPTransport serves sync requests only"):
+            asyncio.run(call())
+
+
+def test_a_proxy_with_a_transport_is_refused() -> None:
+    transport = httpx.MockTransport(MountedService())
+    with pytest.raises(TypeError, match="proxy or httpx_args 'transport'"):
+        service_api.Client(
+            GUARD_BASE,
+            "cid",
+            "mount-secret",
+            proxy="http://127.0.0.1:3",
+            httpx_args={"transport": transport},
+        )
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        ({"app": object()}, "'app'"),
+        ({"base_url": "https://elsewhere.test"}, "'base_url'"),
+        ({"proxies": {"all://": "http://127.0.0.1:3"}}, "'proxies'"),
+        (
+            {"transport": httpx.MockTransport(MountedService()), "proxy": "http://127.0.0.1:3"},
+            "'transport' and 'proxy'",
+        ),
+        ({"mounts": {"all://": "http://127.0.0.1:3"}}, "'mounts'"),
+        ({"mounts": [("all://", None)]}, "'mounts'"),
+    ],
+)
+def test_httpx_args_that_would_bypass_the_guard_are_refused(
+    args: dict[str, object], named: str
+) -> None:
+    with pytest.raises(TypeError, match=named):
+        service_api.Client(GUARD_BASE, "cid", "mount-secret", httpx_args=args)

@@ -84,8 +84,10 @@ def offsite_next(request: httpx.Request) -> httpx.Response:
 
 
 @pytest.fixture
-def instances(mock: RunningMock) -> list[object]:
+def instances(mock: RunningMock, monkeypatch: pytest.MonkeyPatch) -> list[object]:
     out: list[object] = []
+    monkeypatch.delenv("SERVICE_API_CLIENT_SECRET", raising=False)
+    out.append(raised(lambda: service_api.Client(mock.base_url, DEMO_CLIENT_ID)))
     closed_port = socket.socket()
     closed_port.bind(("127.0.0.1", 0))
     port = closed_port.getsockname()[1]
