@@ -18,19 +18,17 @@ records shifted by an insertion or a deletion land on a neighbouring page.
 
 from __future__ import annotations
 
+import collections
 import math
-import re
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl
 
 import attrs
 import httpx
 
 from service_api._errors import InconsistentPageError, InvalidResponseError
-
-# A query made of letters, digits, "=" and "&" only: read without parsing the URL.
-_PLAIN_QUERY = re.compile(r"[A-Za-z0-9=&]*")
 
 # The service serves at most 50 records per page and treats a larger pageSize as 50.
 MAX_PAGE_SIZE = 50
@@ -88,27 +86,22 @@ def read_envelope(model: object, *, page_number: int) -> Envelope:
 
         env = read_envelope(shipment_page, page_number=1)   # env.total_records, ...
     """
-    counts: dict[str, int] = {}
-    for attr, wire in (
-        ("total_records", "totalRecords"),
-        ("page_number", "pageNumber"),
-        ("page_size", "pageSize"),
-    ):
-        value = getattr(model, attr, None)
+    counts: list[Any] = [
+        getattr(model, name, None) for name in ("total_records", "page_number", "page_size")
+    ]
+    for value, wire in zip(counts, ("totalRecords", "pageNumber", "pageSize"), strict=True):
         # bool is an int in Python, but never a count.
-        if not isinstance(value, int) or isinstance(value, bool):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise InvalidResponseError(
-                f"page {page_number}: envelope field {wire!r} is missing or not an integer"
+                f"page {page_number}: envelope field {wire!r} is missing or not a count"
             )
-        counts[attr] = value
-    if counts["total_records"] < 0:
-        raise InvalidResponseError(f"page {page_number}: totalRecords is negative")
+    total, number, size = counts
     data = getattr(model, "data", None)
     if not isinstance(data, list | tuple):
         raise InvalidResponseError(f"page {page_number}: envelope field 'data' is missing")
     link = getattr(model, "next_", None)
     # UNSET, None and "" all mean "no next page".
-    return Envelope(**counts, data=data, next_link=link if isinstance(link, str) and link else None)
+    return Envelope(total, number, size, data, link if isinstance(link, str) and link else None)
 
 
 def check_next_link(link: str, *, base_url: str | httpx.URL, request: PageRequest) -> str | None:
@@ -125,11 +118,16 @@ def check_next_link(link: str, *, base_url: str | httpx.URL, request: PageReques
         check_next_link("https://evil.example/x", base_url=base, request=PageRequest(1, 50))
         # 'next link to another origin (https://evil.example)'
     """
+    place, _, query = link.partition("?")
+    return _place_problem(place, httpx.URL(base_url)) or _query_problem(query, request)
+
+
+def _place_problem(place: str, base: httpx.URL) -> str | None:
+    """The origin and path part of :func:`check_next_link` (the costly URL parsing)."""
     try:
-        base = base_url if isinstance(base_url, httpx.URL) else httpx.URL(base_url)
-        url = base.join(link)
+        url = base.join(place)
     except (httpx.InvalidURL, TypeError, ValueError):
-        return f"unparsable next link {link!r}"
+        return f"unparsable next link {place!r}"
     scheme_ok = url.scheme == base.scheme or (url.scheme == "http" and base.scheme == "https")
     # A scheme upgrade changes the default port; compare explicit ports only.
     port_ok = url.port == base.port or (url.scheme != base.scheme and url.port is None)
@@ -137,10 +135,15 @@ def check_next_link(link: str, *, base_url: str | httpx.URL, request: PageReques
         return f"next link to another origin ({url.scheme}://{url.host})"
     if not url.path.startswith(base.path.rstrip("/") + "/"):
         return f"next link outside the API path ({url.path})"
+    return None
+
+
+def _query_problem(query: str, request: PageRequest) -> str | None:
+    # Parsed as httpx parses a query; the first of repeated names counts, as in httpx.
+    given = dict(reversed(parse_qsl(query.partition("#")[0], keep_blank_values=True)))
     for name, value in (("pageNumber", request.number + 1), ("pageSize", request.size)):
-        given = url.params.get(name)
-        if given is not None and given != str(value):
-            return f"next link with {name}={given}, expected {value}"
+        if given.get(name, str(value)) != str(value):
+            return f"next link with {name}={given[name]}, expected {value}"
     return None
 
 
@@ -168,33 +171,6 @@ def id_key(item: object) -> Hashable | None:
     return value if isinstance(value, str | int) and not isinstance(value, bool) else None
 
 
-class RecentKeys:
-    """The last ``size`` keys added, oldest forgotten first: memory that does not grow
-    with the result set.
-
-    Example::
-
-        recent = RecentKeys(2); recent.add("a"); recent.add("b"); recent.add("c")
-        "a" in recent   # False
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._keys: dict[Hashable, None] = {}  # insertion-ordered: the oldest first
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self._keys
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def add(self, key: Hashable) -> None:
-        self._keys.pop(key, None)
-        self._keys[key] = None
-        if len(self._keys) > self.size:
-            del self._keys[next(iter(self._keys))]
-
-
 class PagePlan:
     """Decides which pages to fetch and checks each page that arrives, with no I/O.
 
@@ -220,28 +196,23 @@ class PagePlan:
         max_pages: int | None = None,
         key: KeyFunction = id_key,
     ) -> None:
-        if page_size < 1 or page_size > MAX_PAGE_SIZE:
-            raise ValueError(f"page_size must be 1..{MAX_PAGE_SIZE}, not {page_size}")
-        if start_page < 1:
-            raise ValueError(f"start_page must be at least 1, not {start_page}")
-        self.page_size = page_size
-        self.start_page = start_page
-        # Parsed once: URL parsing is a visible share of the per-page cost.
-        self.base_url = httpx.URL(base_url)
-        self.max_items = max_items
-        self.max_pages = max_pages
-        self.key = key
-        self.items_yielded = 0
-        self.pages_accepted = 0
+        if not (1 <= page_size <= MAX_PAGE_SIZE and start_page >= 1):
+            raise ValueError(f"page_size must be 1..{MAX_PAGE_SIZE} and start_page at least 1")
+        self.page_size, self.start_page, self.key = page_size, start_page, key
+        self.max_items, self.max_pages = max_items, max_pages
+        self.base_url = httpx.URL(base_url)  # parsed once: parsing is a visible cost
+        self.items_yielded = self.pages_accepted = 0
         self._next_number = start_page
+        self._asked = 0  # the last page pages_ahead named
         self._first_total: int | None = None
         self._last_total: int | None = None
         self._done = max_items == 0 or max_pages == 0
-        self._recent = RecentKeys(REPEAT_WINDOW_PAGES * page_size)
+        # Keys handed over, oldest first, bounded: memory does not grow with the set.
+        self._recent: collections.OrderedDict[Hashable, None] = collections.OrderedDict()
         self._next_missing = False
         self._warned: set[str] = set()
         self._notes: list[str] = []
-        self._trusted_link_path: str | None = None
+        self._trusted_place: str | None = None  # the part before "?" of a checked link
 
     # -- what to fetch --------------------------------------------------------------
 
@@ -250,12 +221,16 @@ class PagePlan:
         """The last page to fetch, once the first page told ``totalRecords``."""
         if self._first_total is None:
             return None
-        last = math.ceil(self._first_total / self.page_size)
+        last = self._planned_end
         if self.max_items is not None:
             last = min(last, self.start_page - 1 + math.ceil(self.max_items / self.page_size))
         if self.max_pages is not None:
             last = min(last, self.start_page - 1 + self.max_pages)
         return last
+
+    @property
+    def _planned_end(self) -> int:
+        return math.ceil((self._first_total or 0) / self.page_size)
 
     def has_next_page(self) -> bool:
         """Whether another page is to be fetched."""
@@ -268,13 +243,16 @@ class PagePlan:
             return None
         return PageRequest(self._next_number, self.page_size)
 
-    def remaining_pages(self) -> range:
-        """Every page still to fetch if the server behaves, known after the first page
-        (empty before it): what concurrent drivers fetch ahead."""
+    def pages_ahead(self, number: int, window: int) -> range:
+        """The pages after ``number`` (the page in hand) up to ``number + window`` and
+        within the plan that no earlier call named: what concurrent drivers fetch ahead.
+        Empty until the first page told how many pages there are."""
         last = self.planned_last_page
         if self._done or last is None:
             return range(0)
-        return range(self._next_number, last + 1)
+        first, stop = max(self._asked, number) + 1, min(last, number + window) + 1
+        self._asked = max(self._asked, stop - 1)
+        return range(first, stop)
 
     # -- what arrived ---------------------------------------------------------------
 
@@ -290,40 +268,37 @@ class PagePlan:
         self._notes = []
         env = read_envelope(model, page_number=number)
         self._check_echo(env, number)
-        data = self._cut_to_page_size(list(env.data), number)
+        data = list(env.data[: self.page_size])
+        if len(env.data) > self.page_size:
+            self._note(
+                "long",
+                f"page {number} holds {len(env.data)} items, more than pageSize "
+                f"{self.page_size}; the extra items are ignored",
+            )
         last = self._track_total(env, number)
         last = self._check_empty(env, data, number) or last
         data, cut = self._cut_to_total(env, data, number)
-        items, kept, keys = self._drop_repeats(data, number)
+        kept = self._drop_repeats(data, number)
         last = self._read_next_link(env, number, last or cut)
-        if self.max_items is not None and len(items) >= self.max_items - self.items_yielded:
-            room = self.max_items - self.items_yielded
-            items, kept, keys, last = items[:room], kept[:room], keys[:room], True
-        self._commit(keys, number, last)
-        return PageVerdict(tuple(items), tuple(self._notes), self._done, tuple(kept))
+        room = None if self.max_items is None else self.max_items - self.items_yielded
+        if room is not None and len(kept) >= room:
+            kept, last = kept[:room], True
+        self._commit(len(kept), number, last)
+        items = tuple(data[index] for index in kept)
+        return PageVerdict(items, tuple(self._notes), self._done, tuple(kept))
 
     def _check_echo(self, env: Envelope, number: int) -> None:
         """The page must be the one asked for, at the size asked for."""
         if env.page_number != number:
-            raise InconsistentPageError(
-                f"asked for page {number}, the server answered page {env.page_number}",
-                page_number=number,
-            )
-        if env.page_size != self.page_size:
-            raise InconsistentPageError(
+            problem = f"asked for page {number}, the server answered page {env.page_number}"
+        elif env.page_size != self.page_size:
+            problem = (
                 f"page {number}: asked for pageSize {self.page_size}, "
-                f"the server answered pageSize {env.page_size}",
-                page_number=number,
+                f"the server answered pageSize {env.page_size}"
             )
-
-    def _cut_to_page_size(self, data: list[Any], number: int) -> list[Any]:
-        if len(data) > self.page_size:
-            self._note(
-                "long",
-                f"page {number} holds {len(data)} items, more than pageSize "
-                f"{self.page_size}; the extra items are ignored",
-            )
-        return data[: self.page_size]
+        else:
+            return
+        raise InconsistentPageError(problem, page_number=number)
 
     def _track_total(self, env: Envelope, number: int) -> bool:
         """Remember ``totalRecords`` (the first page's plans the iteration); whether
@@ -338,10 +313,6 @@ class PagePlan:
             )
             self._last_total = env.total_records
         return number >= self._planned_end
-
-    @property
-    def _planned_end(self) -> int:
-        return math.ceil((self._first_total or 0) / self.page_size)
 
     def _check_empty(self, env: Envelope, data: list[Any], number: int) -> bool:
         """An empty page before the planned end: an error, unless something explains it
@@ -378,35 +349,27 @@ class PagePlan:
         )
         return data[:allowed], True
 
-    def _drop_repeats(
-        self, data: list[Any], number: int
-    ) -> tuple[list[Any], list[int], list[Hashable | None]]:
-        """Drop items whose key was handed over on a recent page or earlier on this one;
-        the items kept, their places in ``data``, their keys."""
-        items: list[Any] = []
+    def _drop_repeats(self, data: list[Any], number: int) -> list[int]:
+        """The places in ``data`` of the items to hand over: those whose key was not
+        handed over on a recent page or earlier on this one (remembered from now on)."""
         kept: list[int] = []
-        keys: list[Hashable | None] = []
-        on_page: set[Hashable] = set()
         for index, item in enumerate(data):
             key = self.key(item)
-            if key is not None:
-                if key in self._recent or key in on_page:
-                    continue
-                on_page.add(key)
-            items.append(item)
-            kept.append(index)
-            keys.append(key)
-        if data and not items:
+            if key is None or key not in self._recent:
+                kept.append(index)
+                if key is not None:
+                    self._recent[key] = None
+        if data and not kept:
             raise InconsistentPageError(
                 f"page {number} repeats items already yielded (a page served twice?)",
                 page_number=number,
             )
-        if len(items) < len(data):
+        if len(kept) < len(data):
             self._note(
                 "repeat",
-                f"page {number}: {len(data) - len(items)} items already yielded were dropped",
+                f"page {number}: {len(data) - len(kept)} items already yielded were dropped",
             )
-        return items, kept, keys
+        return kept
 
     def _read_next_link(self, env: Envelope, number: int, last: bool) -> bool:
         """The ``next`` link is a signal, checked but never followed; whether this page
@@ -423,7 +386,13 @@ class PagePlan:
             )
             self._next_missing = True
             return False
-        problem = self._link_problem(env.next_link, number)
+        # The origin and path are checked once per distinct link prefix (URL parsing
+        # is most of the cost); pageNumber / pageSize on every page.
+        place, _, query = env.next_link.partition("?")
+        problem = None if place == self._trusted_place else _place_problem(place, self.base_url)
+        if problem is None:
+            self._trusted_place = place
+            problem = _query_problem(query, PageRequest(number, self.page_size))
         if problem is not None:
             self._note("link", f"page {number}: {problem}; link ignored")
         if last and env.total_records == self._first_total:
@@ -434,35 +403,11 @@ class PagePlan:
             )
         return last
 
-    def _link_problem(self, link: str, number: int) -> str | None:
-        """:func:`check_next_link`, without parsing URLs on every page (most of its
-        cost): once a link's part before ``?`` passed the full check, a link with the
-        same part and a plain query without repeated names has only its ``pageNumber``
-        / ``pageSize`` compared."""
-        path, _, query = link.partition("?")
-        pairs = [pair.partition("=") for pair in query.split("&")]
-        given = {name: value for name, _, value in pairs}
-        if (
-            path == self._trusted_link_path
-            and _PLAIN_QUERY.fullmatch(query)
-            and len(given) == len(pairs)
-        ):
-            for name, expected in (("pageNumber", number + 1), ("pageSize", self.page_size)):
-                if given.get(name, str(expected)) != str(expected):
-                    return f"next link with {name}={given[name]}, expected {expected}"
-            return None
-        request = PageRequest(number, self.page_size)
-        problem = check_next_link(link, base_url=self.base_url, request=request)
-        if problem is None:
-            self._trusted_link_path = path
-        return problem
-
-    def _commit(self, keys: list[Hashable | None], number: int, last: bool) -> None:
-        """The page is accepted: remember the keys of its items and move on."""
-        for key in keys:
-            if key is not None:
-                self._recent.add(key)
-        self.items_yielded += len(keys)
+    def _commit(self, count: int, number: int, last: bool) -> None:
+        """The page is accepted: forget the oldest keys beyond the window, move on."""
+        while len(self._recent) > REPEAT_WINDOW_PAGES * self.page_size:
+            self._recent.popitem(last=False)
+        self.items_yielded += count
         self.pages_accepted += 1
         self._next_number = number + 1
         if last or (self.max_pages is not None and self.pages_accepted >= self.max_pages):
