@@ -1,10 +1,11 @@
 """The I/O-free heart of pagination: which page to fetch next, and what a page may say.
 
-:class:`PagePlan` decides everything (``has_next_page`` / ``next_page_info``, the pages
-left once ``totalRecords`` is known, whether a page is consistent, which items are
-repeats); the sync and async drivers in ``_pagination`` only fetch what it asks for and
-hand the pages back in order. Because it does no I/O, both twins share every decision
-and the unit tests drive it with plain objects.
+:class:`PagePlan` decides everything (the next page, ``next_page_info``; once
+``totalRecords`` is known, the pages to fetch ahead, ``pages_ahead``; whether a page is
+consistent and which items are repeats, ``accept``); the sync and async drivers in
+``_pagination`` only fetch what it asks for and hand the pages back in order. Because it
+does no I/O, both twins share every decision and the unit tests drive it with plain
+objects.
 
 What the plan does with a misbehaving server is the policy table of the README
 ("Pagination"). The plan never asks for a page beyond ``ceil(totalRecords / pageSize)``
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import math
+import sys
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -175,8 +177,8 @@ class PagePlan:
     """Decides which pages to fetch and checks each page that arrives, with no I/O.
 
     Pages must be handed to :meth:`accept` in order, each one the page
-    :meth:`next_page_info` named (with concurrency the driver fetches ahead from
-    :meth:`remaining_pages` but still accepts in order).
+    :meth:`next_page_info` named (with concurrency the driver fetches ahead the pages
+    :meth:`pages_ahead` names, but still accepts in order).
 
     Example::
 
@@ -198,18 +200,25 @@ class PagePlan:
     ) -> None:
         if not (1 <= page_size <= MAX_PAGE_SIZE and start_page >= 1):
             raise ValueError(f"page_size must be 1..{MAX_PAGE_SIZE} and start_page at least 1")
-        self.page_size, self.start_page, self.key = page_size, start_page, key
-        self.max_items, self.max_pages = max_items, max_pages
+        self.page_size, self.start_page, self.max_items, self.key = (
+            page_size,
+            start_page,
+            max_items,
+            key,
+        )
         self.base_url = httpx.URL(base_url)  # parsed once: parsing is a visible cost
-        self.items_yielded = self.pages_accepted = 0
+        # The last page max_items and max_pages allow.
+        limits = [max_pages, None if max_items is None else math.ceil(max_items / page_size)]
+        self._limit = (
+            start_page - 1 + min((n for n in limits if n is not None), default=sys.maxsize)
+        )
+        self.items_yielded = self.pages_accepted = self._asked = self._planned_end = 0
         self._next_number = start_page
-        self._asked = 0  # the last page pages_ahead named
         self._first_total: int | None = None
         self._last_total: int | None = None
-        self._done = max_items == 0 or max_pages == 0
+        self._done = self._next_missing = False
         # Keys handed over, oldest first, bounded: memory does not grow with the set.
         self._recent: collections.OrderedDict[Hashable, None] = collections.OrderedDict()
-        self._next_missing = False
         self._warned: set[str] = set()
         self._notes: list[str] = []
         self._trusted_place: str | None = None  # the part before "?" of a checked link
@@ -219,40 +228,25 @@ class PagePlan:
     @property
     def planned_last_page(self) -> int | None:
         """The last page to fetch, once the first page told ``totalRecords``."""
-        if self._first_total is None:
-            return None
-        last = self._planned_end
-        if self.max_items is not None:
-            last = min(last, self.start_page - 1 + math.ceil(self.max_items / self.page_size))
-        if self.max_pages is not None:
-            last = min(last, self.start_page - 1 + self.max_pages)
-        return last
-
-    @property
-    def _planned_end(self) -> int:
-        return math.ceil((self._first_total or 0) / self.page_size)
-
-    def has_next_page(self) -> bool:
-        """Whether another page is to be fetched."""
-        return self.next_page_info() is not None
+        return None if self._first_total is None else min(self._planned_end, self._limit)
 
     def next_page_info(self) -> PageRequest | None:
         """The next page to fetch and accept, or ``None`` when iteration is over."""
         last = self.planned_last_page
-        if self._done or (last is not None and self._next_number > last):
+        if self._done or self._next_number > (self._limit if last is None else last):
             return None
         return PageRequest(self._next_number, self.page_size)
 
-    def pages_ahead(self, number: int, window: int) -> range:
+    def pages_ahead(self, number: int, window: int) -> list[PageRequest]:
         """The pages after ``number`` (the page in hand) up to ``number + window`` and
         within the plan that no earlier call named: what concurrent drivers fetch ahead.
-        Empty until the first page told how many pages there are."""
+        None until the first page told how many pages there are."""
         last = self.planned_last_page
         if self._done or last is None:
-            return range(0)
+            return []
         first, stop = max(self._asked, number) + 1, min(last, number + window) + 1
         self._asked = max(self._asked, stop - 1)
-        return range(first, stop)
+        return [PageRequest(ahead, self.page_size) for ahead in range(first, stop)]
 
     # -- what arrived ---------------------------------------------------------------
 
@@ -262,12 +256,52 @@ class PagePlan:
         Raises ``InvalidResponseError`` (or its ``InconsistentPageError``) when the page
         cannot be used; the plan then stays on that page, which is where to resume.
         """
-        request = self.next_page_info()
-        if request is None or request.number != number:
+        if number != self._next_number or self.next_page_info() is None:
             raise RuntimeError(f"page {number} accepted out of order")  # a driver bug
         self._notes = []
         env = read_envelope(model, page_number=number)
-        self._check_echo(env, number)
+        for what, asked, answered in (
+            ("page", number, env.page_number),
+            ("pageSize", self.page_size, env.page_size),
+        ):
+            if answered != asked:
+                raise InconsistentPageError(
+                    f"page {number}: asked for {what} {asked}, the server answered {what} "
+                    f"{answered}",
+                    page_number=number,
+                )
+        last = self._track_total(env.total_records, number)
+        data, cut = self._fit(env, number)
+        kept = self._drop_repeats(data, number)
+        last = self._read_next_link(env, number, last or cut)
+        if self.max_items is not None and len(kept) >= self.max_items - self.items_yielded:
+            kept, last = kept[: self.max_items - self.items_yielded], True
+        self.items_yielded += len(kept)
+        self.pages_accepted += 1
+        self._next_number, self._done = number + 1, last
+        items = tuple(data[index] for index in kept)
+        return PageVerdict(items, tuple(self._notes), self.next_page_info() is None, tuple(kept))
+
+    def _track_total(self, total: int, number: int) -> bool:
+        """Remember ``totalRecords`` (the first page's plans the iteration); whether
+        ``number`` is the planned last page."""
+        if self._first_total is None:
+            self._first_total = self._last_total = total
+            self._planned_end = math.ceil(total / self.page_size)
+        elif total != self._last_total:
+            self._note(
+                "total",
+                f"totalRecords changed from {self._last_total} to {total} at page {number}; "
+                f"keeping the {self.planned_last_page} pages planned",
+            )
+            self._last_total = total
+        return number >= self._planned_end
+
+    def _fit(self, env: Envelope, number: int) -> tuple[list[Any], bool]:
+        """The items the page may hold, and whether it ends the iteration: no more than
+        pageSize (the rest belong to the next page), nor than its own totalRecords allows
+        (no page can follow by that count); none before the planned end only if
+        something explains it."""
         data = list(env.data[: self.page_size])
         if len(env.data) > self.page_size:
             self._note(
@@ -275,55 +309,21 @@ class PagePlan:
                 f"page {number} holds {len(env.data)} items, more than pageSize "
                 f"{self.page_size}; the extra items are ignored",
             )
-        last = self._track_total(env, number)
-        last = self._check_empty(env, data, number) or last
-        data, cut = self._cut_to_total(env, data, number)
-        kept = self._drop_repeats(data, number)
-        last = self._read_next_link(env, number, last or cut)
-        room = None if self.max_items is None else self.max_items - self.items_yielded
-        if room is not None and len(kept) >= room:
-            kept, last = kept[:room], True
-        self._commit(len(kept), number, last)
-        items = tuple(data[index] for index in kept)
-        return PageVerdict(items, tuple(self._notes), self._done, tuple(kept))
-
-    def _check_echo(self, env: Envelope, number: int) -> None:
-        """The page must be the one asked for, at the size asked for."""
-        if env.page_number != number:
-            problem = f"asked for page {number}, the server answered page {env.page_number}"
-        elif env.page_size != self.page_size:
-            problem = (
-                f"page {number}: asked for pageSize {self.page_size}, "
-                f"the server answered pageSize {env.page_size}"
-            )
-        else:
-            return
-        raise InconsistentPageError(problem, page_number=number)
-
-    def _track_total(self, env: Envelope, number: int) -> bool:
-        """Remember ``totalRecords`` (the first page's plans the iteration); whether
-        ``number`` is the planned last page."""
-        if self._first_total is None:
-            self._first_total = self._last_total = env.total_records
-        elif env.total_records != self._last_total:
+        allowed = max(0, min(self.page_size, env.total_records - (number - 1) * self.page_size))
+        if len(data) > allowed:
             self._note(
-                "total",
-                f"totalRecords changed from {self._last_total} to {env.total_records} at "
-                f"page {number}; keeping the {self.planned_last_page} pages planned",
+                "beyond-total",
+                f"page {number} holds {len(data)} items but its totalRecords "
+                f"({env.total_records}) allows {allowed}; the rest are ignored, stopping",
             )
-            self._last_total = env.total_records
-        return number >= self._planned_end
-
-    def _check_empty(self, env: Envelope, data: list[Any], number: int) -> bool:
-        """An empty page before the planned end: an error, unless something explains it
-        (then it is the last page)."""
+            return data[:allowed], True
         if data or number > self._planned_end:
-            return False
-        if (number - 1) * self.page_size >= env.total_records:
+            return data, False
+        if allowed == 0:
             self._note(
                 "shrank",
-                f"page {number} is empty: the result set shrank to "
-                f"{env.total_records} records; stopping",
+                f"page {number} is empty: the result set shrank to {env.total_records} "
+                "records; stopping",
             )
         elif self._next_missing:
             self._note(
@@ -334,20 +334,7 @@ class PagePlan:
                 f"page {number} is empty although totalRecords is {env.total_records}",
                 page_number=number,
             )
-        return True
-
-    def _cut_to_total(self, env: Envelope, data: list[Any], number: int) -> tuple[list[Any], bool]:
-        """The page's own totalRecords caps what it may hold: items beyond it are ones
-        the count denies, and pages after it cannot exist by that count."""
-        allowed = max(0, min(self.page_size, env.total_records - (number - 1) * self.page_size))
-        if len(data) <= allowed:
-            return data, False
-        self._note(
-            "beyond-total",
-            f"page {number} holds {len(data)} items but its totalRecords "
-            f"({env.total_records}) allows {allowed}; the rest are ignored, stopping",
-        )
-        return data[:allowed], True
+        return data, True
 
     def _drop_repeats(self, data: list[Any], number: int) -> list[int]:
         """The places in ``data`` of the items to hand over: those whose key was not
@@ -359,16 +346,16 @@ class PagePlan:
                 kept.append(index)
                 if key is not None:
                     self._recent[key] = None
+        while len(self._recent) > REPEAT_WINDOW_PAGES * self.page_size:
+            self._recent.popitem(last=False)
         if data and not kept:
             raise InconsistentPageError(
                 f"page {number} repeats items already yielded (a page served twice?)",
                 page_number=number,
             )
         if len(kept) < len(data):
-            self._note(
-                "repeat",
-                f"page {number}: {len(data) - len(kept)} items already yielded were dropped",
-            )
+            dropped = len(data) - len(kept)
+            self._note("repeat", f"page {number}: {dropped} items already yielded were dropped")
         return kept
 
     def _read_next_link(self, env: Envelope, number: int, last: bool) -> bool:
@@ -402,16 +389,6 @@ class PagePlan:
                 "totalRecords implies; stopping",
             )
         return last
-
-    def _commit(self, count: int, number: int, last: bool) -> None:
-        """The page is accepted: forget the oldest keys beyond the window, move on."""
-        while len(self._recent) > REPEAT_WINDOW_PAGES * self.page_size:
-            self._recent.popitem(last=False)
-        self.items_yielded += count
-        self.pages_accepted += 1
-        self._next_number = number + 1
-        if last or (self.max_pages is not None and self.pages_accepted >= self.max_pages):
-            self._done = True
 
     def _note(self, kind: str, message: str) -> None:
         # Once per kind: a server that repeats a fault on every page should not flood.

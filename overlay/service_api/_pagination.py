@@ -238,49 +238,8 @@ _LEAST = {"page_size": 1, "start_page": 1, "concurrency": 1, "page_retries": 0, 
 _LEAST |= {"max_pages": 0}
 
 
-def _checked(
-    endpoint: object, client: object, options: _Options, params: dict[str, Any]
-) -> tuple[ModuleType, _Options]:
-    """The endpoint module (given, or found from its ``*_detailed`` function) and the
-    options to use; ``TypeError`` / ``ValueError`` for anything else."""
-    module = endpoint
-    if not isinstance(endpoint, ModuleType):
-        module = sys.modules.get(str(getattr(endpoint, "__module__", "")))
-        # A wrapper (functools.wraps) keeps the name but would be bypassed: refused.
-        name = getattr(endpoint, "__qualname__", None)
-        if name not in ("sync_detailed", "asyncio_detailed") or hasattr(endpoint, "__wrapped__"):
-            example = getattr(module, "__name__", "").rpartition(".")[2] or "list_shipments"
-            raise TypeError(
-                f"not a list endpoint: {endpoint!r}; pass the generated endpoint module "
-                f"(such as {example}) or its sync_detailed function"
-            )
-    model = getattr(module, "SUCCESS_MODEL", None)
-    if not callable(getattr(module, "_get_kwargs", None)) or not hasattr(model, "from_dict"):
-        raise TypeError(f"not a generated list endpoint module: {module!r}")
-    assert isinstance(module, ModuleType)
-    if not all(callable(getattr(client, f"get_{k}httpx_client", None)) for k in ("", "async_")):
-        raise TypeError(f"client must be a service_api.Client, not {type(client).__name__}")
-    for name, least in _LEAST.items():
-        value = getattr(options, name)
-        if value is None and name.startswith("max_"):
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
-    if not callable(options.key):
-        raise TypeError(f"key must be a function of an item, not {options.key!r}")
-    try:
-        inspect.signature(module._get_kwargs).bind(**params, page_number=1, page_size=1)
-    except TypeError as exc:
-        raise TypeError(
-            f"{module.__name__.rpartition('.')[2]}: {exc} (the iteration sets page_number "
-            "and page_size: use start_page / page_size)"
-        ) from None
-    if options.page_size > MAX_PAGE_SIZE:
-        _warn(f"page_size {options.page_size} is above the service's maximum; using 50")
-        options = replace(options, page_size=MAX_PAGE_SIZE)
-    return module, options
-
-
+# The functions of an endpoint module that lead back to it.
+_FUNCTIONS = ("sync_detailed", "asyncio_detailed")
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -334,10 +293,51 @@ class Pager(Generic[M_co]):
     """
 
     def __init__(
-        self, module: ModuleType, client: Client, options: _Options, params: dict[str, Any]
+        self, endpoint: object, client: Client, options: _Options, params: dict[str, Any]
     ) -> None:
-        self._module, self._client, self._options, self._params = module, client, options, params
+        """Every check of :func:`paginate`'s arguments, before any request."""
+        module = endpoint
+        if not isinstance(endpoint, ModuleType):
+            module = sys.modules.get(str(getattr(endpoint, "__module__", "")))
+            # A wrapper (functools.wraps) keeps the name but would be bypassed: refused.
+            wrapper = hasattr(endpoint, "__wrapped__")
+            if wrapper or getattr(endpoint, "__qualname__", None) not in _FUNCTIONS:
+                example = getattr(module, "__name__", "").rpartition(".")[2] or "list_shipments"
+                raise TypeError(
+                    f"not a list endpoint: {endpoint!r}; pass the generated endpoint module "
+                    f"(such as {example}) or its sync_detailed function"
+                )
+        kwargs = getattr(module, "_get_kwargs", None)
+        if not callable(kwargs) or not hasattr(getattr(module, "SUCCESS_MODEL", None), "from_dict"):
+            raise TypeError(f"not a generated list endpoint module: {module!r}")
+        assert isinstance(module, ModuleType)
+        if not all(callable(getattr(client, f"get_{k}httpx_client", None)) for k in ("", "async_")):
+            raise TypeError(f"client must be a service_api.Client, not {type(client).__name__}")
+        for name, least in _LEAST.items():
+            value = getattr(options, name)
+            if value is None and name.startswith("max_"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
+        if not callable(options.key):
+            raise TypeError(f"key must be a function of an item, not {options.key!r}")
         self._name = module.__name__.rpartition(".")[2]
+        try:
+            inspect.signature(kwargs).bind(**params, page_number=1, page_size=1)
+        except TypeError as exc:
+            raise TypeError(
+                f"{self._name}: {exc} (the iteration sets page_number and page_size: use "
+                "start_page / page_size)"
+            ) from None
+        if options.page_size > MAX_PAGE_SIZE:
+            _warn(f"page_size {options.page_size} is above the service's maximum; using 50")
+            options = replace(options, page_size=MAX_PAGE_SIZE)
+        self._model: type[Any] = module.SUCCESS_MODEL
+        self._client, self._options = client, options
+        # The page request of the generated module, built against the client's base URL.
+        self._kwargs: Callable[..., dict[str, Any]] = functools.partial(kwargs, **params)
+        # Pages asked for ahead of the one in hand: none without concurrency.
+        self._window = _AHEAD * options.concurrency if options.concurrency > 1 else 0
 
     def __repr__(self) -> str:
         return f"Pager({self._name}, page_size={self._options.page_size})"
@@ -361,17 +361,15 @@ class Pager(Generic[M_co]):
             for page in service_api.paginate(list_shipments, client).pages():
                 print(page.number, len(page.items))
         """
-        plan, window = self._plan(), self._window()
+        plan = self._plan()
         stopped = threading.Event()  # set at the end: a worker waiting to retry gives up
         pending: dict[int, Future[httpx.Response]] = {}
         pool = ThreadPoolExecutor(self._options.concurrency, thread_name_prefix="service-api-pages")
 
         def fetch_ahead(request: PageRequest) -> None:
-            for number in plan.pages_ahead(request.number, window):
-                ahead = PageRequest(number, plan.page_size)
-                pending[number] = pool.submit(self._fetch, ahead, stopped)
+            for ahead in plan.pages_ahead(request.number, self._window):
+                pending[ahead.number] = pool.submit(self._fetch, ahead, stopped)
 
-        request = None
         try:
             while (request := plan.next_page_info()) is not None:
                 future = pending.pop(request.number, None)
@@ -381,9 +379,8 @@ class Pager(Generic[M_co]):
                 page = self._judge(plan, request, response)
                 fetch_ahead(request)
                 yield page
-        except ServiceApiError as exc:
-            if request is not None:
-                exc.at_page(request.number, items_yielded=plan.items_yielded)
+        except ServiceApiError as exc:  # the plan stays on the page that failed
+            exc.at_page(plan.start_page + plan.pages_accepted, items_yielded=plan.items_yielded)
             raise
         finally:
             # Early exit, error or garbage collection: no thread outlives the iterator.
@@ -398,16 +395,14 @@ class Pager(Generic[M_co]):
             async for page in service_api.paginate(list_devices, client).apages():
                 print(page.number, len(page.items))
         """
-        plan, window = self._plan(), self._window()
+        plan = self._plan()
         in_flight = asyncio.Semaphore(self._options.concurrency)
         pending: dict[int, asyncio.Task[httpx.Response]] = {}
 
         def fetch_ahead(request: PageRequest) -> None:
-            for number in plan.pages_ahead(request.number, window):
-                ahead = PageRequest(number, plan.page_size)
-                pending[number] = asyncio.ensure_future(self._afetch(ahead, in_flight))
+            for ahead in plan.pages_ahead(request.number, self._window):
+                pending[ahead.number] = asyncio.ensure_future(self._afetch(ahead, in_flight))
 
-        request = None
         try:
             while (request := plan.next_page_info()) is not None:
                 # Left in ``pending`` while awaited: if the consumer is cancelled here,
@@ -421,9 +416,8 @@ class Pager(Generic[M_co]):
                 page = self._judge(plan, request, response)
                 fetch_ahead(request)
                 yield page
-        except ServiceApiError as exc:
-            if request is not None:
-                exc.at_page(request.number, items_yielded=plan.items_yielded)
+        except ServiceApiError as exc:  # the plan stays on the page that failed
+            exc.at_page(plan.start_page + plan.pages_accepted, items_yielded=plan.items_yielded)
             raise
         finally:
             for task in pending.values():
@@ -431,27 +425,17 @@ class Pager(Generic[M_co]):
             if pending:
                 await asyncio.gather(*pending.values(), return_exceptions=True)
 
-    def _window(self) -> int:
-        """Pages asked for ahead of the one in hand: none without concurrency."""
-        return _AHEAD * self._options.concurrency if self._options.concurrency > 1 else 0
-
     def _plan(self) -> PagePlan:
-        o = self._options
-        return PagePlan(
-            page_size=o.page_size,
-            start_page=o.start_page,
-            base_url=str(getattr(self._client, "_base_url", "")),
-            max_items=o.max_items,
-            max_pages=o.max_pages,
-            key=o.key,
-        )
+        names = ("page_size", "start_page", "max_items", "max_pages", "key")
+        options = {name: getattr(self._options, name) for name in names}
+        return PagePlan(base_url=str(getattr(self._client, "_base_url", "")), **options)
 
     def _fetch(self, request: PageRequest, stopped: threading.Event) -> httpx.Response:
         """The page's response, fetched again within the page retry budget."""
-        attempt = 0
+        kwargs, attempt = self._kwargs(page_number=request.number, page_size=request.size), 0
         while True:
             try:
-                response = self._client.get_httpx_client().request(**self._kwargs(request))
+                response = self._client.get_httpx_client().request(**kwargs)
                 return _ok(response, request.number)
             except (ServiceApiError, httpx.HTTPError) as exc:
                 delay = self._retry_delay(exc, request.number, attempt)
@@ -461,22 +445,16 @@ class Pager(Generic[M_co]):
 
     async def _afetch(self, request: PageRequest, in_flight: asyncio.Semaphore) -> httpx.Response:
         """Async twin of :meth:`_fetch`, with at most ``concurrency`` requests in flight."""
-        attempt = 0
+        kwargs, attempt = self._kwargs(page_number=request.number, page_size=request.size), 0
         async with in_flight:
             while True:
                 try:
-                    client = self._client.get_async_httpx_client()
-                    return _ok(await client.request(**self._kwargs(request)), request.number)
+                    response = await self._client.get_async_httpx_client().request(**kwargs)
+                    return _ok(response, request.number)
                 except (ServiceApiError, httpx.HTTPError) as exc:
                     delay = self._retry_delay(exc, request.number, attempt)
                 await asyncio.sleep(delay)
                 attempt += 1
-
-    def _kwargs(self, request: PageRequest) -> dict[str, Any]:
-        kwargs: dict[str, Any] = self._module._get_kwargs(
-            page_number=request.number, page_size=request.size, **self._params
-        )
-        return kwargs
 
     def _retry_delay(
         self, exc: ServiceApiError | httpx.HTTPError, number: int, attempt: int
@@ -495,7 +473,7 @@ class Pager(Generic[M_co]):
 
     def _judge(self, plan: PagePlan, request: PageRequest, response: httpx.Response) -> Page[Any]:
         """Parse the page and let the plan judge it; the page to hand over."""
-        where, model = f"{self._name}: page {request.number}", self._module.SUCCESS_MODEL
+        where, model = f"{self._name}: page {request.number}", self._model
         try:
             doc = response.json()
         except ValueError as exc:
@@ -575,8 +553,7 @@ def paginate(
             print(shipment.shipment_id)
     """
     options = _Options(page_size, start_page, max_items, max_pages, concurrency, page_retries, key)
-    module, options = _checked(endpoint, client, options, params)
-    return Pager(module, client, options, params)
+    return Pager(endpoint, client, options, params)
 
 
 def apaginate(
