@@ -200,18 +200,12 @@ class PagePlan:
     ) -> None:
         if not (1 <= page_size <= MAX_PAGE_SIZE and start_page >= 1):
             raise ValueError(f"page_size must be 1..{MAX_PAGE_SIZE} and start_page at least 1")
-        self.page_size, self.start_page, self.max_items, self.key = (
-            page_size,
-            start_page,
-            max_items,
-            key,
-        )
+        self.page_size, self.start_page = page_size, start_page
+        self.max_items, self.key = max_items, key
         self.base_url = httpx.URL(base_url)  # parsed once: parsing is a visible cost
         # The last page max_items and max_pages allow.
-        limits = [max_pages, None if max_items is None else math.ceil(max_items / page_size)]
-        self._limit = (
-            start_page - 1 + min((n for n in limits if n is not None), default=sys.maxsize)
-        )
+        pages = [max_pages, None if max_items is None else math.ceil(max_items / page_size)]
+        self._limit = start_page - 1 + min([n for n in pages if n is not None] or [sys.maxsize])
         self.items_yielded = self.pages_accepted = self._asked = self._planned_end = 0
         self._next_number = start_page
         self._first_total: int | None = None
@@ -260,16 +254,11 @@ class PagePlan:
             raise RuntimeError(f"page {number} accepted out of order")  # a driver bug
         self._notes = []
         env = read_envelope(model, page_number=number)
-        for what, asked, answered in (
-            ("page", number, env.page_number),
-            ("pageSize", self.page_size, env.page_size),
-        ):
-            if answered != asked:
-                raise InconsistentPageError(
-                    f"page {number}: asked for {what} {asked}, the server answered {what} "
-                    f"{answered}",
-                    page_number=number,
-                )
+        echo = {"page": (number, env.page_number), "pageSize": (self.page_size, env.page_size)}
+        for what, (want, got) in echo.items():
+            if got != want:
+                msg = f"page {number}: asked for {what} {want}, the server answered {what} {got}"
+                raise InconsistentPageError(msg, page_number=number)
         last = self._track_total(env.total_records, number)
         data, cut = self._fit(env, number)
         kept = self._drop_repeats(data, number)

@@ -233,9 +233,9 @@ class _Options:
     key: KeyFunction
 
 
-# The least value of each numeric option (``max_items`` and ``max_pages`` may be None).
-_LEAST = {"page_size": 1, "start_page": 1, "concurrency": 1, "page_retries": 0, "max_items": 0}
-_LEAST |= {"max_pages": 0}
+# The least value of each numeric option.
+_LEAST = {"page_size": 1, "start_page": 1, "concurrency": 1, "page_retries": 0}
+_LEAST |= {"max_items": 0, "max_pages": 0}  # these two may also be None
 
 
 # The functions of an endpoint module that lead back to it.
@@ -495,7 +495,7 @@ class Pager(Generic[M_co]):
                         ) from exc
             shape = "object" if isinstance(doc, dict) else type(doc).__name__
             raise InvalidResponseError(
-                f"{where}: unreadable answer (not a page: a {shape})"
+                f"{where}: unreadable answer (not a page: a JSON {shape})"
             ) from exc
         verdict = plan.accept(request.number, parsed)
         for message in verdict.warnings:
