@@ -1,10 +1,11 @@
 """The I/O-free heart of pagination: which page to fetch next, and what a page may say.
 
-:class:`PagePlan` decides everything (``has_next_page`` / ``next_page_info``, the pages
-left once ``totalRecords`` is known, whether a page is consistent, which items are
-repeats); the sync and async drivers in ``_pagination`` only fetch what it asks for and
-hand the pages back in order. Because it does no I/O, both twins share every decision
-and the unit tests drive it with plain objects.
+:class:`PagePlan` decides everything (the next page, ``next_page_info``; once
+``totalRecords`` is known, the pages to fetch ahead, ``pages_ahead``; whether a page is
+consistent and which items are repeats, ``accept``); the sync and async drivers in
+``_pagination`` only fetch what it asks for and hand the pages back in order. Because it
+does no I/O, both twins share every decision and the unit tests drive it with plain
+objects.
 
 What the plan does with a misbehaving server is the policy table of the README
 ("Pagination"). The plan never asks for a page beyond ``ceil(totalRecords / pageSize)``
@@ -18,19 +19,18 @@ records shifted by an insertion or a deletion land on a neighbouring page.
 
 from __future__ import annotations
 
+import collections
 import math
-import re
+import sys
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl
 
 import attrs
 import httpx
 
 from service_api._errors import InconsistentPageError, InvalidResponseError
-
-# A query made of letters, digits, "=" and "&" only: read without parsing the URL.
-_PLAIN_QUERY = re.compile(r"[A-Za-z0-9=&]*")
 
 # The service serves at most 50 records per page and treats a larger pageSize as 50.
 MAX_PAGE_SIZE = 50
@@ -88,27 +88,22 @@ def read_envelope(model: object, *, page_number: int) -> Envelope:
 
         env = read_envelope(shipment_page, page_number=1)   # env.total_records, ...
     """
-    counts: dict[str, int] = {}
-    for attr, wire in (
-        ("total_records", "totalRecords"),
-        ("page_number", "pageNumber"),
-        ("page_size", "pageSize"),
-    ):
-        value = getattr(model, attr, None)
+    counts: list[Any] = [
+        getattr(model, name, None) for name in ("total_records", "page_number", "page_size")
+    ]
+    for value, wire in zip(counts, ("totalRecords", "pageNumber", "pageSize"), strict=True):
         # bool is an int in Python, but never a count.
-        if not isinstance(value, int) or isinstance(value, bool):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise InvalidResponseError(
-                f"page {page_number}: envelope field {wire!r} is missing or not an integer"
+                f"page {page_number}: envelope field {wire!r} is missing or not a count"
             )
-        counts[attr] = value
-    if counts["total_records"] < 0:
-        raise InvalidResponseError(f"page {page_number}: totalRecords is negative")
+    total, number, size = counts
     data = getattr(model, "data", None)
     if not isinstance(data, list | tuple):
         raise InvalidResponseError(f"page {page_number}: envelope field 'data' is missing")
     link = getattr(model, "next_", None)
     # UNSET, None and "" all mean "no next page".
-    return Envelope(**counts, data=data, next_link=link if isinstance(link, str) and link else None)
+    return Envelope(total, number, size, data, link if isinstance(link, str) and link else None)
 
 
 def check_next_link(link: str, *, base_url: str | httpx.URL, request: PageRequest) -> str | None:
@@ -125,11 +120,16 @@ def check_next_link(link: str, *, base_url: str | httpx.URL, request: PageReques
         check_next_link("https://evil.example/x", base_url=base, request=PageRequest(1, 50))
         # 'next link to another origin (https://evil.example)'
     """
+    place, _, query = link.partition("?")
+    return _place_problem(place, httpx.URL(base_url)) or _query_problem(query, request)
+
+
+def _place_problem(place: str, base: httpx.URL) -> str | None:
+    """The origin and path part of :func:`check_next_link` (the costly URL parsing)."""
     try:
-        base = base_url if isinstance(base_url, httpx.URL) else httpx.URL(base_url)
-        url = base.join(link)
+        url = base.join(place)
     except (httpx.InvalidURL, TypeError, ValueError):
-        return f"unparsable next link {link!r}"
+        return f"unparsable next link {place!r}"
     scheme_ok = url.scheme == base.scheme or (url.scheme == "http" and base.scheme == "https")
     # A scheme upgrade changes the default port; compare explicit ports only.
     port_ok = url.port == base.port or (url.scheme != base.scheme and url.port is None)
@@ -137,10 +137,15 @@ def check_next_link(link: str, *, base_url: str | httpx.URL, request: PageReques
         return f"next link to another origin ({url.scheme}://{url.host})"
     if not url.path.startswith(base.path.rstrip("/") + "/"):
         return f"next link outside the API path ({url.path})"
+    return None
+
+
+def _query_problem(query: str, request: PageRequest) -> str | None:
+    # Parsed as httpx parses a query; the first of repeated names counts, as in httpx.
+    given = dict(reversed(parse_qsl(query.partition("#")[0], keep_blank_values=True)))
     for name, value in (("pageNumber", request.number + 1), ("pageSize", request.size)):
-        given = url.params.get(name)
-        if given is not None and given != str(value):
-            return f"next link with {name}={given}, expected {value}"
+        if given.get(name, str(value)) != str(value):
+            return f"next link with {name}={given[name]}, expected {value}"
     return None
 
 
@@ -168,39 +173,12 @@ def id_key(item: object) -> Hashable | None:
     return value if isinstance(value, str | int) and not isinstance(value, bool) else None
 
 
-class RecentKeys:
-    """The last ``size`` keys added, oldest forgotten first: memory that does not grow
-    with the result set.
-
-    Example::
-
-        recent = RecentKeys(2); recent.add("a"); recent.add("b"); recent.add("c")
-        "a" in recent   # False
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._keys: dict[Hashable, None] = {}  # insertion-ordered: the oldest first
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self._keys
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def add(self, key: Hashable) -> None:
-        self._keys.pop(key, None)
-        self._keys[key] = None
-        if len(self._keys) > self.size:
-            del self._keys[next(iter(self._keys))]
-
-
 class PagePlan:
     """Decides which pages to fetch and checks each page that arrives, with no I/O.
 
     Pages must be handed to :meth:`accept` in order, each one the page
-    :meth:`next_page_info` named (with concurrency the driver fetches ahead from
-    :meth:`remaining_pages` but still accepts in order).
+    :meth:`next_page_info` named (with concurrency the driver fetches ahead the pages
+    :meth:`pages_ahead` names, but still accepts in order).
 
     Example::
 
@@ -220,61 +198,49 @@ class PagePlan:
         max_pages: int | None = None,
         key: KeyFunction = id_key,
     ) -> None:
-        if page_size < 1 or page_size > MAX_PAGE_SIZE:
-            raise ValueError(f"page_size must be 1..{MAX_PAGE_SIZE}, not {page_size}")
-        if start_page < 1:
-            raise ValueError(f"start_page must be at least 1, not {start_page}")
-        self.page_size = page_size
-        self.start_page = start_page
-        # Parsed once: URL parsing is a visible share of the per-page cost.
-        self.base_url = httpx.URL(base_url)
-        self.max_items = max_items
-        self.max_pages = max_pages
-        self.key = key
-        self.items_yielded = 0
-        self.pages_accepted = 0
+        if not (1 <= page_size <= MAX_PAGE_SIZE and start_page >= 1):
+            raise ValueError(f"page_size must be 1..{MAX_PAGE_SIZE} and start_page at least 1")
+        self.page_size, self.start_page = page_size, start_page
+        self.max_items, self.key = max_items, key
+        self.base_url = httpx.URL(base_url)  # parsed once: parsing is a visible cost
+        # The last page max_items and max_pages allow.
+        pages = [max_pages, None if max_items is None else math.ceil(max_items / page_size)]
+        self._limit = start_page - 1 + min([n for n in pages if n is not None] or [sys.maxsize])
+        self.items_yielded = self.pages_accepted = self._asked = self._planned_end = 0
         self._next_number = start_page
         self._first_total: int | None = None
         self._last_total: int | None = None
-        self._done = max_items == 0 or max_pages == 0
-        self._recent = RecentKeys(REPEAT_WINDOW_PAGES * page_size)
-        self._next_missing = False
+        self._done = self._next_missing = False
+        # Keys handed over, oldest first, bounded: memory does not grow with the set.
+        self._recent: collections.OrderedDict[Hashable, None] = collections.OrderedDict()
         self._warned: set[str] = set()
         self._notes: list[str] = []
-        self._trusted_link_path: str | None = None
+        self._trusted_place: str | None = None  # the part before "?" of a checked link
 
     # -- what to fetch --------------------------------------------------------------
 
     @property
     def planned_last_page(self) -> int | None:
         """The last page to fetch, once the first page told ``totalRecords``."""
-        if self._first_total is None:
-            return None
-        last = math.ceil(self._first_total / self.page_size)
-        if self.max_items is not None:
-            last = min(last, self.start_page - 1 + math.ceil(self.max_items / self.page_size))
-        if self.max_pages is not None:
-            last = min(last, self.start_page - 1 + self.max_pages)
-        return last
-
-    def has_next_page(self) -> bool:
-        """Whether another page is to be fetched."""
-        return self.next_page_info() is not None
+        return None if self._first_total is None else min(self._planned_end, self._limit)
 
     def next_page_info(self) -> PageRequest | None:
         """The next page to fetch and accept, or ``None`` when iteration is over."""
         last = self.planned_last_page
-        if self._done or (last is not None and self._next_number > last):
+        if self._done or self._next_number > (self._limit if last is None else last):
             return None
         return PageRequest(self._next_number, self.page_size)
 
-    def remaining_pages(self) -> range:
-        """Every page still to fetch if the server behaves, known after the first page
-        (empty before it): what concurrent drivers fetch ahead."""
+    def pages_ahead(self, number: int, window: int) -> list[PageRequest]:
+        """The pages after ``number`` (the page in hand) up to ``number + window`` and
+        within the plan that no earlier call named: what concurrent drivers fetch ahead.
+        None until the first page told how many pages there are."""
         last = self.planned_last_page
         if self._done or last is None:
-            return range(0)
-        return range(self._next_number, last + 1)
+            return []
+        first, stop = max(self._asked, number) + 1, min(last, number + window) + 1
+        self._asked = max(self._asked, stop - 1)
+        return [PageRequest(ahead, self.page_size) for ahead in range(first, stop)]
 
     # -- what arrived ---------------------------------------------------------------
 
@@ -284,75 +250,69 @@ class PagePlan:
         Raises ``InvalidResponseError`` (or its ``InconsistentPageError``) when the page
         cannot be used; the plan then stays on that page, which is where to resume.
         """
-        request = self.next_page_info()
-        if request is None or request.number != number:
+        if number != self._next_number or self.next_page_info() is None:
             raise RuntimeError(f"page {number} accepted out of order")  # a driver bug
         self._notes = []
         env = read_envelope(model, page_number=number)
-        self._check_echo(env, number)
-        data = self._cut_to_page_size(list(env.data), number)
-        last = self._track_total(env, number)
-        last = self._check_empty(env, data, number) or last
-        data, cut = self._cut_to_total(env, data, number)
-        items, kept, keys = self._drop_repeats(data, number)
+        echo = {"page": (number, env.page_number), "pageSize": (self.page_size, env.page_size)}
+        for what, (want, got) in echo.items():
+            if got != want:
+                msg = f"page {number}: asked for {what} {want}, the server answered {what} {got}"
+                raise InconsistentPageError(msg, page_number=number)
+        last = self._track_total(env.total_records, number)
+        data, cut = self._fit(env, number)
+        kept = self._drop_repeats(data, number)
         last = self._read_next_link(env, number, last or cut)
-        if self.max_items is not None and len(items) >= self.max_items - self.items_yielded:
-            room = self.max_items - self.items_yielded
-            items, kept, keys, last = items[:room], kept[:room], keys[:room], True
-        self._commit(keys, number, last)
-        return PageVerdict(tuple(items), tuple(self._notes), self._done, tuple(kept))
+        if self.max_items is not None and len(kept) >= self.max_items - self.items_yielded:
+            kept, last = kept[: self.max_items - self.items_yielded], True
+        self.items_yielded += len(kept)
+        self.pages_accepted += 1
+        self._next_number, self._done = number + 1, last
+        items = tuple(data[index] for index in kept)
+        return PageVerdict(items, tuple(self._notes), self.next_page_info() is None, tuple(kept))
 
-    def _check_echo(self, env: Envelope, number: int) -> None:
-        """The page must be the one asked for, at the size asked for."""
-        if env.page_number != number:
-            raise InconsistentPageError(
-                f"asked for page {number}, the server answered page {env.page_number}",
-                page_number=number,
-            )
-        if env.page_size != self.page_size:
-            raise InconsistentPageError(
-                f"page {number}: asked for pageSize {self.page_size}, "
-                f"the server answered pageSize {env.page_size}",
-                page_number=number,
-            )
-
-    def _cut_to_page_size(self, data: list[Any], number: int) -> list[Any]:
-        if len(data) > self.page_size:
-            self._note(
-                "long",
-                f"page {number} holds {len(data)} items, more than pageSize "
-                f"{self.page_size}; the extra items are ignored",
-            )
-        return data[: self.page_size]
-
-    def _track_total(self, env: Envelope, number: int) -> bool:
+    def _track_total(self, total: int, number: int) -> bool:
         """Remember ``totalRecords`` (the first page's plans the iteration); whether
         ``number`` is the planned last page."""
         if self._first_total is None:
-            self._first_total = self._last_total = env.total_records
-        elif env.total_records != self._last_total:
+            self._first_total = self._last_total = total
+            self._planned_end = math.ceil(total / self.page_size)
+        elif total != self._last_total:
             self._note(
                 "total",
-                f"totalRecords changed from {self._last_total} to {env.total_records} at "
-                f"page {number}; keeping the {self.planned_last_page} pages planned",
+                f"totalRecords changed from {self._last_total} to {total} at page {number}; "
+                f"keeping the {self.planned_last_page} pages planned",
             )
-            self._last_total = env.total_records
+            self._last_total = total
         return number >= self._planned_end
 
-    @property
-    def _planned_end(self) -> int:
-        return math.ceil((self._first_total or 0) / self.page_size)
-
-    def _check_empty(self, env: Envelope, data: list[Any], number: int) -> bool:
-        """An empty page before the planned end: an error, unless something explains it
-        (then it is the last page)."""
+    def _fit(self, env: Envelope, number: int) -> tuple[list[Any], bool]:
+        """The items the page may hold, and whether it ends the iteration: no more than
+        pageSize (the rest belong to the next page), nor than its own totalRecords allows
+        (no page can follow by that count); none before the planned end only if
+        something explains it."""
+        data = list(env.data[: self.page_size])
+        if len(env.data) > self.page_size:
+            self._note(
+                "long",
+                f"page {number} holds {len(env.data)} items, more than pageSize "
+                f"{self.page_size}; the extra items are ignored",
+            )
+        allowed = max(0, min(self.page_size, env.total_records - (number - 1) * self.page_size))
+        if len(data) > allowed:
+            self._note(
+                "beyond-total",
+                f"page {number} holds {len(data)} items but its totalRecords "
+                f"({env.total_records}) allows {allowed}; the rest are ignored, stopping",
+            )
+            return data[:allowed], True
         if data or number > self._planned_end:
-            return False
-        if (number - 1) * self.page_size >= env.total_records:
+            return data, False
+        if allowed == 0:
             self._note(
                 "shrank",
-                f"page {number} is empty: the result set shrank to "
-                f"{env.total_records} records; stopping",
+                f"page {number} is empty: the result set shrank to {env.total_records} "
+                "records; stopping",
             )
         elif self._next_missing:
             self._note(
@@ -363,50 +323,29 @@ class PagePlan:
                 f"page {number} is empty although totalRecords is {env.total_records}",
                 page_number=number,
             )
-        return True
+        return data, True
 
-    def _cut_to_total(self, env: Envelope, data: list[Any], number: int) -> tuple[list[Any], bool]:
-        """The page's own totalRecords caps what it may hold: items beyond it are ones
-        the count denies, and pages after it cannot exist by that count."""
-        allowed = max(0, min(self.page_size, env.total_records - (number - 1) * self.page_size))
-        if len(data) <= allowed:
-            return data, False
-        self._note(
-            "beyond-total",
-            f"page {number} holds {len(data)} items but its totalRecords "
-            f"({env.total_records}) allows {allowed}; the rest are ignored, stopping",
-        )
-        return data[:allowed], True
-
-    def _drop_repeats(
-        self, data: list[Any], number: int
-    ) -> tuple[list[Any], list[int], list[Hashable | None]]:
-        """Drop items whose key was handed over on a recent page or earlier on this one;
-        the items kept, their places in ``data``, their keys."""
-        items: list[Any] = []
+    def _drop_repeats(self, data: list[Any], number: int) -> list[int]:
+        """The places in ``data`` of the items to hand over: those whose key was not
+        handed over on a recent page or earlier on this one (remembered from now on)."""
         kept: list[int] = []
-        keys: list[Hashable | None] = []
-        on_page: set[Hashable] = set()
         for index, item in enumerate(data):
             key = self.key(item)
-            if key is not None:
-                if key in self._recent or key in on_page:
-                    continue
-                on_page.add(key)
-            items.append(item)
-            kept.append(index)
-            keys.append(key)
-        if data and not items:
+            if key is None or key not in self._recent:
+                kept.append(index)
+                if key is not None:
+                    self._recent[key] = None
+        while len(self._recent) > REPEAT_WINDOW_PAGES * self.page_size:
+            self._recent.popitem(last=False)
+        if data and not kept:
             raise InconsistentPageError(
                 f"page {number} repeats items already yielded (a page served twice?)",
                 page_number=number,
             )
-        if len(items) < len(data):
-            self._note(
-                "repeat",
-                f"page {number}: {len(data) - len(items)} items already yielded were dropped",
-            )
-        return items, kept, keys
+        if len(kept) < len(data):
+            dropped = len(data) - len(kept)
+            self._note("repeat", f"page {number}: {dropped} items already yielded were dropped")
+        return kept
 
     def _read_next_link(self, env: Envelope, number: int, last: bool) -> bool:
         """The ``next`` link is a signal, checked but never followed; whether this page
@@ -423,7 +362,13 @@ class PagePlan:
             )
             self._next_missing = True
             return False
-        problem = self._link_problem(env.next_link, number)
+        # The origin and path are checked once per distinct link prefix (URL parsing
+        # is most of the cost); pageNumber / pageSize on every page.
+        place, _, query = env.next_link.partition("?")
+        problem = None if place == self._trusted_place else _place_problem(place, self.base_url)
+        if problem is None:
+            self._trusted_place = place
+            problem = _query_problem(query, PageRequest(number, self.page_size))
         if problem is not None:
             self._note("link", f"page {number}: {problem}; link ignored")
         if last and env.total_records == self._first_total:
@@ -433,40 +378,6 @@ class PagePlan:
                 "totalRecords implies; stopping",
             )
         return last
-
-    def _link_problem(self, link: str, number: int) -> str | None:
-        """:func:`check_next_link`, without parsing URLs on every page (most of its
-        cost): once a link's part before ``?`` passed the full check, a link with the
-        same part and a plain query without repeated names has only its ``pageNumber``
-        / ``pageSize`` compared."""
-        path, _, query = link.partition("?")
-        pairs = [pair.partition("=") for pair in query.split("&")]
-        given = {name: value for name, _, value in pairs}
-        if (
-            path == self._trusted_link_path
-            and _PLAIN_QUERY.fullmatch(query)
-            and len(given) == len(pairs)
-        ):
-            for name, expected in (("pageNumber", number + 1), ("pageSize", self.page_size)):
-                if given.get(name, str(expected)) != str(expected):
-                    return f"next link with {name}={given[name]}, expected {expected}"
-            return None
-        request = PageRequest(number, self.page_size)
-        problem = check_next_link(link, base_url=self.base_url, request=request)
-        if problem is None:
-            self._trusted_link_path = path
-        return problem
-
-    def _commit(self, keys: list[Hashable | None], number: int, last: bool) -> None:
-        """The page is accepted: remember the keys of its items and move on."""
-        for key in keys:
-            if key is not None:
-                self._recent.add(key)
-        self.items_yielded += len(keys)
-        self.pages_accepted += 1
-        self._next_number = number + 1
-        if last or (self.max_pages is not None and self.pages_accepted >= self.max_pages):
-            self._done = True
 
     def _note(self, kind: str, message: str) -> None:
         # Once per kind: a server that repeats a fault on every page should not flood.

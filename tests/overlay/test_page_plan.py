@@ -13,7 +13,6 @@ from service_api._page_plan import (
     REPEAT_WINDOW_PAGES,
     PagePlan,
     PageRequest,
-    RecentKeys,
     check_next_link,
     id_key,
     read_envelope,
@@ -99,12 +98,21 @@ def test_a_well_behaved_server_gives_each_item_once_with_minimal_requests(
     assert plan.items_yielded == len(expected)
 
 
-def test_remaining_pages_are_known_after_the_first_page_only() -> None:
+def test_pages_ahead_are_known_after_the_first_page_only_and_named_once() -> None:
     plan = plan_of(page_size=10, start_page=2, max_pages=3)
-    assert plan.remaining_pages() == range(0)
+    assert plan.pages_ahead(2, 4) == []
     assert plan.next_page_info() == PageRequest(2, 10)
     plan.accept(2, page_of(records(95), 2, 10))
-    assert plan.remaining_pages() == range(3, 5)
+    assert plan.pages_ahead(2, 1) == [PageRequest(3, 10)]  # within the window
+    assert plan.pages_ahead(2, 4) == [PageRequest(4, 10)]  # within the plan, not 3 again
+    assert plan.pages_ahead(3, 4) == []
+
+
+def test_without_a_window_no_page_is_fetched_ahead() -> None:
+    plan = plan_of(page_size=10, start_page=1)
+    plan.accept(1, page_of(records(95), 1, 10))
+    assert plan.pages_ahead(1, 0) == []
+    assert plan.pages_ahead(2, 0) == []  # page 2, in hand, is never named
 
 
 @pytest.mark.parametrize(("size", "start"), [(0, 1), (51, 1), (10, 0), (10, -3)])
@@ -402,19 +410,6 @@ def test_a_key_function_of_the_caller_decides_what_a_repeat_is() -> None:
     # Another id, the same first device: a repeat by this key.
     with pytest.raises(InconsistentPageError, match="repeats items"):
         plan.accept(2, models_page([shipment("s2", "d1")], 2, total=20))
-
-
-def test_recent_keys_are_bounded_and_forget_the_oldest() -> None:
-    recent = RecentKeys(3)
-    for key in "abcd":
-        recent.add(key)
-    assert len(recent) == 3
-    assert "a" not in recent
-    assert all(key in recent for key in "bcd")
-    recent.add("b")  # seen again: now the newest
-    recent.add("e")
-    assert "b" in recent
-    assert "c" not in recent
 
 
 def test_the_plan_remembers_the_keys_of_the_last_pages_only() -> None:

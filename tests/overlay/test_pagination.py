@@ -36,7 +36,7 @@ from service_api import (
     testing,
 )
 from service_api._errors import error_from_response
-from service_api._pagination import _resolve, page_retry_delay
+from service_api._pagination import page_retry_delay
 from service_api_client.api.devices import list_devices
 from service_api_client.api.shipments import list_shipments
 from service_api_client.models import DevicePage, ShipmentPage
@@ -404,12 +404,13 @@ async def test_paging_survives_token_revocation_and_retries(
 # -- which endpoint, which client: refused before any request ------------------------------
 
 
-def test_a_function_leads_back_to_its_module() -> None:
-    # Names, not identity: another test may have imported a fresh copy of the package.
+async def test_a_function_leads_back_to_its_module(mock: RunningMock, client: Client) -> None:
+    mock.service.reset(records=3)
     for endpoint in (list_devices, list_devices.sync_detailed, list_devices.asyncio_detailed):
-        resolved = _resolve(endpoint)
-        assert resolved.name == "list_devices"
-        assert resolved.model.__name__ == "DevicePage"
+        pager = paginate(endpoint, client)
+        assert repr(pager) == "Pager(list_devices, page_size=50)"
+        # Names, not identity: another test may have imported a fresh copy of the package.
+        assert [type(page.model).__name__ for page in pager.pages()] == ["DevicePage"]
 
 
 def _wrapped() -> Callable[..., Any]:

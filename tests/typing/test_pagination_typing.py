@@ -68,7 +68,13 @@ async def async_pages(client: service_api.Client) -> list[Sequence[Device]]:
 def function_form(client: service_api.Client) -> list[Any]:
     # The function form is accepted too; its items are Any (the union return type of
     # sync_detailed does not name the page model).
-    return list(service_api.paginate(list_shipments.sync_detailed, client))
+    pager = service_api.paginate(list_shipments.sync_detailed, client)
+    assert_type(pager, service_api.Pager[Any])
+    assert_type(
+        service_api.aiter_pages(list_shipments.asyncio_detailed, client),
+        AsyncGenerator[service_api.Page[Any], None],
+    )
+    return list(pager)
 
 
 def generic_export(
