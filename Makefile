@@ -85,7 +85,7 @@ mock: | $(VENV)/.installed
 # Schemathesis at full size: >= 1,000 cases per operation (positive and negative) plus
 # stateful sequences through the spec's links; prints the counts; any failure fails.
 fuzz: | $(VENV)/.installed
-	FUZZ_EXAMPLES=1000 FUZZ_STATEFUL_EXAMPLES=200 $(BIN)/pytest -p no:logging -s -q --timeout=1800 tests/test_fuzz.py
+	FUZZ_EXAMPLES=1000 FUZZ_STATEFUL_EXAMPLES=200 $(BIN)/pytest -p no:logging -s -q --timeout=1800 tests/mock/test_mock_fuzz.py
 
 # Chaos export at full size: 3 accounts x 5,000 records through 20 % 503/429, 5 %
 # dropped connections, 0-30 ms latency, 3 s tokens and periodic revocation, sync and

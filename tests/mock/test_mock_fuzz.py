@@ -31,7 +31,7 @@ from service_api_mock import (
     running_mock,
 )
 
-SPEC = Path(__file__).resolve().parent.parent / "openapi.yaml"
+SPEC = Path(__file__).resolve().parents[2] / "openapi.yaml"
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "50"))
 STATEFUL_EXAMPLES = int(os.environ.get("FUZZ_STATEFUL_EXAMPLES", str(max(EXAMPLES // 10, 10))))
 
