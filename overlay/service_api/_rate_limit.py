@@ -1,18 +1,38 @@
-"""A client-side request rate limit shared by threads, tasks and event loops.
+"""A client-side request rate limit shared by threads, tasks, event loops and processes.
 
 A limiter only says how long a request must wait (under a threading lock, so it works
 the same from any thread or event loop); the sync and async transports do the waiting
 with ``time.sleep`` or ``asyncio.sleep``, and tell the limiter what the service answered
 so that an adaptive limiter can learn the quota.
+
+* :class:`RateLimiter`: a fixed rate, in one process.
+* :class:`AdaptiveRateLimiter`: learns the quota from 429 answers, in one process.
+* :class:`SharedRateLimiter`: a fixed rate shared by every process that names the same
+  store, through pyrate-limiter: a SQLite file (one host) or Redis (several machines);
+  built from a URL by :func:`shared_limiter`.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
+import hashlib
+import logging
+import math
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    import redis
+    from pyrate_limiter import AbstractBucket, Rate
+
+logger = logging.getLogger("service_api")
 
 
 class RequestLimiter(Protocol):
@@ -243,3 +263,267 @@ class _Goodput:
         # At least a second: a burst of three answers in 3 ms is not 1,000 per second.
         span = max(1.0, min(self._horizon, now - self._first))
         return len(self._accepted) / span
+
+
+class StoreError(OSError):
+    """A shared rate or token store that cannot be used: unreachable, unwritable, corrupt.
+
+    Raised when a store is set up (a bad URL, an unwritable SQLite path, a Redis server
+    that does not answer); once running, a failing store is replaced by the in-process
+    fallback with one warning instead.
+
+    Example::
+
+        try:
+            limiter = shared_limiter("redis://127.0.0.1:6379/0", per_minute=90, key="my-client")
+        except StoreError as exc:
+            print("no shared budget:", exc)
+    """
+
+
+#: Seconds a Redis command may take before the store counts as unreachable.
+STORE_TIMEOUT = 2.0
+
+_RATE_ITEM = "service-api"
+
+
+def _store_key(key: str) -> str:
+    # A fixed-length, SQL- and Redis-safe name for the integration (its client ID).
+    return hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+class SharedRateLimiter:
+    """At most ``per_minute`` requests per minute, counted in a store every process shares.
+
+    The count lives in a pyrate-limiter bucket (a sliding window log): a SQLite file
+    with a file lock for the processes of one host, or Redis for several machines. The
+    window is about ``window`` seconds holding ``per_minute * window / 60`` requests, so
+    requests are spread out rather than sent as a minute's burst; any minute then holds
+    at most ``per_minute`` plus one window's worth. Timestamps are the wall clock of
+    each process, so machines sharing Redis need synchronised clocks (NTP).
+
+    If the store fails while in use, the limiter logs one warning and goes on with an
+    in-process :class:`RateLimiter` at the same rate: the export continues, only the
+    sharing is lost.
+
+    Example::
+
+        limiter = shared_limiter("sqlite:///var/tmp/quota.db", per_minute=90, key="my-client")
+        wait = limiter.try_acquire()
+    """
+
+    def __init__(
+        self,
+        bucket: AbstractBucket,
+        per_minute: float,
+        *,
+        store: str,
+        errors: tuple[type[BaseException], ...],
+    ) -> None:
+        self.per_minute = float(per_minute)
+        self._bucket = bucket
+        self._store = store
+        self._errors = errors
+        self._lock = threading.Lock()
+        self._fallback: RateLimiter | None = None
+        self._leaked_at = 0.0
+
+    def __repr__(self) -> str:
+        state = "in-process fallback" if self._fallback is not None else self._store
+        return f"SharedRateLimiter(per_minute={self.per_minute:g}, store={state!r})"
+
+    def try_acquire(self) -> float:
+        """Take a slot in the shared window (``0.0``), or the seconds until one frees."""
+        from pyrate_limiter import Decision, RateItem
+
+        with self._lock:
+            if self._fallback is not None:
+                return self._fallback.try_acquire()
+            try:
+                # The SQLite bucket's file lock is held from reading the clock to writing
+                # the entry: a process that waited for the lock must not record an
+                # earlier time than the one that held it. (Redis decides in one script.)
+                with self._bucket_lock():
+                    # The wall clock, as pyrate-limiter's SQLite and Redis buckets use:
+                    # the one clock processes (and NTP-synchronised machines) share.
+                    now_ms = time.time_ns() // 1_000_000
+                    item = RateItem(_RATE_ITEM, now_ms)
+                    decision = self._bucket.put_decision(item)
+                assert isinstance(decision, Decision)  # a sync bucket
+                if decision.allowed:
+                    self._leak(now_ms)
+                    return 0.0
+                wait_ms = decision.retry_after_ms
+                if wait_ms is None:
+                    waiting = self._bucket.waiting(item)
+                    assert isinstance(waiting, int)
+                    wait_ms = waiting
+            except self._errors as exc:
+                return self._fall_back(exc).try_acquire()
+            # At least a millisecond: a zero would make the caller ask again at once.
+            return max(wait_ms, 1) / 1000.0
+
+    def observe(self, status_code: int, retry_after: float | None) -> None:
+        """A fixed shared rate learns nothing from answers (the retry waits out a 429)."""
+
+    def close(self) -> None:
+        """Close the store's connection."""
+        with self._lock:
+            try:
+                self._bucket.close()
+            except self._errors:
+                logger.debug("closing the rate store failed", exc_info=True)
+
+    def _bucket_lock(self) -> AbstractContextManager[object]:
+        lock = self._bucket.limiter_lock()
+        if isinstance(lock, AbstractContextManager):
+            return lock
+        return contextlib.nullcontext()
+
+    def _leak(self, now_ms: int) -> None:
+        # pyrate-limiter's Limiter drops expired entries from a background thread; this
+        # limiter does it inline, every few seconds, with no thread to manage.
+        if now_ms / 1000.0 - self._leaked_at >= 5.0:
+            self._leaked_at = now_ms / 1000.0
+            self._bucket.leak(now_ms)
+
+    def _fall_back(self, exc: BaseException) -> RateLimiter:
+        logger.warning(
+            "the shared rate store %s failed (%s); limiting this process alone to %g "
+            "requests per minute from now on",
+            self._store,
+            type(exc).__name__,
+            self.per_minute,
+        )
+        self._fallback = RateLimiter(self.per_minute)
+        return self._fallback
+
+
+def shared_limiter(
+    url: str, *, per_minute: float, key: str, window: float = 1.0
+) -> SharedRateLimiter:
+    """A :class:`SharedRateLimiter` for the store ``url`` names, checked before it returns.
+
+    * ``sqlite:///path/to/file.db`` (or ``sqlite:relative.db``): one host; the file and
+      its ``.lock`` beside it are created if missing.
+    * ``redis://host:port/db`` (``rediss://`` for TLS, ``redis://:password@...``): several
+      machines; needs the ``redis`` extra (``pip install service-api[redis]``).
+
+    ``key`` names the budget (the integration's client ID): clients of other
+    integrations in the same store keep separate counts.
+
+    Raises :class:`StoreError` when the store cannot be used (never hangs: Redis gets
+    :data:`STORE_TIMEOUT` seconds), ``ValueError`` for a bad rate or an unknown scheme.
+
+    Example::
+
+        limiter = shared_limiter("redis://127.0.0.1:6379/0", per_minute=90, key="my-client")
+    """
+    from pyrate_limiter import Rate
+
+    if not per_minute > 0 or not math.isfinite(per_minute):
+        raise ValueError("rate_limit must be a positive number of requests per minute")
+    if not window > 0:
+        raise ValueError("window must be positive")
+    # A whole number of requests per window, the window stretched to keep the rate.
+    limit = max(1, round(per_minute * window / 60.0))
+    interval_ms = max(1, math.ceil(limit * 60_000 / per_minute))
+    rates = [Rate(limit, interval_ms)]
+    scheme = urlsplit(url).scheme.lower()
+    if scheme == "sqlite":
+        return _sqlite_limiter(url, rates, per_minute, key)
+    if scheme in ("redis", "rediss"):
+        return _redis_limiter(url, rates, per_minute, key)
+    raise ValueError(
+        f"rate_store must be a sqlite:///path or redis://host:port/db URL, not {scheme or url!r}"
+    )
+
+
+def sqlite_path(url: str) -> Path:
+    """The file a ``sqlite:`` URL names.
+
+    Example::
+
+        sqlite_path("sqlite:///var/tmp/quota.db")   # Path('/var/tmp/quota.db')
+    """
+    parts = urlsplit(url)
+    if parts.netloc or not parts.path or parts.query or parts.fragment:
+        raise ValueError("a SQLite store is named sqlite:///absolute/path or sqlite:relative/path")
+    return Path(parts.path)
+
+
+def _sqlite_limiter(url: str, rates: list[Rate], per_minute: float, key: str) -> SharedRateLimiter:
+    from filelock import Timeout
+    from pyrate_limiter import SQLiteBucket
+
+    path = sqlite_path(url)
+    if not path.parent.is_dir():
+        raise StoreError(f"the rate store's directory {str(path.parent)!r} does not exist")
+    errors = (sqlite3.Error, OSError, Timeout)
+    try:
+        bucket = SQLiteBucket.init_from_file(
+            rates,
+            table=f"rate_{_store_key(key)}",
+            db_path=str(path),
+            create_new_table=True,
+            use_file_lock=True,
+        )
+        bucket.count()  # reads the table: a file that is not a database fails here
+    except errors as exc:
+        raise StoreError(f"cannot use {str(path)!r} as a rate store: {exc}") from None
+    return SharedRateLimiter(bucket, per_minute, store=f"sqlite:{path}", errors=errors)
+
+
+def _redis_limiter(url: str, rates: list[Rate], per_minute: float, key: str) -> SharedRateLimiter:
+    from pyrate_limiter import RedisBucket
+
+    redis_client = redis_connection(url)
+    import redis
+
+    try:
+        bucket = RedisBucket.init(
+            rates,
+            redis_client,
+            f"service-api:rate:{_store_key(key)}",
+        )
+    except redis.RedisError as exc:
+        raise StoreError(f"cannot use Redis at {redis_location(url)}: {exc}") from None
+    assert isinstance(bucket, RedisBucket)
+    return SharedRateLimiter(
+        bucket, per_minute, store=f"redis:{redis_location(url)}", errors=(redis.RedisError,)
+    )
+
+
+def redis_location(url: str) -> str:
+    """``host:port/db`` of a Redis URL, without its password (for messages).
+
+    Example::
+
+        redis_location("redis://:s3cret@10.0.0.5:6379/2")   # '10.0.0.5:6379/2'
+    """
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port or 6379}{parts.path or '/0'}"
+
+
+def redis_connection(url: str) -> redis.Redis:
+    """A Redis client for ``url`` that has answered a ping, with short timeouts.
+
+    Example::
+
+        connection = redis_connection("redis://127.0.0.1:6379/0")
+    """
+    try:
+        import redis
+    except ImportError:
+        raise StoreError(
+            "a redis:// store needs the redis package: pip install 'service-api[redis]'"
+        ) from None
+    try:
+        connection = redis.Redis.from_url(
+            url, socket_connect_timeout=STORE_TIMEOUT, socket_timeout=STORE_TIMEOUT
+        )
+        connection.ping()
+    except (redis.RedisError, ValueError) as exc:
+        # The message of a connection error names host and port, never the password.
+        raise StoreError(f"cannot reach Redis at {redis_location(url)}: {exc}") from None
+    return connection

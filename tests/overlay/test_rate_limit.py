@@ -1,10 +1,19 @@
 """The client-side rate limiter: decisions only, on an injected clock."""
 
+import contextlib
+import logging
 import math
+import sqlite3
+from pathlib import Path
 
 import pytest
 
-from service_api._rate_limit import AdaptiveRateLimiter, RateLimiter
+from service_api._rate_limit import (
+    AdaptiveRateLimiter,
+    RateLimiter,
+    StoreError,
+    shared_limiter,
+)
 
 
 class FakeClock:
@@ -146,3 +155,81 @@ def test_adaptive_settings_are_checked() -> None:
     with pytest.raises(ValueError, match="scale"):
         AdaptiveRateLimiter(scale=0)
     assert "unlimited" in repr(AdaptiveRateLimiter())
+
+
+# ---- shared through a SQLite file (the multi-process and Redis tests are in tests/quota) --
+
+
+def test_a_sqlite_store_spreads_the_rate_over_short_windows(tmp_path: Path) -> None:
+    limiter = shared_limiter(f"sqlite://{tmp_path}/q.db", per_minute=600, key="k", window=1.0)
+    try:
+        assert [limiter.try_acquire() for _ in range(10)] == [0.0] * 10
+        assert 0 < limiter.try_acquire() <= 1.0
+        assert "sqlite" in repr(limiter)
+    finally:
+        limiter.close()
+
+
+def test_two_limiters_on_one_file_share_the_count(tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path}/q.db"
+    first = shared_limiter(url, per_minute=120, key="k", window=60)
+    second = shared_limiter(url, per_minute=120, key="k", window=60)
+    try:
+        assert [first.try_acquire() for _ in range(60)] == [0.0] * 60
+        assert [second.try_acquire() for _ in range(60)] == [0.0] * 60
+        assert second.try_acquire() > 0
+        assert first.try_acquire() > 0
+    finally:
+        first.close()
+        second.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "match"),
+    [
+        ("memcached://h/x", "sqlite:///path or redis://"),
+        ("sqlite://host/x.db", "sqlite:///absolute/path"),
+        ("sqlite:///x.db?mode=ro", "sqlite:///absolute/path"),
+    ],
+)
+def test_a_bad_store_url_is_refused(url: str, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        shared_limiter(url, per_minute=60, key="k")
+
+
+def test_a_store_in_a_missing_directory_is_a_store_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="does not exist"):
+        shared_limiter(f"sqlite://{tmp_path}/no/such/dir/q.db", per_minute=60, key="k")
+
+
+def test_a_file_that_is_not_a_database_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "q.db"
+    path.write_bytes(b"this is not a SQLite database, only text " * 100)
+    with pytest.raises(StoreError, match="cannot use"):
+        shared_limiter(f"sqlite://{path}", per_minute=60, key="k")
+
+
+def test_a_store_failing_in_use_falls_back_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "q.db"
+    limiter = shared_limiter(f"sqlite://{path}", per_minute=600, key="k", window=1.0)
+    try:
+        assert limiter.try_acquire() == 0.0
+        # Another program damages the store: the table is gone.
+        with contextlib.closing(sqlite3.connect(path)) as other:
+            for (table,) in other.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+                other.execute(f"DROP TABLE '{table}'")
+            other.commit()
+        with caplog.at_level(logging.WARNING, logger="service_api"):
+            waits = [limiter.try_acquire() for _ in range(3)]
+        assert waits[0] == 0.0
+        assert all(0 < w <= 0.1 for w in waits[1:])
+        assert len([r for r in caplog.records if "shared rate store" in r.message]) == 1
+    finally:
+        limiter.close()
+
+
+def test_a_shared_rate_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="positive"):
+        shared_limiter(f"sqlite://{tmp_path}/q.db", per_minute=0, key="k")
