@@ -26,3 +26,22 @@ def take_slots(
     finally:
         limiter.close()
     return granted
+
+
+def refresh_once(store_url: str, fetches_url: str, start: Barrier) -> str:
+    """What a client does before fetching a token, with a counted stand-in for the fetch:
+    take the store's lock, look again, fetch and store only if still needed."""
+    import redis
+
+    from service_api._token_store import StoredToken, token_store
+
+    store = token_store(store_url, key="demo-client")
+    start.wait(timeout=30)
+    with store.lock():
+        token = store.load()
+        if token is None or token.expires_at < time.time() + 60:
+            with redis.Redis.from_url(fetches_url) as counter:
+                number = counter.incr("fetches")
+            token = StoredToken(f"token-{number}", time.time() + 3600)
+            store.save(token)
+    return token.access_token
