@@ -115,8 +115,7 @@ class AdaptiveRateLimiter:
     rate to ``beta`` times what was being sent, and every good answer lets it grow back
     along a cubic curve that is flat near the rate of the last 429 (so a long export
     settles just under the real limit) and climbs faster beyond it (so a raised quota
-    is found again). A 429's ``Retry-After`` also holds every request of the limiter
-    back until it has passed, whatever thread or event loop sends it.
+    is found again). The rate is one for every thread and event loop using the limiter.
 
     Rates are in requests per second inside, per minute at the edges, like the quota.
     ``scale`` is CUBIC's constant relative to the rate: after a cut the rate is back at
@@ -126,8 +125,8 @@ class AdaptiveRateLimiter:
     Example::
 
         limiter = AdaptiveRateLimiter()
-        limiter.observe(429, retry_after=2.0)   # learn: slow down, and wait 2 s
-        limiter.try_acquire()                    # 2.0: hold this request back
+        limiter.observe(429, retry_after=2.0)   # learn: slow down
+        limiter.try_acquire()                    # > 0 once the first token is spent
     """
 
     def __init__(
@@ -165,7 +164,6 @@ class AdaptiveRateLimiter:
         self._last_max_rate = self._rate
         self._last_throttle = now
         self._k = self._time_to_recover()
-        self._held_until = now
         self._goodput = _Goodput()
 
     def __repr__(self) -> str:
@@ -179,11 +177,9 @@ class AdaptiveRateLimiter:
             return self._rate * 60.0 if self._enabled else None
 
     def try_acquire(self) -> float:
-        """``0.0`` and one token taken, or the seconds until a token (or Retry-After) frees."""
+        """``0.0`` and one token taken, or the seconds until a token frees."""
         with self._lock:
             now = self._clock()
-            if now < self._held_until:
-                return self._held_until - now
             if not self._enabled:
                 return 0.0
             self._refill(now)
@@ -195,16 +191,18 @@ class AdaptiveRateLimiter:
             return (1.0 - self._tokens) / self._rate
 
     def observe(self, status_code: int, retry_after: float | None) -> None:
-        """Cut the rate on 429 (and hold back for its Retry-After); grow it on success."""
+        """Cut the rate on 429; grow it on success. ``retry_after`` is for the request
+        that got it (its retry waits it out), not a pause for every request: a fault
+        injected at random must not stop a whole process."""
         with self._lock:
             now = self._clock()
             self._goodput.record(now, accepted=status_code < 400)
             measured = self._goodput.rate(now)
             if status_code == 429:
-                if retry_after is not None and retry_after > 0:
-                    self._held_until = max(self._held_until, now + retry_after)
-                sending = measured if not self._enabled else min(measured, self._rate)
-                self._last_max_rate = max(sending, self._min_rate)
+                # Cut from what the service accepted, not from the allowed rate: a 429
+                # that has nothing to do with the pace (a fault, another client's
+                # burst) then costs a 30 % slower pace, never a collapse to the minimum.
+                self._last_max_rate = max(measured, self._min_rate)
                 self._k = self._time_to_recover()
                 self._last_throttle = now
                 self._enabled = True
@@ -246,23 +244,31 @@ class _Goodput:
 
     def __init__(self, horizon: float = 60.0) -> None:
         self._horizon = horizon
-        self._accepted: collections.deque[float] = collections.deque()
+        # (whole second, accepted answers in it): at most ``horizon`` entries, whatever
+        # the request rate.
+        self._accepted: collections.deque[list[float]] = collections.deque()
+        self._total = 0
         self._first: float | None = None
 
     def record(self, now: float, *, accepted: bool) -> None:
         if self._first is None:
             self._first = now
         if accepted:
-            self._accepted.append(now)
+            second = math.floor(now)
+            if self._accepted and self._accepted[-1][0] == second:
+                self._accepted[-1][1] += 1
+            else:
+                self._accepted.append([second, 1])
+            self._total += 1
 
     def rate(self, now: float) -> float:
-        while self._accepted and self._accepted[0] <= now - self._horizon:
-            self._accepted.popleft()
+        while self._accepted and self._accepted[0][0] + 1 <= now - self._horizon:
+            self._total -= int(self._accepted.popleft()[1])
         if self._first is None:
             return 0.0
         # At least a second: a burst of three answers in 3 ms is not 1,000 per second.
         span = max(1.0, min(self._horizon, now - self._first))
-        return len(self._accepted) / span
+        return self._total / span
 
 
 class StoreError(OSError):
@@ -527,3 +533,40 @@ def redis_connection(url: str) -> redis.Redis:
         # The message of a connection error names host and port, never the password.
         raise StoreError(f"cannot reach Redis at {redis_location(url)}: {exc}") from None
     return connection
+
+
+ADAPTIVE = "adaptive"
+"""``Client(rate_limit=ADAPTIVE)``, the default: learn the quota from 429 answers."""
+
+DEFAULT_SHARED_PER_MINUTE = 90.0
+"""The shared budget when a store is named without a rate: 90 % of the roughly 100
+requests per minute per integration that public material mentions (unconfirmed)."""
+
+
+def build_limiter(
+    rate_limit: float | str | None, rate_store: str | None, *, key: str
+) -> RequestLimiter | None:
+    """The limiter ``Client(rate_limit=..., rate_store=...)`` asks for.
+
+    * ``rate_limit="adaptive"`` (the default): :class:`AdaptiveRateLimiter`, or with a
+      store a :class:`SharedRateLimiter` at :data:`DEFAULT_SHARED_PER_MINUTE`.
+    * a number: that many requests per minute, in this process (:class:`RateLimiter`)
+      or shared through ``rate_store`` (:class:`SharedRateLimiter`).
+    * ``None``: no limiter (only the service's 429 and ``Retry-After`` slow it down).
+
+    Example::
+
+        build_limiter(90, "sqlite:///var/tmp/quota.db", key="my-client")
+    """
+    if isinstance(rate_limit, str) and rate_limit != ADAPTIVE:
+        raise ValueError(f"rate_limit must be a number, {ADAPTIVE!r} or None, not {rate_limit!r}")
+    if rate_store is not None:
+        if rate_limit is None:
+            raise ValueError("rate_store needs a rate limit (rate_limit=None turns limiting off)")
+        per_minute = DEFAULT_SHARED_PER_MINUTE if rate_limit == ADAPTIVE else float(rate_limit)
+        return shared_limiter(rate_store, per_minute=per_minute, key=key)
+    if rate_limit is None:
+        return None
+    if rate_limit == ADAPTIVE:
+        return AdaptiveRateLimiter()
+    return RateLimiter(float(rate_limit))
