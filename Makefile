@@ -12,7 +12,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 PACKAGE := generated/service_api_client
 CODEGEN_INPUTS := openapi.yaml codegen/config.yaml codegen/generate.sh $(wildcard codegen/templates/*)
 
-.PHONY: generated generate check-generated lint typecheck test lock clean demo mock fuzz bench chaos redis-server
+.PHONY: generated generate check-generated lint typecheck docs test lock clean demo mock fuzz bench chaos redis-server
 
 # ---- environment -----------------------------------------------------------
 
@@ -79,14 +79,23 @@ typecheck: | $(VENV)/.installed
 	mypy overlay/service_api mock/service_api_mock cli/service_api_cli tests bench
 	mypy generated/service_api_client
 
-test: check-generated lint typecheck
+# The API reference, from the docstrings, into build/docs/ (mkdocs + mkdocstrings); strict,
+# so a broken cross-reference or link fails the build (and make test).
+docs: | $(VENV)/.installed
+	$(BIN)/mkdocs build --quiet --strict
+	@echo "API reference: build/docs/index.html"
+
+test: check-generated lint typecheck docs
 	pytest
 
 # ---- mock service -----------------------------------------------------------
 
-# Serve the mock of the public API on 127.0.0.1:8080 (Ctrl-C stops it).
+# Serve the mock of the public API on 127.0.0.1:$(PORT) (Ctrl-C stops it):
+# make mock PORT=9000; more options with MOCK_ARGS="--records 500 --fault-rate 0.1".
+PORT ?= 8080
+MOCK_ARGS ?=
 mock: | $(VENV)/.installed
-	$(BIN)/python -m service_api_mock --host 127.0.0.1 --port 8080
+	$(BIN)/python -m service_api_mock --host 127.0.0.1 --port $(PORT) $(MOCK_ARGS)
 
 # Schemathesis at full size: >= 1,000 cases per operation (positive and negative) plus
 # stateful sequences through the spec's links; prints the counts; any failure fails.
@@ -94,7 +103,7 @@ fuzz: | $(VENV)/.installed
 	FUZZ_EXAMPLES=1000 FUZZ_STATEFUL_EXAMPLES=200 $(BIN)/pytest -p no:logging -s -q --timeout=1800 tests/test_fuzz.py
 
 # Chaos export at full size: 3 accounts x 5,000 records through 20 % 503/429, 5 %
-# dropped connections, 0-30 ms latency, 2 s tokens and periodic revocation, sync and
+# dropped connections, 0-30 ms latency, 3 s tokens and periodic revocation, sync and
 # async at concurrency 1 and 8; prints requests, faults, retries, refreshes, records.
 chaos: | $(VENV)/.installed
 	$(BIN)/python tests/reliability/test_chaos.py --records 5000
@@ -109,7 +118,9 @@ bench: | $(VENV)/.installed
 # ---- demo --------------------------------------------------------------------
 
 # Start the mock on a free loopback port, export every shipment of two accounts with
-# `service-api list`, print a summary, stop the mock (it runs inside the demo process).
+# `service-api list`, print a summary, load shipments and devices into DuckDB with
+# `service-api load` and count the rows per account in SQL, stop the mock (it runs
+# inside the demo process).
 demo: | $(VENV)/.installed
 	$(BIN)/python -m service_api_cli._demo
 

@@ -213,7 +213,7 @@ def _record_error_messages() -> None:
         return
     original_init = ServiceApiError.__init__
 
-    def observing_init(self: BaseException, *args: Any, **kwargs: Any) -> None:
+    def observing_init(self: Any, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
         SCANNER.observe(f"{type(self).__name__} message", " ".join(map(str, args)))
 

@@ -14,9 +14,11 @@ import logging
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Iterator, Sequence
+from typing import TextIO
 
-from service_api import ServiceApiError
+from service_api import PaginationWarning
 from service_api_cli._config import (
     ENV_ACCOUNT_ID,
     ENV_BASE_URL,
@@ -25,8 +27,16 @@ from service_api_cli._config import (
     Settings,
     resolve_settings,
 )
-from service_api_cli._exit_codes import EXIT_CODES_HELP, ExitCode, UsageError, exit_code_for
-from service_api_cli._output import FORMATS
+from service_api_cli._connection import options_from
+from service_api_cli._exit_codes import (
+    EXIT_CODES_HELP,
+    ExitCode,
+    UsageError,
+    describe_error,
+    exit_code_for,
+)
+from service_api_cli._formats import FORMATS
+from service_api_cli._load import add_load_parser, run_load
 
 __all__ = ["build_parser", "main"]
 
@@ -37,14 +47,17 @@ environment:
   {ENV_BASE_URL:<28}base URL, such as https://api.example.com/public/v3
   {ENV_CLIENT_ID:<28}client ID of the integration
   {ENV_CLIENT_SECRET:<28}client secret (prompted for on a terminal when unset)
-  {ENV_ACCOUNT_ID:<28}account when no --account is given"""
+  {ENV_ACCOUNT_ID:<28}accounts when no --account is given (comma-separated)
+  HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY
+  {"":<28}proxies, as httpx reads them (--proxy wins)"""
 
 _MAIN_EPILOG = f"""\
 examples:
   export {ENV_BASE_URL}=http://127.0.0.1:8080/public/v3
   export {ENV_CLIENT_ID}=demo-client {ENV_CLIENT_SECRET}=demo-secret
   {PROG} list shipments --account acct-1 --output shipments.jsonl
-  {PROG} list devices --account acct-1 --account acct-2 --format csv -o devices.csv
+  {PROG} list devices --account acct-1 --account acct-2 -o devices.csv
+  {PROG} --proxy http://proxy.internal:3128 --retries 5 list shipments -o all.jsonl
   {PROG} token
   {PROG} mock --port 8080 --records 500
 
@@ -56,11 +69,14 @@ _LIST_EPILOG = f"""\
 examples:
   {PROG} list shipments --account acct-1 > shipments.jsonl
   {PROG} list shipments --account acct-1 --account acct-2 -o all.jsonl
-  {PROG} list shipments --account acct-1 --format csv -o shipments.csv
+  {PROG} list shipments --account acct-1 -o shipments.csv
   {PROG} list devices --account acct-1 --format table --max-items 20
   {PROG} list shipments --account acct-2 --start-page 4 -o all.jsonl --append
 
 output:
+  The format follows the extension of --output (.csv: csv; .jsonl, .ndjson: jsonl)
+  unless --format says otherwise; a contradiction is a usage error, and a .json file
+  needs --format jsonl (JSON Lines is not one JSON document). Without either: jsonl.
   jsonl   one JSON object per line, exactly as the API sent it (undeclared fields kept)
   csv     nested fields flattened to dotted columns (shipmentLegs.0.fromAddress.city);
           the header is the union of every record's keys in first-seen order, so rows
@@ -69,9 +85,13 @@ output:
           (holds every record in memory: for a quick look with --max-items)
   With several accounts (or --tag-account) each record gets an "account" field, first.
 
-  Pages are written whole and flushed one by one. After an error or Ctrl-C the summary
-  line gives, for every unfinished account, the command that resumes it (--start-page
-  with the same --page-size, appending to the same JSON Lines file).
+  A failed run never destroys the previous file: --output is written to a temporary
+  file beside it (.NAME.XXXX.partial) that replaces it only when the export succeeded;
+  after an error or Ctrl-C it is removed and the file keeps its bytes. With
+  --keep-partial the whole pages written so far replace it instead, and the summary
+  gives, for every unfinished account, the command that resumes it (--start-page with
+  the same --page-size, appending to the same JSON Lines file). --append writes to the
+  file itself and, after a failure, cuts it back to the last whole page.
 
 {_ENVIRONMENT_HELP}
 
@@ -91,6 +111,32 @@ examples:
   {PROG} mock --help           # every option of the mock
 
 Every option after "mock" goes to the mock's own entry point (python -m service_api_mock)."""
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the epilogs as written and shows each option's default, where it has one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        default = action.default
+        if (
+            text is not None
+            and "%(default)" not in text
+            and action.option_strings
+            and default not in (None, False, [], argparse.SUPPRESS)
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -117,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
 
         args = build_parser().parse_args(["list", "shipments", "--account", "acct-1"])
     """
-    formatter = argparse.RawDescriptionHelpFormatter
+    formatter = _HelpFormatter
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Export records from the service's public HTTP API.",
@@ -132,6 +178,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--client-secret",
         metavar="SECRET",
         help=f"client secret; prefer {ENV_CLIENT_SECRET} or the prompt (shell history)",
+    )
+    connection.add_argument(
+        "--proxy",
+        metavar="URL",
+        help="send every request through this proxy (http, https or socks5 URL) "
+        "instead of the environment's HTTP_PROXY / HTTPS_PROXY / ALL_PROXY",
+    )
+    connection.add_argument(
+        "--retries",
+        type=_non_negative_int,
+        metavar="N",
+        help="retries of a failed request (0: none) [the library's default]",
     )
     parser.add_argument(
         "--debug", action="store_true", help="show tracebacks and debug logging on errors"
@@ -154,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--account",
         action="append",
         metavar="ID",
-        help=f"account to export (repeatable) [{ENV_ACCOUNT_ID}]",
+        help=f"account to export (repeatable, or comma-separated) [{ENV_ACCOUNT_ID}]",
     )
     listing.add_argument(
         "--page-size", type=_positive_int, default=50, metavar="N", help="records per page"
@@ -176,10 +234,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="first page to fetch, for every account (to resume)",
     )
-    listing.add_argument("--format", choices=FORMATS, default="jsonl", help="output format")
+    listing.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="output format [from the extension of --output, else jsonl]",
+    )
     listing.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     listing.add_argument(
         "--append", action="store_true", help="append to --output (JSON Lines only), to resume"
+    )
+    listing.add_argument(
+        "--keep-partial",
+        action="store_true",
+        help="after an error or Ctrl-C, replace --output with the whole pages written "
+        "(default: leave the previous file untouched)",
     )
     listing.add_argument(
         "--tag-account",
@@ -193,6 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="extra endpoint parameter (repeatable), checked against the endpoint",
     )
+
+    add_load_parser(commands, formatter, _positive_int)
 
     token = commands.add_parser(
         "token",
@@ -247,15 +317,47 @@ def _logging_to_stderr(*, debug: bool) -> Iterator[None]:
         root.setLevel(logging.DEBUG if debug else logging.WARNING)
     # Request lines are enough; the transport's own debug log is noise here.
     transport.setLevel(logging.INFO)
-    # Warnings of the client (such as a page that repeated items) as one plain line each.
-    logging.captureWarnings(True)
+    # Warnings of the client (such as a page that repeated items) as one plain line each,
+    # without the file and line of the library that raised them (--debug adds them).
+    saved_show = warnings.showwarning
+    warnings.showwarning = _one_line_warning if not debug else _located_warning
     try:
         yield
     finally:
-        logging.captureWarnings(False)
+        warnings.showwarning = saved_show
         root.removeHandler(handler)
         root.setLevel(saved[0])
         transport.setLevel(saved[1])
+
+
+def _warning_text(message: Warning | str, category: type[Warning]) -> str:
+    text = str(message).strip()
+    first = text.splitlines()[0] if text else category.__name__
+    if issubclass(category, PaginationWarning):
+        return f"warning: {first}"
+    return f"warning: {category.__name__}: {first}"
+
+
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    _warn(_warning_text(message, category))
+
+
+def _located_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    _warn(f"{_warning_text(message, category)} ({filename}:{lineno})")
 
 
 def _warn(message: str) -> None:
@@ -284,8 +386,11 @@ def _run(args: argparse.Namespace) -> int:
             # The mock's own help lists its options; ours adds how to call it from here.
             print(f"usage: {PROG} mock [options of the mock]\n\n{_MOCK_EPILOG}\n")
         return _commands.run_mock(list(args.mock_args))
+    if args.command == "load":
+        return run_load(args, settings_from)
     if args.command == "token":
-        return _commands.run_token(settings_from(args), show_token=args.show_token)
+        options = options_from(args)
+        return _commands.run_token(settings_from(args), options, show_token=args.show_token)
     return _commands.run_list(args, settings_from)
 
 
@@ -318,21 +423,3 @@ def _handle_errors(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
             traceback.print_exc()
         _warn(f"error: {describe_error(exc)}")
         return exit_code_for(exc)
-
-
-def describe_error(exc: BaseException) -> str:
-    """One line for an error; for a failed page, the page and the cause.
-
-    Example::
-
-        >>> describe_error(ValueError("bad value"))
-        'bad value'
-    """
-    if isinstance(exc, ServiceApiError) and exc.page_number is not None:
-        return f"page {exc.page_number} failed: {_first_line(exc)}"
-    return _first_line(exc)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import attrs
+import httpx
 
 from service_api_cli._exit_codes import UsageError
 
@@ -20,6 +21,7 @@ __all__ = [
     "ENV_CLIENT_SECRET",
     "SECRET_ON_COMMAND_LINE_WARNING",
     "Settings",
+    "check_base_url",
     "resolve_accounts",
     "resolve_settings",
 ]
@@ -72,8 +74,7 @@ def resolve_settings(
     url = _pick(base_url, environ, ENV_BASE_URL)
     if url is None:
         raise UsageError(f"no base URL: pass --base-url or set {ENV_BASE_URL}")
-    if not url.startswith(("http://", "https://")):
-        raise UsageError(f"base URL must start with http:// or https://, got {url!r}")
+    check_base_url(url)
     cid = _pick(client_id, environ, ENV_CLIENT_ID)
     if cid is None:
         raise UsageError(f"no client ID: pass --client-id or set {ENV_CLIENT_ID}")
@@ -92,21 +93,57 @@ def resolve_settings(
     return Settings(base_url=url, client_id=cid, client_secret=secret)
 
 
-def resolve_accounts(flags: Sequence[str] | None, environ: Mapping[str, str]) -> list[str]:
-    """The accounts to act for: every ``--account`` in order (duplicates dropped), else
-    the one in ``SERVICE_API_ACCOUNT_ID``.
+def check_base_url(url: str) -> None:
+    """Raise :class:`UsageError` unless ``url`` can be the API's base URL.
+
+    Every request path is appended to it, so a query or a fragment would end up in the
+    middle of each URL; user:password in it would be printed in resume commands.
 
     Example::
 
-        >>> resolve_accounts(["acct-1", "acct-2", "acct-1"], {})
+        check_base_url("https://api.example.com/public/v3")
+    """
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"base URL must start with http:// or https://, got {url!r}")
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise UsageError(f"base URL {url!r} is not a valid URL ({exc})") from None
+    if not parsed.host:
+        raise UsageError(f"base URL {url!r} has no host")
+    if parsed.userinfo:
+        raise UsageError("base URL must not hold a user name or password")
+    if parsed.query or "?" in url:
+        raise UsageError(f"base URL {url!r} must not have a query (?...)")
+    if parsed.fragment or "#" in url:
+        raise UsageError(f"base URL {url!r} must not have a fragment (#...)")
+
+
+def _account_list(values: Sequence[str]) -> list[str]:
+    # An account ID never holds a comma: it separates several in one value.
+    parts = (part.strip() for value in values for part in value.split(","))
+    return list(dict.fromkeys(part for part in parts if part))
+
+
+def resolve_accounts(flags: Sequence[str] | None, environ: Mapping[str, str]) -> list[str]:
+    """The accounts to act for: every ``--account`` in order, else those of
+    ``SERVICE_API_ACCOUNT_ID``; either may be a comma-separated list. Duplicates dropped.
+
+    Example::
+
+        >>> resolve_accounts(["acct-1", "acct-2,acct-1"], {})
+        ['acct-1', 'acct-2']
+        >>> resolve_accounts(None, {"SERVICE_API_ACCOUNT_ID": "acct-1, acct-2"})
         ['acct-1', 'acct-2']
     """
-    accounts = list(dict.fromkeys(a.strip() for a in flags or () if a.strip()))
+    accounts = _account_list(flags or ())
     if not accounts:
-        from_env = environ.get(ENV_ACCOUNT_ID, "").strip()
-        if not from_env:
-            raise UsageError(f"no account: pass --account ID (repeatable) or set {ENV_ACCOUNT_ID}")
-        accounts = [from_env]
+        accounts = _account_list([environ.get(ENV_ACCOUNT_ID, "")])
+        if not accounts:
+            raise UsageError(
+                f"no account: pass --account ID (repeatable) or set {ENV_ACCOUNT_ID} "
+                "(comma-separated)"
+            )
     for account in accounts:
         # It travels in a header: control characters would be refused there anyway.
         if not account.isprintable():

@@ -1,8 +1,11 @@
-"""``make demo``: export every shipment of two accounts from a local mock, then stop.
+"""``make demo``: export every shipment of two accounts from a local mock, load shipments
+and devices into DuckDB, count the rows per account with SQL, then stop.
 
 The mock runs in this process on a free loopback port (so it cannot outlive the demo);
-the export is the real ``service-api list`` command, run as a child process exactly as a
-user would type it, with the demo credentials passed through the environment.
+the export and the load are the real ``service-api list`` and ``service-api load``
+commands, run as child processes exactly as a user would type them, with the demo
+credentials passed through the environment. The DuckDB file and dlt's pipeline state go
+beside the export file; a second demo run merges into them (the counts stay the same).
 
 Example::
 
@@ -37,7 +40,7 @@ def _counts(origin: str) -> dict[str, dict[str, int]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the demo; returns the export's exit code.
+    """Run the demo; returns the exit code of the export, or else of the load.
 
     Example::
 
@@ -73,10 +76,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         elapsed = time.monotonic() - began
         counts = _counts(server.origin)
-    if done.returncode != 0:
-        print(f"demo: the export failed with exit code {done.returncode}", file=sys.stderr)
-        return done.returncode
-    with args.output.open(encoding="utf-8") as exported:
+        if done.returncode != 0:
+            print(f"demo: the export failed with exit code {done.returncode}", file=sys.stderr)
+            return done.returncode
+        _print_export_summary(args.output, counts, elapsed)
+        loaded = _load_into_duckdb(env, args.output.parent)
+    if loaded != 0:
+        return loaded
+    print("demo: mock stopped")
+    return 0
+
+
+def _print_export_summary(output: Path, counts: dict[str, dict[str, int]], elapsed: float) -> None:
+    with output.open(encoding="utf-8") as exported:
         per_account: dict[str, int] = {}
         for line in exported:
             account = json.loads(line)["account"]
@@ -88,9 +100,54 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"demo: {records} records ("
         + ", ".join(f"{a}: {n}" for a, n in per_account.items())
         + f") in {pages} pages, {tokens} token fetch{'es' if tokens != 1 else ''}, "
-        f"{elapsed:.1f}s, written to {args.output}"
+        f"{elapsed:.1f}s, written to {output}",
+        flush=True,
     )
-    print("demo: mock stopped")
+
+
+DATABASE_NAME = "service_api.duckdb"
+_COUNT_SQL = (
+    "select 'shipments' as table_name, account, count(*) as rows from raw.shipments "
+    "group by account union all "
+    "select 'devices', account, count(*) from raw.devices group by account order by 1, 2"
+)
+
+
+def _load_into_duckdb(base_env: dict[str, str], folder: Path) -> int:
+    """``service-api load`` of both endpoints for the demo accounts, then a SQL count."""
+    try:
+        import duckdb
+    except ImportError:
+        print("demo: load skipped: pip install 'service-api[dlt]' to try it")
+        return 0
+    database = folder / DATABASE_NAME
+    command = ["service-api", "load", "shipments", "devices"]
+    for account in DEMO_ACCOUNTS:
+        command += ["--account", account]
+    command += ["--pipelines-dir", str(folder / "pipelines")]
+    print("demo: $ " + " ".join(command), flush=True)
+    env = {
+        **base_env,
+        # Where dlt's DuckDB destination writes, and no usage reports from the demo.
+        "DESTINATION__DUCKDB__CREDENTIALS": str(database),
+        "RUNTIME__DLTHUB_TELEMETRY": "false",
+    }
+    began = time.monotonic()
+    done = subprocess.run(  # noqa: S603 -- our own interpreter and arguments
+        [sys.executable, "-m", "service_api_cli", *command[1:]],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    elapsed = time.monotonic() - began
+    if done.returncode != 0:
+        print(f"demo: the load failed with exit code {done.returncode}", file=sys.stderr)
+        return done.returncode
+    print(f"demo: loaded into {database} in {elapsed:.1f}s")
+    print(f"demo: SQL> {_COUNT_SQL}")
+    with duckdb.connect(str(database), read_only=True) as connection:
+        for table, account, rows in connection.execute(_COUNT_SQL).fetchall():
+            print(f"demo:   {table:<10} {account:<8} {rows:>6}")
     return 0
 
 

@@ -18,7 +18,7 @@ from service_api import (
     ServiceApiError,
 )
 
-__all__ = ["EXIT_CODES_HELP", "ExitCode", "UsageError", "exit_code_for"]
+__all__ = ["EXIT_CODES_HELP", "ExitCode", "UsageError", "describe_error", "exit_code_for"]
 
 
 class ExitCode(enum.IntEnum):
@@ -36,7 +36,7 @@ class ExitCode(enum.IntEnum):
 EXIT_CODES_HELP = """\
 exit codes:
   0    success
-  1    unexpected failure (rerun with --debug), or the output closed early
+  1    unexpected failure (rerun with --debug); output not writable (disk full) or closed
   2    usage: bad option, unknown endpoint or parameter, missing setting
   3    authentication: client ID or secret refused, token refused
   4    permission: the credentials cannot act for that account
@@ -75,3 +75,30 @@ def exit_code_for(exc: BaseException) -> ExitCode:
     if isinstance(exc, ServiceApiError | ApiConnectionError | httpx.HTTPError):
         return ExitCode.API
     return ExitCode.FAILURE
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for an error that ended a command; for a failed page, the page and the cause.
+
+    Example::
+
+        >>> describe_error(ValueError("bad value"))
+        'bad value'
+    """
+    if isinstance(exc, ServiceApiError) and exc.page_number is not None:
+        return f"page {exc.page_number} failed: {_first_line(exc)}"
+    if (
+        isinstance(exc, OSError)
+        and not isinstance(exc, ServiceApiError)
+        and exc.strerror
+        and exc.filename is None
+    ):
+        # A failed write to the output (disk full, file too large) has no file name
+        # attached: say what failed rather than "[Errno 28] ...".
+        return f"cannot write the output: {exc.strerror}"
+    return _first_line(exc)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

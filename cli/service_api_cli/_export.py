@@ -71,8 +71,9 @@ class ExportResult:
         """Pages written, all accounts together."""
         return sum(a.pages for a in self.accounts)
 
-    def summary(self, destination: str) -> str:
-        """One line: what was written where, in how long; or how far it got."""
+    def summary(self, destination: str | None) -> str:
+        """One line: what was written where (``None``: nowhere kept), in how long; or how
+        far it got."""
         per_account = "; ".join(
             f"{a.account}: {_count(a.records, 'record')}, {_count(a.pages, 'page')}"
             + ("" if a.done else f", stopped before page {a.next_page}")
@@ -80,7 +81,8 @@ class ExportResult:
         )
         verb = "exported" if self.error is None else "stopped after"
         written = f"{_count(self.records, 'record')} ({_count(self.pages, 'page')})"
-        return f"{verb} {written} to {destination} in {self.elapsed:.1f}s [{per_account}]"
+        where = "" if destination is None else f" to {destination}"
+        return f"{verb} {written}{where} in {self.elapsed:.1f}s [{per_account}]"
 
 
 @contextlib.contextmanager

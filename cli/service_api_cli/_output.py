@@ -26,6 +26,8 @@ from typing import IO, Any, Protocol
 from rich.console import Console
 from rich.table import Table
 
+from service_api_cli._formats import FORMATS
+
 __all__ = [
     "FORMATS",
     "CsvWriter",
@@ -37,7 +39,6 @@ __all__ = [
     "tag_records",
 ]
 
-FORMATS = ("jsonl", "csv", "table")
 
 Scalar = str | int | float | bool | None
 

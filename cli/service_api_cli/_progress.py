@@ -63,6 +63,12 @@ class _RecordRateColumn(ProgressColumn):
         return Text("-- rec/s" if speed is None else f"{speed:,.0f} rec/s", style="cyan")
 
 
+class _PagesColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        pages = int(task.fields.get("pages", 0))
+        return Text(f"{pages} page{'' if pages == 1 else 's'}")
+
+
 class RichProgress:
     """One bar per account: records of total, pages, rate, elapsed and time left.
 
@@ -80,7 +86,7 @@ class RichProgress:
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("records"),
-            TextColumn("{task.fields[pages]} pages"),
+            _PagesColumn(),
             _RecordRateColumn(),
             TimeElapsedColumn(),
             TextColumn("ETA"),

@@ -1,8 +1,118 @@
 import ssl
-from typing import Any, Self
+from collections.abc import AsyncGenerator, Generator, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 import httpx
 from attrs import define, evolve, field
+
+if TYPE_CHECKING:
+    from .api.devices import DevicesResource
+    from .api.shipments import ShipmentsResource
+
+_M = TypeVar("_M")
+_T = TypeVar("_T")
+_M_co = TypeVar("_M_co", covariant=True)
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class ListPage(Protocol[_M_co, _T_co]):
+    """One page of a list endpoint as ``client.<tag>.pages()`` yields it
+    (``service_api.Page`` is one).
+
+    Example::
+
+        for page in client.shipments.pages(max_pages=2):
+            print(page.number, page.total_records, len(page.items), page.model.page_size)
+    """
+
+    @property
+    def number(self) -> int: ...
+
+    @property
+    def model(self) -> _M_co: ...
+
+    @property
+    def items(self) -> Sequence[_T_co]: ...
+
+    @property
+    def total_records(self) -> int: ...
+
+
+class Paginator(Protocol):
+    """What the resource accessors' ``iterate`` / ``pages`` (and async twins) delegate
+    to: page iteration, which this package leaves to ``service_api.Client``. Each method
+    takes the endpoint module, its page model and item model (so that the result is
+    typed), the iteration's options and the endpoint's other arguments (``params``).
+
+    A client supplies one by overriding ``_paginator`` (as ``service_api.Client`` does).
+
+    Example::
+
+        class PagingClient(Client):
+            def _paginator(self) -> Paginator:
+                return MyPaginator(self)   # items(), aitems(), pages(), apages()
+    """
+
+    def items(
+        self,
+        operation: ModuleType,
+        page_model: type[_M],
+        item_model: type[_T],
+        /,
+        *,
+        page_size: int,
+        start_page: int,
+        max_items: int | None,
+        max_pages: int | None,
+        concurrency: int,
+        params: dict[str, Any],
+    ) -> Generator[_T, None, None]: ...
+
+    def aitems(
+        self,
+        operation: ModuleType,
+        page_model: type[_M],
+        item_model: type[_T],
+        /,
+        *,
+        page_size: int,
+        start_page: int,
+        max_items: int | None,
+        max_pages: int | None,
+        concurrency: int,
+        params: dict[str, Any],
+    ) -> AsyncGenerator[_T, None]: ...
+
+    def pages(
+        self,
+        operation: ModuleType,
+        page_model: type[_M],
+        item_model: type[_T],
+        /,
+        *,
+        page_size: int,
+        start_page: int,
+        max_items: int | None,
+        max_pages: int | None,
+        concurrency: int,
+        params: dict[str, Any],
+    ) -> Generator[ListPage[_M, _T], None, None]: ...
+
+    def apages(
+        self,
+        operation: ModuleType,
+        page_model: type[_M],
+        item_model: type[_T],
+        /,
+        *,
+        page_size: int,
+        start_page: int,
+        max_items: int | None,
+        max_pages: int | None,
+        concurrency: int,
+        params: dict[str, Any],
+    ) -> AsyncGenerator[ListPage[_M, _T], None]: ...
 
 
 @define
@@ -130,6 +240,42 @@ class Client:
     async def __aexit__(self, *args: Any, **kwargs: Any) -> None:
         """Exit a context manager for underlying httpx.AsyncClient (see httpx docs)"""
         await self.get_async_httpx_client().__aexit__(*args, **kwargs)
+
+    def _paginator(self) -> Paginator:
+        """The page iteration the resource accessors' ``iterate`` / ``pages`` use. This
+        package sends one request per call only: ``service_api.Client`` overrides this."""
+        raise TypeError(
+            f"iterating pages needs service_api.Client, not {type(self).__name__}; "
+            "list() / alist() send one request with any client"
+        )
+
+    @property
+    def shipments(self) -> "ShipmentsResource":
+        """The list endpoints of ``shipments``: ``list`` / ``alist`` (one page),
+        ``iterate`` / ``aiterate`` (items), ``pages`` / ``apages``.
+
+        Example::
+
+            page = client.shipments.list(page_size=10)
+        """
+        # Imported here: the endpoint modules import this module.
+        from .api.shipments import ShipmentsResource
+
+        return ShipmentsResource(self)
+
+    @property
+    def devices(self) -> "DevicesResource":
+        """The list endpoints of ``devices``: ``list`` / ``alist`` (one page),
+        ``iterate`` / ``aiterate`` (items), ``pages`` / ``apages``.
+
+        Example::
+
+            page = client.devices.list(page_size=10)
+        """
+        # Imported here: the endpoint modules import this module.
+        from .api.devices import DevicesResource
+
+        return DevicesResource(self)
 
 
 @define
@@ -266,3 +412,39 @@ class AuthenticatedClient:
     async def __aexit__(self, *args: Any, **kwargs: Any) -> None:
         """Exit a context manager for underlying httpx.AsyncClient (see httpx docs)"""
         await self.get_async_httpx_client().__aexit__(*args, **kwargs)
+
+    def _paginator(self) -> Paginator:
+        """The page iteration the resource accessors' ``iterate`` / ``pages`` use. This
+        package sends one request per call only: ``service_api.Client`` overrides this."""
+        raise TypeError(
+            f"iterating pages needs service_api.Client, not {type(self).__name__}; "
+            "list() / alist() send one request with any client"
+        )
+
+    @property
+    def shipments(self) -> "ShipmentsResource":
+        """The list endpoints of ``shipments``: ``list`` / ``alist`` (one page),
+        ``iterate`` / ``aiterate`` (items), ``pages`` / ``apages``.
+
+        Example::
+
+            page = client.shipments.list(page_size=10)
+        """
+        # Imported here: the endpoint modules import this module.
+        from .api.shipments import ShipmentsResource
+
+        return ShipmentsResource(self)
+
+    @property
+    def devices(self) -> "DevicesResource":
+        """The list endpoints of ``devices``: ``list`` / ``alist`` (one page),
+        ``iterate`` / ``aiterate`` (items), ``pages`` / ``apages``.
+
+        Example::
+
+            page = client.devices.list(page_size=10)
+        """
+        # Imported here: the endpoint modules import this module.
+        from .api.devices import DevicesResource
+
+        return DevicesResource(self)

@@ -91,6 +91,16 @@ def _non_negative(_inst: object, attribute: attrs.Attribute[float], value: float
         raise ValueError(f"{attribute.name} must be >= 0, got {value!r}")
 
 
+def _whole_seconds(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+    # expires_in is sent as whole seconds (rounded down): a TTL under 1 s would announce
+    # "0", a lifetime no client can use.
+    if not value >= 1:
+        raise ValueError(
+            f"{attribute.name} must be at least 1 second (expires_in is whole seconds, "
+            f"rounded down), got {value!r}"
+        )
+
+
 def _fraction(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"{attribute.name} must be within 0..1, got {value!r}")
@@ -120,7 +130,7 @@ class MockConfig:
         MockConfig(records=37, token_ttl=2.0, fault_rate=0.2, seed=7)
     """
 
-    token_ttl: float = attrs.field(default=3600.0, validator=_non_negative)
+    token_ttl: float = attrs.field(default=3600.0, validator=_whole_seconds)
     """Seconds a token lives; sent as ``expires_in`` (a string holding an integer)."""
     records: int = attrs.field(default=120, validator=attrs.validators.ge(0))
     """Shipments and devices per account; the default needs three pages of 50."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 from starlette.types import ASGIApp
@@ -156,3 +157,18 @@ class MockService:
         """
         # A deep copy: a test that edits what it got must not change what the mock serves.
         return copy.deepcopy(self._state.dataset(resource, account))
+
+    def update_record(
+        self, resource: str, account: str, index: int, changes: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Change one record the mock serves, as the real service's data changes between
+        two nightly loads: ``changes`` replace top-level fields (a nested list is replaced
+        whole), the record keeps its place in the listing. Returns the record as now served.
+
+        A :meth:`reset` brings the generated records back.
+
+        Example::
+
+            service.update_record("shipments", "acct-1", 0, {"status": "Delivered"})
+        """
+        return self._state.update_record(resource, account, index, changes)

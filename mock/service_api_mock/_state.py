@@ -8,6 +8,7 @@ takes a lock for the few statements that touch it. No method awaits while holdin
 from __future__ import annotations
 
 import collections
+import copy
 import hmac
 import json
 import math
@@ -15,6 +16,7 @@ import random
 import secrets
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -242,6 +244,23 @@ class MockState:
             with self._lock:
                 cached = self._datasets.setdefault(key, cached)
         return cached
+
+    def update_record(
+        self, resource: str, account: str, index: int, changes: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Merge ``changes`` into the record at ``index`` (top-level fields); the new record.
+
+        The record keeps its place (so its page); its encoded form is rebuilt on next use.
+        """
+        records = self.dataset(resource, account)
+        if not -len(records) <= index < len(records):
+            raise IndexError(f"{resource} of {account!r} has {len(records)} records, not {index}")
+        updated = {**records[index], **copy.deepcopy(dict(changes))}
+        encode_json(updated)  # refuse what the API could not send before serving it
+        with self._lock:
+            records[index] = updated
+            self._encoded.pop((resource, account), None)
+        return copy.deepcopy(updated)
 
     def encoded(self, resource: str, account: str) -> list[bytes]:
         """The records of :meth:`dataset`, each already encoded as compact JSON.

@@ -13,6 +13,7 @@ from service_api._errors import (
     ApiTimeoutError,
     AuthenticationError,
     BadRequestError,
+    ConfigurationError,
     InconsistentPageError,
     InvalidCredentialsError,
     InvalidResponseError,
@@ -25,16 +26,21 @@ from service_api._errors import (
     TokenExpiredError,
     TokenResponseError,
 )
+from service_api._logs import setup_logging
 from service_api._pagination import (
+    InvalidRecordError,
     ListOperation,
     Page,
     PageModel,
+    Pager,
     aiter_pages,
     apaginate,
     iter_pages,
     paginate,
 )
 from service_api._retry import RetryPolicy
+
+setup_logging()  # SERVICE_API_LOG=debug|info: readable logs with no code
 
 __all__ = [
     "ApiConnectionError",
@@ -43,13 +49,16 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "Client",
+    "ConfigurationError",
     "InconsistentPageError",
     "InvalidCredentialsError",
+    "InvalidRecordError",
     "InvalidResponseError",
     "ListOperation",
     "NotFoundError",
     "Page",
     "PageModel",
+    "Pager",
     "PaginationWarning",
     "PermissionDeniedError",
     "RateLimitError",
@@ -62,5 +71,6 @@ __all__ = [
     "apaginate",
     "iter_pages",
     "paginate",
+    "setup_logging",
     "testing",
 ]

@@ -1,71 +1,63 @@
 """The bearer token's lifecycle: fetch, cache, refresh, replay after a 401.
 
-:class:`TokenAuth` is an ``httpx.Auth`` whose :meth:`TokenAuth.auth_flow` is written
-once, without I/O, for ``httpx.Client`` and ``httpx.AsyncClient`` alike (httpx's
-documented pattern): it yields the ``POST /authenticate`` request itself when it
-needs a token, then the real request, and after a 401 at most one refresh and one
-replay.
+:meth:`TokenAuth.auth_flow` is written once, without I/O, for ``httpx.Client`` and
+``httpx.AsyncClient`` (httpx's documented pattern): it yields ``POST /authenticate``
+when it needs a token, then the request, and after a 401 a refresh and a replay.
 
-Single flight. All clients of one integration share a :class:`TokenState`. When
-the flow wants a token, the drivers (:meth:`TokenAuth.sync_auth_flow`,
-:meth:`TokenAuth.async_auth_flow`, the only places that wait) *claim* the fetch:
-the first claimer sends ``/authenticate``; the others wait until it finishes
-(threads on a ``threading.Condition``, asyncio tasks on a future of their own loop
-completed thread-safely, so any mix of threads and event loops works without
-spinning), then send ``None`` into the flow, which reads the new token. A
-generation counter tells a request that failed with an older token to replay with
-the current one instead of fetching again.
+Single flight: all clients of one integration share a :class:`TokenState`. The
+first flow that wants a token starts a :class:`_Refresh` (an event, its error, the
+event loops waiting); the others wait for it, then read the new token. A 401
+invalidates the token that drew it, compared by value, so a 401 for an older token
+replays with the current one instead of fetching again. The driver
+(:meth:`TokenAuth._steps`) is written once around a sync or async wait.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
+import copy
 import logging
 import threading
 import time
-from collections.abc import AsyncGenerator, Callable, Generator
-from typing import Any
+from collections.abc import AsyncGenerator, Callable, Generator, Iterator
 
 import attrs
 import httpx
 
 from service_api._errors import (
+    TOKEN_REQUEST_EXTENSION,
     InvalidCredentialsError,
     ServiceApiError,
     TokenResponseError,
     error_from_response,
-    redacted_request,
 )
+from service_api._token_store import StoredToken, TokenStore
 from service_api._www_authenticate import parse_www_authenticate
 from service_api_client.models.token_request import TokenRequest
 
 logger = logging.getLogger("service_api")
 
-#: Request extension marking the ``/authenticate`` request; its value is the token
-#: generation the flow waits for. The transports read it too (retryable, no account header).
-TOKEN_REQUEST_EXTENSION = "service_api.token_request"  # noqa: S105 - a name, not a secret
-#: Longest token lifetime accepted: a week. The service issues 3600 s tokens; a
-#: larger value is more likely a unit mistake (milliseconds) than a real lifetime.
+#: Longest token lifetime accepted: a week (a larger value is likely milliseconds).
 MAX_TOKEN_LIFETIME = 7 * 24 * 3600
 #: Shortest token lifetime accepted, in seconds.
 MIN_TOKEN_LIFETIME = 1
-# A token is a header value: printable ASCII without spaces (RFC 6750 b64token
-# plus what real services send). Anything else could inject headers.
+#: Refreshes one attempt may make after 401s, each for a token other than those already
+#: refused: a token rotated between a refresh and its replay is survived, and "401
+#: forever" ends after at most 1 + this many token requests (2 when the same token is
+#: issued again).
+MAX_REFRESHES = 2
+# A token is a header value: printable ASCII without spaces, or it could inject headers.
 _TOKEN_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))
+BASE_URL_HINT = "; the base URL probably lacks its /public/v3 prefix"
 
 
 def effective_skew(refresh_skew: float, lifetime: float) -> float:
-    """The refresh margin actually used for a token living ``lifetime`` seconds.
-
-    ``refresh_skew`` is clamped to half the lifetime: a 2-second token with the
-    default 60-second skew is refreshed after 1 second instead of before every call.
+    """The refresh margin used for a token living ``lifetime`` s: at most half of it.
 
     Example::
 
-        effective_skew(60.0, 3600)   # 60.0
-        effective_skew(60.0, 2)      # 1.0
+        effective_skew(60.0, 2)   # 1.0
     """
     return max(0.0, min(refresh_skew, lifetime / 2.0))
 
@@ -81,214 +73,88 @@ class IssuedToken:
 def parse_token_response(response: httpx.Response) -> IssuedToken:
     """Validate the answer of ``POST /authenticate``; messages never contain the token.
 
-    Raises :class:`InvalidCredentialsError` for 400/401, the typed status error for
-    other failures, :class:`TokenResponseError` for an unusable 200.
-
     Example::
 
-        issued = parse_token_response(response)
-        issued.lifetime   # 3600
+        parse_token_response(response).lifetime   # 3600
     """
-    request = redacted_request(response.request)
+    request = response.request
     if response.status_code in (400, 401):
-        error = _oauth_error(response)
+        code = InvalidCredentialsError(
+            "", response=response
+        ).error  # the OAuth error code, for the message
         raise InvalidCredentialsError(
             f"the service refused the client credentials ({response.status_code}"
-            + (f" {error}" if error else "")
-            + ")",
-            status_code=response.status_code,
-            headers=response.headers,
-            body=response.text,
-            request=request,
-            error=error,
+            f"{f' {code}' if code else ''}) for POST {request.url}",
+            response=response,
         )
+    if response.status_code == 404:
+        raise error_from_response(response, hint=BASE_URL_HINT)
     if response.status_code != 200:
         raise error_from_response(response)
+
+    def bad(what: str) -> TokenResponseError:
+        return TokenResponseError(f"token response {what}", request=request)
+
     try:
         data = response.json()
     except ValueError:
-        raise TokenResponseError("token response is not JSON", request=request) from None
+        raise bad("is not JSON") from None
     if not isinstance(data, dict):
-        raise TokenResponseError("token response is not a JSON object", request=request)
+        raise bad("is not a JSON object")
     token = data.get("access_token")
     if not isinstance(token, str) or not token:
-        raise TokenResponseError("token response has no access_token", request=request)
+        raise bad("has no access_token")
     if not set(token) <= _TOKEN_CHARS or len(token) > 8192:
-        raise TokenResponseError(
-            "token response's access_token is not a valid header value", request=request
-        )
+        raise bad("'s access_token is not a valid header value")
     token_type = data.get("token_type")
     if not isinstance(token_type, str) or token_type.lower() != "bearer":
-        raise TokenResponseError(
-            f"token response's token_type is {str(token_type)[:40]!r}, not Bearer",
-            request=request,
-        )
+        raise bad(f"'s token_type is {str(token_type)[:40]!r}, not Bearer")
     expires_in = data.get("expires_in")
-    lifetime = _lifetime(expires_in)
-    if lifetime is None:
-        raise TokenResponseError(
-            f"token response's expires_in is {str(expires_in)[:40]!r}, not an integer "
-            f"between {MIN_TOKEN_LIFETIME} and {MAX_TOKEN_LIFETIME} seconds",
-            request=request,
-        )
-    return IssuedToken(access_token=token, lifetime=lifetime)
-
-
-def _lifetime(value: object) -> int | None:
     # The spec says a string holding an integer; a JSON integer is accepted too.
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        seconds = value
-    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        seconds = int(value.strip())
-    else:
-        return None
-    return seconds if MIN_TOKEN_LIFETIME <= seconds <= MAX_TOKEN_LIFETIME else None
-
-
-def _oauth_error(response: httpx.Response) -> str | None:
-    try:
-        data = response.json()
-    except ValueError:
-        return None
-    error = data.get("error") if isinstance(data, dict) else None
-    return error[:100] if isinstance(error, str) else None
-
-
-class _Claim(enum.Enum):
-    READY = "ready"  # a good enough token is there: use it
-    FETCH = "fetch"  # the caller fetches; it must call finish_fetch
-    BUSY = "busy"  # another caller is fetching: wait for it
-
-
-@attrs.frozen
-class _Use:
-    token: str = attrs.field(repr=False)
-    generation: int
-
-
-@attrs.frozen
-class _NeedToken:
-    generation: int  # the generation a new token will have at least
-
-
-class TokenState:
-    """The token shared by every client of one integration, and the fetch in progress.
-
-    Thread-safe; every method holds the lock only briefly (never across I/O).
-
-    Example::
-
-        state = TokenState(refresh_skew=60.0)
-        auth = TokenAuth(base_url, client_id, client_secret, state=state)
-    """
-
-    def __init__(self, *, refresh_skew: float = 60.0) -> None:
-        if refresh_skew < 0:
-            raise ValueError("refresh_skew must be >= 0")
-        self.refresh_skew = float(refresh_skew)
-        self._lock = threading.Lock()
-        self._fetch_done = threading.Condition(self._lock)
-        self._token: str | None = None
-        self._generation = 0
-        self._refresh_at = 0.0
-        self._fetching = False
-        self._round = 0  # counts finished fetches, so waiters know theirs is over
-        self._failures: dict[int, ServiceApiError] = {}
-        self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
-
-    def __repr__(self) -> str:
-        with self._lock:
-            return (
-                f"TokenState(generation={self._generation}, "
-                f"has_token={self._token is not None}, fetching={self._fetching})"
-            )
-
-    @property
-    def generation(self) -> int:
-        """How many tokens were stored so far; 0 before the first."""
-        with self._lock:
-            return self._generation
-
-    def current_token(self) -> str | None:
-        """The token held, if any (for redacting messages; never log it)."""
-        with self._lock:
-            return self._token
-
-    def lookup(self, now: float, min_generation: int = 0) -> _Use | _NeedToken:
-        """The token to use, or the generation of the token to wait for."""
-        with self._lock:
-            if self._fresh(now, min_generation):
-                assert self._token is not None
-                return _Use(self._token, self._generation)
-            return _NeedToken(max(min_generation, self._generation + 1))
-
-    def store(self, issued: IssuedToken, *, sent_at: float) -> int:
-        """Keep a new token; its lifetime counts from when its request was sent."""
-        skew = effective_skew(self.refresh_skew, issued.lifetime)
-        with self._lock:
-            self._token = issued.access_token
-            self._generation += 1
-            self._refresh_at = sent_at + issued.lifetime - skew
-            return self._generation
-
-    def invalidate(self) -> None:
-        """Forget the token (the next request fetches a new one)."""
-        with self._lock:
-            self._refresh_at = float("-inf")
-
-    def _fresh(self, now: float, min_generation: int) -> bool:
-        return (
-            self._token is not None
-            and self._generation >= min_generation
-            and now < self._refresh_at
+    text = str(expires_in).strip() if isinstance(expires_in, str | int) else ""
+    if isinstance(expires_in, bool) or not (text.isascii() and text.isdigit()):
+        text = "0"
+    if not MIN_TOKEN_LIFETIME <= int(text) <= MAX_TOKEN_LIFETIME:
+        raise bad(
+            f"'s expires_in is {str(expires_in)[:40]!r}, not an integer "
+            f"between {MIN_TOKEN_LIFETIME} and {MAX_TOKEN_LIFETIME} seconds"
         )
+    return IssuedToken(access_token=token, lifetime=int(text))
 
-    def claim(self, generation: int, now: float) -> tuple[_Claim, int]:
-        """Claim the fetch of a token of at least ``generation``; returns the claim and round."""
-        with self._lock:
-            if self._fresh(now, generation):
-                return _Claim.READY, self._round
-            if self._fetching:
-                return _Claim.BUSY, self._round
-            self._fetching = True
-            return _Claim.FETCH, self._round
 
-    def finish_fetch(self, failure: BaseException | None) -> None:
-        """End the fetch in progress and wake every waiter, in any thread or loop."""
+class _Refresh:
+    """One token fetch in progress: who waits for it, and how it ended."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._loops: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self.error: ServiceApiError | None = None
+
+    def finish(self, error: BaseException | None) -> None:
+        """Wake every waiter, in any thread or loop; a typed error is theirs too."""
         with self._lock:
-            if isinstance(failure, ServiceApiError):
-                # Waiters of this round get the same answer instead of asking again
-                # (wrong credentials must not turn into one /authenticate per request).
-                self._failures = {self._round: failure}
-            self._fetching = False
-            self._round += 1
-            waiters, self._async_waiters = self._async_waiters, []
-            self._fetch_done.notify_all()
-        for loop, future in waiters:
-            # A closed loop raises RuntimeError: nobody is waiting there any more.
-            with contextlib.suppress(RuntimeError):
+            # Waiters get the same answer instead of asking again (wrong credentials
+            # must not turn into one /authenticate per request).
+            self.error = error if isinstance(error, ServiceApiError) else None
+            self._done.set()
+            loops, self._loops = self._loops, []
+        for loop, future in loops:
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits there
                 loop.call_soon_threadsafe(_resolve, future)
 
-    def failure_of(self, round_: int) -> ServiceApiError | None:
-        """The error that ended fetch round ``round_``, if it failed with a typed error."""
-        with self._lock:
-            return self._failures.get(round_)
+    def wait(self) -> None:
+        """Block the thread until the fetch is over."""
+        self._done.wait()
 
-    def wait_sync(self, round_: int) -> None:
-        """Block the thread until fetch round ``round_`` is over."""
-        with self._fetch_done:
-            self._fetch_done.wait_for(lambda: self._round != round_)
-
-    async def wait_async(self, round_: int) -> None:
-        """Wait, without blocking the event loop, until fetch round ``round_`` is over."""
+    async def wait_async(self) -> None:
+        """Wait, without blocking the event loop, until the fetch is over."""
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
+        future = loop.create_future()
         with self._lock:
-            if self._round != round_:
+            if self._done.is_set():
                 return
-            self._async_waiters.append((loop, future))
+            self._loops.append((loop, future))
         await future
 
 
@@ -297,26 +163,82 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-class TokenAuth(httpx.Auth):
-    """``httpx.Auth`` that keeps a bearer token fresh for one base URL.
+class TokenState:
+    """The token shared by every client of one integration, and the fetch in progress.
 
-    * The first token is fetched lazily and cached in ``state`` (shared between
-      clients of the same integration).
-    * It is refreshed before use once ``now >= expiry - refresh_skew``, the
-      expiry counted from when the ``/authenticate`` request was sent (monotonic
-      ``clock``, injectable for tests); the skew is clamped to half the lifetime.
-    * On a 401 the token is refreshed once and the request replayed once, unless
-      ``www-authenticate`` names an error other than ``invalid_token`` (a
-      missing header, another scheme or no ``error`` parameter count as
-      ``invalid_token``). A second 401 is returned for the client to raise.
+    Thread-safe; the lock is never held across I/O.
+
+    Example::
+
+        auth = TokenAuth(base_url, client_id, secret, state=TokenState(refresh_skew=60.0))
+    """
+
+    def __init__(self, *, refresh_skew: float = 60.0) -> None:
+        if refresh_skew < 0:
+            raise ValueError("refresh_skew must be >= 0")
+        self.refresh_skew = float(refresh_skew)
+        self._lock = threading.Lock()
+        self._token: str | None = None
+        self._refresh_at = 0.0
+        self._expires_at = 0.0
+        self._refresh: _Refresh | None = None
+        self.refused: str | None = None  # the last token a 401 invalidated
+        self.stored = 0  # tokens stored so far, to number them in the log
+
+    def __repr__(self) -> str:
+        return f"TokenState(has_token={self._token is not None})"
+
+    def token(self, now: float) -> str | None:
+        """The token to use now, or ``None`` when a new one is needed."""
+        with self._lock:
+            return self._token if now < self._refresh_at else None
+
+    def store(self, token: str, lifetime: float, *, sent_at: float) -> None:
+        """Keep a new token; its lifetime counts from when its request was sent."""
+        with self._lock:
+            self._token = token
+            self.stored += 1
+            self._expires_at = sent_at + lifetime
+            self._refresh_at = sent_at + lifetime - effective_skew(self.refresh_skew, lifetime)
+
+    def invalidate(self, token: str) -> None:
+        """Forget ``token`` if it is still the current one (a 401 for an older token
+        says nothing about the current one)."""
+        with self._lock:
+            self.refused = token
+            if self._token == token:
+                self._refresh_at = float("-inf")
+
+    def remaining(self, now: float) -> tuple[str | None, float]:
+        """The current token and the seconds it has left (for a token store)."""
+        with self._lock:
+            return self._token, self._expires_at - now
+
+    def claim(self, now: float) -> tuple[_Refresh | None, bool]:
+        """``(None, False)`` if a token is fresh; else the fetch and whether the caller leads it."""
+        with self._lock:
+            if self._token is not None and now < self._refresh_at:
+                return None, False
+            if self._refresh is not None:
+                return self._refresh, False
+            self._refresh = _Refresh()
+            return self._refresh, True
+
+    def finish(self, refresh: _Refresh, error: BaseException | None) -> None:
+        """End the fetch ``refresh`` and wake its waiters."""
+        with self._lock:
+            self._refresh = None
+        refresh.finish(error)
+
+
+class TokenAuth(httpx.Auth):
+    """``httpx.Auth`` that keeps a bearer token fresh for one base URL (see the README).
 
     Example::
 
         auth = TokenAuth("https://api.example.com/public/v3", "my-client", secret)
         httpx.get("https://api.example.com/public/v3/shipments", auth=auth)
     """
-
-    requires_response_body = True
 
     def __init__(
         self,
@@ -327,6 +249,7 @@ class TokenAuth(httpx.Auth):
         state: TokenState | None = None,
         timeout: httpx.Timeout | None = None,
         clock: Callable[[], float] = time.monotonic,
+        token_store: TokenStore | None = None,
     ) -> None:
         self.base_url = str(base_url).rstrip("/")
         self.client_id = client_id
@@ -334,16 +257,13 @@ class TokenAuth(httpx.Auth):
         self.state = state if state is not None else TokenState()
         self._timeout = timeout if timeout is not None else httpx.Timeout(30.0)
         self._clock = clock
+        self._store = token_store
+        self._store_failed = False
 
     def __repr__(self) -> str:
         return f"TokenAuth(base_url={self.base_url!r}, client_id={self.client_id!r})"
 
-    @property
-    def token_url(self) -> str:
-        """Absolute URL of ``POST /authenticate``."""
-        return f"{self.base_url}/authenticate"
-
-    def build_token_request(self, generation: int) -> httpx.Request:
+    def build_token_request(self) -> httpx.Request:
         """The ``POST /authenticate`` request, from the generated request model."""
         body = TokenRequest(
             client_id=self.client_id,
@@ -352,151 +272,171 @@ class TokenAuth(httpx.Auth):
         )
         return httpx.Request(
             "POST",
-            self.token_url,
+            f"{self.base_url}/authenticate",
             files=body.to_multipart(),
             headers={"accept": "application/json"},
             # Requests yielded by an auth flow skip the client's request building,
             # so the client's timeout must be set here or it would be unlimited.
-            extensions={
-                "timeout": self._timeout.as_dict(),
-                TOKEN_REQUEST_EXTENSION: generation,
-            },
+            extensions={"timeout": self._timeout.as_dict(), TOKEN_REQUEST_EXTENSION: True},
         )
 
     def auth_flow(
         self, request: httpx.Request
     ) -> Generator[httpx.Request, httpx.Response | None, None]:
-        """Yield the token request when needed, then ``request``; replay once after a 401.
+        """Yield the token request when needed, then ``request``; after a 401 for a token
+        not refused before, refresh and replay (at most ``MAX_REFRESHES`` times).
 
-        Sending ``None`` in answer to a token request means "another request
-        fetched a token meanwhile": the flow then reads the shared state again.
+        ``None`` in answer to a token request means "another flow fetched a token".
         """
-        min_generation = 0
-        replayed = False
+        refused: list[str] = []
         while True:
-            step = self.state.lookup(self._clock(), min_generation)
-            if isinstance(step, _NeedToken):
+            token = self.state.token(self._clock())
+            if token is None:
                 sent_at = self._clock()
-                first = step.generation == 1
-                logger.info(
-                    "%s bearer token for %s", "fetching" if first else "refreshing", self.client_id
-                )
-                token_response = yield self.build_token_request(step.generation)
-                if token_response is None:
-                    continue
-                issued = parse_token_response(token_response)
-                generation = self.state.store(issued, sent_at=sent_at)
-                logger.info(
-                    "bearer token #%d for %s received, valid %d s",
-                    generation,
-                    self.client_id,
-                    issued.lifetime,
-                )
+                logger.info("fetching a bearer token for %s", self.client_id)
+                token_response = yield self.build_token_request()
+                if token_response is not None:
+                    issued = parse_token_response(token_response)
+                    self.state.store(issued.access_token, issued.lifetime, sent_at=sent_at)
+                    logger.info(
+                        "bearer token #%d for %s received, valid %d s",
+                        self.state.stored,
+                        self.client_id,
+                        issued.lifetime,
+                    )
                 continue
-            request.headers["Authorization"] = f"Bearer {step.token}"
+            request.headers["Authorization"] = f"Bearer {token}"
             response = yield request
-            if response is None or response.status_code != 401 or replayed:
+            if response is None or response.status_code != 401:
                 return
-            challenge = parse_www_authenticate(response.headers.get("www-authenticate"))
-            if challenge.error not in (None, "invalid_token"):
+            if token in refused or len(refused) >= MAX_REFRESHES:
                 return
-            logger.info(
-                "401 (%s) for %s %s: replaying once with a new token",
-                challenge.error or "no error given",
-                request.method,
-                request.url.path,
-            )
-            replayed = True
-            min_generation = step.generation + 1
+            if parse_www_authenticate(response.headers.get("www-authenticate")).error not in (
+                None,
+                "invalid_token",
+            ):
+                return
+            logger.info("401 for %s %s: replaying with a new token", request.method, request.url)
+            self.state.invalidate(token)
+            refused.append(token)
+
+    def _steps(
+        self, request: httpx.Request
+    ) -> Generator[httpx.Request | _Refresh, httpx.Response | None, None]:
+        """:meth:`auth_flow` with single flight: yields requests to send, or a
+        :class:`_Refresh` to wait for (the drivers do the sending and the waiting)."""
+        flow = self.auth_flow(request)
+        outgoing = next(flow)
+        while True:
+            answer: httpx.Response | None = None
+            if TOKEN_REQUEST_EXTENSION not in outgoing.extensions:
+                answer = yield outgoing
+            else:
+                refresh, leader = self.state.claim(self._clock())
+                if refresh is not None and not leader:
+                    yield refresh
+                    if refresh.error is not None:
+                        # A copy: each caller's error records its own page (at_page).
+                        raise copy.copy(refresh.error) from refresh.error.__cause__
+                elif refresh is not None:
+                    error: BaseException | None = None
+                    try:
+                        with self._store_lock():
+                            if not self._adopt_stored():
+                                answer = yield outgoing
+                                try:
+                                    outgoing = flow.send(answer)  # parses and stores
+                                except StopIteration:
+                                    return
+                                self._save_to_store()
+                                continue
+                    except BaseException as exc:
+                        error = exc
+                        raise
+                    finally:
+                        self.state.finish(refresh, error)
+            try:
+                outgoing = flow.send(answer)
+            except StopIteration:
+                return
 
     def sync_auth_flow(
         self, request: httpx.Request
     ) -> Generator[httpx.Request, httpx.Response, None]:
-        """Drive :meth:`auth_flow` for ``httpx.Client``, waiting on other fetches in a thread."""
-        flow = self.auth_flow(request)
-        outgoing = next(flow)
-        while True:
-            generation = outgoing.extensions.get(TOKEN_REQUEST_EXTENSION)
-            answer: httpx.Response | None
-            if generation is None:
-                response = yield outgoing
-                response.read()
-                answer = response
-            else:
-                claim, round_ = self.state.claim(generation, self._clock())
-                if claim is _Claim.BUSY:
-                    self.state.wait_sync(round_)
-                    _raise_failure(self.state.failure_of(round_))
-                    answer = None
-                elif claim is _Claim.READY:
-                    answer = None
+        """Drive the flow for ``httpx.Client``, waiting on other fetches in the thread."""
+        with contextlib.closing(self._steps(request)) as steps:
+            step = next(steps)
+            while True:
+                answer: httpx.Response | None = None
+                if isinstance(step, _Refresh):
+                    step.wait()
                 else:
-                    failure: BaseException | None = None
-                    try:
-                        response = yield outgoing
-                        response.read()
-                        try:
-                            outgoing = flow.send(response)
-                        except StopIteration:
-                            return
-                    except BaseException as exc:
-                        failure = exc
-                        raise
-                    finally:
-                        self.state.finish_fetch(failure)
-                    continue
-            try:
-                outgoing = flow.send(answer)
-            except StopIteration:
-                return
+                    answer = yield step
+                    if TOKEN_REQUEST_EXTENSION in step.extensions:
+                        answer.read()
+                try:
+                    step = steps.send(answer)
+                except StopIteration:
+                    return
 
     async def async_auth_flow(
         self, request: httpx.Request
     ) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        """Drive :meth:`auth_flow` for ``httpx.AsyncClient``; waiting never blocks the loop."""
-        flow = self.auth_flow(request)
-        outgoing = next(flow)
-        while True:
-            generation = outgoing.extensions.get(TOKEN_REQUEST_EXTENSION)
-            answer: httpx.Response | None
-            if generation is None:
-                response = yield outgoing
-                await response.aread()
-                answer = response
-            else:
-                claim, round_ = self.state.claim(generation, self._clock())
-                if claim is _Claim.BUSY:
-                    await self.state.wait_async(round_)
-                    _raise_failure(self.state.failure_of(round_))
-                    answer = None
-                elif claim is _Claim.READY:
-                    answer = None
+        """Drive the flow for ``httpx.AsyncClient``; waiting never blocks the loop."""
+        with contextlib.closing(self._steps(request)) as steps:
+            step = next(steps)
+            while True:
+                answer: httpx.Response | None = None
+                if isinstance(step, _Refresh):
+                    await step.wait_async()
                 else:
-                    failure: BaseException | None = None
-                    try:
-                        response = yield outgoing
-                        await response.aread()
-                        try:
-                            outgoing = flow.send(response)
-                        except StopIteration:
-                            return
-                    except BaseException as exc:
-                        failure = exc
-                        raise
-                    finally:
-                        self.state.finish_fetch(failure)
-                    continue
-            try:
-                outgoing = flow.send(answer)
-            except StopIteration:
-                return
+                    answer = yield step
+                    if TOKEN_REQUEST_EXTENSION in step.extensions:
+                        await answer.aread()
+                try:
+                    step = steps.send(answer)
+                except StopIteration:
+                    return
 
+    # -- the token store hook: consulted under its lock before fetching, written after --
 
-def _raise_failure(failure: ServiceApiError | None) -> None:
-    if failure is not None:
-        raise failure
+    def _store_failure(self, exc: Exception) -> None:
+        if not self._store_failed:
+            self._store_failed = True
+            logger.warning("token store unusable (%s): fetching tokens", type(exc).__name__)
 
+    @contextlib.contextmanager
+    def _store_lock(self) -> Iterator[None]:
+        with contextlib.ExitStack() as stack:
+            if self._store is not None:
+                try:
+                    stack.enter_context(self._store.lock())
+                except Exception as exc:  # a broken store falls back to fetching
+                    self._store_failure(exc)
+            yield
 
-def token_request_generation(request: httpx.Request) -> Any:
-    """The generation a token request is for, or ``None`` for any other request."""
-    return request.extensions.get(TOKEN_REQUEST_EXTENSION)
+    def _adopt_stored(self) -> bool:
+        """Take a token another process stored, unless it is the one just refused."""
+        if self._store is None:
+            return False
+        try:
+            stored = self._store.load()
+        except Exception as exc:  # a broken store falls back to fetching
+            self._store_failure(exc)
+            return False
+        lifetime = stored.expires_at - time.time() if stored is not None else 0.0
+        if stored is None or stored.access_token == self.state.refused:
+            return False
+        if lifetime <= effective_skew(self.state.refresh_skew, lifetime):
+            return False
+        self.state.store(stored.access_token, lifetime, sent_at=self._clock())
+        return True
+
+    def _save_to_store(self) -> None:
+        token, remaining = self.state.remaining(self._clock())
+        if self._store is None or token is None:
+            return
+        try:
+            self._store.save(StoredToken(token, time.time() + remaining))
+        except Exception as exc:  # a broken store falls back to fetching
+            self._store_failure(exc)

@@ -1,231 +1,432 @@
 """The client: a generated ``service_api_client.Client`` that authenticates itself.
 
-Every generated endpoint function (``sync``, ``sync_detailed``, ``asyncio``,
-``asyncio_detailed``) accepts it. It builds its ``httpx`` clients with
-:class:`~service_api._auth.TokenAuth` and the guarded transports, and raises the
-typed errors of :mod:`service_api._errors` where the generated code would return
-``None`` or an error model.
+Layers, top down: the retry loop (:meth:`_Family.retry_delay`, in ``send``), the
+auth flow (:class:`~service_api._auth.TokenAuth`), redirects, then the guarded
+transport for the route (direct or through a proxy). Each retry attempt therefore
+asks the auth flow for the token of that moment. The behaviour is documented in the
+README ("Client behaviour and defaults").
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import enum
+import importlib.metadata
+import logging
+import os
 import random
-import ssl
+import sys
 import threading
+import time
+from collections.abc import Mapping
 from typing import Any, Self
 
+import attrs
 import httpx
+from httpx._utils import get_environment_proxies  # the proxy rules httpx applies itself
 
 import service_api_client
-from service_api._auth import TokenAuth, TokenState
+from service_api._auth import BASE_URL_HINT, TokenAuth, TokenState
 from service_api._errors import (
     ApiConnectionError,
-    ApiTimeoutError,
-    InvalidResponseError,
+    ApiStatusError,
+    ConfigurationError,
+    ServiceApiError,
+    error_from_httpx,
     error_from_response,
-    redacted_request,
+    is_tls_error,
+    is_token_request,
 )
-from service_api._rate_limit import RateLimiter
-from service_api._retry import RetryPolicy
-from service_api._transport import (
-    ACCOUNT_HEADER,
-    DEFAULT_MAX_RESPONSE_BYTES,
-    AsyncGuardedTransport,
-    GuardedTransport,
-    RequestGuard,
-    ServiceResponse,
-)
+from service_api._logs import log_response
+from service_api._rate_limit import RateLimiter, RequestLimiter
+from service_api._retry import IDEMPOTENT_METHODS, RETRY_SLEEP, RetryPolicy, retry_delay
+from service_api._token_store import TokenStore
+from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES, GuardedTransport
 
-# httpx.Client arguments that configure the connection pool: they go to the
-# transport we build, since httpx ignores them when given a transport.
-_TRANSPORT_ARGS = frozenset(
-    {"verify", "cert", "trust_env", "http1", "http2", "limits", "proxy", "local_address"}
-)
+logger = logging.getLogger("service_api")
+
+#: The variables ``Client()`` reads for a setting it is not given (as the CLI does).
+ENV_BASE_URL = "SERVICE_API_BASE_URL"
+ENV_CLIENT_ID = "SERVICE_API_CLIENT_ID"
+ENV_CLIENT_SECRET = "SERVICE_API_CLIENT_SECRET"  # noqa: S105 - a variable name, not a secret
+ENV_ACCOUNT_ID = "SERVICE_API_ACCOUNT_ID"
+
+try:
+    _VERSION = importlib.metadata.version("service-api")
+except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+    _VERSION = "0+unknown"
+
+# httpx.Client arguments that configure a connection pool: they go to the
+# transports we build, since httpx ignores them when given a transport.
+_POOL_ARGS = frozenset({"verify", "cert", "trust_env", "http1", "http2", "limits", "local_address"})
 
 
 class _Family:
-    """What a client shares with the clients made by :meth:`Client.with_account`."""
+    """What a client shares with its ``with_*`` children: token, policy, sync pools."""
 
     def __init__(
         self,
-        *,
         base_url: str,
-        client_id: str,
-        client_secret: str,
-        refresh_skew: float,
-        timeout: httpx.Timeout,
+        auth: TokenAuth,
         policy: RetryPolicy,
-        rate_limit: float | None,
+        limiter: RequestLimiter | None,
         max_response_bytes: int,
-        transport_args: dict[str, Any],
-        sync_transport: httpx.BaseTransport | None,
-        async_transport: httpx.AsyncBaseTransport | None,
+        pool_args: dict[str, Any],
+        proxy: Any,
+        transport: Any,
     ) -> None:
-        self.state = TokenState(refresh_skew=refresh_skew)
-        self.auth = TokenAuth(base_url, client_id, client_secret, state=self.state, timeout=timeout)
-        self.client_secret = client_secret
-        self.policy = policy
-        limiter = RateLimiter(rate_limit) if rate_limit is not None else None
-        self.guard = RequestGuard(
-            httpx.URL(base_url),
-            policy,
-            limiter,
-            random.Random(),  # noqa: S311 - jitter, not cryptography
-            max_response_bytes=max_response_bytes,
-        )
-        self.transport_args = transport_args
-        self.user_sync_transport = sync_transport
-        self.user_async_transport = async_transport
+        self.base_url, self.auth, self.policy = httpx.URL(base_url), auth, policy
+        self.limiter, self.max_response_bytes = limiter, max_response_bytes
+        self.pool_args, self.transport = pool_args, transport
+        self.rng = random.Random()  # noqa: S311 - jitter, not cryptography
+        # Routes as httpx builds them: an explicit proxy for everything, else the
+        # environment's (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY) when trusted.
+        self.routes: dict[str, Any] = {}
+        if proxy is not None:
+            self.routes = {"all://": proxy}
+        elif transport is None and pool_args.get("trust_env", True):
+            self.routes = get_environment_proxies()
         self._lock = threading.Lock()
-        self._sync_inner: httpx.BaseTransport | None = None
+        self._sync: tuple[Any, dict[str, Any]] | None = None
+        self._async: dict[asyncio.AbstractEventLoop, tuple[Any, dict[str, Any]]] = {}
+        self._async_keepers: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
+        #: Sent by the guard on requests that have none (the token request).
+        self.user_agent = default_user_agent()
 
-    def close_pool(self) -> None:
-        """Close the shared sync pool, whichever client created it (the original's close)."""
+    def guarded(self, inner: Any, *, owner: bool) -> GuardedTransport:
+        """``inner`` behind the family's guard, size bound and rate limit."""
+        return GuardedTransport(
+            inner,
+            base_url=self.base_url,
+            owner=owner,
+            max_response_bytes=self.max_response_bytes,
+            limiter=self.limiter,
+            user_agent=self.user_agent,
+        )
+
+    def _pools(self, cls: Any, kind: type) -> tuple[Any, dict[str, Any]]:
+        # A user's transport serves the side(s) it implements (MockTransport: both).
+        default = self.transport if isinstance(self.transport, kind) else cls(**self.pool_args)
+        return default, {
+            k: url and cls(proxy=url, **self.pool_args) for k, url in self.routes.items()
+        }
+
+    def transports(
+        self, *, sync: bool, loop: asyncio.AbstractEventLoop | None = None
+    ) -> tuple[GuardedTransport, dict[str, Any]]:
+        """The guarded default transport and proxy mounts: the family's shared sync
+        pools, or its shared async pools of the running ``loop`` (both closed by
+        :meth:`close_pools`, those of a loop also when it ends), or, outside any event
+        loop, new async pools that the caller's client owns."""
+        owner = False
+        if sync:
+            with self._lock:
+                if self._sync is None:
+                    self._sync = self._pools(httpx.HTTPTransport, httpx.BaseTransport)
+                default, mounts = self._sync
+        elif loop is None:
+            default, mounts = self._pools(httpx.AsyncHTTPTransport, httpx.AsyncBaseTransport)
+            owner = True
+        else:
+            default, mounts = self._loop_pools(loop)
+        return self.guarded(default, owner=owner and default is not self.transport), {
+            k: inner and self.guarded(inner, owner=owner) for k, inner in mounts.items()
+        }
+
+    def _loop_pools(self, loop: asyncio.AbstractEventLoop) -> tuple[Any, dict[str, Any]]:
+        # One async pool per event loop for the whole family, so that views and children
+        # (one per call, say) open no connections of their own.
         with self._lock:
-            pool, self._sync_inner = self._sync_inner, None
-        if pool is not None:
-            pool.close()
+            for dead in [k for k in self._async if k.is_closed()]:
+                del self._async[dead]
+                self._async_keepers.pop(dead, None)
+            pools = self._async.get(loop)
+            if pools is None:
+                pools = self._pools(httpx.AsyncHTTPTransport, httpx.AsyncBaseTransport)
+                self._async[loop] = pools
+                self._async_keepers[loop] = loop.create_task(self._close_with_loop(pools))
+            return pools
 
-    def sync_inner(self) -> httpx.BaseTransport:
-        """The connection pool every client of the family uses for sync calls."""
-        with self._lock:
-            if self._sync_inner is None:
-                self._sync_inner = self.user_sync_transport or httpx.HTTPTransport(
-                    **self.transport_args
-                )
-            return self._sync_inner
-
-    def new_async_inner(self) -> httpx.AsyncBaseTransport:
-        """A connection pool for one client's async calls (pools are loop-bound)."""
-        return self.user_async_transport or httpx.AsyncHTTPTransport(**self.transport_args)
-
-    def secrets(self) -> list[str]:
-        """Strings that must never appear in a message."""
-        token = self.state.current_token()
-        return [s for s in (self.client_secret, token) if s]
-
-
-def _redact(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "[redacted]")
-    return text
-
-
-def _transport_error(exc: httpx.HTTPError, family: _Family) -> Exception:
-    try:
-        request: httpx.Request | None = redacted_request(exc.request)
-    except RuntimeError:
-        request = None
-    where = f" for {request.method} {request.url}" if request is not None else ""
-    message = _redact(f"{type(exc).__name__}{where}: {exc}", family.secrets())
-    if isinstance(exc, httpx.TimeoutException):
-        return ApiTimeoutError(f"no answer in time{where} ({message})", request=request)
-    if isinstance(exc, httpx.TransportError):
-        return ApiConnectionError(f"no answer{where} ({message})", request=request)
-    return InvalidResponseError(f"unusable answer{where} ({message})", request=request)
-
-
-def _check(response: httpx.Response, *, read: bool) -> None:
-    """Raise the typed error for an error status, or for a 2xx JSON body that is not JSON.
-
-    The body is parsed here once; the guarded transport's :class:`ServiceResponse`
-    hands that parse to the generated code's ``response.json()``, so checking costs
-    no second parse.
-    """
-    if response.status_code >= 400:
-        raise error_from_response(response)
-    if (
-        read
-        and 200 <= response.status_code < 300
-        and "json" in response.headers.get("content-type", "")
-    ):
+    async def _close_with_loop(self, pools: tuple[Any, dict[str, Any]]) -> None:
+        """Hold ``pools`` open until this task is cancelled (``asyncio.run`` cancels every
+        task before closing its loop), then close them inside their own loop."""
         try:
-            if isinstance(response, ServiceResponse):
-                response.validate_json()
-            else:  # a response our transport did not build (e.g. replaced by an event hook)
-                response.json()
-        except ValueError:
-            raise InvalidResponseError(
-                f"{response.status_code} answer to {response.request.method} "
-                f"{response.request.url} is not valid JSON",
-                request=redacted_request(response.request),
-            ) from None
+            await asyncio.get_running_loop().create_future()
+        finally:
+            for pool in (pools[0], *pools[1].values()):
+                if pool is not None and pool is not self.transport:
+                    await pool.aclose()
+
+    async def aclose_loop_pools(self) -> None:
+        """Close the async pools of the running loop now (they are built anew if needed)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            self._async.pop(loop, None)
+            keeper = self._async_keepers.pop(loop, None)
+        if keeper is not None:
+            keeper.cancel()
+            await asyncio.wait([keeper])
+
+    def close_pools(self) -> None:
+        """Close the shared sync pools, whichever client created them, and ask every live
+        event loop to close the family's pools there."""
+        with self._lock:
+            pools, self._sync = self._sync, None
+            # The keepers stay known until their loop ends, for aclose_loop_pools to await.
+            keepers = dict(self._async_keepers)
+            self._async = {}
+        if pools is not None:
+            for pool in (pools[0], *pools[1].values()):
+                if pool is not None:
+                    pool.close()
+        for loop, keeper in keepers.items():
+            with contextlib.suppress(RuntimeError):  # a closed loop took its pools along
+                loop.call_soon_threadsafe(keeper.cancel)
+
+    def next_delay(
+        self,
+        policy: RetryPolicy,
+        request: httpx.Request,
+        attempt: int,
+        outcome: httpx.Response | Exception,
+    ) -> float:
+        """Seconds before the next attempt after ``outcome`` (an error answer or an
+        exception) under ``policy`` (the view's); raises the typed error when there is
+        none. Logs retries at INFO."""
+        error: ServiceApiError
+        cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
+        heals = True
+        if isinstance(outcome, httpx.Response):
+            path = self.base_url.path.rstrip("/")
+            hint = BASE_URL_HINT if outcome.status_code == 404 else ""
+            error = error_from_response(outcome, hint="" if path.endswith("/public/v3") else hint)
+        elif isinstance(outcome, httpx.HTTPError):
+            error, heals = error_from_httpx(outcome, request=request), not is_tls_error(outcome)
+        else:
+            assert isinstance(outcome, ServiceApiError)
+            error, cause = outcome, outcome.__cause__
+        # A failed token request never sent the request it was for: retrying it is safe.
+        safe = request.method in IDEMPOTENT_METHODS or is_token_request(
+            getattr(error, "request", None)
+        )
+        delay = None
+        if safe and heals and isinstance(error, ApiStatusError):
+            status, retry_after = error.status_code, error.retry_after
+            delay = retry_delay(
+                policy, attempt, status=status, retry_after=retry_after, rng=self.rng
+            )
+        elif safe and heals and isinstance(error, ApiConnectionError):
+            delay = retry_delay(policy, attempt, rng=self.rng)
+        if delay is None:
+            raise error from cause
+        logger.info(
+            "retrying %s %s after %s in %.2f s (retry %d of %d)",
+            request.method,
+            request.url.path,
+            type(error).__name__,
+            delay,
+            attempt + 1,
+            policy.max_retries,
+        )
+        return RETRY_SLEEP.wait_for(delay)
 
 
 class _ServiceHttpxClient(httpx.Client):
-    """``httpx.Client`` whose ``send`` raises the package's typed errors."""
+    """``httpx.Client`` whose ``send`` retries above authentication and raises typed errors."""
 
-    def __init__(self, family: _Family, **kwargs: Any) -> None:
+    def __init__(self, family: _Family, policy: RetryPolicy, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._family = family
+        self._family, self._policy = family, policy
 
     def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-        try:
-            response = super().send(request, **kwargs)
-            if response.status_code >= 400:
-                response.read()
-        except httpx.HTTPError as exc:
-            raise _transport_error(exc, self._family) from exc
-        _check(response, read=not kwargs.get("stream", False))
-        return response
+        request.read()  # a body read once can be sent again
+        attempt = 0
+        while True:
+            outcome: httpx.Response | Exception
+            try:
+                started = time.monotonic()
+                outcome = super().send(request, **kwargs)
+                log_response(outcome, time.monotonic() - started)
+                if outcome.status_code < 400:
+                    return outcome
+                outcome.read()  # an error body: bounded by the transport
+            except (httpx.HTTPError, ServiceApiError) as exc:
+                outcome = exc
+            time.sleep(self._family.next_delay(self._policy, request, attempt, outcome))
+            attempt += 1
 
 
 class _ServiceAsyncHttpxClient(httpx.AsyncClient):
-    """``httpx.AsyncClient`` whose ``send`` raises the package's typed errors."""
+    """Async twin of :class:`_ServiceHttpxClient`; differs only in the sleep."""
 
-    def __init__(self, family: _Family, **kwargs: Any) -> None:
+    def __init__(self, family: _Family, policy: RetryPolicy, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._family = family
+        self._family, self._policy = family, policy
 
     async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+        await request.aread()
+        attempt = 0
+        while True:
+            outcome: httpx.Response | Exception
+            try:
+                started = time.monotonic()
+                outcome = await super().send(request, **kwargs)
+                log_response(outcome, time.monotonic() - started)
+                if outcome.status_code < 400:
+                    return outcome
+                await outcome.aread()
+            except (httpx.HTTPError, ServiceApiError) as exc:
+                outcome = exc
+            await asyncio.sleep(self._family.next_delay(self._policy, request, attempt, outcome))
+            attempt += 1
+
+
+def _check_httpx_args(args: dict[str, Any]) -> None:
+    """Refuse what would reach the network around the guard, retries and size bound."""
+    if "auth" in args:
+        raise TypeError("httpx_args must not contain 'auth': the client authenticates itself")
+    for name in ("app", "base_url", "proxies"):
+        if name in args:
+            raise TypeError(
+                f"httpx_args must not contain {name!r}: "
+                + {
+                    "app": "pass transport=httpx.ASGITransport(app) or httpx.WSGITransport(app)",
+                    "base_url": "pass base_url to service_api.Client",
+                    "proxies": "pass proxy= or mounts=",
+                }[name]
+            )
+    if args.get("transport") is not None and args.get("proxy") is not None:
+        raise TypeError(
+            "httpx_args must not hold both 'transport' and 'proxy': a proxy route would "
+            "never reach the transport (give the transport proxy=, or use mounts)"
+        )
+    mounts = args.get("mounts") or {}
+    if not isinstance(mounts, Mapping):
+        raise TypeError("httpx_args 'mounts' must be a mapping of URL pattern to transport")
+    for pattern, inner in mounts.items():
+        if inner is not None and not isinstance(
+            inner, httpx.BaseTransport | httpx.AsyncBaseTransport
+        ):
+            raise TypeError(
+                f"httpx_args 'mounts'[{pattern!r}] must be an httpx transport or None, "
+                f"not {type(inner).__name__}"
+            )
+
+
+def default_user_agent(extra: str | None = None) -> str:
+    """``service-api/<version> python/<x.y> httpx/<version>``, then ``extra`` if given.
+
+    Example::
+
+        default_user_agent("myapp/1.2")
+        # 'service-api/0.1.0 python/3.12 httpx/0.28.1 myapp/1.2'
+    """
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    agent = f"service-api/{_VERSION} python/{python} httpx/{httpx.__version__}"
+    return f"{agent} {extra}" if extra else agent
+
+
+def _user_agent(headers: dict[str, str], extra: str | None) -> str:
+    """Put the user agent in ``headers`` unless the user gave one (theirs wins whole)."""
+    if extra is not None and (not extra.strip() or not extra.isprintable()):
+        raise ValueError("user_agent must be a non-empty printable string")
+    given = next((v for k, v in headers.items() if k.lower() == "user-agent"), None)
+    if given is not None:
+        if extra is not None:
+            raise TypeError("pass user_agent or a User-Agent header, not both")
+        return given
+    headers["User-Agent"] = default_user_agent(extra and extra.strip())
+    return headers["User-Agent"]
+
+
+class FromEnvironment(enum.Enum):
+    """The default of ``Client(account_id=...)``: read ``SERVICE_API_ACCOUNT_ID``
+    (``None``, given explicitly, means no account header whatever the environment)."""
+
+    FROM_ENVIRONMENT = "from the environment"
+
+
+FROM_ENVIRONMENT = FromEnvironment.FROM_ENVIRONMENT
+
+
+def settings_from_environment(
+    base_url: str | None,
+    client_id: str | None,
+    client_secret: str | None,
+    account_id: str | FromEnvironment | None,
+    environ: Mapping[str, str] = os.environ,
+) -> tuple[str, str, str, str | None]:
+    """The four settings, each one not given read from its ``SERVICE_API_*`` variable.
+
+    An explicit argument wins; a variable that is unset or blank counts as missing. A
+    missing base URL, client ID or client secret is a :class:`ConfigurationError`
+    naming the variable; an account not given and not set means no account header.
+
+    Example::
+
+        settings_from_environment(None, None, None, FROM_ENVIRONMENT)   # all four read
+    """
+
+    def read(value: str | None, variable: str) -> str | None:
+        return value if value is not None else (environ.get(variable, "").strip() or None)
+
+    def required(value: str | None, variable: str, name: str) -> str:
+        found = read(value, variable)
+        if found is None:
+            raise ConfigurationError(f"no {name}: pass {name}= or set {variable}", variable)
+        return found
+
+    url = required(base_url, ENV_BASE_URL, "base_url")
+    if base_url is None:
         try:
-            response = await super().send(request, **kwargs)
-            if response.status_code >= 400:
-                await response.aread()
-        except httpx.HTTPError as exc:
-            raise _transport_error(exc, self._family) from exc
-        _check(response, read=not kwargs.get("stream", False))
-        return response
+            _check_base_url(url)
+        except ValueError as exc:
+            raise ConfigurationError(f"{ENV_BASE_URL}: {exc}", ENV_BASE_URL) from None
+    cid = required(client_id, ENV_CLIENT_ID, "client_id")
+    secret = required(client_secret, ENV_CLIENT_SECRET, "client_secret")
+    if not isinstance(account_id, FromEnvironment):
+        return url, cid, secret, account_id
+    account = read(None, ENV_ACCOUNT_ID)
+    if account is not None and "," in account:
+        # The CLI takes a list here; one client has one account.
+        raise ConfigurationError(
+            f"{ENV_ACCOUNT_ID} names several accounts: pass account_id= for one, "
+            "then with_account() for the others",
+            ENV_ACCOUNT_ID,
+        )
+    return url, cid, secret, account
+
+
+def _check_base_url(base_url: str) -> None:
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"base_url is not a URL: {exc}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError("base_url must be an absolute http(s) URL")
+    if "?" in base_url or "#" in base_url:
+        raise ValueError("base_url must not have a query or a fragment")
 
 
 class Client(service_api_client.Client):
-    """A client of the service that keeps its bearer token fresh.
+    """A client of the service that keeps its bearer token fresh (see the README,
+    "Client behaviour and defaults", for every policy and default).
 
-    Pass it to any generated endpoint function, sync or async. It fetches a token
-    lazily, refreshes it ``refresh_skew`` seconds before it expires (and once after
-    a 401), sends ``x-service-account-id`` when ``account_id`` is set, retries
-    idempotent requests per ``retry`` (or ``RetryPolicy(max_retries=max_retries)``),
-    optionally spaces requests to ``rate_limit`` per minute, and raises the typed
-    errors of this package (``NotFoundError``, ``RateLimitError``, ...) instead of
-    returning ``None`` or an error model.
+    Pass it to any generated endpoint function, sync or async, from any thread or
+    event loop. It authenticates lazily and shares one token between threads, event
+    loops and :meth:`with_account` children; retries per ``retry`` (or
+    ``RetryPolicy(max_retries=...)``, not both), each attempt with the token of that
+    moment; honours ``proxy`` or the ``*_PROXY`` environment; raises the typed errors.
 
-    * Account per call: :meth:`with_account` gives a client for another account
-      sharing the token and the sync connection pool; or set the header on one
-      request, which wins over the client's:
-      ``client.get_httpx_client().get("/shipments", headers={"x-service-account-id": "acct-2"})``.
-    * Event loops: like ``httpx.AsyncClient``, the async side of one client
-      belongs to the first event loop that uses it; use one
-      ``client.with_account(...)`` per extra loop (the token is still shared).
-    * Closing: ``with`` / ``async with``, or :meth:`close` / :meth:`aclose`. The
-      original client owns the sync pool it shares with its ``with_*`` children:
-      closing it closes the pool, whether or not it sent a request itself, and
-      whether the children were closed before or not (closing a child closes
-      only its own async connections). Use no child after closing the original:
-      the connections it opened then would stay open.
-    * Size: a success body over ``max_response_bytes`` (default 8 MiB, checked
-      while it streams in and, if compressed, once inflated; token responses
-      included) raises :class:`InvalidResponseError` and drops the connection;
-      of an error body only the first few KiB are read, enough for its ``body``.
-    * Redirects: even with ``follow_redirects=True`` the token request is never
-      redirected (it carries the client secret): a 3xx answer to it raises
-      :class:`TokenResponseError`.
-    * ``httpx_args`` go to ``httpx.Client`` / ``httpx.AsyncClient`` (``verify``,
-      ``limits``, ``proxy``, ``event_hooks``, ...); a ``transport`` there is used
-      inside the guard (an ``httpx.MockTransport`` or ``httpx.ASGITransport``).
-    * Not validated: the fields of a 200 body. The generated ``from_dict`` runs
-      after the client returns and raises ``KeyError``/``TypeError``/``ValueError``
-      for a body that is JSON but lacks a required field; wrap that call and
-      raise :class:`InvalidResponseError` (the pagination layer does).
+    A setting not given is read from ``SERVICE_API_BASE_URL``, ``SERVICE_API_CLIENT_ID``,
+    ``SERVICE_API_CLIENT_SECRET`` or ``SERVICE_API_ACCOUNT_ID`` (a missing one of the
+    first three is a :class:`~service_api.ConfigurationError` naming it; an account not
+    given nor set, or given as ``None``, means no account header). Every request
+    sends ``User-Agent: service-api/<v> python/<x.y> httpx/<v>``, followed by
+    ``user_agent`` when given; a ``User-Agent`` header of the user's replaces it whole.
+    Transports given in ``httpx_args`` (``transport``, ``mounts``) sit behind the same
+    origin guard, size bound and retries; arguments that would not are refused.
 
     Example::
 
@@ -233,58 +434,72 @@ class Client(service_api_client.Client):
 
         with service_api.Client(url, "my-client", secret, "acct-1") as client:
             page = list_shipments.sync(client=client, page_size=50)
+
+        client = service_api.Client()   # all four settings from SERVICE_API_*
     """
 
     def __init__(
         self,
-        base_url: str,
-        client_id: str,
-        client_secret: str,
-        account_id: str | None = None,
+        base_url: str | None = None,
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        account_id: str | FromEnvironment | None = FROM_ENVIRONMENT,
         *,
         refresh_skew: float = 60.0,
-        max_retries: int = 2,
+        max_retries: int | None = None,
         timeout: float | httpx.Timeout = 30.0,
         retry: RetryPolicy | None = None,
         rate_limit: float | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        proxy: str | httpx.URL | httpx.Proxy | None = None,
+        token_store: TokenStore | None = None,
         httpx_args: dict[str, Any] | None = None,
+        user_agent: str | None = None,
     ) -> None:
-        args = dict(httpx_args or {})
-        if "auth" in args:
-            raise TypeError("httpx_args must not contain 'auth': the client authenticates itself")
-        transport = args.pop("transport", None)
-        follow_redirects = bool(args.pop("follow_redirects", False))
-        verify: str | bool | ssl.SSLContext = args.pop("verify", True)
-        headers = dict(args.pop("headers", None) or {})
-        transport_args = {key: args.pop(key) for key in list(args) if key in _TRANSPORT_ARGS}
-        transport_args["verify"] = verify
-        httpx_timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
-        if not base_url.startswith(("http://", "https://")):
-            raise ValueError("base_url must be an absolute http(s) URL")
-        family = _Family(
-            base_url=base_url,
-            client_id=client_id,
-            client_secret=client_secret,
-            refresh_skew=refresh_skew,
-            timeout=httpx_timeout,
-            policy=retry if retry is not None else RetryPolicy(max_retries=max_retries),
-            rate_limit=rate_limit,
-            max_response_bytes=max_response_bytes,
-            transport_args=transport_args,
-            sync_transport=transport if isinstance(transport, httpx.BaseTransport) else None,
-            async_transport=(
-                transport if isinstance(transport, httpx.AsyncBaseTransport) else None
-            ),
+        if max_retries is not None and retry is not None:
+            raise TypeError("pass max_retries or retry, not both")
+        if max_response_bytes < 1:
+            raise ValueError("max_response_bytes must be at least 1")
+        base_url, client_id, client_secret, account_id = settings_from_environment(
+            base_url, client_id, client_secret, account_id
         )
+        _check_base_url(base_url)
+        args = dict(httpx_args or {})
+        _check_httpx_args(args)
+        if proxy is not None and args.get("transport") is not None:
+            raise TypeError("pass proxy or httpx_args 'transport', not both")
+        pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
+        httpx_proxy = args.pop("proxy", None)  # never left to httpx: it would bypass the guard
+        httpx_timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        auth = TokenAuth(
+            base_url,
+            client_id,
+            client_secret,
+            state=TokenState(refresh_skew=refresh_skew),
+            timeout=httpx_timeout,
+            token_store=token_store,
+        )
+        family = _Family(
+            base_url,
+            auth,
+            retry
+            if retry is not None
+            else RetryPolicy(max_retries=2 if max_retries is None else max_retries),
+            RateLimiter(rate_limit) if rate_limit is not None else None,
+            max_response_bytes,
+            pool_args,
+            proxy if proxy is not None else httpx_proxy,
+            args.pop("transport", None),
+        )
+        headers = dict(args.pop("headers", None) or {})
+        family.user_agent = _user_agent(headers, user_agent)
         self._setup(
             family,
             account_id,
             owner=True,
             headers=headers,
             timeout=httpx_timeout,
-            verify=verify,
-            follow_redirects=follow_redirects,
+            follow_redirects=bool(args.pop("follow_redirects", False)),
             httpx_args=args,
         )
 
@@ -296,7 +511,6 @@ class Client(service_api_client.Client):
         owner: bool,
         headers: dict[str, str],
         timeout: httpx.Timeout,
-        verify: str | bool | ssl.SSLContext,
         follow_redirects: bool,
         httpx_args: dict[str, Any],
     ) -> None:
@@ -307,17 +521,19 @@ class Client(service_api_client.Client):
             headers[ACCOUNT_HEADER] = account_id
         service_api_client.Client.__init__(
             self,
-            base_url=family.auth.base_url,
+            base_url=str(family.auth.base_url),
             headers=headers,
             timeout=timeout,
-            verify_ssl=verify,
+            verify_ssl=family.pool_args.get("verify", True),
             follow_redirects=follow_redirects,
             httpx_args=httpx_args,
         )
         self._family = family
+        self._policy = family.policy  # a view's own, see with_options
         self._account_id = account_id
         self._owner = owner
         self._build_lock = threading.Lock()
+        self._async_clients: dict[asyncio.AbstractEventLoop | None, httpx.AsyncClient] = {}
 
     def __repr__(self) -> str:
         return (
@@ -329,35 +545,64 @@ class Client(service_api_client.Client):
 
     @property
     def account_id(self) -> str | None:
-        """The account sent in ``x-service-account-id``, or ``None``.
-
-        Example::
-
-            client.with_account("acct-2").account_id   # "acct-2"
-        """
+        """The account sent in ``x-service-account-id``, or ``None``."""
         return self._account_id
 
     @property
     def retry_policy(self) -> RetryPolicy:
-        """The retry policy in force.
+        """The retry policy in force for this client (or view, see :meth:`with_options`)."""
+        return self._policy
+
+    def with_options(
+        self,
+        *,
+        max_retries: int | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Client:
+        """A light view of this client with other retries, timeout or extra headers.
+
+        The view shares the token, the connection pools, the rate limiter and the
+        account; only what is given changes, for the requests sent through the view
+        (the token request keeps the client's own timeout and retries). Make one for a
+        single call or a single iteration; there is nothing to close.
 
         Example::
 
-            client.retry_policy.max_retries   # 2
+            patient = client.with_options(max_retries=5, timeout=60.0)
+            page = list_shipments.sync(client=patient)
+            for shipment in service_api.paginate(list_shipments, client.with_options(
+                headers={"x-trace": "nightly"})): ...
         """
-        return self._family.policy
+        if max_retries is not None and retry is not None:
+            raise TypeError("pass max_retries or retry, not both")
+        policy = self._policy
+        if retry is not None:
+            policy = retry
+        elif max_retries is not None:
+            policy = attrs.evolve(policy, max_retries=max_retries)  # validated there
+        view = self.with_headers(dict(headers or {}))
+        if timeout is not None:
+            view._timeout = (
+                timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+            )
+        view._policy = policy
+        return view
+
+    def _paginator(self) -> service_api_client.client.Paginator:
+        # The generated resource accessors (client.shipments.iterate() ...) page through
+        # this; imported here to keep the accessors' whole hook in one place.
+        from service_api._resources import ResourcePaginator
+
+        return ResourcePaginator(self)
 
     def with_account(self, account_id: str | None) -> Client:
-        """A client for another account, sharing this one's token and connection pool.
-
-        One token serves every account of the integration, so no new
-        ``/authenticate`` call is made. Closing the original closes the shared
-        pool; closing the child (before that) releases only its own connections.
+        """A client for another account, sharing this one's token and sync pool.
 
         Example::
 
-            acct2 = client.with_account("acct-2")
-            list_shipments.sync(client=acct2)
+            list_shipments.sync(client=client.with_account("acct-2"))
         """
         child = type(self).__new__(type(self))
         child._setup(
@@ -366,108 +611,91 @@ class Client(service_api_client.Client):
             owner=False,
             headers=dict(self._headers),
             timeout=self._timeout or httpx.Timeout(30.0),
-            verify=self._verify_ssl,
             follow_redirects=self._follow_redirects,
             httpx_args=dict(self._httpx_args),
         )
+        child._policy = self._policy
         return child
 
     def with_headers(self, headers: dict[str, str]) -> Client:
-        """A client like this one that also sends ``headers`` (sharing token and pool).
-
-        Example::
-
-            traced = client.with_headers({"x-request-id": "abc"})
-        """
-        account = headers.get(ACCOUNT_HEADER, self._account_id)
-        child = self.with_account(account)
-        child._headers.update({k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER})
+        """A client like this one that also sends ``headers`` (sharing token and pool)."""
+        given = {k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER}
+        account = next((v for k, v in headers.items() if k.lower() == ACCOUNT_HEADER), None)
+        child = self.with_account(self._account_id if account is None else account)
+        # Header names ignore case: a given one replaces ours (User-Agent included).
+        replaced = {k.lower() for k in given}
+        kept = {k: v for k, v in child._headers.items() if k.lower() not in replaced}
+        child._headers = {**kept, **given}
         return child
 
     def with_cookies(self, cookies: dict[str, str]) -> Client:
-        """Not supported: the API uses no cookies.
-
-        Example::
-
-            client.with_cookies({})   # raises TypeError
-        """
+        """Not supported: the API uses no cookies (raises ``TypeError``)."""
         raise TypeError("service_api.Client does not send cookies")
 
     def with_timeout(self, timeout: httpx.Timeout) -> Client:
-        """A client like this one with another timeout (sharing token and pool).
-
-        Example::
-
-            patient = client.with_timeout(httpx.Timeout(120.0))
-        """
+        """A client like this one with another timeout (sharing token and pool)."""
         child = self.with_account(self._account_id)
         child._timeout = timeout
         return child
 
-    def _client_args(self) -> dict[str, Any]:
+    def _client_args(
+        self, sync: bool, loop: asyncio.AbstractEventLoop | None = None
+    ) -> dict[str, Any]:
+        transport, mounts = self._family.transports(sync=sync, loop=loop)
+        args = dict(self._httpx_args)
+        # A user's mount goes through the guard too (origin, size bound); the retries
+        # sit above every transport, in send. It is the user's to close.
+        mounts.update(
+            {
+                pattern: inner and self._family.guarded(inner, owner=False)
+                for pattern, inner in (args.pop("mounts", None) or {}).items()
+            }
+        )
         return {
             "base_url": self._base_url,
             "headers": self._headers,
             "timeout": self._timeout,
             "follow_redirects": self._follow_redirects,
             "auth": self._family.auth,
-            **self._httpx_args,
+            "transport": transport,
+            "mounts": mounts,
+            **args,
         }
 
     def get_httpx_client(self) -> httpx.Client:
-        """The ``httpx.Client`` the generated sync functions use (built on first use).
-
-        Example::
-
-            client.get_httpx_client().get("/shipments", params={"pageSize": 10})
-        """
+        """The ``httpx.Client`` the generated sync functions use (built on first use)."""
         with self._build_lock:
             if self._client is None:
-                # The original closes the shared pool (_Family.close_pool), even if
-                # it never built a transport of its own, so no wrapper owns it.
-                transport = GuardedTransport(
-                    self._family.sync_inner(), self._family.guard, owner=False
-                )
                 self._client = _ServiceHttpxClient(
-                    self._family, transport=transport, **self._client_args()
+                    self._family, self._policy, **self._client_args(True)
                 )
             return self._client
 
     def get_async_httpx_client(self) -> httpx.AsyncClient:
-        """The ``httpx.AsyncClient`` the generated async functions use (built on first use).
-
-        Example::
-
-            await client.get_async_httpx_client().get("/shipments")
-        """
+        """The ``httpx.AsyncClient`` of the running event loop: each loop gets its own
+        pool, shared by the client's family (views and children) and closed with the
+        original client or when ``asyncio.run`` ends that loop."""
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
         with self._build_lock:
-            if self._async_client is None:
-                transport = AsyncGuardedTransport(
-                    self._family.new_async_inner(),
-                    self._family.guard,
-                    owner=self._family.user_async_transport is None,
+            for dead in [k for k in self._async_clients if k is not None and k.is_closed()]:
+                del self._async_clients[dead]
+            client = self._async_clients.get(loop)
+            if client is None or client.is_closed:
+                client = _ServiceAsyncHttpxClient(
+                    self._family, self._policy, **self._client_args(False, loop)
                 )
-                self._async_client = _ServiceAsyncHttpxClient(
-                    self._family, transport=transport, **self._client_args()
-                )
-            return self._async_client
+                self._async_clients[loop] = client
+            return client
 
     def set_httpx_client(self, client: httpx.Client) -> Self:
-        """Not supported: the client must build its own ``httpx.Client`` to authenticate.
-
-        Example::
-
-            client.set_httpx_client(httpx.Client())   # raises TypeError
-        """
+        """Not supported: pass ``httpx_args`` instead (raises ``TypeError``)."""
         raise TypeError("pass httpx_args to service_api.Client instead")
 
     def set_async_httpx_client(self, async_client: httpx.AsyncClient) -> Self:
-        """Not supported: the client must build its own ``httpx.AsyncClient``.
-
-        Example::
-
-            client.set_async_httpx_client(httpx.AsyncClient())   # raises TypeError
-        """
+        """Not supported: pass ``httpx_args`` instead (raises ``TypeError``)."""
         raise TypeError("pass httpx_args to service_api.Client instead")
 
     def __enter__(self) -> Self:
@@ -485,24 +713,20 @@ class Client(service_api_client.Client):
         await self.aclose()
 
     def close(self) -> None:
-        """Close the sync connections: the shared pool for the original, nothing for a child.
-
-        Example::
-
-            client.close()
-        """
+        """Close the connections: for the original, the family's shared pools (sync now,
+        async by asking each live event loop); for a child or a view, nothing is shared
+        to close."""
         if self._client is not None:
             self._client.close()
         if self._owner:
-            self._family.close_pool()
+            self._family.close_pools()
 
     async def aclose(self) -> None:
-        """Close the async (and sync) connections this client opened.
-
-        Example::
-
-            await client.aclose()
-        """
-        if self._async_client is not None:
-            await self._async_client.aclose()
+        """As :meth:`close`; the original also closes the running loop's pool now."""
+        with self._build_lock:
+            client = self._async_clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()  # a pool it built outside any loop is its own
+        if self._owner:
+            await self._family.aclose_loop_pools()
         self.close()

@@ -1,362 +1,191 @@
-"""Errors raised by the client.
+"""Errors raised by the client; the tree and what each carries is in the README ("Errors").
 
-Every error derives from :class:`ServiceApiError`, so one ``except`` clause
-catches them all; each subclass carries what a caller needs to react, and
-nothing secret (no token, no client secret, no ``Authorization`` header)::
-
-    ServiceApiError
-    ├── ApiStatusError                  the service answered with an error status
-    │   ├── BadRequestError             400: malformed request or missing account header
-    │   ├── AuthenticationError         401: token missing, unknown or refused twice
-    │   │   └── TokenExpiredError       401 for an expired token (``expired_at``)
-    │   ├── PermissionDeniedError       403: account not associated with the credentials
-    │   ├── NotFoundError               404
-    │   ├── RateLimitError              429 (``retry_after``)
-    │   ├── ServerError                 5xx (``retry_after``)
-    │   └── InvalidCredentialsError     /authenticate refused the client ID or secret
-    ├── InvalidResponseError            the answer breaks the API's contract (a ValueError)
-    │   ├── TokenResponseError          unusable token response (token_type, expires_in, ...)
-    │   └── InconsistentPageError       a page contradicts the request or earlier pages
-    └── ApiConnectionError              no answer: refused, reset, dropped (a ConnectionError)
-        └── ApiTimeoutError             no answer in time (a TimeoutError)
-
-    PaginationWarning (a UserWarning)   a page misbehaved in a way iteration can absorb
-
-Example::
-
-    try:
-        page = list_shipments.sync(client=client)
-    except service_api.RateLimitError as exc:
-        print("slow down for", exc.retry_after, "seconds")
-    except service_api.ServiceApiError as exc:
-        print("failed:", exc)
+Every error derives from :class:`ServiceApiError`. Status errors share one
+``__init__(message, *, response)`` that keeps a redacted copy of the request, the
+status, the headers and a bounded, redacted body; what can be read from those
+(``retry_after``, the OAuth ``error``, ``expired_at``) are properties.
+Secrets are removed by position, never by searching for their text: the request
+copy has no body and no credential header values, and a JSON body's credential
+fields are blanked.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
-from collections.abc import Mapping
+import json
+import ssl
 
 import httpx
 
 from service_api._retry import parse_retry_after
-from service_api._www_authenticate import parse_www_authenticate
+from service_api._www_authenticate import WwwAuthenticate, parse_www_authenticate
 
 # Bodies are kept for diagnosis but bounded: a misbehaving server may send megabytes.
 MAX_BODY_CHARS = 2048
+#: Request extension marking ``POST /authenticate`` (it carries the secret, may be
+#: retried whatever the outer request, never carries the account header).
+TOKEN_REQUEST_EXTENSION = "service_api.token_request"  # noqa: S105 - a name, not a secret
+# Credential headers (values replaced) and JSON body fields (values blanked).
+CREDENTIAL_HEADERS = frozenset({"authorization", "x-service-account-id", "cookie"})
+_SECRET_FIELDS = frozenset({"access_token", "refresh_token", "id_token", "client_secret"})
+_REDACTED = "[redacted]"
+#: Response header assumed to carry the server's request id: the API documents none,
+#: this is the most common name (``x-assumed`` in openapi.yaml says so too).
+REQUEST_ID_HEADER = "x-request-id"
+_MAX_REQUEST_ID_CHARS = 200
 
 
 class ServiceApiError(Exception):
-    """Root of every error the client raises.
+    """Root of every error the client raises; see the README for the tree.
 
-    An error that stopped an iteration (``paginate``, ``iter_pages`` and their async
-    twins) is raised as itself, so ``except AuthenticationError`` around the loop
-    catches a refused token, and it also says where the iteration stood:
-
-    Attributes:
-        page_number: the page that failed, or ``None`` outside an iteration.
-        start_page: pass it as ``start_page`` to resume with exactly the items not yet
-            yielded (the failed page is fetched again); ``None`` outside an iteration.
-        items_yielded: how many items the iteration yielded before the failure.
-
-    Example::
-
-        try:
-            for shipment in service_api.paginate(list_shipments, client):
-                save(shipment)
-        except service_api.ServiceApiError as exc:
-            if exc.resumable:
-                resume_from = exc.start_page
+    An error that stopped an iteration says where: ``page_number`` (the page that
+    failed), ``start_page`` (resume there) and ``items_yielded``; all ``None`` outside
+    an iteration.
     """
 
     page_number: int | None = None
     start_page: int | None = None
     items_yielded: int | None = None
 
+    def __init__(self, message: str, *, request: httpx.Request | None = None) -> None:
+        super().__init__(message)
+        #: The request that failed, without body or credential header values.
+        self.request = redacted_request(request) if request is not None else None
+
     @property
     def resumable(self) -> bool:
-        """Whether resuming at ``start_page`` can succeed: not after refused client
-        credentials, a denied account or a malformed request, which fail again the same
-        way (a 401 on a page can be a token revoked meanwhile: resumable).
-
-        Example::
-
-            if exc.resumable: paginate(list_shipments, client, start_page=exc.start_page)
-        """
+        """Whether resuming at ``start_page`` can succeed: not after refused
+        credentials, a denied account or a malformed request."""
         return self.start_page is not None and not isinstance(
-            self,
-            InvalidCredentialsError | PermissionDeniedError | BadRequestError,
+            self, InvalidCredentialsError | PermissionDeniedError | BadRequestError
         )
 
     def at_page(self, page_number: int, *, items_yielded: int) -> None:
-        """Record that this error stopped an iteration at ``page_number``.
-
-        Example::
-
-            exc.at_page(3, items_yielded=100)   # exc.start_page == 3
-        """
-        self.page_number = page_number
-        self.start_page = page_number
+        """Record that this error stopped an iteration at ``page_number``."""
+        self.page_number = self.start_page = page_number
         self.items_yielded = items_yielded
         if self.resumable:
             self.add_note(f"resume with start_page={page_number}")
 
 
 class ApiStatusError(ServiceApiError):
-    """The service answered with an error status.
-
-    Attributes:
-        status_code: the HTTP status.
-        headers: the response headers.
-        body: the response body as text, cut to ``MAX_BODY_CHARS`` characters.
-        request: the request that drew the answer (method and URL; its credential
-            headers are never shown in messages).
-
-    Example::
-
-        except service_api.ApiStatusError as exc:
-            if exc.status_code == 409: ...
-    """
+    """The service answered with an error status (``status_code``, ``headers``,
+    ``body`` cut to ``MAX_BODY_CHARS``, ``request`` without credentials)."""
 
     def __init__(
         self,
         message: str,
         *,
-        status_code: int,
-        headers: Mapping[str, str] | None = None,
-        body: str = "",
+        response: httpx.Response | None = None,
+        status_code: int | None = None,
         request: httpx.Request | None = None,
     ) -> None:
-        super().__init__(message)
-        self.status_code = status_code
-        self.headers: httpx.Headers = httpx.Headers(headers or {})
-        self.body = body[:MAX_BODY_CHARS]
-        self.request = request
+        if request is None and response is not None and _has_request(response):
+            request = response.request
+        super().__init__(message, request=request)
+        self.status_code = status_code or (response.status_code if response is not None else 0)
+        self.headers = httpx.Headers(response.headers if response is not None else {})
+        self.body = _redacted_body(response) if response is not None else ""
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds the server asked to wait (``Retry-After``), or ``None``."""
+        return parse_retry_after(self.headers.get("retry-after"))
+
+    @property
+    def request_id(self) -> str | None:
+        """The server's id of the failed request (header ``x-request-id``, a guess: the
+        API documents none), to quote to its support; ``None`` when not sent.
+
+        Example::
+
+            except service_api.ApiStatusError as exc:
+                log.error("failed, request id %s", exc.request_id)
+        """
+        return request_id_of(self.headers)
 
 
 class BadRequestError(ApiStatusError):
-    """400: a malformed request, or the account header is missing.
-
-    Example::
-
-        except service_api.BadRequestError as exc:
-            print(exc.body)
-    """
+    """400: a malformed request, or the account header is missing."""
 
 
 class AuthenticationError(ApiStatusError):
-    """401: the bearer token is missing, unknown, or refused even after a refresh.
+    """401, or refused client credentials; ``error`` and ``error_description`` come
+    from ``www-authenticate`` or an OAuth error body."""
 
-    Attributes:
-        error: the ``error`` parameter of ``www-authenticate`` (such as ``invalid_token``), if any.
-        error_description: its ``error_description``, if any.
+    @property
+    def challenge(self) -> WwwAuthenticate:
+        """The parsed ``www-authenticate`` header."""
+        return parse_www_authenticate(self.headers.get("www-authenticate"))
 
-    Example::
+    @property
+    def error(self) -> str | None:
+        """The OAuth error code (``invalid_token``, ``invalid_client``), if any."""
+        return self.challenge.error or _body_field(self.body, "error")
 
-        except service_api.AuthenticationError as exc:
-            print(exc.error, exc.error_description)
-    """
+    @property
+    def error_description(self) -> str | None:
+        """The OAuth error description, if any."""
+        return self.challenge.error_description or _body_field(self.body, "error_description")
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        status_code: int = 401,
-        headers: Mapping[str, str] | None = None,
-        body: str = "",
-        request: httpx.Request | None = None,
-        error: str | None = None,
-        error_description: str | None = None,
-    ) -> None:
-        super().__init__(
-            message, status_code=status_code, headers=headers, body=body, request=request
-        )
-        self.error = error
-        self.error_description = error_description
+    @property
+    def expired_at(self) -> datetime.datetime | None:
+        """When the token expired (UTC, as the server wrote it), or ``None``."""
+        return self.challenge.expired_at
 
 
 class TokenExpiredError(AuthenticationError):
-    """401 for an expired token, still refused after a refresh.
+    """401 for an expired token, still refused after a refresh."""
 
-    Attributes:
-        expired_at: when the token expired, in UTC, as the server wrote it in
-            ``www-authenticate``; ``None`` if it could not be read.
 
-    Example::
-
-        except service_api.TokenExpiredError as exc:
-            print("expired at", exc.expired_at)
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status_code: int = 401,
-        headers: Mapping[str, str] | None = None,
-        body: str = "",
-        request: httpx.Request | None = None,
-        error: str | None = None,
-        error_description: str | None = None,
-        expired_at: datetime.datetime | None = None,
-    ) -> None:
-        super().__init__(
-            message,
-            status_code=status_code,
-            headers=headers,
-            body=body,
-            request=request,
-            error=error,
-            error_description=error_description,
-        )
-        self.expired_at = expired_at
+class InvalidCredentialsError(AuthenticationError):
+    """``POST /authenticate`` refused the client ID or client secret."""
 
 
 class PermissionDeniedError(ApiStatusError):
-    """403: the credentials are not associated with the account in the account header.
-
-    Example::
-
-        except service_api.PermissionDeniedError:
-            print("this integration cannot act for that account")
-    """
+    """403: the credentials are not associated with the account in the account header."""
 
 
 class NotFoundError(ApiStatusError):
-    """404: no such resource.
-
-    Example::
-
-        except service_api.NotFoundError: ...
-    """
+    """404: no such resource (or a base URL without its ``/public/v3`` prefix)."""
 
 
 class RateLimitError(ApiStatusError):
-    """429: too many requests, after the retries the policy allows.
-
-    Attributes:
-        retry_after: seconds the server asked to wait (``Retry-After``), or ``None``.
-
-    Example::
-
-        except service_api.RateLimitError as exc:
-            time.sleep(exc.retry_after or 60)
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status_code: int = 429,
-        headers: Mapping[str, str] | None = None,
-        body: str = "",
-        request: httpx.Request | None = None,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(
-            message, status_code=status_code, headers=headers, body=body, request=request
-        )
-        self.retry_after = retry_after
+    """429: too many requests, after the retries the policy allows."""
 
 
 class ServerError(ApiStatusError):
-    """5xx: the service failed or is unavailable, after the retries the policy allows.
-
-    Attributes:
-        retry_after: seconds the server asked to wait (``Retry-After``), or ``None``.
-
-    Example::
-
-        except service_api.ServerError as exc:
-            print(exc.status_code, exc.retry_after)
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status_code: int,
-        headers: Mapping[str, str] | None = None,
-        body: str = "",
-        request: httpx.Request | None = None,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(
-            message, status_code=status_code, headers=headers, body=body, request=request
-        )
-        self.retry_after = retry_after
+    """5xx: the service failed or is unavailable, after the retries the policy allows."""
 
 
-class InvalidCredentialsError(ApiStatusError):
-    """``POST /authenticate`` refused the client ID or client secret.
-
-    Attributes:
-        error: the OAuth 2 error code the service gave (such as ``invalid_client``), if any.
+class ConfigurationError(ServiceApiError, ValueError):
+    """A setting is missing or unusable; ``variable`` names the environment variable
+    it was (or would have been) read from.
 
     Example::
 
-        except service_api.InvalidCredentialsError as exc:
-            print("check SERVICE_API_CLIENT_ID / SECRET:", exc.error)
+        try:
+            client = service_api.Client()
+        except service_api.ConfigurationError as exc:
+            sys.exit(f"set {exc.variable}")
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        status_code: int,
-        headers: Mapping[str, str] | None = None,
-        body: str = "",
-        request: httpx.Request | None = None,
-        error: str | None = None,
-    ) -> None:
-        super().__init__(
-            message, status_code=status_code, headers=headers, body=body, request=request
-        )
-        self.error = error
+    def __init__(self, message: str, variable: str) -> None:
+        super().__init__(message)
+        self.variable = variable
 
 
 class InvalidResponseError(ServiceApiError, ValueError):
-    """The service's answer breaks the API's contract: not JSON, a field missing or
-    of the wrong type, an inconsistent page.
-
-    Attributes:
-        request: the request that drew the answer, if known.
-
-    Example::
-
-        except service_api.InvalidResponseError as exc:
-            print("unexpected answer:", exc)
-    """
-
-    def __init__(self, message: str, *, request: httpx.Request | None = None) -> None:
-        super().__init__(message)
-        self.request = request
+    """The answer breaks the API's contract: not JSON, a field missing, a bad page."""
 
 
 class TokenResponseError(InvalidResponseError):
-    """The answer of ``POST /authenticate`` is unusable: no ``access_token``, a
-    ``token_type`` other than Bearer, an ``expires_in`` that is not a sane integer.
-
-    Example::
-
-        except service_api.TokenResponseError as exc:
-            print(exc)   # never contains the token itself
-    """
+    """The answer of ``POST /authenticate`` is unusable (never shows the token)."""
 
 
 class InconsistentPageError(InvalidResponseError):
-    """A page contradicts the request or the pages before it: another page number or
-    page size than asked for, an empty page before the end, a page that repeats items
-    already yielded.
-
-    Attributes:
-        page_number: the page that was asked for.
-
-    Example::
-
-        except service_api.InconsistentPageError as exc:
-            print("the server served a bad page", exc.page_number)
-    """
+    """A page contradicts the request or the pages before it."""
 
     def __init__(
         self, message: str, *, page_number: int, request: httpx.Request | None = None
@@ -366,152 +195,47 @@ class InconsistentPageError(InvalidResponseError):
 
 
 class ApiConnectionError(ServiceApiError, ConnectionError):
-    """No answer: the connection was refused, reset or dropped, after retries.
-
-    Attributes:
-        request: the request that got no answer, if known.
-
-    Example::
-
-        except service_api.ApiConnectionError:
-            print("service unreachable")
-    """
-
-    def __init__(self, message: str, *, request: httpx.Request | None = None) -> None:
-        super().__init__(message)
-        self.request = request
+    """No answer: the connection was refused, reset, dropped, or TLS failed."""
 
 
 class ApiTimeoutError(ApiConnectionError, TimeoutError):
-    """No answer within the configured timeout, after retries.
-
-    Example::
-
-        except service_api.ApiTimeoutError:
-            print("service too slow")
-    """
+    """No answer within the configured timeout, after retries."""
 
 
 class PaginationWarning(UserWarning):
-    """A page misbehaved in a way the iteration absorbs and goes on: a ``next`` link
-    to another origin, ``totalRecords`` changing mid-way, a page longer than asked
-    for, items repeated from an earlier page (dropped), a ``page_size`` above 50.
+    """A page misbehaved in a way the iteration absorbs and goes on.
 
     Example::
 
-        import warnings
         warnings.simplefilter("error", service_api.PaginationWarning)  # be strict
     """
 
 
-# Headers that carry credentials: replaced in the copies of requests kept by errors.
-CREDENTIAL_HEADERS = ("authorization", "x-service-account-id", "cookie")
-
-
 def redacted_request(request: httpx.Request) -> httpx.Request:
-    """A copy of ``request`` (method, URL, headers) without credential values or body.
-
-    Errors keep this copy, so an error logged with its attributes shows no token.
-    """
-    headers = httpx.Headers(
-        [
-            (name, "[redacted]" if name.lower() in CREDENTIAL_HEADERS else value)
-            for name, value in request.headers.multi_items()
-        ]
-    )
-    return httpx.Request(request.method, request.url, headers=headers)
-
-
-def _response_text(response: httpx.Response) -> str:
-    try:
-        return response.text
-    except (httpx.ResponseNotRead, httpx.StreamError, UnicodeDecodeError, LookupError):
-        return ""
-
-
-def _detail(response: httpx.Response, body: str) -> str:
-    """A short human detail from a problem-details or OAuth error body, if any."""
-    if "json" not in response.headers.get("content-type", ""):
-        return ""
-    try:
-        data = response.json()
-    except ValueError:
-        return ""
-    if not isinstance(data, dict):
-        return ""
-    parts = [
-        str(data[key])[:200]
-        for key in ("title", "detail", "error", "error_description")
-        if isinstance(data.get(key), str | int)
+    """A copy of ``request``: method, URL and headers without credential values, no body."""
+    headers = [
+        (name, _REDACTED if name.lower() in CREDENTIAL_HEADERS else value)
+        for name, value in request.headers.multi_items()
     ]
-    return ": " + "; ".join(parts) if parts else ""
+    marker = {k: v for k, v in request.extensions.items() if k == TOKEN_REQUEST_EXTENSION}
+    return httpx.Request(request.method, request.url, headers=headers, extensions=marker)
 
 
-def error_from_response(response: httpx.Response) -> ApiStatusError:
-    """The typed error for an error ``response`` (status 400 or more); pure, no I/O.
+def is_token_request(request: httpx.Request | None) -> bool:
+    """Whether ``request`` (or its redacted copy) is ``POST /authenticate``."""
+    return request is not None and TOKEN_REQUEST_EXTENSION in request.extensions
 
-    The response body must have been read. ``Retry-After`` and ``www-authenticate``
-    are parsed into the error's attributes.
+
+def request_id_of(headers: httpx.Headers) -> str | None:
+    """The request id in ``headers`` (``x-request-id``), cut to 200 printable characters.
 
     Example::
 
-        raise error_from_response(response)   # e.g. NotFoundError for a 404
+        request_id_of(httpx.Headers({"x-request-id": "req-1"}))   # 'req-1'
     """
-    status = response.status_code
-    request = redacted_request(response.request) if _has_request(response) else None
-    body = _response_text(response)
-    where = f" for {request.method} {request.url}" if request is not None else ""
-    reason = response.reason_phrase or "error"
-    message = f"{status} {reason}{where}{_detail(response, body)}"
-    headers = response.headers
-    if status == 400:
-        return BadRequestError(
-            message, status_code=status, headers=headers, body=body, request=request
-        )
-    if status == 401:
-        challenge = parse_www_authenticate(headers.get("www-authenticate"))
-        if challenge.says_expired:
-            return TokenExpiredError(
-                f"{message}: the token expired"
-                + (f" at {challenge.expired_at.isoformat()}" if challenge.expired_at else ""),
-                headers=headers,
-                body=body,
-                request=request,
-                error=challenge.error,
-                error_description=challenge.error_description,
-                expired_at=challenge.expired_at,
-            )
-        return AuthenticationError(
-            message + (f" ({challenge.error})" if challenge.error else ""),
-            headers=headers,
-            body=body,
-            request=request,
-            error=challenge.error,
-            error_description=challenge.error_description,
-        )
-    if status == 403:
-        return PermissionDeniedError(
-            message, status_code=status, headers=headers, body=body, request=request
-        )
-    if status == 404:
-        return NotFoundError(
-            message, status_code=status, headers=headers, body=body, request=request
-        )
-    retry_after = parse_retry_after(headers.get("retry-after"))
-    if status == 429:
-        return RateLimitError(
-            message, headers=headers, body=body, request=request, retry_after=retry_after
-        )
-    if status >= 500:
-        return ServerError(
-            message,
-            status_code=status,
-            headers=headers,
-            body=body,
-            request=request,
-            retry_after=retry_after,
-        )
-    return ApiStatusError(message, status_code=status, headers=headers, body=body, request=request)
+    value = headers.get(REQUEST_ID_HEADER, "").strip()
+    value = "".join(c for c in value[:_MAX_REQUEST_ID_CHARS] if c.isprintable())
+    return value or None
 
 
 def _has_request(response: httpx.Response) -> bool:
@@ -520,3 +244,108 @@ def _has_request(response: httpx.Response) -> bool:
     except RuntimeError:
         return False
     return True
+
+
+def _redacted_body(response: httpx.Response) -> str:
+    try:
+        text = response.text
+    except (httpx.ResponseNotRead, httpx.StreamError, UnicodeDecodeError, LookupError):
+        return ""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:MAX_BODY_CHARS]
+    if isinstance(data, dict) and _SECRET_FIELDS & data.keys():
+        text = json.dumps({k: _REDACTED if k in _SECRET_FIELDS else v for k, v in data.items()})
+    return text[:MAX_BODY_CHARS]
+
+
+def _body_field(body: str, name: str) -> str | None:
+    try:
+        value = json.loads(body).get(name)
+    except (ValueError, AttributeError):
+        return None
+    return value[:200] if isinstance(value, str) else None
+
+
+def _detail(body: str) -> str:
+    parts = [
+        value
+        for key in ("title", "detail", "error", "error_description")
+        if (value := _body_field(body, key))
+    ]
+    return ": " + "; ".join(parts) if parts else ""
+
+
+_STATUS_ERRORS: dict[int, type[ApiStatusError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    429: RateLimitError,
+}
+
+
+def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatusError:
+    """The typed error for an error ``response`` whose (bounded) body was read; no I/O.
+
+    Example::
+
+        raise error_from_response(response)   # e.g. NotFoundError for a 404
+    """
+    status = response.status_code
+    cls = _STATUS_ERRORS.get(status, ServerError if status >= 500 else ApiStatusError)
+    where = ""
+    if _has_request(response):
+        where = f" for {response.request.method} {response.request.url}"
+    message = f"{status} {response.reason_phrase or 'error'}{where}"
+    challenge = parse_www_authenticate(response.headers.get("www-authenticate"))
+    if status == 401 and challenge.says_expired:
+        cls = TokenExpiredError
+        expired = challenge.expired_at
+        message += ": the token expired" + (f" at {expired.isoformat()}" if expired else "")
+    elif status == 401 and challenge.error:
+        message += f" ({challenge.error})"
+    request_id = request_id_of(response.headers)
+    if request_id is not None:
+        hint += f" (request id {request_id})"
+    return cls(f"{message}{_detail(_redacted_body(response))}{hint}", response=response)
+
+
+def is_tls_error(exc: BaseException) -> bool:
+    """Whether ``exc`` was caused by TLS (a wrong scheme or certificate): it never heals."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def error_from_httpx(
+    exc: httpx.HTTPError, *, request: httpx.Request | None = None
+) -> ApiConnectionError | InvalidResponseError:
+    """The typed error for an ``httpx`` error, for the client and pagination alike.
+
+    Only the exception's class is shown for protocol errors of our own request (their
+    text can quote header values); OS-level connection errors keep their text.
+
+    Example::
+
+        except httpx.HTTPError as exc:
+            raise error_from_httpx(exc) from exc
+    """
+    with contextlib.suppress(RuntimeError):  # raised when the error has no request
+        request = exc.request
+    where = f" for {request.method} {request.url}" if request is not None else ""
+    if is_tls_error(exc):
+        detail = "TLS failed (an https:// base URL for a plain-HTTP server, or a bad certificate)"
+    elif isinstance(exc, httpx.LocalProtocolError | httpx.UnsupportedProtocol):
+        detail = type(exc).__name__
+    else:
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if isinstance(exc, httpx.TimeoutException):
+        return ApiTimeoutError(f"no answer in time{where} ({detail})", request=request)
+    if isinstance(exc, httpx.TransportError):
+        return ApiConnectionError(f"no answer{where} ({detail})", request=request)
+    return InvalidResponseError(f"unusable answer{where} ({detail})", request=request)

@@ -1,67 +1,26 @@
 """The I/O-free heart of pagination: which page to fetch next, and what a page may say.
 
 :class:`PagePlan` decides everything (``has_next_page`` / ``next_page_info``, the pages
-left once ``totalRecords`` is known, whether a page is consistent); the sync and async
-drivers in ``_pagination`` only fetch what it asks for and hand the pages back in order.
-Because it does no I/O, both twins share every decision and the unit tests drive it with
-plain objects.
+left once ``totalRecords`` is known, whether a page is consistent, which items are
+repeats); the sync and async drivers in ``_pagination`` only fetch what it asks for and
+hand the pages back in order. Because it does no I/O, both twins share every decision
+and the unit tests drive it with plain objects.
 
-Policy for a misbehaving server (each warning is given once per iteration):
+What the plan does with a misbehaving server is the policy table of the README
+("Pagination"). The plan never asks for a page beyond ``ceil(totalRecords / pageSize)``
+of the first page (or, when ``start_page`` is already past the end, beyond
+``start_page``), so iteration is bounded whatever the server says.
 
-====================================================  ==========================================
-What the server does                                   What the iteration does
-====================================================  ==========================================
-a missing or mistyped envelope field                   ``InvalidResponseError`` (stop)
-another ``pageNumber`` than asked for                  ``InconsistentPageError`` (stop)
-another ``pageSize`` than asked for                    ``InconsistentPageError`` (stop)
-``data`` longer than ``pageSize``                      warning; only the first ``pageSize`` kept
-more items than the page's ``totalRecords`` allows     warning; the extra ignored, stop
-a page served twice (all items already yielded)        ``InconsistentPageError`` (stop)
-some items already yielded (records shifted)           warning; the repeats are dropped
-an empty page before the end                           ``InconsistentPageError`` (stop), unless
-                                                       its own ``totalRecords`` ends before it:
-                                                       warning, the set shrank, stop
-``totalRecords`` changing mid-way                      warning; the page count planned from the
-                                                       first page stands
-no ``next`` before the planned last page               warning; go on by page number to the
-                                                       planned end, so nothing is lost; an empty
-                                                       page there ends it (the link was right)
-``next`` on the planned last page                      warning; stop (the plan bounds iteration)
-``next`` to another origin, path, or page (backwards)  warning; the link is ignored and the next
-                                                       page is built from pageNumber/pageSize
-====================================================  ==========================================
-
-The plan never asks for a page beyond ``ceil(totalRecords / pageSize)`` of the first page
-(or, when ``start_page`` is already past the end, beyond ``start_page``), so iteration is
-bounded by the planned page count whatever the server says, and never loops.
-
-Repeats are recognised from the parsed items, in memory that does not grow with the
-result set. Each item gets a cheap key (:func:`item_key`: for a generated model, a hash of
-its top-level scalar values; nested objects and lists are left out). The items of the
-last ``REPEAT_WINDOW_PAGES`` pages are remembered by key (records shifted by an insertion
-or a deletion mid-iteration land on a neighbouring page), and an item is a repeat only if
-it is equal (``==``, the models' deep comparison) to a remembered item with the same key:
-two records that merely share a key are both handed over. A remembered page keeps its
-keys and its response body only, not its models: an earlier item is rebuilt from the
-body when a key matches, which is rare, so that the window holds a few bytes objects
-rather than thousands of live models for the garbage collector to walk on every page.
-Beyond the window each page is remembered by one mark, the hash of its items' keys; a
-later page with the same mark is taken for a page served again and stops the iteration
-(``InconsistentPageError``). That check, unlike the one within the window, goes by key
-only, so it can stop, never drop.
+Repeats are recognised by the record's key (by default its id, see :func:`id_key`)
+among the keys of the items handed over from the last ``REPEAT_WINDOW_PAGES`` pages:
+records shifted by an insertion or a deletion land on a neighbouring page.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import json.scanner
 import math
-import operator
-import pickle
 import re
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,12 +29,17 @@ import httpx
 
 from service_api._errors import InconsistentPageError, InvalidResponseError
 
+# A query made of letters, digits, "=" and "&" only: read without parsing the URL.
 _PLAIN_QUERY = re.compile(r"[A-Za-z0-9=&]*")
 
 # The service serves at most 50 records per page and treats a larger pageSize as 50.
 MAX_PAGE_SIZE = 50
-#: How many of the latest pages have each item remembered, to drop records served again.
+#: How many of the latest pages have their items' keys remembered, to drop repeats.
 REPEAT_WINDOW_PAGES = 8
+
+#: A record's identity: equal keys are the same record; ``None`` means "unknown", so
+#: the record is never taken for a repeat.
+KeyFunction = Callable[[Any], Hashable | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +65,6 @@ class PageVerdict:
     warnings: tuple[str, ...]
     last: bool
     kept: tuple[int, ...] = ()
-    """The index in the page's ``data`` of each item handed over (aligned with ``items``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +83,12 @@ def read_envelope(model: object, *, page_number: int) -> Envelope:
 
     Raises ``InvalidResponseError`` for a field that is missing (``UNSET`` or ``None``,
     should a future schema make it optional) or of the wrong type.
+
+    Example::
+
+        env = read_envelope(shipment_page, page_number=1)   # env.total_records, ...
     """
-    values: dict[str, Any] = {}
+    counts: dict[str, int] = {}
     for attr, wire in (
         ("total_records", "totalRecords"),
         ("page_number", "pageNumber"),
@@ -133,21 +100,15 @@ def read_envelope(model: object, *, page_number: int) -> Envelope:
             raise InvalidResponseError(
                 f"page {page_number}: envelope field {wire!r} is missing or not an integer"
             )
-        values[attr] = value
-    if values["total_records"] < 0:
+        counts[attr] = value
+    if counts["total_records"] < 0:
         raise InvalidResponseError(f"page {page_number}: totalRecords is negative")
     data = getattr(model, "data", None)
     if not isinstance(data, list | tuple):
         raise InvalidResponseError(f"page {page_number}: envelope field 'data' is missing")
     link = getattr(model, "next_", None)
-    return Envelope(
-        total_records=values["total_records"],
-        page_number=values["page_number"],
-        page_size=values["page_size"],
-        data=data,
-        # UNSET, None and "" all mean "no next page".
-        next_link=link if isinstance(link, str) and link else None,
-    )
+    # UNSET, None and "" all mean "no next page".
+    return Envelope(**counts, data=data, next_link=link if isinstance(link, str) and link else None)
 
 
 def check_next_link(link: str, *, base_url: str | httpx.URL, request: PageRequest) -> str | None:
@@ -158,6 +119,11 @@ def check_next_link(link: str, *, base_url: str | httpx.URL, request: PageReques
     checked, so that a server pointing elsewhere or backwards is reported. Accepted:
     same host and port, a path under the base URL's path, and the same scheme or
     ``http`` under an ``https`` base (public documentation shows such links).
+
+    Example::
+
+        check_next_link("https://evil.example/x", base_url=base, request=PageRequest(1, 50))
+        # 'next link to another origin (https://evil.example)'
     """
     try:
         base = base_url if isinstance(base_url, httpx.URL) else httpx.URL(base_url)
@@ -169,206 +135,64 @@ def check_next_link(link: str, *, base_url: str | httpx.URL, request: PageReques
     port_ok = url.port == base.port or (url.scheme != base.scheme and url.port is None)
     if not (scheme_ok and url.host == base.host and port_ok):
         return f"next link to another origin ({url.scheme}://{url.host})"
-    prefix = base.path.rstrip("/") + "/"
-    if not url.path.startswith(prefix):
+    if not url.path.startswith(base.path.rstrip("/") + "/"):
         return f"next link outside the API path ({url.path})"
-    wanted = {"pageNumber": request.number + 1, "pageSize": request.size}
-    for name, value in wanted.items():
+    for name, value in (("pageNumber", request.number + 1), ("pageSize", request.size)):
         given = url.params.get(name)
         if given is not None and given != str(value):
             return f"next link with {name}={given}, expected {value}"
     return None
 
 
-# The C scanner behind json.loads: (value, end) for the value starting at an index.
-# (typeshed describes make_scanner as a class taking itself; it takes a decoder.)
-_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
-    json.JSONDecoder()  # type: ignore[arg-type]
-)
-_SPACE = re.compile(r"[ \t\n\r]*")
+# Per model class: the name of its id attribute, or None.
+_ID_ATTRIBUTES: dict[type, str | None] = {}
 
 
-def item_texts(content: bytes | str) -> list[str]:
-    """The JSON text of each item of a page's ``data`` array, exactly as the server sent
-    it, in order: what ``Page.raw_items`` decodes, when asked for.
-
-    The C scanner of the standard ``json`` module finds where each value ends, so this
-    costs one parse of the body and no re-serialisation. As ``json.loads`` does, the
-    last ``data`` key of the envelope counts; ``[]`` when there is none.
-
-    Raises ``ValueError`` (``json.JSONDecodeError``) for a body that is not a JSON object.
+def id_key(item: object) -> Hashable | None:
+    """The default record key: the record's id, the first declared field of its model
+    whose name ends in ``_id`` (the spec lists each resource's identifier first:
+    ``shipmentId``, ``deviceId``). ``None`` (never a repeat) when the model declares
+    no id, or the record has none or one that is not a string or an integer.
 
     Example::
 
-        >>> item_texts(b'{"totalRecords": 2, "data": [{"id": 1}, {"id": 2}]}')
-        ['{"id": 1}', '{"id": 2}']
-    """
-    if isinstance(content, bytes):
-        text = content.decode(json.detect_encoding(content), "surrogatepass")
-    else:
-        text = content
-    space = _SPACE.match
-    found: list[str] = []
-
-    def scan(at: int) -> int:  # the end of the value at ``at``
-        try:
-            return _SCAN(text, at)[1]
-        except StopIteration:  # the scanner's way of saying "no value here"
-            raise json.JSONDecodeError("expecting a value", text, at) from None
-
-    def skip(at: int) -> int:  # past any whitespace at ``at``
-        blank = space(text, at)
-        return blank.end() if blank is not None else at
-
-    def expect(char: str, at: int) -> int:
-        if text[at : at + 1] != char:
-            raise json.JSONDecodeError(f"expected {char!r}", text, at)
-        return skip(at + 1)
-
-    at = expect("{", skip(0))
-    if text[at : at + 1] == "}":
-        return found
-    while True:
-        if text[at : at + 1] != '"':
-            raise json.JSONDecodeError("expecting a key", text, at)
-        end = scan(at)
-        key = text[at:end]
-        at = expect(":", skip(end))
-        if key == '"data"' and text[at : at + 1] == "[":
-            found = []
-            at = skip(at + 1)
-            if text[at : at + 1] == "]":
-                at = skip(at + 1)
-            else:
-                while True:
-                    end = scan(at)
-                    found.append(text[at:end])
-                    at = skip(end)
-                    if text[at : at + 1] == "]":
-                        at = skip(at + 1)
-                        break
-                    at = expect(",", at)
-        else:
-            at = skip(scan(at))
-        if text[at : at + 1] == "}":
-            return found
-        at = expect(",", at)
-
-
-def fingerprint(item: object) -> bytes:
-    """A compact identity of an item that is neither a generated model nor hashable: a
-    digest of its fields as the model gives them back (``to_dict``), or of the item.
-
-    Pickle rather than JSON with sorted keys: it is about twice as fast; an item served
-    again is serialized by the same server in the same order.
-    """
-    to_dict = getattr(item, "to_dict", None)
-    value = to_dict() if callable(to_dict) else item
-    try:
-        raw = pickle.dumps(value, protocol=5)
-    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-        raw = repr(value).encode()
-    return hashlib.blake2b(raw, digest_size=16).digest()
-
-
-# The values an item key is made of: JSON scalars (str also covers str enums).
-_SCALARS = (str, int, float, type(None))
-# Per class: an attrgetter of its declared fields for an attrs class, else None.
-_GETTERS: dict[type, Callable[[Any], tuple[Any, ...]] | None] = {}
-
-
-def _getter(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
-    names = [f.name for f in attrs.fields(cls)] if attrs.has(cls) else []
-    if not names:
-        return None
-    get = operator.attrgetter(*names)
-    # attrgetter of one name gives the value, not a 1-tuple.
-    return get if len(names) > 1 else lambda item: (get(item),)
-
-
-def item_key(item: object) -> int:
-    """A cheap key of an item: equal items always share it, different ones seldom do.
-
-    For an attrs model (the generated ones), the hash of its top-level scalar values
-    (``str``, ``int``, ``float``, ``bool``, ``None``): the declared fields in declaration
-    order, then the scalar entries of ``additional_properties`` in any order. Nested
-    models, lists and dicts are left out, so items differing only there share a key
-    (:class:`PagePlan` compares such items in full). Any other item: its own hash if
-    hashable, else the hash of its :func:`fingerprint`.
-
-    Example::
-
-        >>> item_key(("a", 1)) == item_key(("a", 1))
-        True
+        >>> id_key(Shipment(shipment_id="s-1"))
+        's-1'
     """
     cls = type(item)
-    try:
-        get = _GETTERS[cls]
-    except KeyError:
-        get = _GETTERS[cls] = _getter(cls)
-    if get is None:
-        try:
-            return hash(item)
-        except TypeError:
-            return hash(fingerprint(item))
-    values = [value for value in get(item) if isinstance(value, _SCALARS)]
-    extra = getattr(item, "additional_properties", None)
-    if isinstance(extra, dict) and extra:
-        # Whatever their order, as dict equality goes: the sum of the entries' hashes.
-        values.append(
-            sum([hash(entry) for entry in extra.items() if isinstance(entry[1], _SCALARS)])
-        )
-    return hash(tuple(values))
+    if cls not in _ID_ATTRIBUTES:
+        names = [f.name for f in attrs.fields(cls)] if attrs.has(cls) else []
+        _ID_ATTRIBUTES[cls] = next((name for name in names if name.endswith("_id")), None)
+    name = _ID_ATTRIBUTES[cls]
+    value = getattr(item, name, None) if name is not None else None
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
 
 
-class _RememberedPage:
-    """A page of the repeat window: the key and the place in ``data`` of each item handed
-    over, and where those items can be had again (the response body, else the items).
+class RecentKeys:
+    """The last ``size`` keys added, oldest forgotten first: memory that does not grow
+    with the result set.
 
-    Only ints and one bytes object stay alive: nothing the garbage collector has to walk.
+    Example::
+
+        recent = RecentKeys(2); recent.add("a"); recent.add("b"); recent.add("c")
+        "a" in recent   # False
     """
 
-    __slots__ = ("_content", "_items", "_texts", "indices", "keys", "mark")
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._keys: dict[Hashable, None] = {}  # insertion-ordered: the oldest first
 
-    def __init__(
-        self,
-        mark: int | None,
-        keys: list[int],
-        indices: list[int],
-        content: bytes | str | None,
-        items: Sequence[Any],
-    ) -> None:
-        self.mark = mark
-        self.keys = keys
-        self.indices = indices
-        self._content = content
-        # Without a body (a plan driven by hand), the items themselves are kept.
-        self._items: Sequence[Any] | None = items if content is None else None
-        self._texts: list[str] | None = None
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._keys
 
-    def holds(self, item: object, key: int) -> bool:
-        """Whether an item handed over from this page with ``key`` equals ``item``."""
-        for remembered_key, index in zip(self.keys, self.indices, strict=True):
-            if remembered_key == key and item == self._item(index, type(item)):
-                return True
-        return False
+    def __len__(self) -> int:
+        return len(self._keys)
 
-    def _item(self, index: int, cls: type) -> object:
-        if self._items is not None:
-            return self._items[index]
-        if self._texts is None:
-            assert self._content is not None
-            self._texts = item_texts(self._content)
-        try:
-            value = json.loads(self._texts[index])
-            from_dict = getattr(cls, "from_dict", None)
-            # Built again the way the page model built it, so ``==`` compares alike.
-            return from_dict(value) if callable(from_dict) else value
-        except (ValueError, TypeError, KeyError, AttributeError, IndexError):
-            return _NOTHING  # equal to nothing: the item is handed over, never dropped
-
-
-_NOTHING = object()
+    def add(self, key: Hashable) -> None:
+        self._keys.pop(key, None)
+        self._keys[key] = None
+        if len(self._keys) > self.size:
+            del self._keys[next(iter(self._keys))]
 
 
 class PagePlan:
@@ -394,6 +218,7 @@ class PagePlan:
         base_url: str,
         max_items: int | None = None,
         max_pages: int | None = None,
+        key: KeyFunction = id_key,
     ) -> None:
         if page_size < 1 or page_size > MAX_PAGE_SIZE:
             raise ValueError(f"page_size must be 1..{MAX_PAGE_SIZE}, not {page_size}")
@@ -401,25 +226,21 @@ class PagePlan:
             raise ValueError(f"start_page must be at least 1, not {start_page}")
         self.page_size = page_size
         self.start_page = start_page
-        self.base_url = base_url
         # Parsed once: URL parsing is a visible share of the per-page cost.
-        self._base = httpx.URL(base_url)
+        self.base_url = httpx.URL(base_url)
         self.max_items = max_items
         self.max_pages = max_pages
+        self.key = key
         self.items_yielded = 0
         self.pages_accepted = 0
         self._next_number = start_page
         self._first_total: int | None = None
         self._last_total: int | None = None
         self._done = max_items == 0 or max_pages == 0
-        # How many items handed over from the pages in _recent have each key
-        # (item_key); those pages, oldest first; the marks of the pages that left the
-        # window: memory bounded by the window, plus a few bytes a page.
-        self._seen: dict[int, int] = {}
-        self._recent: deque[_RememberedPage] = deque()
-        self._page_marks: set[int] = set()
+        self._recent = RecentKeys(REPEAT_WINDOW_PAGES * page_size)
         self._next_missing = False
         self._warned: set[str] = set()
+        self._notes: list[str] = []
         self._trusted_link_path: str | None = None
 
     # -- what to fetch --------------------------------------------------------------
@@ -442,10 +263,8 @@ class PagePlan:
 
     def next_page_info(self) -> PageRequest | None:
         """The next page to fetch and accept, or ``None`` when iteration is over."""
-        if self._done:
-            return None
         last = self.planned_last_page
-        if last is not None and self._next_number > last:
+        if self._done or (last is not None and self._next_number > last):
             return None
         return PageRequest(self._next_number, self.page_size)
 
@@ -459,18 +278,8 @@ class PagePlan:
 
     # -- what arrived ---------------------------------------------------------------
 
-    def accept(self, number: int, model: object, content: bytes | str | None = None) -> PageVerdict:
+    def accept(self, number: int, model: object) -> PageVerdict:
         """Check the page ``number`` and decide what to hand over.
-
-        ``content`` is the response body ``model`` was parsed from: given, the plan
-        remembers the page by it rather than by its models (see the module
-        documentation). The two must agree.
-
-        An item equal to one handed over from this page or the last
-        ``REPEAT_WINDOW_PAGES`` pages is one the server sent again (records shifted
-        between pages) and is dropped; a page all of whose items are repeats, or whose
-        items have the keys of a page beyond that window, is a page served twice (see
-        the module documentation).
 
         Raises ``InvalidResponseError`` (or its ``InconsistentPageError``) when the page
         cannot be used; the plan then stays on that page, which is where to resume.
@@ -478,8 +287,23 @@ class PagePlan:
         request = self.next_page_info()
         if request is None or request.number != number:
             raise RuntimeError(f"page {number} accepted out of order")  # a driver bug
+        self._notes = []
         env = read_envelope(model, page_number=number)
-        notes: list[str] = []
+        self._check_echo(env, number)
+        data = self._cut_to_page_size(list(env.data), number)
+        last = self._track_total(env, number)
+        last = self._check_empty(env, data, number) or last
+        data, cut = self._cut_to_total(env, data, number)
+        items, kept, keys = self._drop_repeats(data, number)
+        last = self._read_next_link(env, number, last or cut)
+        if self.max_items is not None and len(items) >= self.max_items - self.items_yielded:
+            room = self.max_items - self.items_yielded
+            items, kept, keys, last = items[:room], kept[:room], keys[:room], True
+        self._commit(keys, number, last)
+        return PageVerdict(tuple(items), tuple(self._notes), self._done, tuple(kept))
+
+    def _check_echo(self, env: Envelope, number: int) -> None:
+        """The page must be the one asked for, at the size asked for."""
         if env.page_number != number:
             raise InconsistentPageError(
                 f"asked for page {number}, the server answered page {env.page_number}",
@@ -491,190 +315,161 @@ class PagePlan:
                 f"the server answered pageSize {env.page_size}",
                 page_number=number,
             )
-        data = list(env.data)
+
+    def _cut_to_page_size(self, data: list[Any], number: int) -> list[Any]:
         if len(data) > self.page_size:
             self._note(
-                notes,
                 "long",
                 f"page {number} holds {len(data)} items, more than pageSize "
                 f"{self.page_size}; the extra items are ignored",
             )
-            del data[self.page_size :]
+        return data[: self.page_size]
 
-        first = self._first_total is None
-        if first:
+    def _track_total(self, env: Envelope, number: int) -> bool:
+        """Remember ``totalRecords`` (the first page's plans the iteration); whether
+        ``number`` is the planned last page."""
+        if self._first_total is None:
             self._first_total = self._last_total = env.total_records
         elif env.total_records != self._last_total:
             self._note(
-                notes,
                 "total",
                 f"totalRecords changed from {self._last_total} to {env.total_records} at "
                 f"page {number}; keeping the {self.planned_last_page} pages planned",
             )
             self._last_total = env.total_records
-        assert self._first_total is not None
-        planned_end = math.ceil(self._first_total / self.page_size)
-        last = number >= planned_end
+        return number >= self._planned_end
 
-        if not data and number <= planned_end:
-            if (number - 1) * self.page_size >= env.total_records:
-                self._note(
-                    notes,
-                    "shrank",
-                    f"page {number} is empty: the result set shrank to "
-                    f"{env.total_records} records; stopping",
-                )
-                last = True
-            elif self._next_missing:
-                self._note(
-                    notes,
-                    "no-next-end",
-                    f"page {number} is empty, as the missing next link said; stopping",
-                )
-                last = True
-            else:
-                raise InconsistentPageError(
-                    f"page {number} is empty although totalRecords is {env.total_records}",
-                    page_number=number,
-                )
+    @property
+    def _planned_end(self) -> int:
+        return math.ceil((self._first_total or 0) / self.page_size)
 
-        # The page's own totalRecords caps what it may hold: items beyond it are ones
-        # the count denies (the set shrank, or the server appended junk), and pages
-        # after it cannot exist by that count.
-        allowed = max(0, min(self.page_size, env.total_records - (number - 1) * self.page_size))
-        if len(data) > allowed:
+    def _check_empty(self, env: Envelope, data: list[Any], number: int) -> bool:
+        """An empty page before the planned end: an error, unless something explains it
+        (then it is the last page)."""
+        if data or number > self._planned_end:
+            return False
+        if (number - 1) * self.page_size >= env.total_records:
             self._note(
-                notes,
-                "beyond-total",
-                f"page {number} holds {len(data)} items but its totalRecords "
-                f"({env.total_records}) allows {allowed}; the rest are ignored, stopping",
+                "shrank",
+                f"page {number} is empty: the result set shrank to "
+                f"{env.total_records} records; stopping",
             )
-            del data[allowed:]
-            last = True
+        elif self._next_missing:
+            self._note(
+                "no-next-end", f"page {number} is empty, as the missing next link said; stopping"
+            )
+        else:
+            raise InconsistentPageError(
+                f"page {number} is empty although totalRecords is {env.total_records}",
+                page_number=number,
+            )
+        return True
 
-        fresh: list[Any] = []
-        kept_at: list[int] = []
-        kept_keys: list[int] = []
-        seen = self._seen
-        keys = [item_key(item) for item in data]
-        # The first item of this page with each key, and any later ones with the same key.
-        on_page: dict[int, Any] = {}
-        more_on_page: dict[int, list[Any]] = {}
-        for index, (item, key) in enumerate(zip(data, keys, strict=True)):
-            # A key match is only a hint: the item must equal what was handed over.
-            if key in seen and any(page.holds(item, key) for page in self._recent):
-                continue
-            if key not in on_page:
-                on_page[key] = item
-            else:
-                same_key = more_on_page.setdefault(key, [])
-                if item == on_page[key] or any(item == other for other in same_key):
+    def _cut_to_total(self, env: Envelope, data: list[Any], number: int) -> tuple[list[Any], bool]:
+        """The page's own totalRecords caps what it may hold: items beyond it are ones
+        the count denies, and pages after it cannot exist by that count."""
+        allowed = max(0, min(self.page_size, env.total_records - (number - 1) * self.page_size))
+        if len(data) <= allowed:
+            return data, False
+        self._note(
+            "beyond-total",
+            f"page {number} holds {len(data)} items but its totalRecords "
+            f"({env.total_records}) allows {allowed}; the rest are ignored, stopping",
+        )
+        return data[:allowed], True
+
+    def _drop_repeats(
+        self, data: list[Any], number: int
+    ) -> tuple[list[Any], list[int], list[Hashable | None]]:
+        """Drop items whose key was handed over on a recent page or earlier on this one;
+        the items kept, their places in ``data``, their keys."""
+        items: list[Any] = []
+        kept: list[int] = []
+        keys: list[Hashable | None] = []
+        on_page: set[Hashable] = set()
+        for index, item in enumerate(data):
+            key = self.key(item)
+            if key is not None:
+                if key in self._recent or key in on_page:
                     continue
-                same_key.append(item)
-            fresh.append(item)
-            kept_at.append(index)
-            kept_keys.append(key)
-        page_mark = hash(tuple(keys))
-        if data and (not fresh or page_mark in self._page_marks):
+                on_page.add(key)
+            items.append(item)
+            kept.append(index)
+            keys.append(key)
+        if data and not items:
             raise InconsistentPageError(
                 f"page {number} repeats items already yielded (a page served twice?)",
                 page_number=number,
             )
-        if len(fresh) < len(data):
+        if len(items) < len(data):
             self._note(
-                notes,
                 "repeat",
-                f"page {number}: {len(data) - len(fresh)} items already yielded were dropped",
+                f"page {number}: {len(data) - len(items)} items already yielded were dropped",
             )
+        return items, kept, keys
 
+    def _read_next_link(self, env: Envelope, number: int, last: bool) -> bool:
+        """The ``next`` link is a signal, checked but never followed; whether this page
+        is the last one."""
         if env.next_link is None:
-            if not last and number < planned_end:
-                # totalRecords promises more: fetching on by number loses nothing, and the
-                # plan still bounds the pages; an empty page ends it without an error.
-                self._note(
-                    notes,
-                    "no-next",
-                    f"page {number} has no next link although totalRecords implies "
-                    f"{planned_end} pages; going on by page number",
-                )
-                self._next_missing = True
-            else:
-                last = True
-        else:
-            problem = self._check_link(env.next_link, number)
-            if problem is not None:
-                self._note(notes, "link", f"page {number}: {problem}; link ignored")
-            if last and env.total_records == self._first_total:
-                self._note(
-                    notes,
-                    "extra-next",
-                    f"page {number} links a next page beyond the {planned_end} pages "
-                    "totalRecords implies; stopping",
-                )
-
-        if self.max_items is not None:
-            room = self.max_items - self.items_yielded
-            if len(fresh) >= room:
-                del fresh[room:]
-                del kept_at[room:]
-                last = True
-        kept = len(fresh)
-        self._remember(
-            _RememberedPage(
-                page_mark if data else None, kept_keys[:kept], kept_at, content, env.data
+            if last or number >= self._planned_end:
+                return True
+            # totalRecords promises more: going on by page number loses nothing, and the
+            # plan still bounds the pages; an empty page ends it without an error.
+            self._note(
+                "no-next",
+                f"page {number} has no next link although totalRecords implies "
+                f"{self._planned_end} pages; going on by page number",
             )
-        )
-        self.items_yielded += kept
-        self.pages_accepted += 1
-        self._next_number = number + 1
-        if self.max_pages is not None and self.pages_accepted >= self.max_pages:
-            last = True
-        if last:
-            self._done = True
-        return PageVerdict(
-            items=tuple(fresh), warnings=tuple(notes), last=last, kept=tuple(kept_at)
-        )
+            self._next_missing = True
+            return False
+        problem = self._link_problem(env.next_link, number)
+        if problem is not None:
+            self._note("link", f"page {number}: {problem}; link ignored")
+        if last and env.total_records == self._first_total:
+            self._note(
+                "extra-next",
+                f"page {number} links a next page beyond the {self._planned_end} pages "
+                "totalRecords implies; stopping",
+            )
+        return last
 
-    def _remember(self, page: _RememberedPage) -> None:
-        seen = self._seen
-        for key in page.keys:
-            seen[key] = seen.get(key, 0) + 1
-        self._recent.append(page)
-        if len(self._recent) > REPEAT_WINDOW_PAGES:
-            # Leaving the window: the items are forgotten, the page keeps its mark only.
-            old = self._recent.popleft()
-            if old.mark is not None:
-                self._page_marks.add(old.mark)
-            for key in old.keys:
-                left = seen[key] - 1
-                if left:
-                    seen[key] = left
-                else:
-                    del seen[key]
-
-    def _check_link(self, link: str, number: int) -> str | None:
-        """:func:`check_next_link`, without parsing URLs again for every page: once a
-        link's part before ``?`` passed the full check, a link with the same part and a
-        plain query (only letters, digits, ``=`` and ``&``, no repeated name) needs only
-        its ``pageNumber`` / ``pageSize`` compared."""
-        path, mark, query = link.partition("?")
-        if path == self._trusted_link_path and "#" not in link and _PLAIN_QUERY.fullmatch(query):
-            pairs = [pair.partition("=") for pair in query.split("&")] if mark else []
-            given = {name: value for name, _, value in pairs}
-            if len(given) == len(pairs):
-                for name, value in (("pageNumber", number + 1), ("pageSize", self.page_size)):
-                    if name in given and given[name] != str(value):
-                        return f"next link with {name}={given[name]}, expected {value}"
-                return None
-        problem = check_next_link(
-            link, base_url=self._base, request=PageRequest(number, self.page_size)
-        )
+    def _link_problem(self, link: str, number: int) -> str | None:
+        """:func:`check_next_link`, without parsing URLs on every page (most of its
+        cost): once a link's part before ``?`` passed the full check, a link with the
+        same part and a plain query without repeated names has only its ``pageNumber``
+        / ``pageSize`` compared."""
+        path, _, query = link.partition("?")
+        pairs = [pair.partition("=") for pair in query.split("&")]
+        given = {name: value for name, _, value in pairs}
+        if (
+            path == self._trusted_link_path
+            and _PLAIN_QUERY.fullmatch(query)
+            and len(given) == len(pairs)
+        ):
+            for name, expected in (("pageNumber", number + 1), ("pageSize", self.page_size)):
+                if given.get(name, str(expected)) != str(expected):
+                    return f"next link with {name}={given[name]}, expected {expected}"
+            return None
+        request = PageRequest(number, self.page_size)
+        problem = check_next_link(link, base_url=self.base_url, request=request)
         if problem is None:
             self._trusted_link_path = path
         return problem
 
-    def _note(self, notes: list[str], kind: str, message: str) -> None:
+    def _commit(self, keys: list[Hashable | None], number: int, last: bool) -> None:
+        """The page is accepted: remember the keys of its items and move on."""
+        for key in keys:
+            if key is not None:
+                self._recent.add(key)
+        self.items_yielded += len(keys)
+        self.pages_accepted += 1
+        self._next_number = number + 1
+        if last or (self.max_pages is not None and self.pages_accepted >= self.max_pages):
+            self._done = True
+
+    def _note(self, kind: str, message: str) -> None:
         # Once per kind: a server that repeats a fault on every page should not flood.
         if kind not in self._warned:
             self._warned.add(kind)
-            notes.append(message)
+            self._notes.append(message)

@@ -1,8 +1,7 @@
-"""When to retry a request and how long to wait: pure decisions, no I/O.
+"""When to retry and how long to wait: pure decisions, no I/O (policy table in the README).
 
-The transports call these functions and do the sleeping themselves, so the sync
-and async paths share every decision and differ only in ``time.sleep`` versus
-``asyncio.sleep``.
+The client's retry loop sits above authentication and does the sleeping itself, so
+the sync and async paths share every decision and differ only in the sleep.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import math
 import random
 
 import attrs
-import httpx
 
 #: Statuses that say "try again later" without implying the request did anything.
 RETRY_STATUSES: frozenset[int] = frozenset({429, 502, 503, 504})
@@ -25,20 +23,10 @@ IDEMPOTENT_METHODS: frozenset[str] = frozenset({"GET", "HEAD", "OPTIONS"})
 class RetryPolicy:
     """How many times, and after how long, a failed idempotent request is sent again.
 
-    Retried: connection errors, timeouts and the statuses in ``retry_statuses``
-    (429, 502, 503, 504), for GET/HEAD requests and ``POST /authenticate`` only.
-    The wait is exponential with full jitter (a uniform draw between 0 and
-    ``min(max_delay, initial_delay * 2 ** attempt)``), or exactly what the
-    server's ``Retry-After`` asks for when it is at most ``max_retry_after``;
-    a longer ``Retry-After`` is not waited for: the error is raised at once.
-
-    Attributes:
-        max_retries: retries after the first attempt (so ``max_retries + 1`` attempts).
-        initial_delay: base of the exponential backoff, in seconds.
-        max_delay: cap of one backoff delay, in seconds.
-        jitter: draw the delay uniformly in ``[0, backoff]`` (full jitter).
-        max_retry_after: longest ``Retry-After`` honoured, in seconds.
-        retry_statuses: statuses that are retried.
+    Retried: connection errors and timeouts (not TLS failures) and ``retry_statuses``,
+    for GET/HEAD/OPTIONS and the token request. The wait is exponential with full
+    jitter, or the server's ``Retry-After`` when it is at most ``max_retry_after``
+    (a longer one is not waited for: the error is raised at once).
 
     Example::
 
@@ -54,52 +42,16 @@ class RetryPolicy:
     retry_statuses: frozenset[int] = attrs.field(default=RETRY_STATUSES, converter=frozenset)
 
 
-def is_retryable_request(request: httpx.Request, *, token_request: bool = False) -> bool:
-    """True when sending ``request`` twice is harmless (GET, HEAD, or the token request).
-
-    Example::
-
-        is_retryable_request(httpx.Request("GET", "https://h/x"))   # True
-    """
-    return token_request or request.method.upper() in IDEMPOTENT_METHODS
-
-
-def should_retry(
-    policy: RetryPolicy,
-    *,
-    attempt: int,
-    retryable_request: bool,
-    status_code: int | None = None,
-    error: Exception | None = None,
-) -> bool:
-    """Whether attempt number ``attempt`` (0 for the first) may be followed by another.
-
-    Pass the response's ``status_code`` or the transport ``error`` it raised.
-
-    Example::
-
-        should_retry(RetryPolicy(), attempt=0, retryable_request=True, status_code=503)  # True
-    """
-    if not retryable_request or attempt >= policy.max_retries:
-        return False
-    if error is not None:
-        return isinstance(error, httpx.TransportError)
-    return status_code is not None and status_code in policy.retry_statuses
-
-
 def parse_retry_after(value: str | None, *, now: datetime.datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value: delta-seconds or an HTTP date.
+    """Seconds to wait from a ``Retry-After`` value (delta-seconds or an HTTP date).
 
-    Returns ``None`` for a missing or unreadable value; a date in the past gives 0.
+    ``None`` for a missing or unreadable value; a date in the past gives 0.
 
     Example::
 
-        parse_retry_after("2")                                # 2.0
-        parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT")    # 0.0 (in the past)
+        parse_retry_after("2")   # 2.0
     """
-    if value is None:
-        return None
-    text = value.strip()
+    text = (value or "").strip()
     if not text:
         return None
     try:
@@ -114,39 +66,43 @@ def parse_retry_after(value: str | None, *, now: datetime.datetime | None = None
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=datetime.UTC)
-    now = now or datetime.datetime.now(datetime.UTC)
-    return max(0.0, (when - now).total_seconds())
+    return max(0.0, (when - (now or datetime.datetime.now(datetime.UTC))).total_seconds())
 
 
 def backoff_delay(policy: RetryPolicy, attempt: int, rng: random.Random | None = None) -> float:
-    """The exponential backoff before retry number ``attempt + 1``, with full jitter if enabled.
+    """The exponential backoff before retry ``attempt + 1``, with full jitter if enabled.
 
     Example::
 
         backoff_delay(RetryPolicy(jitter=False), 2)   # 2.0 (0.5 * 2 ** 2)
     """
     ceiling = min(policy.max_delay, policy.initial_delay * 2.0 ** min(attempt, 62))
-    if not policy.jitter:
-        return ceiling
-    return (rng or random).uniform(0.0, ceiling)
+    return (rng or random).uniform(0.0, ceiling) if policy.jitter else ceiling
 
 
-def compute_delay(
+def retry_delay(
     policy: RetryPolicy,
     attempt: int,
+    *,
+    status: int | None = None,
     retry_after: float | None = None,
     rng: random.Random | None = None,
 ) -> float | None:
-    """Seconds to wait before the next attempt, or ``None`` if the server asks for too long.
+    """Seconds before retrying attempt ``attempt`` (0 for the first), or ``None`` to give up.
 
-    ``Retry-After`` wins over the backoff when present; beyond
-    ``policy.max_retry_after`` the request is not retried.
+    Pass the answer's ``status`` and ``retry_after``, or no status for a connection
+    error worth retrying. The caller decides beforehand whether the request may be
+    sent twice and whether the failure can heal.
 
     Example::
 
-        compute_delay(RetryPolicy(), 0, retry_after=3.0)     # 3.0
-        compute_delay(RetryPolicy(), 0, retry_after=3600.0)  # None
+        retry_delay(RetryPolicy(), 0, status=503, retry_after=3.0)   # 3.0
+        retry_delay(RetryPolicy(), 0, status=404)                     # None
     """
+    if attempt >= policy.max_retries:
+        return None
+    if status is not None and status not in policy.retry_statuses:
+        return None
     if retry_after is not None:
         return retry_after if retry_after <= policy.max_retry_after else None
     return backoff_delay(policy, attempt, rng)
@@ -154,11 +110,7 @@ def compute_delay(
 
 @attrs.define
 class _RetrySleepSwitch:
-    """Process-wide switch read by the transports before every retry sleep.
-
-    Tests of code built on the client turn sleeping off through
-    :mod:`service_api.testing`; the delays are then recorded instead of waited.
-    """
+    """Process-wide switch read before every retry sleep (see :mod:`service_api.testing`)."""
 
     sleep: bool = True
     recorded: list[float] = attrs.field(factory=list)

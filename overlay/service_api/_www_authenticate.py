@@ -20,10 +20,7 @@ import attrs
 _PARAM = re.compile(
     r"""(?P<name>[A-Za-z0-9!#$%&'*+.^_`|~-]+)\s*=\s*(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|(?P<token>[^\s,"]+))"""
 )
-_EXPIRED_AT = re.compile(
-    r"expired at '?(?P<month>\d{1,2})/(?P<day>\d{1,2})/(?P<year>\d{4}) "
-    r"(?P<hour>\d{1,2}):(?P<minute>\d{2}):(?P<second>\d{2})"
-)
+_EXPIRED_AT = re.compile(r"expired at '?(\d{1,2}/\d{1,2}/\d{4} \d{1,2}:\d{2}:\d{2})")
 # Headers longer than this are not worth reading; the cap keeps parsing cheap.
 _MAX_HEADER_CHARS = 4096
 
@@ -86,20 +83,9 @@ def parse_expiry_time(description: str | None) -> datetime.datetime | None:
         parse_expiry_time("The token expired at '05/31/2024 13:45:10'")
         # datetime.datetime(2024, 5, 31, 13, 45, 10, tzinfo=datetime.timezone.utc)
     """
-    if not description:
-        return None
-    match = _EXPIRED_AT.search(description)
-    if match is None:
-        return None
+    match = _EXPIRED_AT.search(description or "")
     try:
-        return datetime.datetime(
-            int(match["year"]),
-            int(match["month"]),
-            int(match["day"]),
-            int(match["hour"]),
-            int(match["minute"]),
-            int(match["second"]),
-            tzinfo=datetime.UTC,
-        )
+        when = datetime.datetime.strptime(match[1], "%m/%d/%Y %H:%M:%S") if match else None
     except ValueError:  # 13/45/2024 and such
         return None
+    return when.replace(tzinfo=datetime.UTC) if when else None

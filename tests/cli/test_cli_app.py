@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import sys
+import warnings
+from pathlib import Path
 
 import pytest
 
 import service_api
+import service_api_cli
 from service_api_cli import main
-from service_api_cli._app import describe_error
+from service_api_cli._app import _logging_to_stderr
+from service_api_cli._exit_codes import describe_error
+from service_api_cli._formats import FORMAT_BY_EXTENSION
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 
 
@@ -137,3 +143,85 @@ def test_describe_error_names_the_failed_page_and_its_cause() -> None:
     failed.at_page(4, items_yielded=150)
     assert describe_error(failed) == "page 4 failed: 503 Service Unavailable"
     assert describe_error(RuntimeError()) == "RuntimeError"
+
+
+def test_list_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["list", "--help"])
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    assert "records per page (default: 50)" in text
+    assert "(order is kept) (default: 1)" in text
+    assert "first page to fetch, for every account (to resume) (default: 1)" in text
+    assert "leave the previous file untouched" in text
+    # The epilog names every extension that picks a format.
+    for extension in FORMAT_BY_EXTENSION:
+        assert extension in text
+    # Flags without a meaningful default say nothing rather than "None" or "False".
+    assert "(default: None)" not in text
+    assert "(default: False)" not in text
+
+
+def test_main_help_lists_proxy_retries_and_the_proxy_environment(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    assert "--proxy URL" in text
+    assert "--retries N" in text
+    assert "NO_PROXY" in text
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_pagination_warning_is_one_line_without_the_library_s_path(
+    debug: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with _logging_to_stderr(debug=debug), warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn("page 3 repeated 2 items", service_api.PaginationWarning, stacklevel=1)
+        warnings.warn("something else", DeprecationWarning, stacklevel=1)
+    lines = capsys.readouterr().err.splitlines()
+    if debug:
+        assert lines[0].startswith("service-api: warning: page 3 repeated 2 items (")
+        assert "test_cli_app.py:" in lines[0]
+    else:
+        assert lines == [
+            "service-api: warning: page 3 repeated 2 items",
+            "service-api: warning: DeprecationWarning: something else",
+        ]
+
+
+def _package_imports() -> dict[str, set[str]]:
+    package = Path(service_api_cli.__file__).parent
+    graph: dict[str, set[str]] = {}
+    for path in package.glob("*.py"):
+        imported: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            imported |= {n.split(".")[1] for n in names if n.startswith("service_api_cli.")}
+        graph[path.stem] = imported - {path.stem}
+    return graph
+
+
+def test_no_module_of_the_command_imports_one_that_imports_it_back() -> None:
+    graph = _package_imports()
+    # __init__ re-exports main; every other edge must go one way only.
+    graph.pop("__init__")
+    graph.pop("__main__")
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in graph.get(start, ()):
+            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
+                return True
+        return False
+
+    cycles = sorted(m for m in graph if reaches(m, m, {m}))
+    assert cycles == []
+    # The cycle there was: _commands imported describe_error from _app.
+    assert reaches("_app", "_commands", set())
+    assert not reaches("_commands", "_app", set())

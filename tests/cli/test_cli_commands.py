@@ -8,102 +8,27 @@ import json
 import os
 import pty
 import select
-import shlex
 import signal
 import socket
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
+from cli_process import (
+    WINDOWS_OF_TIME,
+    assert_no_credentials,
+    cli_env,
+    partial_lines,
+    read_jsonl,
+    resume_argv,
+    run_cli,
+    start_cli,
+    wait_for,
+)
+from starlette.types import Receive, Scope, Send
 
-from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
-
-COMMAND = [sys.executable, "-m", "service_api_cli"]
-WINDOWS_OF_TIME = 30.0
-
-
-def cli_env(base_url: str, **extra: str) -> dict[str, str]:
-    """The environment of a child: the mock's address and the demo credentials."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_API_")}
-    env.update(
-        SERVICE_API_BASE_URL=base_url,
-        SERVICE_API_CLIENT_ID=DEMO_CLIENT_ID,
-        SERVICE_API_CLIENT_SECRET=DEMO_CLIENT_SECRET,
-        COLUMNS="160",  # rich reads the width; a fixed one keeps outputs comparable
-    )
-    env.update(extra)
-    return env
-
-
-def run_cli(args: Sequence[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
-    """Run the command to its end, stdin closed (not a terminal), outputs captured."""
-    return subprocess.run(
-        [*COMMAND, *args],
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
-def start_cli(args: Sequence[str], env: Mapping[str, str], **kwargs: Any) -> subprocess.Popen[str]:
-    """Start the command without waiting for it."""
-    options: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-    options.update(kwargs)
-    return subprocess.Popen(
-        [*COMMAND, *args], env=dict(env), stdin=subprocess.DEVNULL, text=True, **options
-    )
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Every record of a JSON Lines file; fails on a partial last line."""
-    text = path.read_text(encoding="utf-8")
-    assert text == "" or text.endswith("\n"), "the file does not end on a whole record"
-    return [json.loads(line) for line in text.splitlines()]
-
-
-def wait_for(condition: Callable[[], bool], what: str) -> None:
-    """Poll ``condition`` until it holds, failing after a generous deadline."""
-    deadline = time.monotonic() + WINDOWS_OF_TIME
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
-def line_count(path: Path) -> int:
-    """Whole lines in ``path`` so far (0 before it exists)."""
-    try:
-        return path.read_bytes().count(b"\n")
-    except FileNotFoundError:
-        return 0
-
-
-def resume_argv(stderr: str) -> list[list[str]]:
-    """The resume commands the summary gave, ready to run with this interpreter."""
-    commands = []
-    for line in stderr.splitlines():
-        _, found, command = line.partition("resume with: ")
-        if found:
-            argv = shlex.split(command)
-            assert argv[0] == "service-api"
-            commands.append(argv[1:])
-    return commands
-
-
-def assert_no_credentials(mock: RunningMock, *texts: str) -> None:
-    """Neither the secret nor any issued token shows in ``texts``."""
-    for text in texts:
-        assert DEMO_CLIENT_SECRET not in text
-        for token in mock.service.issued_tokens():
-            assert token not in text
-
+from service_api_mock import RunningMock, serve_asgi
 
 # -- list ---------------------------------------------------------------------------------
 
@@ -225,6 +150,28 @@ def test_failures_end_with_one_line_and_their_exit_code(
     assert_no_credentials(mock, done.stdout, done.stderr)
 
 
+def test_the_error_line_comes_before_the_summary(mock: RunningMock) -> None:
+    done = run_cli(["list", "shipments", "--account", "acct-3"], cli_env(mock.base_url))
+    assert done.returncode == 4, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("service-api: error: page 1 failed: ")
+    assert lines[1].startswith("service-api: stopped after 0 records (0 pages) to stdout in ")
+    assert len(lines) == 2  # a denied account is not resumable: no resume advice
+
+
+def test_a_pagination_warning_prints_as_one_line(mock: RunningMock) -> None:
+    mock.service.reset(records=3)
+    done = run_cli(
+        ["list", "shipments", "--account", "acct-1", "--page-size", "60"], cli_env(mock.base_url)
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == (
+        "service-api: warning: page_size 60 is above the service's maximum; using 50"
+    )
+    assert ".py" not in done.stderr
+    assert "exported 3 records (1 page) to stdout" in done.stderr
+
+
 def test_debug_adds_the_traceback(mock: RunningMock) -> None:
     done = run_cli(["--debug", "list", "shipments", "--account", "acct-3"], cli_env(mock.base_url))
     assert done.returncode == 4
@@ -251,9 +198,20 @@ def test_resume_after_an_injected_failure_completes_the_file_exactly(
     out = tmp_path / "shipments.jsonl"
     env = cli_env(mock.base_url)
     child = start_cli(
-        ["list", "shipments", "--account", "acct-1", "--page-size", "10", "-o", str(out)], env
+        [
+            "list",
+            "shipments",
+            "--account",
+            "acct-1",
+            "--page-size",
+            "10",
+            "-o",
+            str(out),
+            "--keep-partial",
+        ],
+        env,
     )
-    wait_for(lambda: line_count(out) >= 30, "three pages on disk")
+    wait_for(lambda: partial_lines(out) >= 30, "three pages on disk")
     # Every request fails from now on, beyond what the client's retries absorb.
     mock.service.set_faults(fault_rate=1.0, retry_after=0.0, latency_ms=0)
     _, stderr = child.communicate(timeout=60)
@@ -289,10 +247,11 @@ def test_ctrl_c_leaves_whole_records_and_says_how_to_resume(
             "10",
             "-o",
             str(out),
+            "--keep-partial",
         ],
         env,
     )
-    wait_for(lambda: line_count(out) >= 20, "two pages on disk")
+    wait_for(lambda: partial_lines(out) >= 20, "two pages on disk")
     child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 130, stderr
@@ -371,6 +330,22 @@ def test_token_shows_type_and_expiry_and_the_token_only_when_asked(mock: Running
     shown = run_cli(["token", "--show-token"], cli_env(mock.base_url))
     assert shown.returncode == 0, shown.stderr
     assert f"access_token: {mock.service.issued_tokens()[-1]}" in shown.stdout
+
+
+async def _token_without_lifetime(scope: Scope, receive: Receive, send: Send) -> None:
+    # A 200 whose expires_in is "0": a token no client can schedule a refresh for.
+    body = {"access_token": "zero-lifetime-token", "token_type": "Bearer", "expires_in": "0"}
+    headers = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+
+
+def test_token_accepts_exactly_what_the_library_accepts() -> None:
+    with serve_asgi(_token_without_lifetime) as origin:
+        done = run_cli(["token"], cli_env(f"{origin}/public/v3"))
+    assert done.returncode == 5, done.stdout
+    assert "expires_in is '0', not an integer between 1 and" in done.stderr
+    assert "zero-lifetime-token" not in done.stdout + done.stderr
 
 
 def test_token_with_a_wrong_secret_is_an_authentication_error(mock: RunningMock) -> None:

@@ -7,6 +7,7 @@ import pytest
 from service_api_cli._config import (
     SECRET_ON_COMMAND_LINE_WARNING,
     Settings,
+    check_base_url,
     resolve_accounts,
     resolve_settings,
 )
@@ -119,3 +120,37 @@ def test_no_account_at_all_is_a_usage_error() -> None:
 def test_an_account_with_control_characters_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="header"):
         resolve_accounts(["acct\n1"], {})
+
+
+def test_accounts_may_be_comma_separated_in_flags_and_environment() -> None:
+    assert resolve_accounts(["acct-1,acct-2", " acct-3 ,acct-1"], {}) == [
+        "acct-1",
+        "acct-2",
+        "acct-3",
+    ]
+    environ = {"SERVICE_API_ACCOUNT_ID": "acct-2, acct-1,,"}
+    assert resolve_accounts(None, environ) == ["acct-2", "acct-1"]
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("https://api.example.com/public/v3?debug=1", "must not have a query"),
+        ("https://api.example.com/public/v3?", "must not have a query"),
+        ("https://api.example.com/public/v3#x", "must not have a fragment"),
+        ("https://user:pw@api.example.com/public/v3", "user name or password"),
+        ("https:///public/v3", "has no host"),
+    ],
+)
+def test_a_base_url_the_client_cannot_extend_is_a_usage_error(url: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        check_base_url(url)
+    # The password in a refused URL is never repeated.
+    with pytest.raises(UsageError) as refused:
+        check_base_url(url)
+    assert "pw" not in str(refused.value).replace("api.", "")
+
+
+def test_a_plain_base_url_is_accepted() -> None:
+    check_base_url("https://api.example.com/public/v3")
+    check_base_url("http://127.0.0.1:8080/public/v3/")

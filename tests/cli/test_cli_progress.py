@@ -24,6 +24,8 @@ def test_the_bar_shows_records_of_total_and_pages() -> None:
     assert "rec/s" in text
     assert "ETA" in text
     assert "acct-2" in text
+    assert "1 page " in text
+    assert "1 pages" not in text
 
 
 def test_no_bar_when_stderr_is_not_a_terminal() -> None:

@@ -24,8 +24,11 @@ mode                      what the server does
 ``missing_total``         no ``totalRecords``
 ``not_json``              page 2 is a 200 with an HTML body
 ``not_a_page``            page 2 is a 200 with a JSON list
-``fail``                  page ``fail_page`` answers 500 (every time until the mode
-                          changes), pages after it answer after ``delay`` seconds
+``fail``                  page ``fail_page`` answers ``fail_status`` (500; with
+                          ``Retry-After: retry_after`` if set, and a bearer challenge for
+                          401) the first ``fail_times`` times it is asked for (every time
+                          if ``None``); pages after it answer after ``delay`` seconds
+``odd_record``            record 3 of page 2 is ``odd`` (a number, a list, ``null``...)
 ``slow``                  pages after the first answer after ``delay`` seconds
 ========================  ==============================================================
 """
@@ -53,6 +56,10 @@ class HostileState:
     mode: str = "honest"
     records: int = 25
     fail_page: int = 2
+    fail_status: int = 500
+    fail_times: int | None = None
+    retry_after: float | None = None
+    odd: Any = None
     delay: float = 0.0
     asked: list[tuple[str, int]] = field(default_factory=list)
     # Requests being answered now, and the most there were at once since the reset.
@@ -65,6 +72,10 @@ class HostileState:
             self.mode = mode
             self.records = settings.get("records", 25)
             self.fail_page = settings.get("fail_page", 2)
+            self.fail_status = settings.get("fail_status", 500)
+            self.fail_times = settings.get("fail_times")
+            self.retry_after = settings.get("retry_after")
+            self.odd = settings.get("odd")
             self.delay = settings.get("delay", 0.0)
             self.asked = []
             self.peak_in_flight = self.in_flight
@@ -99,8 +110,15 @@ def create_app(state: HostileState) -> Starlette:
                 state.fail_page,
                 state.delay,
             )
-        if mode == "fail" and number == fail_page:
-            return PlainTextResponse("boom", status_code=500)
+            times = state.asked.count((resource, fail_page))
+            failing = state.fail_times is None or times <= state.fail_times
+        if mode == "fail" and number == fail_page and failing:
+            headers = {}
+            if state.retry_after is not None:
+                headers["retry-after"] = str(state.retry_after)
+            if state.fail_status == 401:
+                headers["www-authenticate"] = 'Bearer error="invalid_token"'
+            return PlainTextResponse("boom", status_code=state.fail_status, headers=headers)
         if delay and ((mode == "fail" and number > fail_page) or (mode == "slow" and number > 1)):
             # A slow page, so that a failure can be seen to cancel the pages in flight.
             await asyncio.sleep(delay)
@@ -117,6 +135,8 @@ def create_app(state: HostileState) -> Starlette:
         data = rows[start : start + size + extra]
         if mode == "empty_middle" and number == 2:
             data = []
+        if mode == "odd_record" and number == 2:
+            data = [*data[:3], state.odd, *data[4:]]
         if mode == "not_json" and number == 2:
             return PlainTextResponse("<html>maintenance</html>")
         if mode == "not_a_page" and number == 2:

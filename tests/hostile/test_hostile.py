@@ -17,14 +17,22 @@ import pytest
 from hostile_app import HostileServer
 
 from service_api import (
+    AuthenticationError,
+    BadRequestError,
     InconsistentPageError,
+    InvalidRecordError,
     InvalidResponseError,
+    NotFoundError,
     PaginationWarning,
+    PermissionDeniedError,
     ServerError,
     ServiceApiError,
     apaginate,
+    iter_pages,
     paginate,
+    testing,
 )
+from service_api._pagination import PAGE_RETRIES
 from service_api_client import Client
 from service_api_client.api.devices import list_devices
 from service_api_client.api.shipments import list_shipments
@@ -169,16 +177,17 @@ async def test_records_shifted_by_an_insertion_are_yielded_once(
 
 
 @pytest.mark.parametrize(
-    ("mode", "page", "cause", "message"),
+    ("mode", "page", "cause", "message", "attempts"),
     [
-        ("twice", 2, InconsistentPageError, "repeats items"),
-        ("wrong_number", 2, InconsistentPageError, "answered page 1"),
-        ("wrong_size", 1, InconsistentPageError, "pageSize 11"),
-        ("empty_middle", 2, InconsistentPageError, "empty"),
-        ("missing_total", 1, InvalidResponseError, "unreadable answer"),
-        ("not_json", 2, InvalidResponseError, "unreadable answer"),
-        ("not_a_page", 2, InvalidResponseError, "unreadable answer"),
-        ("fail", 2, ServerError, "500"),
+        ("twice", 2, InconsistentPageError, "repeats items", 1),
+        ("wrong_number", 2, InconsistentPageError, "answered page 1", 1),
+        ("wrong_size", 1, InconsistentPageError, "pageSize 11", 1),
+        ("empty_middle", 2, InconsistentPageError, "empty", 1),
+        ("missing_total", 1, InvalidResponseError, "unreadable answer", 1),
+        ("not_json", 2, InvalidResponseError, "unreadable answer", 1),
+        ("not_a_page", 2, InvalidResponseError, "unreadable answer", 1),
+        # A 500 is worth fetching again: the page retry budget (3) is spent first.
+        ("fail", 2, ServerError, "500", 1 + PAGE_RETRIES),
     ],
 )
 async def test_unusable_pages_stop_with_the_page_to_resume_from(
@@ -190,14 +199,17 @@ async def test_unusable_pages_stop_with_the_page_to_resume_from(
     page: int,
     cause: type[Exception],
     message: str,
+    attempts: int,
 ) -> None:
-    out, error = await run_faulty(hostile, hostile_client, twin, resource, mode)
+    with testing.no_retry_sleep() as delays:
+        out, error = await run_faulty(hostile, hostile_client, twin, resource, mode)
     assert error is not None
     assert error.page_number == error.start_page == page
     assert isinstance(error, cause)
     assert message in str(error)
     assert ids(out) == expected_ids(hostile, resource)[: (page - 1) * 10]
-    assert asked(hostile, resource) == list(range(1, page + 1))
+    assert asked(hostile, resource) == list(range(1, page)) + [page] * attempts
+    assert len(delays) == attempts - 1
 
     # Once the server behaves again, resuming gives exactly the items not yet yielded.
     hostile.state.reset("honest")
@@ -229,8 +241,9 @@ async def test_a_failure_with_pages_in_flight_leaves_no_thread(
 ) -> None:
     hostile.state.reset("fail", records=200, fail_page=3, delay=0.2)
     out: list[Any] = []
+    pager = paginate(list_devices, hostile_client, page_size=10, concurrency=4, page_retries=0)
     with pytest.raises(ServiceApiError) as info:
-        out.extend(paginate(list_devices, hostile_client, page_size=10, concurrency=4))
+        out.extend(pager)
     assert info.value.start_page == 3
     assert len(out) == 20
     assert page_threads() == []
@@ -246,7 +259,9 @@ async def test_a_failure_with_pages_in_flight_cancels_the_tasks(
     out: list[Any] = []
     started = time.monotonic()
     with pytest.raises(ServiceApiError) as info:
-        await drain("async", list_devices, hostile_client, out, page_size=10, concurrency=4)
+        await drain(
+            "async", list_devices, hostile_client, out, page_size=10, concurrency=4, page_retries=0
+        )
     assert info.value.start_page == 3
     assert len(out) == 20
     assert asyncio.all_tasks() == before
@@ -292,3 +307,141 @@ async def test_cancelling_the_consumer_cancels_the_pages_in_flight(
     await items.aclose()
     assert len(seen) == 10
     assert asyncio.all_tasks() == before
+
+
+# -- the page retry budget -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [401, 429, 500, 503])
+@pytest.mark.parametrize("concurrency", [1, 3])
+async def test_a_page_that_fails_for_a_while_is_fetched_again_alone(
+    hostile: HostileServer, hostile_client: Client, twin: str, status: int, concurrency: int
+) -> None:
+    hostile.state.reset("fail", fail_status=status, fail_times=2, retry_after=0.5)
+    out: list[Any] = []
+    with testing.no_retry_sleep() as delays:
+        await drain(twin, list_devices, hostile_client, out, page_size=10, concurrency=concurrency)
+    assert ids(out) == expected_ids(hostile, "devices")
+    # Page 2 asked for three times, every other page once.
+    assert sorted(asked(hostile, "devices")) == [1, 2, 2, 2, 3]
+    # The server's Retry-After where it sent one, else a backoff under 1 s then 2 s.
+    if status in (429, 500, 503):
+        assert delays == [0.5, 0.5]
+    else:
+        assert len(delays) == 2
+        assert 0 <= delays[0] <= 1
+        assert 0 <= delays[1] <= 2
+
+
+@pytest.mark.parametrize(
+    ("status", "cause"),
+    [(400, BadRequestError), (403, PermissionDeniedError), (404, NotFoundError)],
+)
+async def test_a_page_refused_for_good_is_not_fetched_again_nor_advised_to_resume(
+    hostile: HostileServer,
+    hostile_client: Client,
+    twin: str,
+    status: int,
+    cause: type[ServiceApiError],
+) -> None:
+    hostile.state.reset("fail", fail_status=status)
+    out: list[Any] = []
+    with testing.no_retry_sleep() as delays, pytest.raises(cause) as info:
+        await drain(twin, list_devices, hostile_client, out, page_size=10)
+    assert asked(hostile, "devices") == [1, 2]
+    assert delays == []
+    assert info.value.start_page == 2
+    assert info.value.items_yielded == len(out) == 10
+    assert info.value.resumable is (status == 404)
+    advice = [note for note in getattr(info.value, "__notes__", []) if "resume" in note]
+    assert bool(advice) is info.value.resumable
+
+
+async def test_a_401_that_outlasts_the_budget_is_caught_as_an_authentication_error(
+    hostile: HostileServer, hostile_client: Client, twin: str
+) -> None:
+    hostile.state.reset("fail", fail_status=401)
+    out: list[Any] = []
+    with testing.no_retry_sleep():
+        try:
+            await drain(twin, list_devices, hostile_client, out, page_size=10, page_retries=1)
+        except AuthenticationError as exc:  # what a user writes around the loop
+            caught: AuthenticationError | None = exc
+        else:
+            caught = None
+    assert caught is not None
+    assert caught.status_code == 401
+    assert caught.resumable
+    assert (caught.start_page, caught.items_yielded) == (2, 10)
+    assert asked(hostile, "devices") == [1, 2, 2]
+
+
+async def test_closing_while_a_page_waits_for_its_retry_returns_at_once(
+    hostile: HostileServer, hostile_client: Client
+) -> None:
+    # Page 3 asks to be fetched again in 30 s; the loop leaves before that.
+    hostile.state.reset("fail", records=200, fail_page=3, fail_status=503, retry_after=30)
+    items = iter(paginate(list_devices, hostile_client, page_size=10, concurrency=4))
+    taken = [next(items) for _ in range(15)]
+    deadline = time.monotonic() + 10
+    while asked(hostile, "devices").count(3) < 1:
+        assert time.monotonic() < deadline, "page 3 was never asked for"
+        await asyncio.sleep(0.01)
+    started = time.monotonic()
+    items.close()
+    assert time.monotonic() - started < 5
+    assert len(taken) == 15
+    assert page_threads() == []
+
+
+# -- records that cannot become their model ----------------------------------------------------
+
+
+@pytest.mark.parametrize("odd", [5, [1, 2], None, "text", True])
+async def test_a_record_that_is_not_an_object_stops_with_the_page_and_every_record(
+    hostile: HostileServer, hostile_client: Client, twin: str, resource: str, odd: Any
+) -> None:
+    hostile.state.reset("odd_record", odd=odd)
+    out: list[Any] = []
+    with pytest.raises(InvalidRecordError) as info:
+        await drain(twin, ENDPOINTS[resource], hostile_client, out, page_size=10)
+    error = info.value
+    assert isinstance(error, InvalidResponseError)
+    assert (error.page_number, error.index, error.items_yielded) == (2, 3, 10)
+    assert error.raw_item == odd
+    assert "page 2" in str(error)
+    assert "record 3" in str(error)
+    # Nothing lost: the page's records as sent, the odd one in its place.
+    page_rows = hostile.state.dataset(resource)[10:20]
+    assert error.raw_items == [*page_rows[:3], odd, *page_rows[4:]]
+    # Resuming at the same page would fail the same way: not advised.
+    assert not error.resumable
+    assert not [note for note in getattr(error, "__notes__", []) if "resume" in note]
+    assert error.start_page is not None
+    rest: list[Any] = []
+    await drain(
+        twin,
+        ENDPOINTS[resource],
+        hostile_client,
+        rest,
+        page_size=10,
+        start_page=error.start_page + 1,
+    )
+    field = "shipmentId" if resource == "shipments" else "deviceId"
+    saved = [row[field] for row in error.raw_items if isinstance(row, dict)]
+    assert ids(out) + saved + ids(rest) == [
+        i for n, i in enumerate(expected_ids(hostile, resource)) if n != 13
+    ]
+
+
+async def test_raw_items_of_a_page_are_its_records_as_sent(
+    hostile: HostileServer, hostile_client: Client
+) -> None:
+    hostile.state.reset("shifted")
+    with pytest.warns(PaginationWarning):
+        pages = list(iter_pages(list_devices, hostile_client, page_size=10))
+    # The three repeats on page 2 are dropped from items and raw_items alike.
+    assert [len(p.raw_items) for p in pages] == [len(p.items) for p in pages] == [10, 7, 8]
+    assert [raw["deviceId"] for p in pages for raw in p.raw_items] == ids(
+        [item for p in pages for item in p.items]
+    )

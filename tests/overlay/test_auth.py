@@ -1,7 +1,10 @@
 """TokenAuth's flow driven with next()/send(), without network; token response checks."""
 
+import contextlib
 import json
 import threading
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -9,12 +12,13 @@ import pytest
 
 from service_api import InvalidCredentialsError, TokenResponseError
 from service_api._auth import (
-    TOKEN_REQUEST_EXTENSION,
     TokenAuth,
     TokenState,
     effective_skew,
     parse_token_response,
 )
+from service_api._errors import TOKEN_REQUEST_EXTENSION
+from service_api._token_store import StoredToken
 
 BASE = "https://api.example.test/public/v3"
 SECRET = "unit-test-secret-value"
@@ -99,7 +103,7 @@ def test_skew_is_clamped_to_half_the_lifetime() -> None:
     assert effective_skew(0, 2) == 0
 
 
-def test_a_401_refreshes_once_and_replays_once() -> None:
+def test_a_401_refreshes_and_replays_while_each_refused_token_is_new() -> None:
     auth = make_auth(FakeClock())
     request = httpx.Request("GET", f"{BASE}/x")
     flow = auth.auth_flow(request)
@@ -107,13 +111,24 @@ def test_a_401_refreshes_once_and_replays_once() -> None:
     expired = httpx.Response(
         401, headers={"www-authenticate": 'Bearer error="invalid_token"'}, request=request
     )
-    refresh = flow.send(expired)
-    assert TOKEN_REQUEST_EXTENSION in refresh.extensions
-    replay = flow.send(token_response(refresh, "tok-2"))
-    assert replay is request
-    assert request.headers["authorization"] == "Bearer tok-2"
-    with pytest.raises(StopIteration):  # the second 401 goes back to the caller
+    for new in ("tok-2", "tok-3"):  # rotated again between the refresh and the replay
+        refresh = flow.send(expired)
+        assert TOKEN_REQUEST_EXTENSION in refresh.extensions
+        assert flow.send(token_response(refresh, new)) is request
+        assert request.headers["authorization"] == f"Bearer {new}"
+    with pytest.raises(StopIteration):  # MAX_REFRESHES reached: the 401 goes to the caller
         flow.send(expired)
+
+
+def test_a_401_for_a_token_issued_again_is_not_refreshed_again() -> None:
+    auth = make_auth(FakeClock())
+    request = httpx.Request("GET", f"{BASE}/x")
+    flow = auth.auth_flow(request)
+    flow.send(token_response(next(flow), "tok-same"))
+    refresh = flow.send(httpx.Response(401, request=request))
+    assert flow.send(token_response(refresh, "tok-same")) is request
+    with pytest.raises(StopIteration):
+        flow.send(httpx.Response(401, request=request))
 
 
 def test_a_401_naming_another_error_is_not_replayed() -> None:
@@ -133,7 +148,7 @@ def test_a_401_with_an_older_token_replays_with_the_current_one_without_fetching
     slow = httpx.Request("GET", f"{BASE}/slow")
     slow_flow = auth.auth_flow(slow)
     slow_flow.send(token_response(next(slow_flow), "tok-1"))
-    auth.state.invalidate()  # meanwhile another request refreshed the token
+    auth.state.invalidate("tok-1")  # meanwhile another request refreshed the token
     other = auth.auth_flow(httpx.Request("GET", f"{BASE}/other"))
     other.send(token_response(next(other), "tok-2"))
     replay = slow_flow.send(httpx.Response(401, request=slow))
@@ -240,3 +255,116 @@ def test_reprs_show_no_secret() -> None:
     for text in (repr(auth), str(auth), repr(auth.state)):
         assert SECRET not in text
         assert "tok-secret-1" not in text
+
+
+# ---- the token store hook -----------------------------------------------------------------
+
+
+class MemoryStore:
+    """An in-memory ``TokenStore`` that records its calls, or fails them all."""
+
+    def __init__(self, token: StoredToken | None = None, *, broken: bool = False) -> None:
+        self.token = token
+        self.broken = broken
+        self.calls: list[str] = []
+
+    def load(self) -> StoredToken | None:
+        self.calls.append("load")
+        if self.broken:
+            raise OSError("store unreachable")
+        return self.token
+
+    def save(self, token: StoredToken) -> None:
+        self.calls.append("save")
+        if self.broken:
+            raise OSError("store unreachable")
+        self.token = token
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        self.calls.append("lock")
+        if self.broken:
+            raise OSError("store unreachable")
+        yield
+        self.calls.append("unlock")
+
+
+def drive(auth: TokenAuth, answers: Callable[[httpx.Request], httpx.Response]) -> list[str]:
+    """Run the sync driver to the end; returns what was sent (``token`` or the auth header)."""
+    request = httpx.Request("GET", f"{BASE}/x")
+    flow = auth.sync_auth_flow(request)
+    sent = []
+    outgoing = next(flow)
+    while True:
+        is_token = TOKEN_REQUEST_EXTENSION in outgoing.extensions
+        sent.append("token" if is_token else outgoing.headers["authorization"])
+        try:
+            outgoing = flow.send(answers(outgoing))
+        except StopIteration:
+            return sent
+
+
+def ok(request: httpx.Request) -> httpx.Response:
+    if TOKEN_REQUEST_EXTENSION in request.extensions:
+        return token_response(request, "tok-fetched")
+    return httpx.Response(200, request=request)
+
+
+def store_auth(store: MemoryStore) -> TokenAuth:
+    return TokenAuth(BASE, "cid", SECRET, clock=FakeClock(), token_store=store)
+
+
+def test_a_stored_token_is_used_instead_of_fetching() -> None:
+    store = MemoryStore(StoredToken("tok-stored", expires_at=time.time() + 3600))
+    assert drive(store_auth(store), ok) == ["Bearer tok-stored"]
+    assert store.calls == ["lock", "load", "unlock"]
+
+
+def test_a_fetched_token_is_saved_under_the_lock() -> None:
+    store = MemoryStore(StoredToken("tok-old", expires_at=time.time() - 1))
+    assert drive(store_auth(store), ok) == ["token", "Bearer tok-fetched"]
+    assert store.calls == ["lock", "load", "save", "unlock"]
+    assert store.token is not None
+    assert store.token.access_token == "tok-fetched"
+    assert 3500 < store.token.expires_at - time.time() <= 3600
+
+
+def test_a_stored_token_refused_with_a_401_is_not_taken_again() -> None:
+    store = MemoryStore(StoredToken("tok-stored", expires_at=time.time() + 3600))
+    auth = store_auth(store)
+
+    def refuse_stored(request: httpx.Request) -> httpx.Response:
+        if request.headers.get("authorization") == "Bearer tok-stored":
+            return httpx.Response(401, request=request)
+        return ok(request)
+
+    assert drive(auth, refuse_stored) == ["Bearer tok-stored", "token", "Bearer tok-fetched"]
+
+
+def test_a_broken_store_falls_back_to_fetching_with_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    auth = store_auth(MemoryStore(broken=True))
+    assert drive(auth, ok) == ["token", "Bearer tok-fetched"]
+    auth.state.invalidate("tok-fetched")
+    assert drive(auth, ok) == ["token", "Bearer tok-fetched"]
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1
+    assert "token store" in warnings[0].getMessage()
+
+
+def test_waiters_of_a_failed_fetch_get_their_own_copy_of_its_error() -> None:
+    auth = make_auth(FakeClock())
+    leader = auth._steps(httpx.Request("GET", f"{BASE}/a"))
+    follower = auth._steps(httpx.Request("GET", f"{BASE}/b"))
+    token_request = next(leader)
+    assert isinstance(token_request, httpx.Request)
+    assert not isinstance(next(follower), httpx.Request)  # waits for the leader's fetch
+    refused = httpx.Response(401, json={"error": "invalid_client"}, request=token_request)
+    with pytest.raises(InvalidCredentialsError) as first:
+        leader.send(refused)
+    with pytest.raises(InvalidCredentialsError) as second:
+        follower.send(None)
+    assert second.value is not first.value  # at_page() on one must not move the other
+    assert str(second.value) == str(first.value)
+    assert second.value.error == "invalid_client"

@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -363,3 +364,169 @@ def test_closing_a_child_leaves_the_shared_pool_to_the_original(mock: RunningMoc
             list_shipments.sync(client=child)
         page = list_shipments.sync(client=root)  # the pool the child used still works
     assert isinstance(page, ShipmentPage)
+
+
+# ---- retries above authentication -----------------------------------------------------------
+
+
+class RotatingService:
+    """Issues tok-1, tok-2, ...; accepts only the newest; revokes it while asking a wait.
+
+    The script below is the failure of retries under authentication: the first request
+    meets a revoked token (401, refresh), its replay a 429, and the token is rotated
+    while the client waits; the retry must fetch again instead of failing.
+    """
+
+    def __init__(self, script: list[str]) -> None:
+        self.issued = 0
+        self.script = script  # per list call: "401", "429+rotate" or "200"
+        self.seen: list[str] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/authenticate"):
+            self.issued += 1
+            token = f"tok-{self.issued}"
+            return httpx.Response(
+                200, json={"access_token": token, "token_type": "Bearer", "expires_in": "3600"}
+            )
+        self.seen.append(request.headers["authorization"].removeprefix("Bearer "))
+        step = self.script.pop(0)
+        if step == "401":
+            return httpx.Response(401, headers={"www-authenticate": 'Bearer error="invalid_token"'})
+        if step == "429+rotate":
+            self.issued += 1  # the service rotated: the token in use is now refused
+            return httpx.Response(429, headers={"retry-after": "1"})
+        return httpx.Response(200, json={"ok": True})
+
+
+def rotating_client(service: RotatingService) -> service_api.Client:
+    transport = httpx.MockTransport(service)
+    return service_api.Client(
+        "https://api.test/public/v3", "cid", "s3cret-value", httpx_args={"transport": transport}
+    )
+
+
+SCRIPT = ["401", "429+rotate", "401", "200"]
+
+
+def test_sync_a_token_rotated_during_retry_after_is_refreshed_by_the_retry() -> None:
+    service = RotatingService(list(SCRIPT))
+    with rotating_client(service) as client, testing.no_retry_sleep() as delays:
+        response = client.get_httpx_client().get("/shipments")
+    assert response.json() == {"ok": True}
+    assert delays == [1.0]
+    # 401 -> refresh -> 429 (rotated) -> retry with the token of that moment -> 401 ->
+    # refresh -> 200: three token requests, each retry attempt with its own refresh.
+    assert service.seen == ["tok-1", "tok-2", "tok-2", "tok-4"]
+
+
+@pytest.mark.anyio
+async def test_async_a_token_rotated_during_retry_after_is_refreshed_by_the_retry() -> None:
+    service = RotatingService(list(SCRIPT))
+    async with rotating_client(service) as client:
+        with testing.no_retry_sleep() as delays:
+            response = await client.get_async_httpx_client().get("/shipments")
+    assert response.json() == {"ok": True}
+    assert delays == [1.0]
+    assert service.seen == ["tok-1", "tok-2", "tok-2", "tok-4"]
+
+
+def test_401_forever_between_retries_ends_after_a_bounded_number_of_token_requests() -> None:
+    # Each attempt refreshes while the refused token is new, at most twice; a 401 is not
+    # retried.
+    service = RotatingService(["429+rotate", "401", "401", "401"])
+    with (
+        rotating_client(service) as client,
+        testing.no_retry_sleep(),
+        pytest.raises(service_api.AuthenticationError),
+    ):
+        client.get_httpx_client().get("/shipments")
+    assert service.seen == ["tok-1", "tok-1", "tok-3", "tok-4"]
+    assert service.issued == 4  # the first token, 1 rotation, 2 refreshes
+
+
+def test_retries_and_refreshes_are_logged_at_info(
+    mock: RunningMock, client: service_api.Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="service_api")
+    list_shipments.sync(client=client)
+    mock.service.revoke_tokens()
+    mock.service.set_faults(fault_rate=1.0, retry_after=0.5)
+    with testing.no_retry_sleep(), pytest.raises(RETRYABLE):
+        list_shipments.sync(client=client)
+    mine = [r for r in caplog.records if r.name == "service_api"]
+    assert any("retrying" in r.getMessage() for r in mine)
+    assert any("token" in r.getMessage() for r in mine)
+    assert {r.levelno for r in mine} == {logging.INFO}
+
+
+# ---- one client, any event loop ---------------------------------------------------------------
+
+
+def test_one_client_serves_consecutive_asyncio_runs_sharing_its_token(mock: RunningMock) -> None:
+    client = make_client(mock)
+
+    async def fetch() -> tuple[asyncio.AbstractEventLoop, httpx.AsyncClient]:
+        page = await list_shipments.asyncio(client=client)
+        assert isinstance(page, ShipmentPage)
+        return asyncio.get_running_loop(), client.get_async_httpx_client()
+
+    first_loop, first_pool = asyncio.run(fetch())
+    second_loop, second_pool = asyncio.run(fetch())  # used to raise "Event loop is closed"
+    assert second_pool is not first_pool
+    for pool in (first_pool, second_pool):
+        # closed inside its loop when asyncio.run ended it
+        assert pool._transport._inner._pool.connections == []  # type: ignore[attr-defined]
+    asyncio.run(fetch())
+    assert first_loop not in client._async_clients  # nothing kept for a dead loop
+    assert second_loop not in client._async_clients
+    assert first_loop not in client._family._async
+    assert mock.service.count("authenticate") == 1  # one token for every loop
+    client.close()
+
+
+def test_async_with_in_each_asyncio_run(mock: RunningMock) -> None:
+    client = make_client(mock)
+
+    async def run() -> None:
+        async with client:
+            assert isinstance(await list_shipments.asyncio(client=client), ShipmentPage)
+
+    asyncio.run(run())
+    asyncio.run(run())
+    assert mock.service.count("listShipments", 200) == 2
+    assert mock.service.count("authenticate") == 1
+
+
+def test_a_sync_only_transport_serves_sync_calls_and_async_gets_its_own(
+    mock: RunningMock,
+) -> None:
+    sent: list[str] = []
+
+    class Recording(httpx.HTTPTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            sent.append(request.url.path)
+            return super().handle_request(request)
+
+    client = make_client(mock, httpx_args={"transport": Recording()})
+
+    async def fetch() -> object:
+        return await list_shipments.asyncio(client=client)
+
+    assert isinstance(list_shipments.sync(client=client), ShipmentPage)
+    assert isinstance(asyncio.run(fetch()), ShipmentPage)
+    assert sent == ["/public/v3/authenticate", "/public/v3/shipments"]
+    assert mock.service.count("listShipments", 200) == 2
+    client.close()
+
+
+@pytest.mark.anyio
+async def test_async_401_forever_with_a_new_token_each_time_ends_after_three_token_requests() -> (
+    None
+):
+    service = RotatingService(["401"] * 3)
+    async with rotating_client(service) as client:
+        with pytest.raises(service_api.AuthenticationError):
+            await client.get_async_httpx_client().get("/shipments")
+    assert service.seen == ["tok-1", "tok-2", "tok-3"]
+    assert service.issued == 3

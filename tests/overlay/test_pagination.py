@@ -14,12 +14,18 @@ from collections.abc import AsyncIterator, Callable
 from types import ModuleType
 from typing import Any, cast
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service_api import (
+    ApiConnectionError,
+    ApiTimeoutError,
+    AuthenticationError,
     Client,
+    InvalidCredentialsError,
+    InvalidResponseError,
     Page,
     PaginationWarning,
     ServiceApiError,
@@ -29,10 +35,11 @@ from service_api import (
     paginate,
     testing,
 )
-from service_api._pagination import _resolve
+from service_api._errors import error_from_response
+from service_api._pagination import _resolve, page_retry_delay
 from service_api_client.api.devices import list_devices
 from service_api_client.api.shipments import list_shipments
-from service_api_client.models import ShipmentPage
+from service_api_client.models import DevicePage, ShipmentPage
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 
 pytestmark = pytest.mark.anyio
@@ -299,7 +306,7 @@ async def test_leaving_a_sync_loop_early_stops_every_thread(
     mock: RunningMock, client: Client
 ) -> None:
     mock.service.reset(records=400)
-    items = paginate(list_shipments, client, page_size=10, concurrency=6)
+    items = iter(paginate(list_shipments, client, page_size=10, concurrency=6))
     taken = [next(items) for _ in range(25)]
     assert len(taken) == 25
     assert page_threads()  # pages are being fetched ahead
@@ -309,7 +316,7 @@ async def test_leaving_a_sync_loop_early_stops_every_thread(
     # handed over and the one being read.
     assert page_requests(mock, "shipments") <= 3 + 1 + 2 * 6
 
-    abandoned = paginate(list_shipments, client, page_size=10, concurrency=6)
+    abandoned = iter(paginate(list_shipments, client, page_size=10, concurrency=6))
     next(abandoned)
     del abandoned
     gc.collect()
@@ -343,7 +350,10 @@ async def test_resuming_after_failures_gives_every_record_once(
     async with make_client(mock, tls_context, max_retries=0) as flaky:
         with flaky:
             while True:
-                options = dict(page_size=20, start_page=start, concurrency=3)
+                # No page retries: each failure shows, and is resumed by the caller.
+                options: dict[str, Any] = dict(
+                    page_size=20, start_page=start, concurrency=3, page_retries=0
+                )
                 try:
                     if twin == "sync":
                         for item in paginate(ENDPOINTS[resource][0], flaky, **options):
@@ -391,33 +401,54 @@ async def test_paging_survives_token_revocation_and_retries(
 # -- which endpoint: modules and functions, no network -----------------------------------
 
 
-def test_a_function_leads_back_to_its_module_and_twin() -> None:
+# -- which endpoint, which client: refused before any request ------------------------------
+
+
+def test_a_function_leads_back_to_its_module() -> None:
     # Names, not identity: another test may have imported a fresh copy of the package.
     for endpoint in (list_devices, list_devices.sync_detailed, list_devices.asyncio_detailed):
-        operation = _resolve(endpoint)
-        assert operation.sync_call is not None
-        assert operation.async_call is not None
-        assert operation.model is not None
-        assert operation.sync_call.__qualname__ == "sync_detailed"
-        assert operation.async_call.__qualname__ == "asyncio_detailed"
-        assert operation.model.__name__ == "DevicePage"
-        assert operation.name == "list_devices"
-    assert _resolve(list_devices.sync_detailed).sync_call is list_devices.sync_detailed
+        resolved = _resolve(endpoint)
+        assert resolved.name == "list_devices"
+        assert resolved.model.__name__ == "DevicePage"
 
 
-def test_only_the_generated_functions_are_split_into_request_and_parsing() -> None:
-    # Fetching ahead sends with _get_kwargs and parses with _build_response.
-    for endpoint in (list_devices, list_devices.sync_detailed, list_devices.asyncio_detailed):
-        operation = _resolve(endpoint)
-        assert operation.request_kwargs is not None
-        assert operation.build_response is not None
-
+def _wrapped() -> Callable[..., Any]:
     @functools.wraps(list_devices.sync_detailed)
-    def wrapped(**kwargs: Any) -> Any:
+    def wrapper(**kwargs: Any) -> Any:
         return list_devices.sync_detailed(**kwargs)
 
-    assert wrapped.__module__ == list_devices.__name__
-    assert _resolve(wrapped).request_kwargs is None
+    return wrapper
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "message"),
+    [
+        (list_shipments.sync, "pass the generated endpoint module .*list_shipments"),
+        (list_shipments.asyncio, "pass the generated endpoint module .*list_shipments"),
+        (_wrapped(), "not a list endpoint"),
+        (lambda **kwargs: None, "not a list endpoint"),
+        (42, "not a list endpoint"),
+        (ShipmentPage, "not a list endpoint"),
+        (functools, "not a generated list endpoint module"),
+    ],
+)
+async def test_what_is_not_an_endpoint_is_a_type_error_before_any_request(
+    mock: RunningMock, client: Client, endpoint: Any, message: str
+) -> None:
+    for call in (paginate, apaginate, iter_pages, aiter_pages):
+        with pytest.raises(TypeError, match=message):
+            call(endpoint, client)
+    assert mock.service.counts() == {}
+
+
+@pytest.mark.parametrize("not_a_client", [None, "http://127.0.0.1/public/v3", list_shipments])
+async def test_what_is_not_a_client_is_a_type_error_before_any_request(
+    mock: RunningMock, not_a_client: Any
+) -> None:
+    for call in (paginate, apaginate, iter_pages, aiter_pages):
+        with pytest.raises(TypeError, match=r"client must be a service_api\.Client"):
+            call(list_shipments, not_a_client)
+    assert mock.service.counts() == {}
 
 
 async def test_pages_fetched_ahead_are_parsed_by_the_consumer(
@@ -426,56 +457,104 @@ async def test_pages_fetched_ahead_are_parsed_by_the_consumer(
     # Workers only send and read: every page is built on the thread that iterates.
     mock.service.reset(records=95)
     parsed_on: list[str] = []
-    build = list_devices._build_response
+    build = DevicePage.from_dict.__func__  # type: ignore[attr-defined]
 
-    def recording(**kwargs: Any) -> Any:
+    def recording(cls: type[DevicePage], src: Any) -> DevicePage:
         parsed_on.append(threading.current_thread().name)
-        return build(**kwargs)
+        return cast(DevicePage, build(cls, src))
 
-    monkeypatch.setattr(list_devices, "_build_response", recording)
+    monkeypatch.setattr(DevicePage, "from_dict", classmethod(recording))
     items = list(paginate(list_devices, client, page_size=10, concurrency=3))
     assert len(items) == 95
     assert parsed_on == [threading.current_thread().name] * 10
 
 
-async def test_a_wrapper_of_the_generated_function_is_called_for_every_page(
-    mock: RunningMock, client: Client, twin: str
+# -- the pager: items with for / async for, pages with pages() / apages() ------------------
+
+
+async def test_the_pager_gives_items_and_pages_sync_and_async_and_starts_afresh(
+    mock: RunningMock, client: Client
 ) -> None:
-    mock.service.reset(records=95)
-    calls: list[int] = []
-    # Keeping the module's name (functools.wraps) must not get the wrapper bypassed.
-    if twin == "sync":
-
-        @functools.wraps(list_devices.sync_detailed)
-        def sync_wrapper(**kwargs: Any) -> Any:
-            calls.append(kwargs["page_number"])
-            return list_devices.sync_detailed(**kwargs)
-
-        items = list(paginate(sync_wrapper, client, page_size=10, concurrency=3))
-    else:
-
-        @functools.wraps(list_devices.asyncio_detailed)
-        async def async_wrapper(**kwargs: Any) -> Any:
-            calls.append(kwargs["page_number"])
-            return await list_devices.asyncio_detailed(**kwargs)
-
-        items = [
-            item async for item in apaginate(async_wrapper, client, page_size=10, concurrency=3)
-        ]
-    assert len(items) == 95
-    assert sorted(calls) == list(range(1, 11))
+    mock.service.reset(records=23)
+    pager = paginate(list_shipments, client, page_size=10)
+    assert repr(pager) == "Pager(list_shipments, page_size=10)"
+    expected = dataset_ids(mock, "shipments")
+    assert ids_of(list(pager), "shipments") == expected
+    assert ids_of([item async for item in pager], "shipments") == expected
+    assert [page.number for page in pager.pages()] == [1, 2, 3]
+    assert [len(page.items) async for page in pager.apages()] == [10, 10, 3]
+    assert page_requests(mock, "shipments") == 3 * 4  # each iteration fetches every page
 
 
-async def test_a_lone_function_is_used_for_its_own_kind_only(client: Client) -> None:
-    def lone_sync(**kwargs: Any) -> Any:
-        return list_devices.sync_detailed(**kwargs)
+# -- the page retry decision, no network ------------------------------------------------------
 
-    async def lone_async(**kwargs: Any) -> Any:
-        return await list_devices.asyncio_detailed(**kwargs)
 
-    with pytest.raises(TypeError, match="no asyncio_detailed function"):
-        apaginate(lone_sync, client)
-    with pytest.raises(TypeError, match="no sync_detailed function"):
-        paginate(lone_async, client)
-    with pytest.raises(TypeError, match="not a list endpoint"):
-        paginate(42, client)  # type: ignore[call-overload]
+def _answer(status: int, **headers: str) -> ServiceApiError:
+    request = httpx.Request("GET", "http://127.0.0.1/public/v3/shipments")
+    return error_from_response(httpx.Response(status, headers=headers, request=request))
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        _answer(500),
+        _answer(503),
+        _answer(429),
+        _answer(401, **{"www-authenticate": 'Bearer error="invalid_token"'}),
+        ApiConnectionError("dropped"),
+        ApiTimeoutError("no answer"),
+    ],
+    ids=repr,
+)
+def test_a_page_failure_a_new_attempt_can_fix_is_retried_with_growing_backoff(
+    error: ServiceApiError,
+) -> None:
+    for attempt, ceiling in enumerate([1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]):
+        delay = page_retry_delay(error, attempt, 10)
+        assert delay is not None
+        assert 0.0 <= delay <= ceiling
+    assert page_retry_delay(error, 3, 3) is None  # the budget is spent
+    assert page_retry_delay(error, 0, 0) is None
+
+
+def test_a_page_retry_waits_what_the_server_asks_within_a_minute() -> None:
+    assert page_retry_delay(_answer(503, **{"retry-after": "7"}), 0, 3) == 7.0
+    assert page_retry_delay(_answer(429, **{"retry-after": "0"}), 2, 3) == 0.0
+    assert page_retry_delay(_answer(429, **{"retry-after": "61"}), 0, 3) is None
+
+
+@pytest.mark.parametrize(
+    "error",
+    [_answer(400), _answer(403), _answer(404), InvalidResponseError("not a page")],
+    ids=repr,
+)
+def test_a_page_failure_a_new_attempt_cannot_fix_is_not_retried(error: ServiceApiError) -> None:
+    assert page_retry_delay(error, 0, 3) is None
+
+
+async def test_refused_credentials_are_raised_at_once_and_not_advised_to_resume(
+    mock: RunningMock, tls_context: ssl.SSLContext, twin: str
+) -> None:
+    refused = Client(
+        mock.base_url,
+        DEMO_CLIENT_ID,
+        "not-the-secret",
+        "acct-1",
+        httpx_args={"verify": tls_context},
+    )
+    async with refused:
+        with refused, testing.no_retry_sleep() as delays:
+            try:
+                await drain(twin, list_shipments, refused)
+            except AuthenticationError as exc:  # InvalidCredentialsError, caught as such
+                caught: ServiceApiError | None = exc
+            except InvalidCredentialsError as exc:  # before it moves under AuthenticationError
+                caught = exc
+            else:
+                caught = None
+    assert isinstance(caught, InvalidCredentialsError)
+    assert (caught.start_page, caught.items_yielded) == (1, 0)
+    assert not caught.resumable
+    assert delays == []  # no page retry
+    assert mock.service.count("authenticate") == 1
+    assert page_requests(mock, "shipments") == 0

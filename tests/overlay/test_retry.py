@@ -3,18 +3,10 @@
 import datetime
 import random
 
-import httpx
 import pytest
 
 from service_api import RetryPolicy, testing
-from service_api._retry import (
-    RETRY_SLEEP,
-    backoff_delay,
-    compute_delay,
-    is_retryable_request,
-    parse_retry_after,
-    should_retry,
-)
+from service_api._retry import RETRY_SLEEP, backoff_delay, parse_retry_after, retry_delay
 
 
 def test_defaults_match_the_documented_policy() -> None:
@@ -33,37 +25,19 @@ def test_policy_is_frozen_and_validated() -> None:
 
 
 @pytest.mark.parametrize(
-    ("method", "token_request", "expected"),
-    [("GET", False, True), ("HEAD", False, True), ("POST", False, False), ("POST", True, True)],
-)
-def test_only_idempotent_requests_and_the_token_request_are_retryable(
-    method: str, token_request: bool, expected: bool
-) -> None:
-    request = httpx.Request(method, "https://h/x")
-    assert is_retryable_request(request, token_request=token_request) is expected
-
-
-@pytest.mark.parametrize(
     ("status", "expected"),
     [(429, True), (502, True), (503, True), (504, True), (500, False), (404, False)],
 )
 def test_retry_statuses(status: int, expected: bool) -> None:
-    policy = RetryPolicy()
-    assert should_retry(policy, attempt=0, retryable_request=True, status_code=status) is expected
+    assert (retry_delay(RetryPolicy(), 0, status=status) is not None) is expected
 
 
-def test_attempts_are_bounded_and_non_idempotent_requests_never_retry() -> None:
+def test_attempts_are_bounded() -> None:
     policy = RetryPolicy(max_retries=2)
-    assert should_retry(policy, attempt=1, retryable_request=True, status_code=503)
-    assert not should_retry(policy, attempt=2, retryable_request=True, status_code=503)
-    assert not should_retry(policy, attempt=0, retryable_request=False, status_code=503)
-
-
-def test_transport_errors_are_retried_other_errors_not() -> None:
-    policy = RetryPolicy()
-    assert should_retry(policy, attempt=0, retryable_request=True, error=httpx.ConnectError("x"))
-    assert should_retry(policy, attempt=0, retryable_request=True, error=httpx.ReadTimeout("x"))
-    assert not should_retry(policy, attempt=0, retryable_request=True, error=ValueError("x"))
+    assert retry_delay(policy, 1, status=503) is not None
+    assert retry_delay(policy, 2, status=503) is None
+    assert retry_delay(policy, 1) is not None  # a connection error
+    assert retry_delay(policy, 2) is None
 
 
 @pytest.mark.parametrize(
@@ -105,9 +79,9 @@ def test_full_jitter_stays_between_zero_and_the_backoff() -> None:
 
 def test_retry_after_wins_up_to_its_cap() -> None:
     policy = RetryPolicy(max_retry_after=10.0)
-    assert compute_delay(policy, 0, retry_after=3.0) == 3.0
-    assert compute_delay(policy, 0, retry_after=10.5) is None
-    assert compute_delay(RetryPolicy(jitter=False), 1) == 1.0
+    assert retry_delay(policy, 0, status=429, retry_after=3.0) == 3.0
+    assert retry_delay(policy, 0, status=429, retry_after=10.5) is None
+    assert retry_delay(RetryPolicy(jitter=False), 1, status=503) == 1.0
 
 
 def test_no_retry_sleep_records_and_restores() -> None:

@@ -1,6 +1,11 @@
 """The guarded transports: credentials stay on the base origin, redirects included."""
 
+import asyncio
 import gzip
+import http.client
+import http.server
+import threading
+import urllib.parse
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -11,17 +16,17 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 import service_api
-from service_api._retry import RetryPolicy
+from service_api import testing
 from service_api._transport import (
     ERROR_BODY_BYTES,
     TOKEN_RESPONSE_BYTES,
-    AsyncGuardedTransport,
     GuardedTransport,
-    RequestGuard,
     ServiceResponse,
     origin,
 )
-from service_api_mock import serve_asgi
+from service_api_client.api.shipments import list_shipments
+from service_api_client.models.shipment_page import ShipmentPage
+from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock, serve_asgi
 
 TOKEN = "redirect-test-token-0123"
 
@@ -75,7 +80,7 @@ def test_origin_makes_default_ports_explicit() -> None:
 
 
 def test_guard_strips_credentials_off_origin_and_the_account_on_token_requests() -> None:
-    guard = RequestGuard(httpx.URL("https://api.test/public/v3"), RetryPolicy())
+    guard = GuardedTransport(None, base_url=httpx.URL("https://api.test/public/v3"), owner=False)
     creds = {"authorization": "Bearer t", "x-service-account-id": "a"}
     same = httpx.Request("GET", "https://api.test/public/v3/x", headers=creds)
     guard.strip_credentials(same)
@@ -158,15 +163,17 @@ def guarded(
     *,
     max_response_bytes: int = 10 * 1024,
     headers: dict[str, str] | None = None,
-) -> tuple[GuardedTransport, AsyncGuardedTransport]:
+) -> tuple[GuardedTransport, GuardedTransport]:
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(status, headers=headers, stream=stream)
 
-    guard = RequestGuard(
-        httpx.URL(BASE), RetryPolicy(max_retries=0), max_response_bytes=max_response_bytes
+    transport = GuardedTransport(
+        httpx.MockTransport(answer),
+        base_url=httpx.URL(BASE),
+        owner=True,
+        max_response_bytes=max_response_bytes,
     )
-    mock = httpx.MockTransport(answer)
-    return GuardedTransport(mock, guard, owner=True), AsyncGuardedTransport(mock, guard, owner=True)
+    return transport, transport
 
 
 def test_sync_a_success_body_past_the_limit_is_refused_and_its_stream_closed() -> None:
@@ -237,7 +244,7 @@ def test_a_token_response_has_a_limit_of_its_own() -> None:
 
 def test_max_response_bytes_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_response_bytes"):
-        RequestGuard(httpx.URL(BASE), RetryPolicy(), max_response_bytes=0)
+        GuardedTransport(None, base_url=httpx.URL(BASE), owner=False, max_response_bytes=0)
 
 
 # ---- the token request stays home ---------------------------------------------------------
@@ -250,11 +257,7 @@ def test_a_token_request_off_the_base_origin_is_never_sent() -> None:
         sent.append(request)
         return httpx.Response(200)
 
-    transport = GuardedTransport(
-        httpx.MockTransport(answer),
-        RequestGuard(httpx.URL(BASE), RetryPolicy()),
-        owner=True,
-    )
+    transport = GuardedTransport(httpx.MockTransport(answer), base_url=httpx.URL(BASE), owner=True)
     stray = httpx.Request("POST", "https://evil.test/steal", extensions=TOKEN_EXTENSIONS)
     with pytest.raises(service_api.TokenResponseError, match=r"evil\.test"):
         transport.handle_request(stray)
@@ -299,19 +302,13 @@ async def test_async_a_redirected_token_request_is_refused_even_when_following_r
 # ---- one JSON parse -----------------------------------------------------------------------
 
 
-def test_a_validated_body_is_parsed_once_then_afresh() -> None:
-    response = ServiceResponse(200, content=b'{"a": [1]}')
-    response.validate_json()
-    first = response.json()
-    assert first == {"a": [1]}
-    again = response.json()
-    assert again == first
-    assert again is not first  # later callers get their own object
-
-
-def test_validating_a_body_that_is_not_json_raises_value_error() -> None:
-    with pytest.raises(ValueError, match="Expecting"):
-        ServiceResponse(200, content=b"{broken").validate_json()
+def test_json_of_a_body_that_is_not_json_is_an_invalid_response_error() -> None:
+    request = httpx.Request("GET", f"{BASE}/shipments")
+    response = ServiceResponse(200, content=b"{broken", request=request)
+    with pytest.raises(service_api.InvalidResponseError, match="not valid JSON") as info:
+        response.json()
+    assert isinstance(info.value, ValueError)
+    assert ServiceResponse(200, content=b'{"a": [1]}', request=request).json() == {"a": [1]}
 
 
 def gzip_bomb(request: httpx.Request) -> httpx.Response:
@@ -321,8 +318,12 @@ def gzip_bomb(request: httpx.Request) -> httpx.Response:
 
 
 def test_sync_a_compressed_body_counts_what_it_inflates_to() -> None:
-    guard = RequestGuard(httpx.URL(BASE), RetryPolicy(max_retries=0), max_response_bytes=65536)
-    transport = GuardedTransport(httpx.MockTransport(gzip_bomb), guard, owner=True)
+    transport = GuardedTransport(
+        httpx.MockTransport(gzip_bomb),
+        base_url=httpx.URL(BASE),
+        owner=True,
+        max_response_bytes=65536,
+    )
     response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
     with pytest.raises(service_api.InvalidResponseError, match="larger than 65536 bytes"):
         response.read()
@@ -330,15 +331,347 @@ def test_sync_a_compressed_body_counts_what_it_inflates_to() -> None:
 
 @pytest.mark.anyio
 async def test_async_a_compressed_body_counts_what_it_inflates_to() -> None:
-    guard = RequestGuard(httpx.URL(BASE), RetryPolicy(max_retries=0), max_response_bytes=65536)
-    transport = AsyncGuardedTransport(httpx.MockTransport(gzip_bomb), guard, owner=True)
+    transport = GuardedTransport(
+        httpx.MockTransport(gzip_bomb),
+        base_url=httpx.URL(BASE),
+        owner=True,
+        max_response_bytes=65536,
+    )
     response = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
     with pytest.raises(service_api.InvalidResponseError, match="larger than 65536 bytes"):
         await response.aread()
 
 
 def test_a_compressed_body_within_the_limit_is_read_whole() -> None:
-    guard = RequestGuard(httpx.URL(BASE), RetryPolicy(max_retries=0), max_response_bytes=2**21)
-    transport = GuardedTransport(httpx.MockTransport(gzip_bomb), guard, owner=True)
+    transport = GuardedTransport(
+        httpx.MockTransport(gzip_bomb),
+        base_url=httpx.URL(BASE),
+        owner=True,
+        max_response_bytes=2**21,
+    )
     response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
     assert response.read() == b"0" * 2**20
+
+
+# ---- through a forward proxy --------------------------------------------------------------
+
+
+class ForwardProxy:
+    """A plain-HTTP forward proxy on loopback (absolute-form requests) that records what
+    passed through it: method, absolute URL, and whether credentials went along."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, bool]] = []
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def forward(self) -> None:
+                target = urllib.parse.urlsplit(self.path)
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                proxy.seen.append((self.command, self.path, "authorization" in self.headers))
+                upstream = http.client.HTTPConnection(
+                    target.hostname or "", target.port, timeout=10
+                )
+                path = target.path + (f"?{target.query}" if target.query else "")
+                hop = {"proxy-connection", "connection", "keep-alive"}
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in hop}
+                upstream.request(self.command, path, body=body or None, headers=headers)
+                answer = upstream.getresponse()
+                data = answer.read()
+                upstream.close()
+                self.send_response(answer.status, answer.reason)
+                skip = hop | {"transfer-encoding", "content-length"}
+                for name, value in answer.getheaders():
+                    if name.lower() not in skip:
+                        self.send_header(name, value)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = forward
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        # A short poll so that shutdown() returns at once.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+
+    def paths(self) -> list[str]:
+        return [f"{method} {urllib.parse.urlsplit(url).path}" for method, url, _ in self.seen]
+
+    def __enter__(self) -> "ForwardProxy":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(10)
+
+
+@pytest.fixture
+def proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[ForwardProxy]:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    with ForwardProxy() as running:
+        yield running
+
+
+def test_sync_proxy_argument_carries_every_request(proxy: ForwardProxy, mock: RunningMock) -> None:
+    with service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1", proxy=proxy.url
+    ) as client:
+        page = list_shipments.sync(client=client, page_size=5)
+    assert isinstance(page, ShipmentPage)
+    assert proxy.paths() == ["POST /public/v3/authenticate", "GET /public/v3/shipments"]
+    assert proxy.seen[1][1].startswith(mock.base_url)  # absolute-form, to the service
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "ALL_PROXY", "http_proxy"])
+def test_proxy_from_the_environment(
+    proxy: ForwardProxy, mock: RunningMock, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    monkeypatch.setenv(variable, proxy.url)
+    with service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1") as client:
+        list_shipments.sync(client=client, page_size=5)
+    assert proxy.paths() == ["POST /public/v3/authenticate", "GET /public/v3/shipments"]
+
+
+@pytest.mark.anyio
+async def test_async_proxy_from_the_environment(
+    proxy: ForwardProxy, mock: RunningMock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    async with service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1"
+    ) as client:
+        assert isinstance(await list_shipments.asyncio(client=client), ShipmentPage)
+    assert proxy.paths() == ["POST /public/v3/authenticate", "GET /public/v3/shipments"]
+
+
+@pytest.mark.parametrize("no_proxy", ["127.0.0.1", "*"])
+def test_no_proxy_bypasses_the_proxy(
+    proxy: ForwardProxy, mock: RunningMock, monkeypatch: pytest.MonkeyPatch, no_proxy: str
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    monkeypatch.setenv("NO_PROXY", no_proxy)
+    with service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1") as client:
+        assert isinstance(list_shipments.sync(client=client), ShipmentPage)
+    assert proxy.seen == []
+    assert mock.service.count("listShipments", 200) == 1
+
+
+def test_trust_env_false_ignores_the_environment(
+    proxy: ForwardProxy, mock: RunningMock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    args = {"trust_env": False}
+    with service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1", httpx_args=args
+    ) as client:
+        list_shipments.sync(client=client)
+    assert proxy.seen == []
+
+
+def test_retries_and_the_size_bound_apply_through_a_proxy(
+    proxy: ForwardProxy, mock: RunningMock
+) -> None:
+    with service_api.Client(
+        mock.base_url,
+        DEMO_CLIENT_ID,
+        DEMO_CLIENT_SECRET,
+        "acct-1",
+        proxy=proxy.url,
+        max_response_bytes=4096,
+    ) as client:
+        with pytest.raises(service_api.InvalidResponseError, match="larger than 4096 bytes"):
+            list_shipments.sync(client=client, page_size=50)
+        mock.service.set_faults(fault_rate=1.0, retry_after=0.25)
+        with (
+            testing.no_retry_sleep() as delays,
+            pytest.raises((service_api.ServerError, service_api.RateLimitError)),
+        ):
+            list_shipments.sync(client=client, page_size=1)
+    assert delays == [0.25, 0.25]
+    assert proxy.paths()[-3:] == ["GET /public/v3/shipments"] * 3
+
+
+def test_off_origin_redirect_through_a_proxy_carries_no_credentials(
+    proxy: ForwardProxy, servers: tuple[RecordingServer, RecordingServer]
+) -> None:
+    base, other = servers
+    with service_api.Client(
+        f"{base.url}/public/v3", "cid", "redirect-secret", "acct-1", proxy=proxy.url
+    ) as client:
+        response = client.get_httpx_client().get("/hop", follow_redirects=True)
+    assert response.json() == {"ok": True}
+    assert [has_credentials for _, _, has_credentials in proxy.seen] == [False, True, False]
+    assert "authorization" not in other.seen[0]
+    assert "x-service-account-id" not in other.seen[0]
+
+
+def test_a_proxy_in_httpx_args_is_guarded_too(proxy: ForwardProxy, mock: RunningMock) -> None:
+    args = {"proxy": httpx.Proxy(proxy.url)}
+    with service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1", httpx_args=args
+    ) as client:
+        transport = client.get_httpx_client()._transport_for_url(httpx.URL(mock.base_url))
+        assert isinstance(transport, GuardedTransport)
+        list_shipments.sync(client=client)
+    assert proxy.paths() == ["POST /public/v3/authenticate", "GET /public/v3/shipments"]
+
+
+# ---- no way around the guard: mounts and other ways to give a transport ---------------------
+
+GUARD_BASE = "https://api.test/public/v3"
+
+
+class MountedService:
+    """Answers for a mount: a token, then ``statuses`` (503 with Retry-After) or a page of
+    ``page_bytes``; records what reached it."""
+
+    def __init__(self, statuses: list[int] | None = None, page_bytes: int = 100) -> None:
+        self.statuses = statuses or []
+        self.page_bytes = page_bytes
+        self.seen: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.seen.append(request)
+        if request.url.path.endswith("/authenticate"):
+            return httpx.Response(
+                200, json={"access_token": TOKEN, "token_type": "Bearer", "expires_in": "3600"}
+            )
+        if request.url.path.endswith("/hop"):
+            return httpx.Response(302, headers={"location": "https://elsewhere.test/grab"})
+        if self.statuses:
+            return httpx.Response(self.statuses.pop(0), headers={"retry-after": "0.5"})
+        padding = "x" * self.page_bytes
+        return httpx.Response(
+            200, json={"totalRecords": 0, "pageNumber": 1, "pageSize": 50, "data": [], "p": padding}
+        )
+
+
+def mounted_client(mounts: dict[str, object], **kwargs: object) -> service_api.Client:
+    return service_api.Client(
+        GUARD_BASE,
+        "cid",
+        "mount-secret",
+        "acct-1",
+        httpx_args={"mounts": mounts},
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_sync_a_mount_for_the_api_is_size_bounded_and_retried() -> None:
+    service = MountedService(statuses=[503, 503], page_bytes=10_000)
+    transport = httpx.MockTransport(service)
+    with mounted_client({"https://api.test": transport}, max_response_bytes=4096) as client:
+        assert isinstance(
+            client.get_httpx_client()._transport_for_url(httpx.URL(GUARD_BASE)), GuardedTransport
+        )
+        with (
+            testing.no_retry_sleep() as delays,
+            pytest.raises(service_api.InvalidResponseError, match="larger than 4096 bytes"),
+        ):
+            list_shipments.sync(client=client)
+    assert delays == [0.5, 0.5]
+    assert len(service.seen) == 1 + 3
+
+
+@pytest.mark.anyio
+async def test_async_a_mount_for_the_api_is_size_bounded_and_retried() -> None:
+    service = MountedService(statuses=[503], page_bytes=10_000)
+    transport = httpx.MockTransport(service)
+    async with mounted_client({"all://": transport}, max_response_bytes=4096) as client:
+        with (
+            testing.no_retry_sleep() as delays,
+            pytest.raises(service_api.InvalidResponseError, match="larger than 4096 bytes"),
+        ):
+            await list_shipments.asyncio(client=client)
+    assert delays == [0.5]
+    assert len(service.seen) == 1 + 2
+
+
+@pytest.mark.parametrize("twin_side", ["sync", "async"])
+def test_a_mount_for_another_origin_gets_no_credentials(twin_side: str) -> None:
+    api = MountedService()
+    elsewhere = MountedService()
+    mounts = {
+        "https://api.test": httpx.MockTransport(api),
+        "https://elsewhere.test": httpx.MockTransport(elsewhere),
+    }
+    client = service_api.Client(
+        GUARD_BASE,
+        "cid",
+        "mount-secret",
+        "acct-1",
+        httpx_args={"mounts": mounts, "follow_redirects": True},
+    )
+    with client:
+        if twin_side == "sync":
+            client.get_httpx_client().get("/hop")
+        else:
+
+            async def hop() -> None:
+                await client.get_async_httpx_client().get("/hop")
+
+            asyncio.run(hop())
+    (grabbed,) = elsewhere.seen
+    assert grabbed.url.path == "/grab"
+    assert "authorization" not in grabbed.headers
+    assert "x-service-account-id" not in grabbed.headers
+    assert api.seen[-1].headers["authorization"] == f"Bearer {TOKEN}"
+
+
+def test_a_sync_only_mount_refuses_async_calls_clearly() -> None:
+    with (
+        httpx.HTTPTransport() as sync_only,
+        mounted_client({"all://": sync_only}) as client,
+    ):
+
+        async def call() -> None:
+            await list_shipments.asyncio(client=client)
+
+        with pytest.raises(TypeError, match="HTTPTransport serves sync requests only"):
+            asyncio.run(call())
+
+
+def test_a_proxy_with_a_transport_is_refused() -> None:
+    transport = httpx.MockTransport(MountedService())
+    with pytest.raises(TypeError, match="proxy or httpx_args 'transport'"):
+        service_api.Client(
+            GUARD_BASE,
+            "cid",
+            "mount-secret",
+            proxy="http://127.0.0.1:3",
+            httpx_args={"transport": transport},
+        )
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        ({"app": object()}, "'app'"),
+        ({"base_url": "https://elsewhere.test"}, "'base_url'"),
+        ({"proxies": {"all://": "http://127.0.0.1:3"}}, "'proxies'"),
+        (
+            {"transport": httpx.MockTransport(MountedService()), "proxy": "http://127.0.0.1:3"},
+            "'transport' and 'proxy'",
+        ),
+        ({"mounts": {"all://": "http://127.0.0.1:3"}}, "'mounts'"),
+        ({"mounts": [("all://", None)]}, "'mounts'"),
+    ],
+)
+def test_httpx_args_that_would_bypass_the_guard_are_refused(
+    args: dict[str, object], named: str
+) -> None:
+    with pytest.raises(TypeError, match=named):
+        service_api.Client(GUARD_BASE, "cid", "mount-secret", httpx_args=args)

@@ -304,9 +304,11 @@ def test_page_envelopes_give_the_right_items_or_a_documented_error(
                 s.to_dict()
                 for s in service_api.paginate(list_shipments, client, page_size=page_size)
             ]
-        except service_api.ServiceApiError:
+        except service_api.ServiceApiError as exc:
             assert mutation != "none", "an honest listing failed"
+            failure: service_api.ServiceApiError | None = exc
         else:
+            failure = None
             warned = any(issubclass(w.category, service_api.PaginationWarning) for w in caught)
             if got != expected:
                 # The documented absorbed case: a page with no ``next`` before the end
@@ -314,6 +316,12 @@ def test_page_envelopes_give_the_right_items_or_a_documented_error(
                 # a wrong, repeated or reordered item: what came is a prefix.
                 assert warned, f"{mutation}: wrong items returned without a warning"
                 assert got == expected[: len(got)], f"{mutation}: items not a prefix"
+    if failure is not None and mutation == "bad_item":
+        # A record that is not an object: the documented policy, nothing lost.
+        assert isinstance(failure, service_api.InvalidRecordError)
+        assert failure.raw_item == listing[4]
+        assert failure.raw_items[failure.index] == listing[4]
+        assert not failure.resumable
     # Bounded whatever the envelopes say: never more pages than the honest listing has,
     # plus the one a lying totalRecords can add.
     assert len(asked) <= pages_needed + 1

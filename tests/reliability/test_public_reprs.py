@@ -84,8 +84,10 @@ def offsite_next(request: httpx.Request) -> httpx.Response:
 
 
 @pytest.fixture
-def instances(mock: RunningMock) -> list[object]:
+def instances(mock: RunningMock, monkeypatch: pytest.MonkeyPatch) -> list[object]:
     out: list[object] = []
+    monkeypatch.delenv("SERVICE_API_CLIENT_SECRET", raising=False)
+    out.append(raised(lambda: service_api.Client(mock.base_url, DEMO_CLIENT_ID)))
     closed_port = socket.socket()
     closed_port.bind(("127.0.0.1", 0))
     port = closed_port.getsockname()[1]
@@ -137,6 +139,15 @@ def instances(mock: RunningMock) -> list[object]:
     with transport_client(page_number_lie) as tc:
         failure = raised(lambda: list(service_api.paginate(list_shipments, tc)))
         out += [failure, failure.__cause__]
+
+    def odd_record(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            200, json={"totalRecords": 1, "pageNumber": 1, "pageSize": 50, "data": [7]}
+        )
+
+    with transport_client(odd_record) as tc:
+        pager = service_api.paginate(list_shipments, tc)
+        out += [pager, raised(lambda: list(pager))]
     with transport_client(offsite_next) as tc, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         list(service_api.paginate(list_shipments, tc))

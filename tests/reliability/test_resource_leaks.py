@@ -6,6 +6,7 @@ check does not depend on the client's internals or on garbage collection.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import httpx
@@ -54,7 +55,7 @@ def test_closing_the_root_after_its_children_closes_the_pool_they_shared(
         assert wait_for_no_connections(mock.base_url) == 0
     finally:
         # Close what leaked, so its ResourceWarning cannot fail an unrelated test later.
-        root._family.sync_inner().close()
+        root._family.close_pools()
 
 
 def test_a_root_used_as_a_context_manager_closes_the_shared_pool(mock: RunningMock) -> None:
@@ -72,3 +73,18 @@ async def test_async_clients_close_their_own_pools(mock: RunningMock) -> None:
         await list_shipments.asyncio(client=child)
         await child.aclose()
     assert wait_for_no_connections(mock.base_url) == 0
+
+
+def test_each_event_loop_s_pool_closes_when_its_asyncio_run_ends(mock: RunningMock) -> None:
+    """Two ``asyncio.run`` on one client, neither closing it: each loop's pool is closed
+    as its loop ends, so no connection outlives the run that opened it."""
+    client = make_root(mock).with_account("acct-1")
+
+    async def fetch() -> None:
+        await list_shipments.asyncio(client=client)
+        assert open_connections(mock.base_url) >= 1
+
+    for _ in range(2):
+        asyncio.run(fetch())
+        assert wait_for_no_connections(mock.base_url) == 0
+    client.close()

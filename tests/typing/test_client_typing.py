@@ -36,7 +36,19 @@ def build() -> service_api.Client:
     )
 
 
+def with_options(client: service_api.Client) -> service_api.Client:
+    view: service_api.Client = client.with_options(
+        max_retries=5, timeout=60.0, headers={"x-trace": "1"}
+    )
+    return view.with_options(retry=service_api.RetryPolicy(max_retries=0))
+
+
+def from_environment() -> service_api.Client:
+    return service_api.Client(user_agent="myapp/1.2")
+
+
 def test_module_imports() -> None:
     assert callable(sync_call)
     assert callable(async_call)
     assert repr(build()).startswith("Client(")
+    assert with_options(build()).retry_policy.max_retries == 0

@@ -18,9 +18,25 @@ T = TypeVar("T")
 
 def items(client: service_api.Client) -> list[str]:
     shipments = service_api.paginate(list_shipments, client, page_size=20, concurrency=4)
-    assert_type(shipments, Generator[Shipment, None, None])
-    with closing(shipments):
-        return [str(s.shipment_id) for s in shipments]
+    assert_type(shipments, service_api.Pager[ShipmentPage])
+    iterator = iter(shipments)
+    assert_type(iterator, Generator[Shipment, None, None])
+    with closing(iterator):
+        return [str(s.shipment_id) for s in iterator]
+
+
+async def pager_both_ways(client: service_api.Client) -> list[Shipment]:
+    shipments = service_api.paginate(list_shipments, client, key=lambda s: s.shipment_id)
+    found = [s async for s in shipments]
+    for page in shipments.pages():
+        assert_type(page, service_api.Page[ShipmentPage])
+    async for apage in shipments.apages():
+        assert_type(apage.items, Sequence[Shipment])
+    return found + list(shipments)
+
+
+def refused(client: service_api.Client) -> None:
+    service_api.paginate(list_shipments.sync, client)  # type: ignore[arg-type]
 
 
 async def async_items(client: service_api.Client) -> list[Device]:

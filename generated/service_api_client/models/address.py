@@ -13,37 +13,62 @@ T = TypeVar("T", bound="Address")
 
 @_attrs_define
 class Address:
-    """A postal address.
+    """A postal address. Values of an unexpected type, and unknown fields, are kept as sent.
 
     Attributes:
-        street (str | Unset):
-        sublocality (str | Unset):
-        locality (str | Unset):
-        state (str | Unset):
-        country (str | Unset):
-        postal_code (str | Unset):
+        street (None | str | Unset):
+        sublocality (None | str | Unset):
+        locality (None | str | Unset):
+        state (None | str | Unset):
+        country (None | str | Unset):
+        postal_code (None | str | Unset): A string, since postal codes have letters and leading zeros; a number sent
+            here is kept as sent.
     """
 
-    street: str | Unset = UNSET
-    sublocality: str | Unset = UNSET
-    locality: str | Unset = UNSET
-    state: str | Unset = UNSET
-    country: str | Unset = UNSET
-    postal_code: str | Unset = UNSET
+    street: None | str | Unset = UNSET
+    sublocality: None | str | Unset = UNSET
+    locality: None | str | Unset = UNSET
+    state: None | str | Unset = UNSET
+    country: None | str | Unset = UNSET
+    postal_code: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        street = self.street
+        street: None | str | Unset
+        if isinstance(self.street, Unset):
+            street = UNSET
+        else:
+            street = self.street
 
-        sublocality = self.sublocality
+        sublocality: None | str | Unset
+        if isinstance(self.sublocality, Unset):
+            sublocality = UNSET
+        else:
+            sublocality = self.sublocality
 
-        locality = self.locality
+        locality: None | str | Unset
+        if isinstance(self.locality, Unset):
+            locality = UNSET
+        else:
+            locality = self.locality
 
-        state = self.state
+        state: None | str | Unset
+        if isinstance(self.state, Unset):
+            state = UNSET
+        else:
+            state = self.state
 
-        country = self.country
+        country: None | str | Unset
+        if isinstance(self.country, Unset):
+            country = UNSET
+        else:
+            country = self.country
 
-        postal_code = self.postal_code
+        postal_code: None | str | Unset
+        if isinstance(self.postal_code, Unset):
+            postal_code = UNSET
+        else:
+            postal_code = self.postal_code
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -65,18 +90,62 @@ class Address:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
+            raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
-        street = d.pop("street", UNSET)
+        _street = d.pop("street", UNSET)
+        street: None | str | Unset
+        if (isinstance(_street, str)) or (_street is None):
+            street = _street
+        else:
+            street = UNSET
+            if _street is not UNSET:
+                d["street"] = _street
 
-        sublocality = d.pop("sublocality", UNSET)
+        _sublocality = d.pop("sublocality", UNSET)
+        sublocality: None | str | Unset
+        if (isinstance(_sublocality, str)) or (_sublocality is None):
+            sublocality = _sublocality
+        else:
+            sublocality = UNSET
+            if _sublocality is not UNSET:
+                d["sublocality"] = _sublocality
 
-        locality = d.pop("locality", UNSET)
+        _locality = d.pop("locality", UNSET)
+        locality: None | str | Unset
+        if (isinstance(_locality, str)) or (_locality is None):
+            locality = _locality
+        else:
+            locality = UNSET
+            if _locality is not UNSET:
+                d["locality"] = _locality
 
-        state = d.pop("state", UNSET)
+        _state = d.pop("state", UNSET)
+        state: None | str | Unset
+        if (isinstance(_state, str)) or (_state is None):
+            state = _state
+        else:
+            state = UNSET
+            if _state is not UNSET:
+                d["state"] = _state
 
-        country = d.pop("country", UNSET)
+        _country = d.pop("country", UNSET)
+        country: None | str | Unset
+        if (isinstance(_country, str)) or (_country is None):
+            country = _country
+        else:
+            country = UNSET
+            if _country is not UNSET:
+                d["country"] = _country
 
-        postal_code = d.pop("postalCode", UNSET)
+        _postal_code = d.pop("postalCode", UNSET)
+        postal_code: None | str | Unset
+        if (isinstance(_postal_code, str)) or (_postal_code is None):
+            postal_code = _postal_code
+        else:
+            postal_code = UNSET
+            if _postal_code is not UNSET:
+                d["postalCode"] = _postal_code
 
         address = cls(
             street=street,

@@ -13,21 +13,29 @@ T = TypeVar("T", bound="Coordinates")
 
 @_attrs_define
 class Coordinates:
-    """A position in decimal degrees.
+    """A position. Values of an unexpected type, and unknown fields, are kept as sent.
 
     Attributes:
-        latitude (float | Unset):
-        longitude (float | Unset):
+        latitude (float | None | Unset): Latitude in decimal degrees, -90 to 90 (not checked by the client).
+        longitude (float | None | Unset): Longitude in decimal degrees, -180 to 180 (not checked by the client).
     """
 
-    latitude: float | Unset = UNSET
-    longitude: float | Unset = UNSET
+    latitude: float | None | Unset = UNSET
+    longitude: float | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        latitude = self.latitude
+        latitude: float | None | Unset
+        if isinstance(self.latitude, Unset):
+            latitude = UNSET
+        else:
+            latitude = self.latitude
 
-        longitude = self.longitude
+        longitude: float | None | Unset
+        if isinstance(self.longitude, Unset):
+            longitude = UNSET
+        else:
+            longitude = self.longitude
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -41,10 +49,26 @@ class Coordinates:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
+            raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
-        latitude = d.pop("latitude", UNSET)
+        _latitude = d.pop("latitude", UNSET)
+        latitude: float | None | Unset
+        if (type(_latitude) is float or type(_latitude) is int) or (_latitude is None):
+            latitude = _latitude
+        else:
+            latitude = UNSET
+            if _latitude is not UNSET:
+                d["latitude"] = _latitude
 
-        longitude = d.pop("longitude", UNSET)
+        _longitude = d.pop("longitude", UNSET)
+        longitude: float | None | Unset
+        if (type(_longitude) is float or type(_longitude) is int) or (_longitude is None):
+            longitude = _longitude
+        else:
+            longitude = UNSET
+            if _longitude is not UNSET:
+                d["longitude"] = _longitude
 
         coordinates = cls(
             latitude=latitude,

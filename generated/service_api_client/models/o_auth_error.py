@@ -44,10 +44,19 @@ class OAuthError:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
+            raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
         error = d.pop("error")
 
-        error_description = d.pop("error_description", UNSET)
+        _error_description = d.pop("error_description", UNSET)
+        error_description: str | Unset
+        if isinstance(_error_description, str):
+            error_description = _error_description
+        else:
+            error_description = UNSET
+            if _error_description is not UNSET:
+                d["error_description"] = _error_description
 
         o_auth_error = cls(
             error=error,

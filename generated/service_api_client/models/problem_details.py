@@ -59,16 +59,53 @@ class ProblemDetails:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
+            raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
-        type_ = d.pop("type", UNSET)
+        _type_ = d.pop("type", UNSET)
+        type_: str | Unset
+        if isinstance(_type_, str):
+            type_ = _type_
+        else:
+            type_ = UNSET
+            if _type_ is not UNSET:
+                d["type"] = _type_
 
-        title = d.pop("title", UNSET)
+        _title = d.pop("title", UNSET)
+        title: str | Unset
+        if isinstance(_title, str):
+            title = _title
+        else:
+            title = UNSET
+            if _title is not UNSET:
+                d["title"] = _title
 
-        status = d.pop("status", UNSET)
+        _status = d.pop("status", UNSET)
+        status: int | Unset
+        if type(_status) is int:
+            status = _status
+        else:
+            status = UNSET
+            if _status is not UNSET:
+                d["status"] = _status
 
-        detail = d.pop("detail", UNSET)
+        _detail = d.pop("detail", UNSET)
+        detail: str | Unset
+        if isinstance(_detail, str):
+            detail = _detail
+        else:
+            detail = UNSET
+            if _detail is not UNSET:
+                d["detail"] = _detail
 
-        instance = d.pop("instance", UNSET)
+        _instance = d.pop("instance", UNSET)
+        instance: str | Unset
+        if isinstance(_instance, str):
+            instance = _instance
+        else:
+            instance = UNSET
+            if _instance is not UNSET:
+                d["instance"] = _instance
 
         problem_details = cls(
             type_=type_,

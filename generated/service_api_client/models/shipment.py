@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -13,32 +13,47 @@ T = TypeVar("T", bound="Shipment")
 
 @_attrs_define
 class Shipment:
-    """A shipment. Fields the service sends beyond these are kept.
+    """A shipment. Every field is optional; a value of another type than the one
+    guessed here, and any field not named here, is kept as sent
+    (`shipment["field"]`), and `to_dict()` gives back the object as it came.
 
-    Attributes:
-        shipment_id (str | Unset): Identifier of the shipment.
-        devices (list[str] | Unset): Identifiers of the tracking devices travelling with the shipment.
-        shipment_legs (list[ShipmentLeg] | Unset): The legs of the journey, in order.
+        Attributes:
+            shipment_id (str | Unset): Identifier of the shipment. Typed `str` (never null): an identifier is
+                a name, and public material writes it as a string. Not `required`, so
+                that a record without one still builds (the attribute is then UNSET);
+                one of another type (a number) is kept as sent in `shipment["shipmentId"]`.
+            devices (list[str] | None | Unset): Identifiers of the tracking devices travelling with the shipment.
+            shipment_legs (list[ShipmentLeg] | None | Unset): The legs of the journey, in order.
     """
 
     shipment_id: str | Unset = UNSET
-    devices: list[str] | Unset = UNSET
-    shipment_legs: list[ShipmentLeg] | Unset = UNSET
+    devices: list[str] | None | Unset = UNSET
+    shipment_legs: list[ShipmentLeg] | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         shipment_id = self.shipment_id
 
-        devices: list[str] | Unset = UNSET
-        if not isinstance(self.devices, Unset):
+        devices: list[str] | None | Unset
+        if isinstance(self.devices, Unset):
+            devices = UNSET
+        elif isinstance(self.devices, list):
             devices = self.devices
 
-        shipment_legs: list[dict[str, Any]] | Unset = UNSET
-        if not isinstance(self.shipment_legs, Unset):
+        else:
+            devices = self.devices
+
+        shipment_legs: list[dict[str, Any]] | None | Unset
+        if isinstance(self.shipment_legs, Unset):
+            shipment_legs = UNSET
+        elif isinstance(self.shipment_legs, list):
             shipment_legs = []
-            for shipment_legs_item_data in self.shipment_legs:
-                shipment_legs_item = shipment_legs_item_data.to_dict()
-                shipment_legs.append(shipment_legs_item)
+            for shipment_legs_type_0_item_data in self.shipment_legs:
+                shipment_legs_type_0_item = shipment_legs_type_0_item_data.to_dict()
+                shipment_legs.append(shipment_legs_type_0_item)
+
+        else:
+            shipment_legs = self.shipment_legs
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -54,19 +69,55 @@ class Shipment:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
+            raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
-        shipment_id = d.pop("shipmentId", UNSET)
+        _shipment_id = d.pop("shipmentId", UNSET)
+        shipment_id: str | Unset
+        if isinstance(_shipment_id, str):
+            shipment_id = _shipment_id
+        else:
+            shipment_id = UNSET
+            if _shipment_id is not UNSET:
+                d["shipmentId"] = _shipment_id
 
-        devices = cast(list[str], d.pop("devices", UNSET))
+        _devices = d.pop("devices", UNSET)
+        devices: list[str] | None | Unset
+        if isinstance(_devices, list):
+            devices = UNSET
+            for _item in _devices:
+                if not (isinstance(_item, str)):
+                    d["devices"] = _devices
+                    break
+            else:
+                devices = list(_devices)
+
+        elif _devices is None:
+            devices = _devices
+        else:
+            devices = UNSET
+            if _devices is not UNSET:
+                d["devices"] = _devices
 
         _shipment_legs = d.pop("shipmentLegs", UNSET)
-        shipment_legs: list[ShipmentLeg] | Unset = UNSET
-        if _shipment_legs is not UNSET:
-            shipment_legs = []
-            for shipment_legs_item_data in _shipment_legs:
-                shipment_legs_item = ShipmentLeg.from_dict(shipment_legs_item_data)
+        shipment_legs: list[ShipmentLeg] | None | Unset
+        if isinstance(_shipment_legs, list):
+            shipment_legs = UNSET
+            _items = []
+            for _item in _shipment_legs:
+                if not isinstance(_item, dict):
+                    d["shipmentLegs"] = _shipment_legs
+                    break
+                _items.append(ShipmentLeg.from_dict(_item))
+            else:
+                shipment_legs = _items
 
-                shipment_legs.append(shipment_legs_item)
+        elif _shipment_legs is None:
+            shipment_legs = _shipment_legs
+        else:
+            shipment_legs = UNSET
+            if _shipment_legs is not UNSET:
+                d["shipmentLegs"] = _shipment_legs
 
         shipment = cls(
             shipment_id=shipment_id,

@@ -14,47 +14,82 @@ T = TypeVar("T", bound="ShipmentLeg")
 
 @_attrs_define
 class ShipmentLeg:
-    """One leg of a shipment's journey.
+    """One leg of a shipment's journey. Values of an unexpected type, and unknown fields, are kept as sent.
 
     Attributes:
-        mode (str | Unset): Transport mode; Road, Air, Ocean or Rail in public documentation.
-        from_address (Address | Unset): A postal address.
-        to_address (Address | Unset): A postal address.
-        from_coordinates (Coordinates | Unset): A position in decimal degrees.
-        to_coordinates (Coordinates | Unset): A position in decimal degrees.
-        ship_from_date (datetime.datetime | Unset): When the leg starts.
+        mode (None | str | Unset): Transport mode; Road, Air, Ocean or Rail in public documentation. A
+            string, not an enum: a fifth mode from the service must not be a
+            mismatch.
+        from_address (Address | None | Unset): Where the leg starts.
+        to_address (Address | None | Unset): Where the leg ends.
+        from_coordinates (Coordinates | None | Unset): Position where the leg starts.
+        to_coordinates (Coordinates | None | Unset): Position where the leg ends.
+        ship_from_date (datetime.datetime | None | Unset): When the leg starts. Parsed with `datetime.fromisoformat`;
+            the string
+            as sent is what `to_dict()` writes back (so "Z" stays "Z"), and one
+            that does not parse is kept as sent in `leg["shipFromDate"]`.
     """
 
-    mode: str | Unset = UNSET
-    from_address: Address | Unset = UNSET
-    to_address: Address | Unset = UNSET
-    from_coordinates: Coordinates | Unset = UNSET
-    to_coordinates: Coordinates | Unset = UNSET
-    ship_from_date: datetime.datetime | Unset = UNSET
+    mode: None | str | Unset = UNSET
+    from_address: Address | None | Unset = UNSET
+    to_address: Address | None | Unset = UNSET
+    from_coordinates: Coordinates | None | Unset = UNSET
+    to_coordinates: Coordinates | None | Unset = UNSET
+    ship_from_date: datetime.datetime | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    # The date strings as sent, beside the values parsed from them: to_dict() writes
+    # a string back while its attribute still holds the value parsed from it.
+    _sent: dict[str, tuple[object, str]] = _attrs_field(init=False, factory=dict, repr=False, eq=False)
 
     def to_dict(self) -> dict[str, Any]:
-        mode = self.mode
+        mode: None | str | Unset
+        if isinstance(self.mode, Unset):
+            mode = UNSET
+        else:
+            mode = self.mode
 
-        from_address: dict[str, Any] | Unset = UNSET
-        if not isinstance(self.from_address, Unset):
+        from_address: dict[str, Any] | None | Unset
+        if isinstance(self.from_address, Unset):
+            from_address = UNSET
+        elif isinstance(self.from_address, Address):
             from_address = self.from_address.to_dict()
+        else:
+            from_address = self.from_address
 
-        to_address: dict[str, Any] | Unset = UNSET
-        if not isinstance(self.to_address, Unset):
+        to_address: dict[str, Any] | None | Unset
+        if isinstance(self.to_address, Unset):
+            to_address = UNSET
+        elif isinstance(self.to_address, Address):
             to_address = self.to_address.to_dict()
+        else:
+            to_address = self.to_address
 
-        from_coordinates: dict[str, Any] | Unset = UNSET
-        if not isinstance(self.from_coordinates, Unset):
+        from_coordinates: dict[str, Any] | None | Unset
+        if isinstance(self.from_coordinates, Unset):
+            from_coordinates = UNSET
+        elif isinstance(self.from_coordinates, Coordinates):
             from_coordinates = self.from_coordinates.to_dict()
+        else:
+            from_coordinates = self.from_coordinates
 
-        to_coordinates: dict[str, Any] | Unset = UNSET
-        if not isinstance(self.to_coordinates, Unset):
+        to_coordinates: dict[str, Any] | None | Unset
+        if isinstance(self.to_coordinates, Unset):
+            to_coordinates = UNSET
+        elif isinstance(self.to_coordinates, Coordinates):
             to_coordinates = self.to_coordinates.to_dict()
+        else:
+            to_coordinates = self.to_coordinates
 
-        ship_from_date: str | Unset = UNSET
-        if not isinstance(self.ship_from_date, Unset):
+        ship_from_date: None | str | Unset
+        if isinstance(self.ship_from_date, Unset):
+            ship_from_date = UNSET
+        elif isinstance(self.ship_from_date, datetime.datetime):
             ship_from_date = self.ship_from_date.isoformat()
+        else:
+            ship_from_date = self.ship_from_date
+        sent_ship_from_date = self._sent.get("shipFromDate")
+        if sent_ship_from_date is not None and sent_ship_from_date[0] is self.ship_from_date:
+            ship_from_date = sent_ship_from_date[1]
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -76,43 +111,84 @@ class ShipmentLeg:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
+            raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
-        mode = d.pop("mode", UNSET)
+        sent: dict[str, tuple[object, str]] = {}
+        _mode = d.pop("mode", UNSET)
+        mode: None | str | Unset
+        if (isinstance(_mode, str)) or (_mode is None):
+            mode = _mode
+        else:
+            mode = UNSET
+            if _mode is not UNSET:
+                d["mode"] = _mode
 
         _from_address = d.pop("fromAddress", UNSET)
-        from_address: Address | Unset
-        if isinstance(_from_address, Unset):
-            from_address = UNSET
-        else:
+        from_address: Address | None | Unset
+        if isinstance(_from_address, dict):
             from_address = Address.from_dict(_from_address)
 
-        _to_address = d.pop("toAddress", UNSET)
-        to_address: Address | Unset
-        if isinstance(_to_address, Unset):
-            to_address = UNSET
+        elif _from_address is None:
+            from_address = _from_address
         else:
+            from_address = UNSET
+            if _from_address is not UNSET:
+                d["fromAddress"] = _from_address
+
+        _to_address = d.pop("toAddress", UNSET)
+        to_address: Address | None | Unset
+        if isinstance(_to_address, dict):
             to_address = Address.from_dict(_to_address)
 
-        _from_coordinates = d.pop("fromCoordinates", UNSET)
-        from_coordinates: Coordinates | Unset
-        if isinstance(_from_coordinates, Unset):
-            from_coordinates = UNSET
+        elif _to_address is None:
+            to_address = _to_address
         else:
+            to_address = UNSET
+            if _to_address is not UNSET:
+                d["toAddress"] = _to_address
+
+        _from_coordinates = d.pop("fromCoordinates", UNSET)
+        from_coordinates: Coordinates | None | Unset
+        if isinstance(_from_coordinates, dict):
             from_coordinates = Coordinates.from_dict(_from_coordinates)
 
-        _to_coordinates = d.pop("toCoordinates", UNSET)
-        to_coordinates: Coordinates | Unset
-        if isinstance(_to_coordinates, Unset):
-            to_coordinates = UNSET
+        elif _from_coordinates is None:
+            from_coordinates = _from_coordinates
         else:
+            from_coordinates = UNSET
+            if _from_coordinates is not UNSET:
+                d["fromCoordinates"] = _from_coordinates
+
+        _to_coordinates = d.pop("toCoordinates", UNSET)
+        to_coordinates: Coordinates | None | Unset
+        if isinstance(_to_coordinates, dict):
             to_coordinates = Coordinates.from_dict(_to_coordinates)
 
-        _ship_from_date = d.pop("shipFromDate", UNSET)
-        ship_from_date: datetime.datetime | Unset
-        if isinstance(_ship_from_date, Unset):
-            ship_from_date = UNSET
+        elif _to_coordinates is None:
+            to_coordinates = _to_coordinates
         else:
-            ship_from_date = datetime.datetime.fromisoformat(_ship_from_date)
+            to_coordinates = UNSET
+            if _to_coordinates is not UNSET:
+                d["toCoordinates"] = _to_coordinates
+
+        _ship_from_date = d.pop("shipFromDate", UNSET)
+        ship_from_date: datetime.datetime | None | Unset
+        if isinstance(_ship_from_date, str):
+            try:
+                ship_from_date = datetime.datetime.fromisoformat(_ship_from_date)
+            except ValueError:
+                ship_from_date = UNSET
+                d["shipFromDate"] = _ship_from_date
+            else:
+                sent["shipFromDate"] = (ship_from_date, _ship_from_date)
+
+        elif _ship_from_date is None:
+            ship_from_date = _ship_from_date
+        else:
+            ship_from_date = UNSET
+            if _ship_from_date is not UNSET:
+                d["shipFromDate"] = _ship_from_date
 
         shipment_leg = cls(
             mode=mode,
@@ -122,6 +198,7 @@ class ShipmentLeg:
             to_coordinates=to_coordinates,
             ship_from_date=ship_from_date,
         )
+        shipment_leg._sent = sent
 
         shipment_leg.additional_properties = d
         return shipment_leg

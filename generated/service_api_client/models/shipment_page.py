@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -77,6 +77,8 @@ class ShipmentPage:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
+            raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
         d = dict(src_dict)
         total_records = d.pop("totalRecords")
 
@@ -91,23 +93,23 @@ class ShipmentPage:
 
             data.append(data_item)
 
-        def _parse_next_(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        _next_ = d.pop("next", UNSET)
+        next_: None | str | Unset
+        if (isinstance(_next_, str)) or (_next_ is None):
+            next_ = _next_
+        else:
+            next_ = UNSET
+            if _next_ is not UNSET:
+                d["next"] = _next_
 
-        next_ = _parse_next_(d.pop("next", UNSET))
-
-        def _parse_previous(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        previous = _parse_previous(d.pop("previous", UNSET))
+        _previous = d.pop("previous", UNSET)
+        previous: None | str | Unset
+        if (isinstance(_previous, str)) or (_previous is None):
+            previous = _previous
+        else:
+            previous = UNSET
+            if _previous is not UNSET:
+                d["previous"] = _previous
 
         shipment_page = cls(
             total_records=total_records,

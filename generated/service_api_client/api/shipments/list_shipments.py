@@ -42,19 +42,29 @@ def _parse_response(
         return response_200
 
     if response.status_code == 400:
-        response_400 = ProblemDetails.from_dict(response.json())
+        # An error body is what the server or a proxy in front of it wrote (nothing,
+        # HTML, a truncated JSON): read as its model only when it is one, else None.
+        try:
+            body_400 = response.json()
+            response_400 = ProblemDetails.from_dict(body_400)
 
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
         return response_400
-
     if response.status_code == 401:
         response_401 = cast(Any, None)
         return response_401
 
     if response.status_code == 403:
-        response_403 = ProblemDetails.from_dict(response.json())
+        # An error body is what the server or a proxy in front of it wrote (nothing,
+        # HTML, a truncated JSON): read as its model only when it is one, else None.
+        try:
+            body_403 = response.json()
+            response_403 = ProblemDetails.from_dict(body_403)
 
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
         return response_403
-
     if response.status_code == 429:
         response_429 = response.text
         return response_429
@@ -88,11 +98,21 @@ def sync_detailed(
 ) -> Response[Any | ProblemDetails | ShipmentPage | str]:
     """List the shipments of the account
 
-     One page of the account's shipments in the pagination envelope.
+     One page of the account's shipments in the pagination envelope. Sends the
+    account header `x-service-account-id` (the document's global security).
 
     Args:
-        page_number (int | Unset):  Default: 1.
-        page_size (int | Unset):  Default: 50.
+        page_number (int | Unset): The page to return, counted from 1. With N records and page
+            size P,
+            pages 1 to ceil(N/P) hold the results. A page past the last one is
+            answered 200 with an empty `data` array and the whole set's
+            `totalRecords`; its `previous` link is present only when the page before
+            it exists.
+             Default: 1.
+        page_size (int | Unset): Records per page. The default, 50, is also the maximum: the
+            service accepts
+            a larger value and treats it as 50.
+             Default: 50.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -122,11 +142,21 @@ def sync(
 ) -> Any | ProblemDetails | ShipmentPage | str | None:
     """List the shipments of the account
 
-     One page of the account's shipments in the pagination envelope.
+     One page of the account's shipments in the pagination envelope. Sends the
+    account header `x-service-account-id` (the document's global security).
 
     Args:
-        page_number (int | Unset):  Default: 1.
-        page_size (int | Unset):  Default: 50.
+        page_number (int | Unset): The page to return, counted from 1. With N records and page
+            size P,
+            pages 1 to ceil(N/P) hold the results. A page past the last one is
+            answered 200 with an empty `data` array and the whole set's
+            `totalRecords`; its `previous` link is present only when the page before
+            it exists.
+             Default: 1.
+        page_size (int | Unset): Records per page. The default, 50, is also the maximum: the
+            service accepts
+            a larger value and treats it as 50.
+             Default: 50.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -151,11 +181,21 @@ async def asyncio_detailed(
 ) -> Response[Any | ProblemDetails | ShipmentPage | str]:
     """List the shipments of the account
 
-     One page of the account's shipments in the pagination envelope.
+     One page of the account's shipments in the pagination envelope. Sends the
+    account header `x-service-account-id` (the document's global security).
 
     Args:
-        page_number (int | Unset):  Default: 1.
-        page_size (int | Unset):  Default: 50.
+        page_number (int | Unset): The page to return, counted from 1. With N records and page
+            size P,
+            pages 1 to ceil(N/P) hold the results. A page past the last one is
+            answered 200 with an empty `data` array and the whole set's
+            `totalRecords`; its `previous` link is present only when the page before
+            it exists.
+             Default: 1.
+        page_size (int | Unset): Records per page. The default, 50, is also the maximum: the
+            service accepts
+            a larger value and treats it as 50.
+             Default: 50.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -183,11 +223,21 @@ async def asyncio(
 ) -> Any | ProblemDetails | ShipmentPage | str | None:
     """List the shipments of the account
 
-     One page of the account's shipments in the pagination envelope.
+     One page of the account's shipments in the pagination envelope. Sends the
+    account header `x-service-account-id` (the document's global security).
 
     Args:
-        page_number (int | Unset):  Default: 1.
-        page_size (int | Unset):  Default: 50.
+        page_number (int | Unset): The page to return, counted from 1. With N records and page
+            size P,
+            pages 1 to ceil(N/P) hold the results. A page past the last one is
+            answered 200 with an empty `data` array and the whole set's
+            `totalRecords`; its `previous` link is present only when the page before
+            it exists.
+             Default: 1.
+        page_size (int | Unset): Records per page. The default, 50, is also the maximum: the
+            service accepts
+            a larger value and treats it as 50.
+             Default: 50.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -204,6 +254,64 @@ async def asyncio(
             page_size=page_size,
         )
     ).parsed
+
+
+def sync_or_raise(
+    *,
+    client: AuthenticatedClient | Client,
+    page_number: int | Unset = 1,
+    page_size: int | Unset = 50,
+) -> ShipmentPage:
+    """List the shipments of the account: the ShipmentPage of a 200 answer, or an exception.
+
+    Like ``sync``, typed as the success model alone.
+
+    Raises:
+        errors.UnexpectedStatus: For any answer but the successful one (the package's
+            ``service_api.Client`` raises its own typed errors before that).
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Example::
+
+        result = sync_or_raise(client=client)
+    """
+    response = sync_detailed(
+        client=client,
+        page_number=page_number,
+        page_size=page_size,
+    )
+    if isinstance(response.parsed, ShipmentPage):
+        return response.parsed
+    raise errors.UnexpectedStatus(response.status_code, response.content)
+
+
+async def asyncio_or_raise(
+    *,
+    client: AuthenticatedClient | Client,
+    page_number: int | Unset = 1,
+    page_size: int | Unset = 50,
+) -> ShipmentPage:
+    """List the shipments of the account: the ShipmentPage of a 200 answer, or an exception.
+
+    Like ``asyncio``, typed as the success model alone.
+
+    Raises:
+        errors.UnexpectedStatus: For any answer but the successful one (the package's
+            ``service_api.Client`` raises its own typed errors before that).
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Example::
+
+        result = await asyncio_or_raise(client=client)
+    """
+    response = await asyncio_detailed(
+        client=client,
+        page_number=page_number,
+        page_size=page_size,
+    )
+    if isinstance(response.parsed, ShipmentPage):
+        return response.parsed
+    raise errors.UnexpectedStatus(response.status_code, response.content)
 
 
 SUCCESS_MODEL = ShipmentPage

@@ -1,0 +1,108 @@
+"""Running ``service-api`` as a child process, as users run it, and reading what it left."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
+
+COMMAND = [sys.executable, "-m", "service_api_cli"]
+WINDOWS_OF_TIME = 30.0
+
+
+def cli_env(base_url: str, **extra: str) -> dict[str, str]:
+    """The environment of a child: the mock's address and the demo credentials."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_API_")}
+    env.update(
+        SERVICE_API_BASE_URL=base_url,
+        SERVICE_API_CLIENT_ID=DEMO_CLIENT_ID,
+        SERVICE_API_CLIENT_SECRET=DEMO_CLIENT_SECRET,
+        COLUMNS="160",  # rich reads the width; a fixed one keeps outputs comparable
+    )
+    env.update(extra)
+    return env
+
+
+def run_cli(
+    args: Sequence[str],
+    env: Mapping[str, str],
+    preexec_fn: Callable[[], None] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run the command to its end, stdin closed (not a terminal), outputs captured;
+    ``preexec_fn`` runs in the child before it starts (to set a resource limit)."""
+    return subprocess.run(
+        [*COMMAND, *args],
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=preexec_fn,
+    )
+
+
+def start_cli(args: Sequence[str], env: Mapping[str, str], **kwargs: Any) -> subprocess.Popen[str]:
+    """Start the command without waiting for it."""
+    options: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    options.update(kwargs)
+    return subprocess.Popen(
+        [*COMMAND, *args], env=dict(env), stdin=subprocess.DEVNULL, text=True, **options
+    )
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Every record of a JSON Lines file; fails on a partial last line."""
+    text = path.read_text(encoding="utf-8")
+    assert text == "" or text.endswith("\n"), "the file does not end on a whole record"
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    """Poll ``condition`` until it holds, failing after a generous deadline."""
+    deadline = time.monotonic() + WINDOWS_OF_TIME
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def line_count(path: Path) -> int:
+    """Whole lines in ``path`` so far (0 before it exists)."""
+    try:
+        return path.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def partial_lines(out: Path) -> int:
+    """Whole lines so far in the temporary file beside ``out`` (0 before it exists)."""
+    return sum(line_count(p) for p in out.parent.glob(f".{out.name}.*.partial"))
+
+
+def resume_argv(stderr: str) -> list[list[str]]:
+    """The resume commands the summary gave, ready to run with this interpreter."""
+    commands = []
+    for line in stderr.splitlines():
+        _, found, command = line.partition("resume with: ")
+        if found:
+            argv = shlex.split(command)
+            assert argv[0] == "service-api"
+            commands.append(argv[1:])
+    return commands
+
+
+def assert_no_credentials(mock: RunningMock, *texts: str) -> None:
+    """Neither the secret nor any issued token shows in ``texts``."""
+    for text in texts:
+        assert DEMO_CLIENT_SECRET not in text
+        for token in mock.service.issued_tokens():
+            assert token not in text

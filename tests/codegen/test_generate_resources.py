@@ -1,0 +1,215 @@
+"""codegen/generate.sh: list endpoints added to a copy of the spec get their resource
+accessors (``client.<tag>.list()`` / ``.iterate()`` / ``.pages()`` and async twins) with
+no hand edit, typed, and only list endpoints get them."""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+# The generator and its ruff post-hooks are console scripts of this interpreter's environment.
+ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+PAGE_PARAMETERS = [
+    {"$ref": "#/components/parameters/pageNumber"},
+    {"$ref": "#/components/parameters/pageSize"},
+]
+
+
+def envelope_of(item: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["totalRecords", "pageNumber", "pageSize", "data"],
+        "properties": {
+            "totalRecords": {"type": "integer"},
+            "pageNumber": {"type": "integer"},
+            "pageSize": {"type": "integer"},
+            "data": {"type": "array", "items": {"$ref": f"#/components/schemas/{item}"}},
+        },
+    }
+
+
+def answer(schema: str) -> dict[str, Any]:
+    content = {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}}
+    return {"200": {"description": "OK", "content": content}}
+
+
+NEW_PATHS = {
+    # The tag's own list endpoint, with a filter of its own: alerts.list(severity=...).
+    "/alerts": {
+        "get": {
+            "operationId": "listAlerts",
+            "tags": ["alerts"],
+            "summary": "List the alerts of the account",
+            "parameters": [
+                *PAGE_PARAMETERS,
+                {"name": "severity", "in": "query", "schema": {"type": "string"}},
+            ],
+            "responses": answer("AlertPage"),
+        }
+    },
+    # A second list endpoint of the tag: alerts.list_alert_rules().
+    "/alert-rules": {
+        "get": {
+            "operationId": "listAlertRules",
+            "tags": ["alerts"],
+            "summary": "List the alert rules",
+            "parameters": PAGE_PARAMETERS,
+            "responses": answer("AlertRulePage"),
+        }
+    },
+    # Not list endpoints: one object; an envelope without the paging parameters.
+    "/alerts/{alertId}": {
+        "get": {
+            "operationId": "getAlert",
+            "tags": ["alerts"],
+            "parameters": [
+                {"name": "alertId", "in": "path", "required": True, "schema": {"type": "string"}}
+            ],
+            "responses": answer("Alert"),
+        }
+    },
+    "/notes": {
+        "get": {
+            "operationId": "listNotes",
+            "tags": ["notes"],
+            "responses": answer("AlertPage"),
+        }
+    },
+}
+
+NEW_SCHEMAS = {
+    "Alert": {"type": "object", "properties": {"alertId": {"type": "string"}}},
+    "AlertRule": {"type": "object", "properties": {"name": {"type": "string"}}},
+    "AlertPage": envelope_of("Alert"),
+    "AlertRulePage": envelope_of("AlertRule"),
+}
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package generated from a copy of the spec that gained the paths above."""
+    work = tmp_path_factory.mktemp("resources")
+    spec = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+    spec["paths"].update(NEW_PATHS)
+    spec["components"]["schemas"].update(NEW_SCHEMAS)
+    (work / "openapi.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    shutil.copytree(ROOT / "codegen", work / "codegen")
+    subprocess.run([str(work / "codegen" / "generate.sh"), str(work / "out")], check=True, env=ENV)
+    return work / "out"
+
+
+def test_every_list_endpoint_gets_its_accessors(generated: Path) -> None:
+    source = (generated / "service_api_client/api/alerts/__init__.py").read_text()
+    for suffix in ("", "_alert_rules"):
+        for method in ("list", "iterate", "pages"):
+            assert f"    def {method}{suffix}(" in source
+        assert f"    async def alist{suffix}(" in source
+        for method in ("aiterate", "apages"):
+            assert f"    def {method}{suffix}(" in source
+    assert "get_alert" not in source.replace("from . import", "")
+    client = (generated / "service_api_client/client.py").read_text()
+    assert "    def alerts(self) -> " in client
+    assert "def notes(" not in client  # its only endpoint takes no page parameters
+    notes = (generated / "service_api_client/api/notes/__init__.py").read_text()
+    assert "class " not in notes
+
+
+# Run in a child interpreter: importing a second copy of service_api_client here would
+# leave other tests holding modules that are no longer the ones in sys.modules.
+RUNTIME_CHECK = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import httpx
+import service_api_client
+from service_api._resources import ResourcePaginator
+from service_api_client.api.alerts import AlertsResource
+
+assert service_api_client.__file__.startswith(sys.argv[1]), service_api_client.__file__
+ALERTS = [{"alertId": f"a-{n}"} for n in range(5)]
+seen = []
+
+def serve(request):
+    seen.append(request.url.params)
+    number = int(request.url.params["pageNumber"])
+    size = int(request.url.params["pageSize"])
+    data = ALERTS[(number - 1) * size : number * size]
+    if request.url.path == "/alert-rules":
+        data = [{"name": "r"}]
+    return httpx.Response(200, json={
+        "totalRecords": len(ALERTS), "pageNumber": number, "pageSize": size, "data": data,
+    })
+
+class Paging(service_api_client.Client):
+    def _paginator(self):
+        return ResourcePaginator(self)
+
+args = {"base_url": "http://127.0.0.1:9", "httpx_args": {"transport": httpx.MockTransport(serve)}}
+plain = service_api_client.Client(**args)
+assert type(plain.alerts) is AlertsResource
+page = plain.alerts.list(page_size=2, severity="high")
+assert [a.alert_id for a in page.data] == ["a-0", "a-1"], page
+assert seen[-1]["severity"] == "high", seen
+assert plain.alerts.list_alert_rules().data[0].name == "r"
+try:
+    plain.alerts.iterate()
+except TypeError as exc:
+    assert "service_api.Client" in str(exc), exc
+else:
+    raise AssertionError("a plain client iterated")
+
+seen.clear()
+alerts = list(Paging(**args).alerts.iterate(page_size=2, severity="low"))
+assert [a.alert_id for a in alerts] == [f"a-{n}" for n in range(5)], alerts
+assert [p["pageNumber"] for p in seen] == ["1", "2", "3"], seen
+assert all(p["severity"] == "low" for p in seen), seen
+numbers = [p.number for p in Paging(**args).alerts.pages(page_size=4)]
+assert numbers == [1, 2], numbers
+"""
+
+
+def test_the_new_accessors_work(generated: Path) -> None:
+    subprocess.run([sys.executable, "-c", RUNTIME_CHECK, str(generated)], check=True)
+
+
+TYPED_USE = """
+from collections.abc import AsyncGenerator, Generator
+from typing import assert_type
+
+from service_api_client import Client
+from service_api_client.client import ListPage
+from service_api_client.models import Alert, AlertPage, AlertRule, AlertRulePage
+
+
+async def use(client: Client) -> None:
+    assert_type(client.alerts.list(severity="high"), AlertPage)
+    assert_type(await client.alerts.alist_alert_rules(page_size=5), AlertRulePage)
+    assert_type(client.alerts.iterate(severity="high"), Generator[Alert, None, None])
+    assert_type(client.alerts.aiterate_alert_rules(), AsyncGenerator[AlertRule, None])
+    for page in client.alerts.pages(max_pages=2):
+        assert_type(page, ListPage[AlertPage, Alert])
+    async for rules in client.alerts.apages_alert_rules():
+        assert_type(rules.items[0], AlertRule)
+    client.alerts.iterate(severity=3)  # type: ignore[arg-type]
+    client.notes  # type: ignore[attr-defined]
+"""
+
+
+def test_the_new_accessors_type_check(generated: Path, tmp_path: Path) -> None:
+    (tmp_path / "use_alerts.py").write_text(textwrap.dedent(TYPED_USE))
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "use_alerts.py"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env={**ENV, "MYPYPATH": str(generated)},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,132 @@
+"""The pure pieces of ``service_api.dlt`` and its argument checks, without a pipeline."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+pytest.importorskip("dlt", reason="dlt is not installed: pip install 'service-api[dlt]'")
+
+import service_api
+from service_api.dlt import _rows, _start_pages, list_endpoints, source
+
+
+def test_endpoints_and_their_identifiers_come_from_the_generated_client() -> None:
+    assert list_endpoints() == {"devices": "deviceId", "shipments": "shipmentId"}
+
+
+@pytest.mark.parametrize(
+    ("state", "accounts", "page_size", "expected"),
+    [
+        # First run, or the last pass finished: every account from page 1.
+        ({}, ["a", "b"], 50, {"a": 1, "b": 1}),
+        ({"pending": {}, "done": [], "page_size": 50}, ["a"], 50, {"a": 1}),
+        # An interrupted pass: "a" done, "b" stopped before page 3, "c" never listed.
+        (
+            {"pending": {"b": 3}, "done": ["a"], "page_size": 50},
+            ["a", "b", "c"],
+            50,
+            {"b": 3, "c": 1},
+        ),
+        # The only unfinished account is no longer asked for: a new pass.
+        ({"pending": {"c": 2}, "done": ["a"], "page_size": 50}, ["a"], 50, {"a": 1}),
+        # Another page size: start where the first record not yet loaded is
+        # (record 100 of b is on page 5 of 25, and on page 3 of 40 with 20 read again).
+        ({"pending": {"b": 3}, "done": [], "page_size": 50}, ["b"], 25, {"b": 5}),
+        ({"pending": {"b": 3}, "done": [], "page_size": 50}, ["b"], 40, {"b": 3}),
+    ],
+)
+def test_start_pages(
+    state: dict[str, Any], accounts: list[str], page_size: int, expected: dict[str, int]
+) -> None:
+    assert _start_pages(state, accounts, page_size) == expected
+
+
+def test_rows_keep_the_record_as_sent_and_add_the_account() -> None:
+    record = {"deviceId": "d1", "nested": {"x": [1, 2]}, "account": "spoofed"}
+    raw: list[Any] = [record, 7]
+    assert _rows(raw, "acct-1") == [
+        {"deviceId": "d1", "nested": {"x": [1, 2]}, "account": "acct-1"},
+        {"value": 7, "account": "acct-1"},
+    ]
+    assert record["account"] == "spoofed"  # the page's own item is left alone
+
+
+@pytest.fixture
+def offline_client() -> service_api.Client:
+    # Never sends a request: these tests fail before any I/O.
+    return service_api.Client("http://127.0.0.1:9", "id", "secret-value")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"accounts": []}, ValueError, "at least one account"),
+        ({"accounts": "acct-1"}, TypeError, "not one string"),
+        ({"accounts": ["acct\n1"]}, ValueError, "printable"),
+        ({"endpoints": ["parcels"]}, ValueError, "unknown endpoint 'parcels' (known: devices"),
+        ({"page_size": 51}, ValueError, "page_size must be within 1..50"),
+        ({"concurrency": 0}, ValueError, "concurrency must be at least 1"),
+    ],
+)
+def test_bad_arguments_are_refused_with_a_clear_error(
+    offline_client: service_api.Client,
+    kwargs: dict[str, Any],
+    error: type[Exception],
+    message: str,
+) -> None:
+    arguments: dict[str, Any] = {"accounts": ["acct-1"], **kwargs}
+    accounts = arguments.pop("accounts")
+    with pytest.raises(error, match=message.replace("(", r"\(")):
+        source(offline_client, accounts, **arguments)
+
+
+def test_an_identifier_can_be_named_for_an_endpoint(offline_client: service_api.Client) -> None:
+    built = source(offline_client, ["acct-1"], primary_keys={"devices": "serialNumber"})
+    columns = built.resources["devices"].compute_table_schema()["columns"]
+    assert columns["serialNumber"]["primary_key"]
+    assert "deviceId" not in columns
+
+
+def test_without_dlt_the_package_imports_and_the_module_names_the_extra() -> None:
+    # A child interpreter where ``import dlt`` fails, as in an install without the extra.
+    code = (
+        "import sys; sys.modules['dlt'] = None\n"
+        "import service_api\n"
+        "try:\n"
+        "    import service_api.dlt\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout == "service_api.dlt needs dlt: pip install 'service-api[dlt]'\n"
+
+
+def test_public_names_are_sorted_and_documented() -> None:
+    import service_api.dlt
+
+    exported = list(service_api.dlt.__all__)
+    assert exported == sorted(exported)
+    for name in exported:
+        assert getattr(service_api.dlt, name).__doc__, name
+    assert service_api.dlt.__doc__
+
+
+def test_an_endpoint_without_an_identifier_asks_for_one(
+    offline_client: service_api.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import service_api.dlt
+    from service_api._endpoints import ListEndpoint, discover_list_endpoints
+
+    devices = discover_list_endpoints()["devices"]
+    nameless = ListEndpoint("readings", devices.module, devices.item_model, None)
+    monkeypatch.setattr(service_api.dlt, "discover_list_endpoints", lambda: {"readings": nameless})
+    with pytest.raises(ValueError, match=r"pass primary_keys=\{'readings': 'fieldName'\}"):
+        source(offline_client, ["acct-1"])
+    built = source(offline_client, ["acct-1"], primary_keys={"readings": "deviceId"})
+    assert list(built.resources) == ["readings"]

@@ -1,0 +1,299 @@
+"""The error tree, what each error carries, redaction by position, non-healing errors."""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+import httpx
+import pytest
+
+import service_api
+from service_api import testing
+from service_api._errors import MAX_BODY_CHARS, error_from_httpx, error_from_response
+from service_api_client.api.shipments import list_shipments
+from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
+
+BASE = "https://api.test/public/v3"
+
+
+def answer(status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> httpx.Response:
+    request = httpx.Request("GET", f"{BASE}/shipments", headers={"authorization": "Bearer t0k"})
+    response = httpx.Response(status, content=body, headers=headers, request=request)
+    response.read()
+    return response
+
+
+# ---- the tree -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "cls"),
+    [
+        (400, service_api.BadRequestError),
+        (401, service_api.AuthenticationError),
+        (403, service_api.PermissionDeniedError),
+        (404, service_api.NotFoundError),
+        (429, service_api.RateLimitError),
+        (500, service_api.ServerError),
+        (503, service_api.ServerError),
+        (409, service_api.ApiStatusError),
+    ],
+)
+def test_each_status_has_its_class(status: int, cls: type[service_api.ApiStatusError]) -> None:
+    error = error_from_response(answer(status))
+    assert type(error) is cls
+    assert error.status_code == status
+    assert str(error).startswith(f"{status} ")
+    assert f"GET {BASE}/shipments" in str(error)
+
+
+def test_invalid_credentials_are_an_authentication_error() -> None:
+    assert issubclass(service_api.InvalidCredentialsError, service_api.AuthenticationError)
+    assert issubclass(service_api.TokenExpiredError, service_api.AuthenticationError)
+    assert issubclass(service_api.InvalidResponseError, ValueError)
+    assert issubclass(service_api.ApiTimeoutError, service_api.ApiConnectionError)
+    assert issubclass(service_api.ApiTimeoutError, TimeoutError)
+
+
+def test_retry_after_and_oauth_fields_are_read_from_the_answer() -> None:
+    limited = error_from_response(answer(429, headers={"retry-after": "7"}))
+    assert limited.retry_after == 7.0
+    challenge = (
+        'Bearer error="invalid_token", '
+        "error_description=\"The token expired at '05/31/2024 13:45:10'\""
+    )
+    expired = error_from_response(answer(401, headers={"www-authenticate": challenge}))
+    assert isinstance(expired, service_api.TokenExpiredError)
+    assert expired.error == "invalid_token"
+    assert expired.expired_at == datetime.datetime(2024, 5, 31, 13, 45, 10, tzinfo=datetime.UTC)
+    assert "expired at 2024-05-31T13:45:10+00:00" in str(expired)
+    refused = error_from_response(
+        answer(401, json.dumps({"error": "invalid_client"}).encode(), {"content-type": "json"})
+    )
+    assert refused.error == "invalid_client"  # type: ignore[attr-defined]
+
+
+def test_the_body_is_bounded_and_the_request_has_no_credentials() -> None:
+    error = error_from_response(answer(500, b"x" * 100_000))
+    assert len(error.body) == MAX_BODY_CHARS
+    assert error.request is not None
+    assert error.request.headers["authorization"] == "[redacted]"
+    assert "t0k" not in repr(error.request.headers)
+
+
+def test_a_credential_field_in_a_json_body_is_blanked_where_it_stands() -> None:
+    body = {"access_token": "public", "detail": "the public/v3 gateway failed"}
+    error = error_from_response(answer(502, json.dumps(body).encode()))
+    assert json.loads(error.body) == {"access_token": "[redacted]", "detail": body["detail"]}
+    assert "public/v3 gateway failed" in str(error)  # the rest stays exact
+
+
+def test_httpx_errors_map_to_typed_errors() -> None:
+    request = httpx.Request("GET", f"{BASE}/shipments")
+    timeout = error_from_httpx(httpx.ReadTimeout("timed out", request=request))
+    assert isinstance(timeout, service_api.ApiTimeoutError)
+    refused = error_from_httpx(httpx.ConnectError("[Errno 111] refused", request=request))
+    assert type(refused) is service_api.ApiConnectionError
+    assert "[Errno 111] refused" in str(refused)
+    broken = error_from_httpx(httpx.DecodingError("bad gzip", request=request))
+    assert isinstance(broken, service_api.InvalidResponseError)
+    # Our own request's protocol errors can quote a header value: only the class is shown.
+    local = error_from_httpx(
+        httpx.LocalProtocolError("Illegal header value b'Bearer s3cr3t '", request=request)
+    )
+    assert "s3cr3t" not in str(local)
+    assert "LocalProtocolError" in str(local)
+
+
+def test_resumable_only_where_a_resume_can_succeed() -> None:
+    for status, resumable in [(503, True), (401, True), (403, False), (400, False)]:
+        error = error_from_response(answer(status))
+        assert not error.resumable  # outside an iteration
+        error.at_page(3, items_yielded=100)
+        assert (error.start_page, error.resumable) == (3, resumable)
+    refused = service_api.InvalidCredentialsError("refused", status_code=401)
+    refused.at_page(1, items_yielded=0)
+    assert not refused.resumable
+
+
+# ---- redaction by position ----------------------------------------------------------------
+
+SHORT_SECRETS = ["a", "v3", "pub", "3/au", "publi", "public"]
+
+
+def token_service(token: str) -> httpx.MockTransport:
+    def handle(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/authenticate"):
+            body = {"access_token": token, "token_type": "Bearer", "expires_in": "3600"}
+            return httpx.Response(200, json=body)
+        echo = {"error": "nope", "access_token": token, "path": request.url.path}
+        return httpx.Response(403, json=echo)
+
+    return httpx.MockTransport(handle)
+
+
+def failure_texts(secret: str, mock: RunningMock) -> list[str]:
+    """Every text a user sees for three failures, with ``secret`` as the client secret
+    (or the issued token)."""
+    texts = []
+    with (
+        service_api.Client(mock.base_url, DEMO_CLIENT_ID, secret) as refused,
+        pytest.raises(service_api.InvalidCredentialsError) as info,
+    ):
+        list_shipments.sync(client=refused)
+    texts += [str(info.value), repr(info.value.request), info.value.body]
+    args = {"transport": token_service(secret)}
+    with (
+        service_api.Client(BASE, "cid", secret, "acct-1", httpx_args=args) as denied,
+        pytest.raises(service_api.PermissionDeniedError) as denial,
+    ):
+        list_shipments.sync(client=denied)
+    texts += [str(denial.value), repr(denial.value.request.headers), denial.value.body]  # type: ignore[union-attr]
+    closed = "http://127.0.0.1:9/public/v3"
+    with (
+        service_api.Client(
+            closed, "cid", secret, retry=service_api.RetryPolicy(max_retries=0)
+        ) as c,
+        pytest.raises(service_api.ApiConnectionError) as unreachable,
+    ):
+        list_shipments.sync(client=c)
+    texts.append(str(unreachable.value))
+    return texts
+
+
+def test_short_secrets_leave_messages_exact_and_cannot_be_inferred(mock: RunningMock) -> None:
+    reference = failure_texts("a-much-longer-reference-secret", mock)
+    assert f"{mock.base_url}/authenticate" in reference[0]
+    assert f"{BASE}/shipments" in reference[3]
+    assert "[redacted]" in reference[5]  # the echoed token, blanked where it stood
+    for secret in SHORT_SECRETS:
+        # Identical texts whatever the secret: nothing in them depends on it.
+        assert failure_texts(secret, mock) == reference, secret
+
+
+# ---- errors that never heal, and settings refused at construction ------------------------
+
+
+def test_tls_against_a_plain_http_server_is_not_retried(mock: RunningMock) -> None:
+    url = mock.base_url.replace("http://", "https://")
+    with (
+        service_api.Client(url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET) as client,
+        testing.no_retry_sleep() as delays,
+        pytest.raises(service_api.ApiConnectionError, match="TLS") as info,
+    ):
+        list_shipments.sync(client=client)
+    assert delays == []
+    assert f"{url}/authenticate" in str(info.value)
+
+
+def test_404_on_authenticate_is_not_retried_and_names_the_prefix(mock: RunningMock) -> None:
+    bare = mock.base_url.removesuffix("/public/v3")
+    with (
+        service_api.Client(bare, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET) as client,
+        testing.no_retry_sleep() as delays,
+        pytest.raises(service_api.NotFoundError, match="lacks its /public/v3 prefix"),
+    ):
+        list_shipments.sync(client=client)
+    assert delays == []
+
+
+def test_404_on_a_list_endpoint_names_the_prefix_when_the_base_url_lacks_it() -> None:
+    def handle(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/authenticate"):
+            return httpx.Response(
+                200, json={"access_token": "tk", "token_type": "Bearer", "expires_in": "60"}
+            )
+        return httpx.Response(404)
+
+    args = {"transport": httpx.MockTransport(handle)}
+    for base, hinted in [("https://api.test/v3", True), (BASE, False)]:
+        with (
+            service_api.Client(base, "cid", "s3cret", httpx_args=args) as client,
+            pytest.raises(service_api.NotFoundError) as info,
+        ):
+            list_shipments.sync(client=client)
+        assert ("/public/v3 prefix" in str(info.value)) is hinted
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"{BASE}?x=1",
+        f"{BASE}#frag",
+        f"{BASE}?",
+        "ftp://api.test/public/v3",
+        "/public/v3",
+        "https:///public/v3",
+    ],
+)
+def test_a_base_url_with_a_query_fragment_or_no_host_is_refused(url: str) -> None:
+    with pytest.raises(ValueError, match="base_url"):
+        service_api.Client(url, "cid", "s3cret")
+
+
+def test_max_retries_and_retry_together_are_a_type_error() -> None:
+    with pytest.raises(TypeError, match="max_retries or retry"):
+        service_api.Client(BASE, "cid", "s3cret", max_retries=1, retry=service_api.RetryPolicy())
+    assert service_api.Client(BASE, "cid", "s3cret", max_retries=5).retry_policy.max_retries == 5
+
+
+def test_refused_credentials_are_caught_as_authentication_error_around_paginate(
+    mock: RunningMock,
+) -> None:
+    with service_api.Client(mock.base_url, DEMO_CLIENT_ID, "wrong-secret-99", "acct-1") as c:
+        try:
+            for _ in service_api.paginate(list_shipments, c):
+                pass
+        except service_api.AuthenticationError as exc:
+            caught: service_api.ServiceApiError = exc
+    assert isinstance(caught, service_api.InvalidCredentialsError)
+    assert caught.page_number == 1
+    assert not caught.resumable  # a resume would be refused the same way
+
+
+# ---- request ids ----------------------------------------------------------------------------
+
+
+def test_a_status_error_carries_the_request_id_the_server_sent() -> None:
+    error = error_from_response(answer(503, headers={"x-request-id": " req-42 "}))
+    assert error.request_id == "req-42"
+    assert "request id req-42" in str(error)
+    assert error_from_response(answer(503)).request_id is None
+    assert "request id" not in str(error_from_response(answer(503)))
+
+
+def test_a_hostile_request_id_is_bounded_and_printable() -> None:
+    error = error_from_response(answer(500, headers={"x-request-id": "r\x7f" + "x" * 5000}))
+    assert error.request_id == "r" + "x" * 198
+
+
+def request_id_service(request: httpx.Request) -> httpx.Response:
+    if request.url.path.endswith("/authenticate"):
+        return httpx.Response(
+            200, json={"access_token": "t0k3n-x", "token_type": "Bearer", "expires_in": "3600"}
+        )
+    return httpx.Response(403, headers={"X-Request-Id": "req-7"}, json={"title": "Forbidden"})
+
+
+def test_sync_a_generated_call_raises_with_the_request_id() -> None:
+    transport = httpx.MockTransport(request_id_service)
+    with (
+        service_api.Client(
+            BASE, "cid", "s3cret", "acct-1", httpx_args={"transport": transport}
+        ) as c,
+        pytest.raises(service_api.PermissionDeniedError) as info,
+    ):
+        list_shipments.sync(client=c)
+    assert info.value.request_id == "req-7"
+
+
+@pytest.mark.anyio
+async def test_async_a_generated_call_raises_with_the_request_id() -> None:
+    transport = httpx.MockTransport(request_id_service)
+    async with service_api.Client(
+        BASE, "cid", "s3cret", "acct-1", httpx_args={"transport": transport}
+    ) as client:
+        with pytest.raises(service_api.PermissionDeniedError) as info:
+            await list_shipments.asyncio(client=client)
+    assert info.value.request_id == "req-7"

@@ -1,0 +1,114 @@
+"""``SERVICE_API_LOG``: set in a child process, the client's log reaches stderr, secret-free."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
+
+# Runs in the child: a call, an expired token (401, refresh, replay), then retried
+# faults. The environment gives it the settings, as the variables would a user's app.
+SCRIPT = """
+import sys
+
+import httpx
+
+import service_api
+from service_api_client.api.shipments import list_shipments
+
+control = sys.argv[1]
+
+with service_api.Client() as client:
+    list_shipments.sync(client=client)
+    httpx.post(control + "/__mock__/clock", json={"advance": 10}).raise_for_status()
+    list_shipments.sync(client=client)
+    faults = {"fault_rate": 1.0, "retry_after": 0.01}
+    httpx.post(control + "/__mock__/faults", json=faults).raise_for_status()
+    try:
+        list_shipments.sync(client=client)
+    except service_api.ApiStatusError as exc:
+        print("failed:", type(exc).__name__, file=sys.stderr)
+"""
+
+
+def run_child(mock: RunningMock, level: str | None) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_API_")}
+    env |= {
+        "SERVICE_API_BASE_URL": mock.base_url,
+        "SERVICE_API_CLIENT_ID": DEMO_CLIENT_ID,
+        "SERVICE_API_CLIENT_SECRET": DEMO_CLIENT_SECRET,
+        "SERVICE_API_ACCOUNT_ID": "acct-1",
+    }
+    if level is not None:
+        env["SERVICE_API_LOG"] = level
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, mock.origin],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "failed: ServerError" in done.stderr or "failed: RateLimitError" in done.stderr
+    return done.stdout + done.stderr
+
+
+def assert_no_secret(output: str, mock: RunningMock, tokens: int = 2) -> None:
+    issued = mock.service.issued_tokens()
+    assert len(issued) == tokens
+    for secret in [DEMO_CLIENT_SECRET, *issued]:
+        assert secret not in output
+
+
+def test_debug_logs_one_line_per_answer_retries_and_refreshes(mock: RunningMock) -> None:
+    mock.service.reset(token_ttl=2)
+    output = run_child(mock, "debug")
+    lines = output.splitlines()
+    answers = [line for line in lines if " DEBUG service_api] GET " in line]
+    # The 401 and its replay happen inside authentication: the send sees one answer.
+    ok = [line for line in answers if f"GET {mock.base_url}/shipments?" in line]
+    assert sum("-> 200 in" in line for line in ok) == 2
+    assert sum("-> 503 in" in line or "-> 429 in" in line for line in answers) == 3
+    assert any(" INFO service_api] retrying GET" in line for line in lines)
+    assert any(" INFO service_api] bearer token #2 " in line for line in lines)
+    assert_no_secret(output, mock)
+
+
+def test_info_logs_retries_and_refreshes_but_not_each_answer(mock: RunningMock) -> None:
+    mock.service.reset(token_ttl=2)
+    output = run_child(mock, "INFO")
+    assert " INFO service_api] retrying GET" in output
+    assert " DEBUG " not in output
+    assert_no_secret(output, mock)
+
+
+@pytest.mark.parametrize("level", [None, "", "verbose"])
+def test_unset_or_unknown_prints_nothing(mock: RunningMock, level: str | None) -> None:
+    output = run_child(mock, level)
+    assert "service_api]" not in output
+    assert "retrying" not in output
+
+
+def test_the_cli_prints_each_line_once_with_the_switch_on(mock: RunningMock) -> None:
+    # The CLI has its own handler on the root logger: the switch leaves the printing to it.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_API_")}
+    env |= {
+        "SERVICE_API_BASE_URL": mock.base_url,
+        "SERVICE_API_CLIENT_ID": DEMO_CLIENT_ID,
+        "SERVICE_API_CLIENT_SECRET": DEMO_CLIENT_SECRET,
+        "SERVICE_API_LOG": "info",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "service_api_cli", "list", "shipments", "--account", "acct-1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("fetching a bearer token for demo-client") == 1
+    assert_no_secret(done.stdout + done.stderr, mock, tokens=1)
