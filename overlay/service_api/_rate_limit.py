@@ -536,7 +536,7 @@ def redis_connection(url: str) -> redis.Redis:
 
 
 ADAPTIVE = "adaptive"
-"""``Client(rate_limit=ADAPTIVE)``, the default: learn the quota from 429 answers."""
+"""``Client(rate_limit=ADAPTIVE)``: learn the quota from 429 answers."""
 
 DEFAULT_SHARED_PER_MINUTE = 90.0
 """The shared budget when a store is named without a rate: 90 % of the roughly 100
@@ -548,8 +548,9 @@ def build_limiter(
 ) -> RequestLimiter | None:
     """The limiter ``Client(rate_limit=..., rate_store=...)`` asks for.
 
-    * ``rate_limit="adaptive"`` (the default): :class:`AdaptiveRateLimiter`, or with a
-      store a :class:`SharedRateLimiter` at :data:`DEFAULT_SHARED_PER_MINUTE`.
+    * ``rate_limit="adaptive"``: :class:`AdaptiveRateLimiter`.
+    * with ``rate_store``: a :class:`SharedRateLimiter` at ``rate_limit`` per minute, or
+      at :data:`DEFAULT_SHARED_PER_MINUTE` when ``rate_limit`` is ``None`` or adaptive.
     * a number: that many requests per minute, in this process (:class:`RateLimiter`)
       or shared through ``rate_store`` (:class:`SharedRateLimiter`).
     * ``None``: no limiter (only the service's 429 and ``Retry-After`` slow it down).
@@ -561,9 +562,9 @@ def build_limiter(
     if isinstance(rate_limit, str) and rate_limit != ADAPTIVE:
         raise ValueError(f"rate_limit must be a number, {ADAPTIVE!r} or None, not {rate_limit!r}")
     if rate_store is not None:
-        if rate_limit is None:
-            raise ValueError("rate_store needs a rate limit (rate_limit=None turns limiting off)")
-        per_minute = DEFAULT_SHARED_PER_MINUTE if rate_limit == ADAPTIVE else float(rate_limit)
+        # The store alone is enough to opt in: without a number, the public figure less 10 %.
+        shared = rate_limit is None or rate_limit == ADAPTIVE
+        per_minute = DEFAULT_SHARED_PER_MINUTE if shared else float(rate_limit)  # type: ignore[arg-type]
         return shared_limiter(rate_store, per_minute=per_minute, key=key)
     if rate_limit is None:
         return None

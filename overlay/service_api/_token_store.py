@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import math
 import os
 import stat
@@ -32,8 +31,6 @@ from service_api._rate_limit import StoreError, redis_connection, redis_location
 
 if TYPE_CHECKING:
     import redis
-
-logger = logging.getLogger("service_api")
 
 # A stored record is well under a kilobyte; a store holding more is not read whole.
 _MAX_RECORD = 64 * 1024
@@ -292,91 +289,3 @@ def token_store(url: str, *, key: str) -> FileTokenStore | RedisTokenStore:
     raise ValueError(
         f"token_store must be a file:///path or redis://host:port/db URL, not {scheme or url!r}"
     )
-
-
-class TokenSharing:
-    """How a client uses a :class:`TokenStore`: every store failure is caught here.
-
-    Before fetching, :meth:`begin_fetch` takes the store's lock and looks again (another
-    process may have just stored a token); :meth:`end_fetch` stores the new token and
-    lets the lock go. A store that fails (unreachable, corrupt, locked too long) is
-    reported by one warning, naming the error's type only, and then left alone: the
-    client fetches its own tokens as if it had no store. Never a crash, never a secret.
-
-    Example::
-
-        sharing = TokenSharing(token_store("file:///var/tmp/t.json", key="my-client"))
-        token = sharing.begin_fetch(min_remaining=60.0)
-        if token is None:
-            token = fetch()
-        sharing.end_fetch(token)
-    """
-
-    def __init__(self, store: TokenStore) -> None:
-        self.store = store
-        self._broken = False
-        self._held: AbstractContextManager[None] | None = None
-        self._mutex = threading.Lock()
-
-    def __repr__(self) -> str:
-        return f"TokenSharing({self.store!r}, broken={self._broken})"
-
-    def load(self, *, min_remaining: float) -> StoredToken | None:
-        """A stored token with more than ``min_remaining`` seconds left, without locking."""
-        if self._broken:
-            return None
-        try:
-            token = self.store.load()
-        except Exception as exc:  # any store failure means: fetch ourselves
-            self._give_up(exc)
-            return None
-        return token if token is not None and _usable(token, min_remaining) else None
-
-    def begin_fetch(self, *, min_remaining: float) -> StoredToken | None:
-        """Take the store's lock; a token stored meanwhile (lock released), or ``None``
-        (lock held until :meth:`end_fetch`: this process fetches)."""
-        if self._broken:
-            return None
-        held = self.store.lock()
-        try:
-            held.__enter__()
-        except Exception as exc:
-            self._give_up(exc)
-            return None
-        token = self.load(min_remaining=min_remaining)
-        if token is not None:
-            held.__exit__(None, None, None)
-            return token
-        with self._mutex:
-            self._held = held
-        return None
-
-    def end_fetch(self, token: StoredToken | None) -> None:
-        """Store ``token`` (``None`` when the fetch failed) and release the lock."""
-        with self._mutex:
-            held, self._held = self._held, None
-        try:
-            if token is not None and not self._broken:
-                self.store.save(token)
-        except Exception as exc:
-            self._give_up(exc)
-        finally:
-            if held is not None:
-                try:
-                    held.__exit__(None, None, None)
-                except Exception as exc:
-                    self._give_up(exc)
-
-    def _give_up(self, exc: BaseException) -> None:
-        if not self._broken:
-            self._broken = True
-            # The type only: a message could quote what the store held.
-            logger.warning(
-                "the token store %r failed (%s); fetching tokens without it from now on",
-                self.store,
-                type(exc).__name__,
-            )
-
-
-def _usable(token: StoredToken, min_remaining: float) -> bool:
-    return token.expires_at - time.time() > min_remaining

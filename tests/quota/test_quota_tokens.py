@@ -1,7 +1,5 @@
 """The token shared by the processes of one integration: a 0600 file or Redis."""
 
-import contextlib
-import logging
 import multiprocessing
 import os
 import stat
@@ -14,7 +12,7 @@ import redis
 from quota_workers import refresh_once
 
 from service_api._rate_limit import StoreError
-from service_api._token_store import FileTokenStore, StoredToken, TokenSharing, token_store
+from service_api._token_store import FileTokenStore, StoredToken, token_store
 
 
 @pytest.fixture(params=["file", "redis"])
@@ -120,66 +118,3 @@ def test_bad_token_store_urls(url: str, error: type[Exception]) -> None:
 def test_a_token_file_in_a_missing_directory_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="does not exist"):
         token_store(f"file://{tmp_path}/none/token.json", key="k")
-
-
-class BrokenStore:
-    """A store whose every operation fails, quoting a secret in its message."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def load(self) -> StoredToken | None:
-        self.calls += 1
-        raise OSError("disk on fire near tok-SECRET-abcdef123456")
-
-    def save(self, token: StoredToken) -> None:
-        self.calls += 1
-        raise OSError("disk on fire near tok-SECRET-abcdef123456")
-
-    def lock(self) -> contextlib.AbstractContextManager[None]:
-        self.calls += 1
-        return contextlib.nullcontext()
-
-
-def test_a_failing_store_costs_one_warning_naming_no_secret(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    store = BrokenStore()
-    sharing = TokenSharing(store)
-    with caplog.at_level(logging.WARNING, logger="service_api"):
-        assert sharing.load(min_remaining=60) is None
-        assert sharing.begin_fetch(min_remaining=60) is None
-        sharing.end_fetch(StoredToken("tok-new", time.time() + 3600))
-        assert sharing.load(min_remaining=60) is None
-    warnings = [r.getMessage() for r in caplog.records]
-    assert len(warnings) == 1
-    assert "OSError" in warnings[0]
-    assert "SECRET" not in warnings[0]
-    assert store.calls == 1  # left alone after the first failure
-
-
-def test_sharing_holds_the_lock_from_begin_to_end_of_a_fetch(tmp_path: Path) -> None:
-    path = tmp_path / "token.json"
-    sharing = TokenSharing(FileTokenStore(path, key="demo-client"))
-    other = FileTokenStore(path, key="demo-client", lock_timeout=0.1)
-    assert sharing.begin_fetch(min_remaining=60) is None  # nothing stored: we fetch
-    with pytest.raises(StoreError, match="cannot lock"), other.lock():
-        pass
-    sharing.end_fetch(StoredToken("tok-1", time.time() + 3600))
-    with other.lock():
-        stored = other.load()
-    assert stored is not None
-    assert stored.access_token == "tok-1"
-    # The next fetcher finds it under the lock and does not fetch.
-    found = sharing.begin_fetch(min_remaining=60)
-    assert found is not None
-    assert found.access_token == "tok-1"
-    with other.lock():
-        pass  # released at once
-
-
-def test_a_token_about_to_expire_is_not_shared(tmp_path: Path) -> None:
-    store = FileTokenStore(tmp_path / "token.json", key="demo-client")
-    store.save(StoredToken("tok-old", time.time() + 30))
-    assert TokenSharing(store).load(min_remaining=60) is None
-    assert TokenSharing(store).load(min_remaining=10) is not None
