@@ -112,7 +112,8 @@ class AdaptiveRateLimiter:
 
     It sends freely until the first 429. From then on it spaces requests to a rate it
     adjusts with CUBIC (the TCP congestion algorithm botocore uses): each 429 cuts the
-    rate to ``beta`` times what was being sent, and every good answer lets it grow back
+    rate to ``beta`` times what the service accepted over the last minute, and every
+    good answer lets it grow back
     along a cubic curve that is flat near the rate of the last 429 (so a long export
     settles just under the real limit) and climbs faster beyond it (so a raised quota
     is found again). The rate is one for every thread and event loop using the limiter.
@@ -199,9 +200,10 @@ class AdaptiveRateLimiter:
             self._goodput.record(now, accepted=status_code < 400)
             measured = self._goodput.rate(now)
             if status_code == 429:
-                # Cut from what the service accepted, not from the allowed rate: a 429
-                # that has nothing to do with the pace (a fault, another client's
-                # burst) then costs a 30 % slower pace, never a collapse to the minimum.
+                # Cut from what the service accepted over the last minute, not from the
+                # allowed rate: a first 429 after a burst then lands near the share the
+                # quota really gives. 429s that keep coming whatever the pace (faults
+                # injected at random) still drive it down: they look like a tiny quota.
                 self._last_max_rate = max(measured, self._min_rate)
                 self._k = self._time_to_recover()
                 self._last_throttle = now
