@@ -12,7 +12,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 PACKAGE := generated/service_api_client
 CODEGEN_INPUTS := openapi.yaml codegen/config.yaml codegen/generate.sh $(wildcard codegen/templates/*)
 
-.PHONY: generated generate check-generated lint typecheck docs test lock clean demo mock fuzz bench chaos
+.PHONY: generated generate check-generated lint typecheck docs test lock clean demo mock fuzz bench chaos redis-server
 
 # ---- environment -----------------------------------------------------------
 
@@ -22,7 +22,22 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
 	  -c requirements.lock -e '.[dev]'
+	@$(MAKE) --no-print-directory redis-server
 	@touch $@
+
+# The Redis tests run a real redis-server: install Debian's package where we may
+# (root and apt-get); elsewhere say so and go on (those tests then skip, saying why).
+redis-server:
+	@if command -v redis-server >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing redis-server with apt-get"; \
+	  { apt-get install -y -qq redis-server >/dev/null 2>&1 \
+	    || { apt-get update -qq >/dev/null && apt-get install -y -qq redis-server >/dev/null; }; } \
+	  || echo "redis-server could not be installed: the Redis tests will be skipped"; \
+	else \
+	  echo "redis-server is not installed and cannot be here (needs root and apt-get):" \
+	    "the Redis tests will be skipped"; \
+	fi
 
 # Re-pin every dependency to the newest versions that satisfy pyproject.toml.
 lock:

@@ -1,4 +1,4 @@
-"""The six benchmark cases; each returns a JSON-ready dict with its figures and targets.
+"""The seven benchmark cases; each returns a JSON-ready dict with its figures and targets.
 
 Every case runs against one mock process (see :mod:`bench._mock_process`), reset to
 the size it needs. Compared variants run once to warm up, then alternate (in a
@@ -52,7 +52,10 @@ __all__ = [
     "memory",
     "mock_throughput",
     "overhead",
+    "quota",
+    "quota_worker",
     "sequential",
+    "token_worker",
     "tokens",
 ]
 
@@ -88,6 +91,14 @@ class Sizes:
     throughput_connections: tuple[int, ...] = (1, 8)
     warmup: bool = True
     model_cost_loops: int = 20
+    # case 7: Q per minute counted over a window scaled down in time (24 per 6 s), so
+    # that 4 x 3,000 records (240 pages) take about a minute at Q.
+    quota_per_minute: int = 240
+    quota_window: float = 6.0
+    quota_records: int = 3000
+    quota_processes: int = 4
+    quota_token_processes: tuple[int, ...] = (4, 16)
+    quota_max_retries: int = 10
 
 
 FULL = Sizes()
@@ -106,6 +117,11 @@ SMOKE = Sizes(
     throughput_seconds=0.2,
     warmup=False,
     model_cost_loops=2,
+    quota_per_minute=6000,
+    quota_window=1.0,
+    quota_records=100,
+    quota_processes=2,
+    quota_token_processes=(2,),
 )
 
 
@@ -758,3 +774,245 @@ def mock_throughput(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
             }
         )
     return {"page_size": 50, "rows": rows, "targets": []}
+
+
+# ---- case 7: the quota shared by worker processes ------------------------------------
+
+
+def _redis_for_bench(directory: Path) -> tuple[subprocess.Popen[bytes] | None, str | None]:
+    """A throw-away ``redis-server`` on a free loopback port, or why there is none."""
+    import shutil
+    import socket
+
+    executable = shutil.which("redis-server")
+    if executable is None:
+        return None, None
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen(
+        [executable, "--bind", "127.0.0.1", "--port", str(port), "--save", "",
+         "--appendonly", "no", "--dir", str(directory)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"redis://127.0.0.1:{port}/0"
+    import redis
+
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with redis.Redis.from_url(url, socket_connect_timeout=0.2) as connection:
+                connection.ping()
+            return process, url
+        except redis.ConnectionError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                process.wait()
+                return None, None
+            time.sleep(0.02)
+
+
+def quota_worker(
+    base_url: str, account: str, options: dict[str, Any], max_retries: int, start: Any
+) -> dict[str, Any]:
+    """One worker process: export every shipment of ``account``; what it got, and when.
+
+    Module-level so that ``spawn`` can import it; ``start`` is a manager's barrier so
+    that every worker begins at once, each in its own process.
+    """
+    from service_api import RetryPolicy
+
+    policy = RetryPolicy(max_retries=max_retries, max_retry_after=120.0)
+    ids: list[str] = []
+    error = None
+    with Client(base_url, CLIENT_ID, CLIENT_SECRET, account, retry=policy, **options) as client:
+        start.wait(timeout=120)
+        started = time.time()
+        try:
+            ids = [str(s.shipment_id) for s in paginate(list_shipments, client)]
+        except Exception as exc:  # counted and reported: a lost export is a result here
+            error = type(exc).__name__
+        ended = time.time()
+    return {
+        "account": account,
+        "records": len(ids),
+        "unique": len(set(ids)),
+        "started": started,
+        "ended": ended,
+        "error": error,
+    }
+
+
+def token_worker(base_url: str, options: dict[str, Any], start: Any) -> int:
+    """One worker process of the shared-token runs: list one page after the others start."""
+    with Client(base_url, CLIENT_ID, CLIENT_SECRET, ACCOUNT, **options) as client:
+        start.wait(timeout=120)
+        page = list_shipments.sync(client=client, page_size=1)
+        assert isinstance(page, ShipmentPage)
+        return len(page.data)
+
+
+def quota(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
+    """Worker processes of one integration export their accounts under the mock's quota.
+
+    For each way of pacing (none, a fixed limit per process, one shared through SQLite
+    or Redis, adaptive): throughput as a fraction of the quota, 429s, and whether every
+    record arrived exactly once. Then /authenticate calls with and without a shared token.
+    """
+    import multiprocessing
+    import tempfile
+    from concurrent.futures import ProcessPoolExecutor
+
+    processes = sizes.quota_processes
+    accounts = [f"acct-{i + 1}" for i in range(processes)]
+    q = sizes.quota_per_minute
+    fixed = 0.95 * q  # what each process is told: the known quota less 5 %
+    context = multiprocessing.get_context("spawn")
+    workdir = Path(tempfile.mkdtemp(prefix="bench-quota-"))
+    redis_process, redis_url = _redis_for_bench(workdir)
+    variants: dict[str, dict[str, Any] | None] = {
+        "no limiter": {"rate_limit": None},
+        "fixed per process": {"rate_limit": fixed},
+        "shared SQLite": {"rate_limit": fixed, "rate_store": f"sqlite://{workdir}/quota.db"},
+        "shared Redis": (
+            {"rate_limit": fixed, "rate_store": redis_url} if redis_url is not None else None
+        ),
+        "adaptive": {"rate_limit": "adaptive"},
+    }
+    rows: list[dict[str, Any]] = []
+    token_rows: list[dict[str, Any]] = []
+    clients = {CLIENT_ID: [CLIENT_SECRET, accounts]}
+    try:
+        with context.Manager() as manager:
+            with ProcessPoolExecutor(processes, mp_context=context) as pool:
+                for name, options in variants.items():
+                    if options is None:
+                        rows.append({"variant": name, "skipped": "redis-server not installed"})
+                        continue
+                    # Reset without the quota (the reset fetches a page), then switch it on.
+                    mock.reset(records=sizes.quota_records, clients=clients)
+                    mock.set_faults(rate_limit=q, rate_window=sizes.quota_window)
+                    before = mock.counts()
+                    start = manager.Barrier(processes)
+                    futures = [
+                        pool.submit(
+                            quota_worker, mock.base_url, account, options,
+                            sizes.quota_max_retries, start,
+                        )
+                        for account in accounts
+                    ]  # fmt: skip
+                    workers = [f.result(timeout=1800) for f in futures]
+                    after = mock.counts()
+                    rows.append(_quota_row(name, options, workers, before, after, sizes))
+            for count in sizes.quota_token_processes:
+                with ProcessPoolExecutor(count, mp_context=context) as pool:
+                    stores = {"none": None, "file": f"file://{workdir}/token-{count}.json"}
+                    if redis_url is not None:
+                        stores["Redis"] = redis_url
+                    for store_name, store in stores.items():
+                        mock.reset(records=50, clients=clients)
+                        if store is not None and store.startswith("redis"):
+                            import redis
+
+                            with redis.Redis.from_url(store) as connection:
+                                connection.flushdb()
+                        before = mock.counts()
+                        start = manager.Barrier(count)
+                        options = {"rate_limit": None, "token_store": store}
+                        pages = [
+                            pool.submit(token_worker, mock.base_url, options, start)
+                            for _ in range(count)
+                        ]
+                        listed = [f.result(timeout=600) for f in pages]
+                        after = mock.counts()
+                        token_rows.append(
+                            {
+                                "processes": count,
+                                "token_store": store_name,
+                                "authenticate_calls": _count_delta(before, after, "authenticate"),
+                                "pages_listed": sum(1 for n in listed if n == 1),
+                            }
+                        )
+    finally:
+        if redis_process is not None:
+            redis_process.terminate()
+            redis_process.wait(timeout=10)
+        import shutil
+
+        shutil.rmtree(workdir, ignore_errors=True)
+    targets = []
+    for row in rows:
+        if "skipped" in row:
+            continue
+        targets.append(
+            _target(
+                f"{row['variant']}: every record exactly once", row["lost_or_duplicated"], "0",
+                row["lost_or_duplicated"] == 0,
+            )
+        )  # fmt: skip
+        if row["variant"] in ("shared SQLite", "shared Redis", "adaptive"):
+            targets.append(
+                _target(f"{row['variant']}: throughput / Q", row["fraction_of_q"], ">= 0.9",
+                        row["fraction_of_q"] >= 0.9)
+            )  # fmt: skip
+            targets.append(
+                _target(f"{row['variant']}: 429s / requests (%)", row["percent_429"], "<= 1",
+                        row["percent_429"] <= 1.0)
+            )  # fmt: skip
+    for row in token_rows:
+        if row["token_store"] != "none":  # noqa: S105 -- a store's name, not a password
+            targets.append(
+                _target(
+                    f"{row['processes']} processes, {row['token_store']} token: /authenticate",
+                    row["authenticate_calls"], "1", row["authenticate_calls"] == 1,
+                )
+            )  # fmt: skip
+    return {
+        "quota_per_minute": q,
+        "quota_window_s": sizes.quota_window,
+        "processes": processes,
+        "records_per_account": sizes.quota_records,
+        "fixed_per_process": fixed,
+        "max_retries": sizes.quota_max_retries,
+        "rows": rows,
+        "token_rows": token_rows,
+        "targets": targets,
+    }
+
+
+def _quota_row(
+    name: str,
+    options: dict[str, Any],
+    workers: list[dict[str, Any]],
+    before: dict[str, dict[str, int]],
+    after: dict[str, dict[str, int]],
+    sizes: Sizes,
+) -> dict[str, Any]:
+    wall = max(w["ended"] for w in workers) - min(w["started"] for w in workers)
+    accepted = _count_delta(before, after, "listShipments", "200") + _count_delta(
+        before, after, "authenticate", "200"
+    )
+    requests = _count_delta(before, after, "listShipments") + _count_delta(
+        before, after, "authenticate"
+    )
+    refused = _count_delta(before, after, "listShipments", "429") + _count_delta(
+        before, after, "authenticate", "429"
+    )
+    lost = sum(
+        abs(sizes.quota_records - w["unique"]) + (w["records"] - w["unique"]) for w in workers
+    )
+    return {
+        "variant": name,
+        "options": {k: v for k, v in options.items() if k != "rate_store"},
+        "wall_s": wall,
+        "requests": requests,
+        "accepted": accepted,
+        "refused_429": refused,
+        "percent_429": 100.0 * refused / max(requests, 1),
+        "accepted_per_minute": accepted / wall * 60.0,
+        "fraction_of_q": accepted / wall * 60.0 / sizes.quota_per_minute,
+        "records": sum(w["records"] for w in workers),
+        "lost_or_duplicated": lost,
+        "errors": [w["error"] for w in workers if w["error"]],
+    }

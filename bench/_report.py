@@ -20,6 +20,7 @@ _CASE_TITLES = {
     "tokens": "4. Tokens under concurrent load",
     "overhead": "5. Per-call overhead",
     "mock_throughput": "6. The mock's throughput",
+    "quota": "7. Worker processes under one quota",
 }
 
 
@@ -255,6 +256,55 @@ def _throughput(case: dict[str, Any]) -> list[str]:
     ]
 
 
+def _quota(case: dict[str, Any]) -> list[str]:
+    lines = [
+        f"{case['processes']} worker processes of one integration, each exporting its own "
+        f"account of {case['records_per_account']:,} records (50 per page), against the "
+        f"mock's quota Q = {case['quota_per_minute']:g} requests per minute counted over a "
+        f"sliding {case['quota_window_s']:g} s window. A fixed limit is "
+        f"{case['fixed_per_process']:g}/min (0.95 Q); every worker retries up to "
+        f"{case['max_retries']} times, waiting out Retry-After. Throughput counts the "
+        "requests the mock accepted (pages and tokens) over the wall time of the slowest "
+        "worker.",
+        "",
+    ]
+    rows = []
+    for row in case["rows"]:
+        if "skipped" in row:
+            rows.append([row["variant"], "skipped: " + row["skipped"], "", "", "", "", ""])
+            continue
+        rows.append(
+            [
+                row["variant"],
+                _num(row["wall_s"], 1),
+                _num(row["fraction_of_q"]),
+                f"{row['refused_429']} / {row['requests']}",
+                _num(row["percent_429"], 1),
+                f"{row['records']:,}",
+                str(row["lost_or_duplicated"])
+                + (f" ({', '.join(row['errors'])})" if row["errors"] else ""),
+            ]
+        )
+    lines += _table(
+        ["Pacing", "Wall s", "Throughput / Q", "429s / requests", "429 %", "Records",
+         "Lost or duplicated"],
+        rows,
+    )  # fmt: skip
+    lines += ["", "/authenticate calls when every process lists one page at once:", ""]
+    token_rows = [
+        [
+            str(r["processes"]),
+            r["token_store"],
+            str(r["authenticate_calls"]),
+            str(r["pages_listed"]),
+        ]
+        for r in case["token_rows"]
+    ]
+    return lines + _table(
+        ["Processes", "Shared token", "/authenticate", "Pages listed"], token_rows
+    )
+
+
 _SECTIONS = {
     "sequential": _sequential,
     "latency": _latency,
@@ -262,6 +312,7 @@ _SECTIONS = {
     "tokens": _tokens,
     "overhead": _overhead,
     "mock_throughput": _throughput,
+    "quota": _quota,
 }
 
 

@@ -33,6 +33,7 @@ from ._cases import (
     memory,
     mock_throughput,
     overhead,
+    quota,
     sequential,
     tokens,
 )
@@ -48,8 +49,9 @@ CASES: dict[str, Callable[[MockProcess, Sizes], dict[str, Any]]] = {
     "tokens": tokens,
     "overhead": overhead,
     "mock_throughput": mock_throughput,
+    "quota": quota,
 }
-"""Case name to function, in the order of the issue (1 to 6)."""
+"""Case name to function, in the order of the issues (1 to 6, then 7 of issue 14)."""
 
 _DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 

@@ -108,6 +108,13 @@ def parser() -> argparse.ArgumentParser:
         help="requests per minute per client ID before 429 (None: no limit)",
     )
     p.add_argument(
+        "--rate-window",
+        type=float,
+        default=defaults.rate_window,
+        metavar="SECONDS",
+        help="sliding window the rate limit is counted over (60: per minute)",
+    )
+    p.add_argument(
         "--log-level",
         default="info",
         choices=["debug", "info", "warning", "error"],
@@ -135,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             drop_rate=args.drop_rate,
             retry_after=args.retry_after,
             rate_limit=args.rate_limit,
+            rate_window=args.rate_window,
         )
     except ValueError as exc:
         parser().error(str(exc))

@@ -106,6 +106,11 @@ def _fraction(_inst: object, attribute: attrs.Attribute[float], value: float) ->
         raise ValueError(f"{attribute.name} must be within 0..1, got {value!r}")
 
 
+def _positive(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not value > 0:
+        raise ValueError(f"{attribute.name} must be > 0, got {value!r}")
+
+
 def _positive_or_none(
     _inst: object, attribute: attrs.Attribute[int | None], value: int | None
 ) -> None:
@@ -142,7 +147,12 @@ class MockConfig:
     retry_after: float = attrs.field(default=1.0, validator=_non_negative)
     """Seconds announced in the ``Retry-After`` of injected faults."""
     rate_limit: int | None = attrs.field(default=None, validator=_positive_or_none)
-    """Requests per minute per client ID; beyond it 429 with ``Retry-After``."""
+    """The quota: requests per minute per client ID (all its accounts and connections
+    together); beyond it 429 with an HTML body and ``Retry-After``."""
+    rate_window: float = attrs.field(default=60.0, validator=_positive)
+    """Seconds of the sliding window the quota is counted over: at most
+    ``rate_limit * rate_window / 60`` requests (at least one) in any such window. A short
+    window scales a per-minute quota down in time, so a benchmark meets it in seconds."""
     clients: Mapping[str, ClientCredentials] = attrs.field(
         factory=_default_clients, converter=_to_clients, repr=False
     )

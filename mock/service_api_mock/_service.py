@@ -98,6 +98,7 @@ class MockService:
         latency_jitter_ms: float = _UNSET,
         retry_after: float = _UNSET,
         rate_limit: int | None = _UNSET,
+        rate_window: float = _UNSET,
     ) -> None:
         """Change the given fault settings; the others stay as they are.
 
@@ -105,6 +106,7 @@ class MockService:
 
             service.set_faults(fault_rate=0.3, retry_after=0.01)
             service.set_faults(rate_limit=None)  # no rate limit
+            service.set_faults(rate_limit=600, rate_window=6.0)  # 60 requests per 6 s
         """
         given = {
             "fault_rate": fault_rate,
@@ -113,6 +115,7 @@ class MockService:
             "latency_jitter_ms": latency_jitter_ms,
             "retry_after": retry_after,
             "rate_limit": rate_limit,
+            "rate_window": rate_window,
         }
         self._state.set_faults(**{k: v for k, v in given.items() if v is not _UNSET})
 

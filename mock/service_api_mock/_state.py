@@ -32,10 +32,9 @@ FAULT_FIELDS = (
     "latency_jitter_ms",
     "latency_ms",
     "rate_limit",
+    "rate_window",
     "retry_after",
 )
-
-_RATE_WINDOW = 60.0
 
 
 @attrs.frozen
@@ -120,7 +119,7 @@ class MockState:
         config = attrs.evolve(self._config, **changes)
         with self._lock:
             self._config = config
-            if "rate_limit" in changes:
+            if "rate_limit" in changes or "rate_window" in changes:
                 self._hits.clear()
         return config
 
@@ -210,17 +209,24 @@ class MockState:
         return FaultPlan(delay, is_dropped, status, config.retry_after)
 
     def rate_limit_wait(self, client_id: str) -> float | None:
-        """Count one request of ``client_id``; the seconds to wait if over the limit."""
-        limit = self._config.rate_limit
-        if limit is None:
+        """Count one request of ``client_id``; the seconds to wait if over the quota.
+
+        The quota belongs to the integration (the client ID), whatever the account or the
+        connection: a sliding window log of the accepted requests. A refused request is
+        not counted, so a client that waits as told gets through at the quota's pace.
+        """
+        config = self._config
+        if config.rate_limit is None:
             return None
+        window = config.rate_window
+        limit = max(1, round(config.rate_limit * window / 60.0))
         now = self.now()
         with self._lock:
             hits = self._hits.setdefault(client_id, collections.deque())
-            while hits and hits[0] <= now - _RATE_WINDOW:
+            while hits and hits[0] <= now - window:
                 hits.popleft()
             if len(hits) >= limit:
-                return max(hits[0] + _RATE_WINDOW - now, 0.0)
+                return max(hits[0] + window - now, 0.0)
             hits.append(now)
             return None
 

@@ -39,9 +39,10 @@ from service_api._errors import (
     is_token_request,
 )
 from service_api._logs import log_response
-from service_api._rate_limit import RateLimiter, RequestLimiter
+from service_api._rate_limit import RequestLimiter, build_limiter
 from service_api._retry import IDEMPOTENT_METHODS, RETRY_SLEEP, RetryPolicy, retry_delay
 from service_api._token_store import TokenStore
+from service_api._token_store import token_store as token_store_from_url
 from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES, GuardedTransport
 
 logger = logging.getLogger("service_api")
@@ -428,6 +429,13 @@ class Client(service_api_client.Client):
     Transports given in ``httpx_args`` (``transport``, ``mounts``) sit behind the same
     origin guard, size bound and retries; arguments that would not are refused.
 
+    The quota is one budget per integration, shared by every child, thread, task and
+    event loop: ``rate_limit="adaptive"`` learns it from 429 answers, a number fixes it
+    per minute, ``None`` (the default) leaves pacing to the service's 429s;
+    ``rate_store="sqlite:///path"`` or ``"redis://host:port/db"`` shares it with other
+    processes (at ``rate_limit``, or 90 a minute when adaptive). ``token_store`` (a
+    :class:`TokenStore`, ``"file:///path"`` or ``"redis://..."``) shares the token.
+
     Example::
 
         from service_api_client.api.shipments import list_shipments
@@ -449,10 +457,11 @@ class Client(service_api_client.Client):
         max_retries: int | None = None,
         timeout: float | httpx.Timeout = 30.0,
         retry: RetryPolicy | None = None,
-        rate_limit: float | None = None,
+        rate_limit: float | str | None = None,
+        rate_store: str | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         proxy: str | httpx.URL | httpx.Proxy | None = None,
-        token_store: TokenStore | None = None,
+        token_store: TokenStore | str | None = None,
         httpx_args: dict[str, Any] | None = None,
         user_agent: str | None = None,
     ) -> None:
@@ -471,6 +480,8 @@ class Client(service_api_client.Client):
         pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
         httpx_proxy = args.pop("proxy", None)  # never left to httpx: it would bypass the guard
         httpx_timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        if isinstance(token_store, str):  # shared token named by URL (issue 14)
+            token_store = token_store_from_url(token_store, key=client_id)
         auth = TokenAuth(
             base_url,
             client_id,
@@ -485,7 +496,7 @@ class Client(service_api_client.Client):
             retry
             if retry is not None
             else RetryPolicy(max_retries=2 if max_retries is None else max_retries),
-            RateLimiter(rate_limit) if rate_limit is not None else None,
+            build_limiter(rate_limit, rate_store, key=client_id),  # issue 14
             max_response_bytes,
             pool_args,
             proxy if proxy is not None else httpx_proxy,

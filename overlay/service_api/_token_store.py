@@ -4,13 +4,36 @@ A :class:`TokenStore` lets N worker processes (cron jobs, Celery or Airflow task
 integration authenticate about once per token lifetime instead of N times: the client
 reads a token another process stored before fetching its own, and stores each token it
 fetches. Only one process refreshes at a time (the store's lock, checked again once held).
+
+* :class:`FileTokenStore`: a 0600 file and a lock file beside it, for one host.
+* :class:`RedisTokenStore`: a Redis key and a Redis lock, for several machines.
+* :func:`token_store` builds either from a URL.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import math
+import os
+import stat
+import threading
+import time
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import urlsplit
+
+from service_api._rate_limit import StoreError, redis_connection, redis_location
+
+if TYPE_CHECKING:
+    import redis
+
+# A stored record is well under a kilobyte; a store holding more is not read whole.
+_MAX_RECORD = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,3 +79,213 @@ class TokenStore(Protocol):
     def lock(self) -> AbstractContextManager[None]:
         """Hold while refreshing, so that one process at a time fetches a token."""
         ...
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+def _encode(token: StoredToken, key: str) -> bytes:
+    record = {
+        "key": _digest(key),
+        "access_token": token.access_token,
+        "expires_at": token.expires_at,
+    }
+    return json.dumps(record).encode()
+
+
+def _decode(data: bytes, key: str, where: str) -> StoredToken | None:
+    # Never quote the content in a message: it may hold a token.
+    try:
+        record = json.loads(data)
+        access_token = record["access_token"]
+        expires_at = float(record["expires_at"])
+        stored_key = record.get("key")
+    except (ValueError, TypeError, KeyError, AttributeError):
+        raise StoreError(f"the token store {where} holds something that is not a token") from None
+    if not isinstance(access_token, str) or not access_token or not math.isfinite(expires_at):
+        raise StoreError(f"the token store {where} holds something that is not a token")
+    if stored_key != _digest(key):
+        return None  # another integration's token: not ours to use
+    return StoredToken(access_token, expires_at)
+
+
+class FileTokenStore:
+    """The integration's token in a file only its owner may read (0600), for one host.
+
+    The file is replaced atomically (written beside it, then renamed), so a reader
+    never sees half a token; a ``.lock`` file beside it (``filelock``) lets one process
+    at a time refresh. A file others could read is not trusted (it is replaced with a
+    private one at the next refresh). ``key`` is the integration (its client ID): a
+    file written for another integration is ignored.
+
+    Example::
+
+        store = FileTokenStore("/var/tmp/service-api.token", key="my-client")
+        with store.lock():
+            token = store.load()
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, key: str, lock_timeout: float = 30.0
+    ) -> None:
+        self.path = Path(path)
+        self._key = key
+        self._lock_timeout = lock_timeout
+        if not self.path.parent.is_dir():
+            raise StoreError(
+                f"the token store's directory {str(self.path.parent)!r} does not exist"
+            )
+
+    def __repr__(self) -> str:
+        return f"FileTokenStore({str(self.path)!r})"
+
+    def load(self) -> StoredToken | None:
+        """The stored token, ``None`` if there is none; :class:`StoreError` if unusable."""
+        try:
+            with self.path.open("rb") as file:
+                mode = os.fstat(file.fileno()).st_mode
+                if mode & (stat.S_IRWXG | stat.S_IRWXO):
+                    raise StoreError(
+                        f"the token file {str(self.path)!r} is open to other users; not used"
+                    )
+                data = file.read(_MAX_RECORD)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(
+                f"cannot read the token file {str(self.path)!r}: {exc.strerror}"
+            ) from None
+        return _decode(data, self._key, repr(str(self.path)))
+
+    def save(self, token: StoredToken) -> None:
+        """Write ``token`` to a new private file and rename it over the old one."""
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.fchmod(fd, 0o600)  # O_CREAT's mode does not apply to an existing file
+                os.write(fd, _encode(token, self._key))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(temporary, self.path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+            raise StoreError(
+                f"cannot write the token file {str(self.path)!r}: {exc.strerror}"
+            ) from None
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the ``.lock`` file beside the token (waits at most ``lock_timeout``)."""
+        from filelock import FileLock, Timeout
+
+        file_lock = FileLock(f"{self.path}.lock", timeout=self._lock_timeout, thread_local=False)
+        try:
+            file_lock.acquire()
+        except (Timeout, OSError) as exc:
+            raise StoreError(f"cannot lock the token file {str(self.path)!r}: {exc}") from None
+        try:
+            yield
+        finally:
+            file_lock.release()
+
+
+class RedisTokenStore:
+    """The integration's token in Redis, for processes on several machines.
+
+    The token is kept under a key that expires with it; refreshing is serialised by a
+    Redis lock (redis-py's ``Lock``, released by a token of its own, with a timeout so
+    a crashed holder cannot block the others for long).
+
+    Example::
+
+        store = RedisTokenStore(redis_connection("redis://10.0.0.5:6379/0"), key="my-client")
+    """
+
+    def __init__(
+        self, connection: redis.Redis, *, key: str, where: str, lock_timeout: float = 30.0
+    ) -> None:
+        self._redis = connection
+        self._name = f"service-api:token:{_digest(key)}"
+        self._key = key
+        self._where = where
+        self._lock_timeout = lock_timeout
+
+    def __repr__(self) -> str:
+        return f"RedisTokenStore({self._where!r})"
+
+    def load(self) -> StoredToken | None:
+        """The stored token, ``None`` if there is none; :class:`StoreError` if unusable."""
+        import redis
+
+        try:
+            data = self._redis.get(self._name)
+        except redis.RedisError as exc:
+            raise StoreError(f"cannot read the token from Redis at {self._where}: {exc}") from None
+        if data is None:
+            return None
+        assert isinstance(data, bytes)
+        return _decode(data, self._key, f"in Redis at {self._where}")
+
+    def save(self, token: StoredToken) -> None:
+        """Store ``token`` until it expires."""
+        import redis
+
+        ttl = math.ceil(token.expires_at - time.time())
+        if ttl <= 0:
+            return
+        try:
+            self._redis.set(self._name, _encode(token, self._key), ex=ttl)
+        except redis.RedisError as exc:
+            raise StoreError(f"cannot store the token in Redis at {self._where}: {exc}") from None
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the integration's refresh lock in Redis (waits at most ``lock_timeout``)."""
+        import redis
+
+        lock = self._redis.lock(
+            f"{self._name}:lock",
+            timeout=self._lock_timeout,
+            blocking_timeout=self._lock_timeout,
+            thread_local=False,
+        )
+        try:
+            acquired = lock.acquire()
+        except redis.RedisError as exc:
+            raise StoreError(f"cannot lock the token in Redis at {self._where}: {exc}") from None
+        if not acquired:
+            raise StoreError(f"the token lock in Redis at {self._where} stayed taken")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(redis.RedisError):  # expired meanwhile: nothing to free
+                lock.release()
+
+
+def token_store(url: str, *, key: str) -> FileTokenStore | RedisTokenStore:
+    """The token store ``url`` names: ``file:///path`` (one host) or ``redis://...``.
+
+    ``key`` is the integration (its client ID). Raises :class:`StoreError` when the
+    store cannot be used, ``ValueError`` for another kind of URL.
+
+    Example::
+
+        store = token_store("file:///var/tmp/service-api.token", key="my-client")
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme == "file":
+        if parts.netloc not in ("", "localhost") or not parts.path or parts.query:
+            raise ValueError("a token file is named file:///absolute/path")
+        return FileTokenStore(parts.path, key=key)
+    if scheme in ("redis", "rediss"):
+        return RedisTokenStore(redis_connection(url), key=key, where=redis_location(url))
+    raise ValueError(
+        f"token_store must be a file:///path or redis://host:port/db URL, not {scheme or url!r}"
+    )

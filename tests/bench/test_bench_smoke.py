@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-CASES = ("sequential", "latency", "memory", "tokens", "overhead", "mock_throughput")
+CASES = ("sequential", "latency", "memory", "tokens", "overhead", "mock_throughput", "quota")
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,19 @@
 """The client-side rate limiter: decisions only, on an injected clock."""
 
+import contextlib
+import logging
+import math
+import sqlite3
+from pathlib import Path
+
 import pytest
 
-from service_api._rate_limit import RateLimiter
+from service_api._rate_limit import (
+    AdaptiveRateLimiter,
+    RateLimiter,
+    StoreError,
+    shared_limiter,
+)
 
 
 class FakeClock:
@@ -37,3 +48,206 @@ def test_invalid_rates_are_refused() -> None:
         RateLimiter(0)
     with pytest.raises(ValueError, match="burst"):
         RateLimiter(10, burst=0)
+
+
+# ---- adaptive ----------------------------------------------------------------------
+
+
+def _accepted(limiter: AdaptiveRateLimiter, clock: FakeClock, seconds: float, every: float) -> None:
+    """Send and have accepted one request every ``every`` seconds for ``seconds``."""
+    end = clock.now + seconds
+    while clock.now < end:
+        while (wait := limiter.try_acquire()) > 0:
+            clock.now += wait
+        limiter.observe(200, None)
+        clock.now += every
+
+
+def test_adaptive_sends_freely_until_the_first_429() -> None:
+    clock = FakeClock()
+    limiter = AdaptiveRateLimiter(clock=clock)
+    assert [limiter.try_acquire() for _ in range(100)] == [0.0] * 100
+    assert limiter.per_minute is None
+
+
+def test_a_429_cuts_to_beta_times_the_accepted_rate() -> None:
+    clock = FakeClock()
+    limiter = AdaptiveRateLimiter(clock=clock)
+    _accepted(limiter, clock, seconds=10.0, every=0.5)  # 2 per second accepted
+    limiter.observe(429, retry_after=3.0)
+    assert limiter.per_minute == pytest.approx(0.7 * 120, rel=0.06)
+    # At most a second's worth at once, then one request per 1/rate.
+    burst = 0
+    while limiter.try_acquire() == 0.0:
+        burst += 1
+    assert burst == 1
+    rate = limiter.per_minute
+    assert rate is not None
+    assert 0 < limiter.try_acquire() <= 60 / rate
+
+
+def test_the_pace_recovers_once_429s_stop() -> None:
+    # A run of 429s (faults, or another client's burst) drives the rate far down;
+    # good answers bring it back along the cubic.
+    clock = FakeClock()
+    limiter = AdaptiveRateLimiter(min_per_minute=6.0, clock=clock)
+    _accepted(limiter, clock, seconds=10.0, every=0.1)
+    for _ in range(30):
+        while (wait := limiter.try_acquire()) > 0:
+            clock.now += wait
+        limiter.observe(429, retry_after=1.0)
+        clock.now += 1.0
+    assert limiter.per_minute is not None
+    assert limiter.per_minute < 0.2 * 600  # from 10 per second accepted
+    _accepted(limiter, clock, seconds=120.0, every=0.01)
+    assert limiter.per_minute is not None
+    assert limiter.per_minute > 600
+
+
+def test_good_answers_grow_the_rate_back_past_the_last_429() -> None:
+    clock = FakeClock()
+    limiter = AdaptiveRateLimiter(clock=clock)
+    _accepted(limiter, clock, seconds=10.0, every=0.5)
+    limiter.observe(429, retry_after=None)
+    cut = limiter.per_minute
+    assert cut is not None
+    # The cubic is flat around the old rate: after 10 s it is still below it ...
+    _accepted(limiter, clock, seconds=10.0, every=0.0)
+    assert cut < limiter.per_minute < cut / 0.7  # type: ignore[operator]
+    # ... and well past it after a minute without a 429.
+    _accepted(limiter, clock, seconds=50.0, every=0.0)
+    assert limiter.per_minute > 1.2 * cut / 0.7  # type: ignore[operator]
+
+
+def test_repeated_429s_never_stop_the_limiter() -> None:
+    clock = FakeClock()
+    limiter = AdaptiveRateLimiter(min_per_minute=6.0, clock=clock)
+    for _ in range(50):
+        limiter.observe(429, retry_after=None)
+        clock.now += 0.1
+    assert limiter.per_minute == pytest.approx(6.0)
+    assert 0 < limiter.try_acquire() + limiter.try_acquire() <= 10.0
+
+
+def test_adaptive_never_exceeds_its_maximum() -> None:
+    clock = FakeClock()
+    limiter = AdaptiveRateLimiter(initial_per_minute=50, max_per_minute=60, clock=clock)
+    _accepted(limiter, clock, seconds=300.0, every=0.0)
+    assert limiter.per_minute == pytest.approx(60.0)
+
+
+def test_adaptive_against_a_window_quota_settles_under_it() -> None:
+    # A sliding 6 s window of 24 requests (240 per minute), one sender, 10 ms answers.
+    clock = FakeClock()
+    limiter = AdaptiveRateLimiter(clock=clock)
+    accepted: list[float] = []
+    refused = 0
+    start = clock.now
+    while clock.now < start + 120.0:
+        while (wait := limiter.try_acquire()) > 0:
+            clock.now += wait
+        recent = [t for t in accepted if t > clock.now - 6.0]
+        if len(recent) >= 24:
+            refused += 1
+            retry_after = math.ceil(recent[0] + 6.0 - clock.now)
+            limiter.observe(429, retry_after=retry_after)
+            clock.now += retry_after  # the transport waits it out before the retry
+        else:
+            accepted.append(clock.now)
+            limiter.observe(200, None)
+        clock.now += 0.01
+    last_minute = [t for t in accepted if t > start + 60.0]
+    assert len(last_minute) >= 0.85 * 240
+    assert refused <= 12
+
+
+def test_adaptive_settings_are_checked() -> None:
+    with pytest.raises(ValueError, match="min_per_minute"):
+        AdaptiveRateLimiter(min_per_minute=0)
+    with pytest.raises(ValueError, match="max_per_minute"):
+        AdaptiveRateLimiter(min_per_minute=10, max_per_minute=5)
+    with pytest.raises(ValueError, match="beta"):
+        AdaptiveRateLimiter(beta=1.0)
+    with pytest.raises(ValueError, match="initial"):
+        AdaptiveRateLimiter(initial_per_minute=-1)
+    with pytest.raises(ValueError, match="scale"):
+        AdaptiveRateLimiter(scale=0)
+    assert "unlimited" in repr(AdaptiveRateLimiter())
+
+
+# ---- shared through a SQLite file (the multi-process and Redis tests are in tests/quota) --
+
+
+def test_a_sqlite_store_spreads_the_rate_over_short_windows(tmp_path: Path) -> None:
+    limiter = shared_limiter(f"sqlite://{tmp_path}/q.db", per_minute=600, key="k", window=1.0)
+    try:
+        assert [limiter.try_acquire() for _ in range(10)] == [0.0] * 10
+        assert 0 < limiter.try_acquire() <= 1.0
+        assert "sqlite" in repr(limiter)
+    finally:
+        limiter.close()
+
+
+def test_two_limiters_on_one_file_share_the_count(tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path}/q.db"
+    first = shared_limiter(url, per_minute=120, key="k", window=60)
+    second = shared_limiter(url, per_minute=120, key="k", window=60)
+    try:
+        assert [first.try_acquire() for _ in range(60)] == [0.0] * 60
+        assert [second.try_acquire() for _ in range(60)] == [0.0] * 60
+        assert second.try_acquire() > 0
+        assert first.try_acquire() > 0
+    finally:
+        first.close()
+        second.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "match"),
+    [
+        ("memcached://h/x", "sqlite:///path or redis://"),
+        ("sqlite://host/x.db", "sqlite:///absolute/path"),
+        ("sqlite:///x.db?mode=ro", "sqlite:///absolute/path"),
+    ],
+)
+def test_a_bad_store_url_is_refused(url: str, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        shared_limiter(url, per_minute=60, key="k")
+
+
+def test_a_store_in_a_missing_directory_is_a_store_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="does not exist"):
+        shared_limiter(f"sqlite://{tmp_path}/no/such/dir/q.db", per_minute=60, key="k")
+
+
+def test_a_file_that_is_not_a_database_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "q.db"
+    path.write_bytes(b"this is not a SQLite database, only text " * 100)
+    with pytest.raises(StoreError, match="cannot use"):
+        shared_limiter(f"sqlite://{path}", per_minute=60, key="k")
+
+
+def test_a_store_failing_in_use_falls_back_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "q.db"
+    limiter = shared_limiter(f"sqlite://{path}", per_minute=600, key="k", window=1.0)
+    try:
+        assert limiter.try_acquire() == 0.0
+        # Another program damages the store: the table is gone.
+        with contextlib.closing(sqlite3.connect(path)) as other:
+            for (table,) in other.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+                other.execute(f"DROP TABLE '{table}'")
+            other.commit()
+        with caplog.at_level(logging.WARNING, logger="service_api"):
+            waits = [limiter.try_acquire() for _ in range(3)]
+        assert waits[0] == 0.0
+        assert all(0 < w <= 0.1 for w in waits[1:])
+        assert len([r for r in caplog.records if "shared rate store" in r.message]) == 1
+    finally:
+        limiter.close()
+
+
+def test_a_shared_rate_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="positive"):
+        shared_limiter(f"sqlite://{tmp_path}/q.db", per_minute=0, key="k")

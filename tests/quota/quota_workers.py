@@ -1,0 +1,47 @@
+"""What the worker processes of the multi-process tests run (importable by ``spawn``)."""
+
+import time
+from threading import Barrier
+
+from service_api._rate_limit import shared_limiter
+
+
+def take_slots(
+    url: str, per_minute: float, window: float, seconds: float, start: Barrier
+) -> list[tuple[float, float]]:
+    """Take every slot the shared limiter grants for ``seconds``: for each, wall times
+    just before and just after the call that granted it."""
+    limiter = shared_limiter(url, per_minute=per_minute, key="demo-client", window=window)
+    granted: list[tuple[float, float]] = []
+    try:
+        start.wait(timeout=30)
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            before = time.time()
+            wait = limiter.try_acquire()
+            if wait == 0.0:
+                granted.append((before, time.time()))
+            else:
+                time.sleep(min(wait, max(0.0, end - time.monotonic())))
+    finally:
+        limiter.close()
+    return granted
+
+
+def refresh_once(store_url: str, fetches_url: str, start: Barrier) -> str:
+    """What a client does before fetching a token, with a counted stand-in for the fetch:
+    take the store's lock, look again, fetch and store only if still needed."""
+    import redis
+
+    from service_api._token_store import StoredToken, token_store
+
+    store = token_store(store_url, key="demo-client")
+    start.wait(timeout=30)
+    with store.lock():
+        token = store.load()
+        if token is None or token.expires_at < time.time() + 60:
+            with redis.Redis.from_url(fetches_url) as counter:
+                number = counter.incr("fetches")
+            token = StoredToken(f"token-{number}", time.time() + 3600)
+            store.save(token)
+    return token.access_token
