@@ -51,7 +51,7 @@ CASES: dict[str, Callable[[MockProcess, Sizes], dict[str, Any]]] = {
     "mock_throughput": mock_throughput,
     "quota": quota,
 }
-"""Case name to function, in the order of the issues (1 to 6, then 7 of issue 14)."""
+"""Case name to function, in the order of the README's Performance section (1 to 7)."""
 
 _DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 

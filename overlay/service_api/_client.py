@@ -480,7 +480,7 @@ class Client(service_api_client.Client):
         pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
         httpx_proxy = args.pop("proxy", None)  # never left to httpx: it would bypass the guard
         httpx_timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
-        if isinstance(token_store, str):  # shared token named by URL (issue 14)
+        if isinstance(token_store, str):  # a shared token named by URL
             token_store = token_store_from_url(token_store, key=client_id)
         auth = TokenAuth(
             base_url,
@@ -496,7 +496,7 @@ class Client(service_api_client.Client):
             retry
             if retry is not None
             else RetryPolicy(max_retries=2 if max_retries is None else max_retries),
-            build_limiter(rate_limit, rate_store, key=client_id),  # issue 14
+            build_limiter(rate_limit, rate_store, key=client_id),
             max_response_bytes,
             pool_args,
             proxy if proxy is not None else httpx_proxy,
