@@ -38,7 +38,9 @@ from service_api._pagination import (
     iter_pages,
     paginate,
 )
+from service_api._rate_limit import StoreError
 from service_api._retry import RetryPolicy
+from service_api._token_store import FileTokenStore, StoredToken, TokenStore
 
 setup_logging()  # SERVICE_API_LOG=debug|info: readable logs with no code
 
@@ -50,6 +52,7 @@ __all__ = [
     "BadRequestError",
     "Client",
     "ConfigurationError",
+    "FileTokenStore",
     "InconsistentPageError",
     "InvalidCredentialsError",
     "InvalidRecordError",
@@ -65,8 +68,11 @@ __all__ = [
     "RetryPolicy",
     "ServerError",
     "ServiceApiError",
+    "StoreError",
+    "StoredToken",
     "TokenExpiredError",
     "TokenResponseError",
+    "TokenStore",
     "aiter_pages",
     "apaginate",
     "iter_pages",

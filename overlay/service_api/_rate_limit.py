@@ -22,6 +22,7 @@ import math
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -545,17 +546,20 @@ DEFAULT_SHARED_PER_MINUTE = 90.0
 requests per minute per integration that public material mentions (unconfirmed)."""
 
 
+# One limiter per integration and setting in a process: two ``Client`` objects of the same
+# integration (a script that makes one per account, a worker that makes one per task) share
+# their budget as children of one client do. Weak, so a limiter lives as long as a client.
+_LIMITERS: weakref.WeakValueDictionary[tuple[str, object, str | None], RequestLimiter] = (
+    weakref.WeakValueDictionary()
+)
+_LIMITERS_LOCK = threading.Lock()
+
+
 def build_limiter(
     rate_limit: float | str | None, rate_store: str | None, *, key: str
 ) -> RequestLimiter | None:
-    """The limiter ``Client(rate_limit=..., rate_store=...)`` asks for.
-
-    * ``rate_limit="adaptive"``: :class:`AdaptiveRateLimiter`.
-    * with ``rate_store``: a :class:`SharedRateLimiter` at ``rate_limit`` per minute, or
-      at :data:`DEFAULT_SHARED_PER_MINUTE` when ``rate_limit`` is ``None`` or adaptive.
-    * a number: that many requests per minute, in this process (:class:`RateLimiter`)
-      or shared through ``rate_store`` (:class:`SharedRateLimiter`).
-    * ``None``: no limiter (only the service's 429 and ``Retry-After`` slow it down).
+    """The limiter ``Client(rate_limit=..., rate_store=...)`` asks for: the same object for
+    every client of one integration (``key``) with the same settings in this process.
 
     Example::
 
@@ -563,13 +567,37 @@ def build_limiter(
     """
     if isinstance(rate_limit, str) and rate_limit != ADAPTIVE:
         raise ValueError(f"rate_limit must be a number, {ADAPTIVE!r} or None, not {rate_limit!r}")
+    if rate_limit is None and rate_store is None:
+        return None
+    identity = (key, rate_limit, rate_store)
+    with _LIMITERS_LOCK:
+        limiter = _LIMITERS.get(identity)
+        if limiter is None:
+            limiter = _new_limiter(rate_limit, rate_store, key=key)
+            _LIMITERS[identity] = limiter
+        return limiter
+
+
+def _new_limiter(
+    rate_limit: float | str | None, rate_store: str | None, *, key: str
+) -> RequestLimiter:
+    """A new limiter for these settings.
+
+    * ``rate_limit="adaptive"``: :class:`AdaptiveRateLimiter`.
+    * with ``rate_store``: a :class:`SharedRateLimiter` at ``rate_limit`` per minute, or
+      at :data:`DEFAULT_SHARED_PER_MINUTE` when ``rate_limit`` is ``None`` or adaptive.
+    * a number: that many requests per minute, in this process (:class:`RateLimiter`)
+      or shared through ``rate_store`` (:class:`SharedRateLimiter`).
+
+    Example::
+
+        _new_limiter(90, "sqlite:///var/tmp/quota.db", key="my-client")
+    """
     if rate_store is not None:
         # The store alone is enough to opt in: without a number, the public figure less 10 %.
         shared = rate_limit is None or rate_limit == ADAPTIVE
         per_minute = DEFAULT_SHARED_PER_MINUTE if shared else float(rate_limit)  # type: ignore[arg-type]
         return shared_limiter(rate_store, per_minute=per_minute, key=key)
-    if rate_limit is None:
-        return None
     if rate_limit == ADAPTIVE:
         return AdaptiveRateLimiter()
-    return RateLimiter(float(rate_limit))
+    return RateLimiter(float(rate_limit))  # type: ignore[arg-type]

@@ -12,6 +12,7 @@ from service_api._rate_limit import (
     AdaptiveRateLimiter,
     RateLimiter,
     StoreError,
+    build_limiter,
     shared_limiter,
 )
 
@@ -251,3 +252,25 @@ def test_a_store_failing_in_use_falls_back_with_one_warning(
 def test_a_shared_rate_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="positive"):
         shared_limiter(f"sqlite://{tmp_path}/q.db", per_minute=0, key="k")
+
+
+def test_clients_of_one_integration_share_one_budget_in_a_process() -> None:
+    import service_api
+
+    url = "http://127.0.0.1:9/public/v3"
+    first = service_api.Client(url, "integration-a", "s3cret", "acct-1", rate_limit=60)
+    second = service_api.Client(url, "integration-a", "s3cret", "acct-2", rate_limit=60)
+    other = service_api.Client(url, "integration-b", "s3cret", "acct-1", rate_limit=60)
+    with first, second, other:
+        limiter = build_limiter(60, None, key="integration-a")
+        assert limiter is not None
+        assert first._family.limiter is second._family.limiter is limiter
+        assert other._family.limiter is not limiter
+        assert limiter.try_acquire() == 0.0  # the slot of this second is taken ...
+        again, apart = (build_limiter(60, None, key=k) for k in ("integration-a", "integration-b"))
+        assert again is limiter
+        assert again.try_acquire() > 0  # ... for every client of the integration
+        assert apart is not None
+        assert apart.try_acquire() == 0.0
+        assert build_limiter("adaptive", None, key="integration-a") is not limiter
+    assert build_limiter(None, None, key="integration-a") is None

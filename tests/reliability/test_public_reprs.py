@@ -13,6 +13,7 @@ import inspect
 import socket
 import warnings
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,7 +28,7 @@ TRANSPORT_TOKEN = "repr-token-Vd93LqA0"
 TRANSPORT_SECRET = "repr-secret-Nw51ZeT7"
 WRONG_SECRET = "wrong-secret-Pj27XcM4"
 # Protocols describe what generated code offers; they have no instances of their own.
-NOT_INSTANTIABLE = {"ListOperation", "PageModel"}
+NOT_INSTANTIABLE = {"ListOperation", "PageModel", "TokenStore"}
 # Roots: covered by any instance of a subclass.
 ROOTS = {"ServiceApiError", "ApiStatusError", "InvalidResponseError", "ApiConnectionError"}
 
@@ -84,7 +85,7 @@ def offsite_next(request: httpx.Request) -> httpx.Response:
 
 
 @pytest.fixture
-def instances(mock: RunningMock, monkeypatch: pytest.MonkeyPatch) -> list[object]:
+def instances(mock: RunningMock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[object]:
     out: list[object] = []
     monkeypatch.delenv("SERVICE_API_CLIENT_SECRET", raising=False)
     out.append(raised(lambda: service_api.Client(mock.base_url, DEMO_CLIENT_ID)))
@@ -148,6 +149,23 @@ def instances(mock: RunningMock, monkeypatch: pytest.MonkeyPatch) -> list[object
     with transport_client(odd_record) as tc:
         pager = service_api.paginate(list_shipments, tc)
         out += [pager, raised(lambda: list(pager))]
+
+    # A token shared through a file (the store, and the token it keeps), and a store that
+    # cannot be used, refused when the client is built.
+    store = service_api.FileTokenStore(tmp_path / "token", key=DEMO_CLIENT_ID)
+    with service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1", token_store=store
+    ) as shared:
+        list_shipments.sync(client=shared)
+    out += [store, store.load()]
+    with pytest.raises(service_api.StoreError) as unusable:
+        service_api.Client(
+            mock.base_url,
+            DEMO_CLIENT_ID,
+            DEMO_CLIENT_SECRET,
+            rate_store=f"sqlite:///{tmp_path}/no-such-dir/quota.db",
+        )
+    out.append(unusable.value)
     with transport_client(offsite_next) as tc, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         list(service_api.paginate(list_shipments, tc))
