@@ -27,7 +27,12 @@ from service_api_cli._config import (
     Settings,
     resolve_settings,
 )
-from service_api_cli._connection import options_from
+from service_api_cli._connection import (
+    ENV_RATE_LIMIT,
+    ENV_RATE_STORE,
+    ENV_TOKEN_STORE,
+    options_from,
+)
 from service_api_cli._exit_codes import (
     EXIT_CODES_HELP,
     ExitCode,
@@ -48,6 +53,9 @@ environment:
   {ENV_CLIENT_ID:<28}client ID of the integration
   {ENV_CLIENT_SECRET:<28}client secret (prompted for on a terminal when unset)
   {ENV_ACCOUNT_ID:<28}accounts when no --account is given (comma-separated)
+  {ENV_RATE_LIMIT:<28}requests per minute, or adaptive (--rate-limit wins)
+  {ENV_RATE_STORE:<28}sqlite:///PATH or redis://HOST:PORT/DB (--rate-store wins)
+  {ENV_TOKEN_STORE:<28}file:///PATH or redis://HOST:PORT/DB (--token-store wins)
   HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY
   {"":<28}proxies, as httpx reads them (--proxy wins)"""
 
@@ -58,6 +66,8 @@ examples:
   {PROG} list shipments --account acct-1 --output shipments.jsonl
   {PROG} list devices --account acct-1 --account acct-2 -o devices.csv
   {PROG} --proxy http://proxy.internal:3128 --retries 5 list shipments -o all.jsonl
+  {PROG} --rate-store sqlite:///var/tmp/quota.db --token-store file:///var/tmp/api.token \\
+      list shipments --account acct-1 -o shipments.jsonl   # one budget, one token per host
   {PROG} token
   {PROG} mock --port 8080 --records 500
 
@@ -190,6 +200,25 @@ def build_parser() -> argparse.ArgumentParser:
         type=_non_negative_int,
         metavar="N",
         help="retries of a failed request (0: none) [the library's default]",
+    )
+    sharing = parser.add_argument_group("shared between processes (flags win over the environment)")
+    sharing.add_argument(
+        "--rate-limit",
+        metavar="N|adaptive",
+        help="at most N requests per minute, or adaptive: learn the quota from 429 "
+        f"answers [{ENV_RATE_LIMIT}; default: no limit, 90 with --rate-store]",
+    )
+    sharing.add_argument(
+        "--rate-store",
+        metavar="URL",
+        help="share the request budget with every process using the same store: "
+        f"sqlite:///PATH (one host) or redis://HOST:PORT/DB [{ENV_RATE_STORE}]",
+    )
+    sharing.add_argument(
+        "--token-store",
+        metavar="URL",
+        help="share the bearer token with every process using the same store: "
+        f"file:///PATH (one host) or redis://HOST:PORT/DB [{ENV_TOKEN_STORE}]",
     )
     parser.add_argument(
         "--debug", action="store_true", help="show tracebacks and debug logging on errors"

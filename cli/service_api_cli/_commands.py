@@ -17,7 +17,13 @@ import service_api
 # the one line to adapt when the function moves.
 from service_api._auth import parse_token_response
 from service_api_cli._config import Settings, resolve_accounts
-from service_api_cli._connection import ConnectionOptions, make_client, options_from, shown_proxy
+from service_api_cli._connection import (
+    ConnectionOptions,
+    make_client,
+    options_from,
+    shown_proxy,
+    shown_store,
+)
 from service_api_cli._destination import Outcome, open_output
 from service_api_cli._discovery import discover_list_endpoints, find_endpoint, parse_params
 from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for
@@ -51,6 +57,11 @@ def _base_resume_argv(args: argparse.Namespace) -> list[str]:
         argv += ["--proxy", args.proxy]
     if args.retries is not None:
         argv += ["--retries", str(args.retries)]
+    if args.rate_limit is not None:
+        argv += ["--rate-limit", args.rate_limit]
+    for flag, url in (("--rate-store", args.rate_store), ("--token-store", args.token_store)):
+        if url is not None and url == shown_store(url):
+            argv += [flag, url]
     argv += ["list", args.endpoint, "--page-size", str(args.page_size)]
     if args.concurrency != 1:
         argv += ["--concurrency", str(args.concurrency)]
@@ -179,6 +190,9 @@ def _report(result: ExportResult, outcome: Outcome, args: argparse.Namespace) ->
         _say(f"resume with: {command}")
     if resume and args.proxy is not None and args.proxy != shown_proxy(args.proxy):
         _say("(add your --proxy to it: it holds a password, which is not printed)")
+    for flag, url in (("--rate-store", args.rate_store), ("--token-store", args.token_store)):
+        if resume and url is not None and url != shown_store(url):
+            _say(f"(add your {flag} to it: it holds a password, which is not printed)")
     return code
 
 
@@ -212,8 +226,13 @@ def run_token(settings: Settings, options: ConnectionOptions, *, show_token: boo
     """``service-api token``: obtain a token, print its type and expiry (and itself if asked).
 
     The answer is read by the library's own parser, so the command accepts exactly the
-    tokens the client does and reports the same typed errors.
+    tokens the client does and reports the same typed errors. The client every other
+    command would use is built first, so that a rate limit or store it cannot use is the
+    same usage error here; the token itself is always asked of the service (a check of
+    the credentials), never read from or written to ``--token-store``.
     """
+    with make_client(settings, None, options):
+        pass
     body = TokenRequest(
         client_id=settings.client_id,
         client_secret=settings.client_secret,
