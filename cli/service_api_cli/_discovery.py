@@ -1,15 +1,13 @@
-"""Finding the list endpoints in the generated package, and their extra parameters.
+"""The list endpoints the command line offers, and their extra parameters.
 
-Nothing here names an endpoint: every module under ``service_api_client.api`` whose
-``SUCCESS_MODEL`` has the pagination envelope is a list endpoint, so an endpoint added to
+Nothing here names an endpoint: the library finds them by shape
+(:func:`service_api._endpoints.discover_list_endpoints`), so an endpoint added to
 ``openapi.yaml`` (and regenerated) is offered by the command line with no change here.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -17,10 +15,10 @@ from typing import Any
 
 import attrs
 
+from service_api import _endpoints
 from service_api_cli._exit_codes import UsageError
 
 __all__ = [
-    "ENVELOPE_ATTRIBUTES",
     "PAGING_PARAMETERS",
     "ListEndpoint",
     "discover_list_endpoints",
@@ -28,8 +26,6 @@ __all__ = [
     "parse_params",
 ]
 
-# The attributes a generated envelope model has (attrs fields, API names converted).
-ENVELOPE_ATTRIBUTES = ("data", "total_records", "page_number", "page_size")
 # Parameters the pagination drives itself; offering them as --param would fight it.
 PAGING_PARAMETERS = frozenset({"client", "page_number", "page_size"})
 
@@ -46,29 +42,6 @@ class ListEndpoint:
     def qualified_name(self) -> str:
         """The module's dotted name, for messages."""
         return self.module.__name__
-
-
-def _is_envelope(model: object) -> bool:
-    if not isinstance(model, type) or not attrs.has(model):
-        return False
-    names = {f.name for f in attrs.fields(model)}
-    return all(attr in names for attr in ENVELOPE_ATTRIBUTES)
-
-
-def _endpoint_name(module: types.ModuleType) -> str:
-    # The URL path is what users see in the API docs: /shipments -> "shipments". The
-    # generator builds it in _get_kwargs; when that needs arguments (path parameters),
-    # fall back to the module name without its verb.
-    get_kwargs = getattr(module, "_get_kwargs", None)
-    if callable(get_kwargs):
-        try:
-            url = get_kwargs()["url"]
-        except (TypeError, KeyError):
-            url = None
-        if isinstance(url, str) and url.strip("/") and "{" not in url:
-            return url.strip("/").replace("/", "-")
-    short = module.__name__.rsplit(".", 1)[-1]
-    return short.removeprefix("list_").replace("_", "-")
 
 
 def _parameters(module: types.ModuleType) -> dict[str, inspect.Parameter]:
@@ -89,20 +62,10 @@ def discover_list_endpoints(package: types.ModuleType | None = None) -> dict[str
         >>> sorted(discover_list_endpoints())
         ['devices', 'shipments']
     """
-    if package is None:
-        package = importlib.import_module("service_api_client.api")
-    found: dict[str, ListEndpoint] = {}
-    for info in pkgutil.walk_packages(package.__path__, prefix=package.__name__ + "."):
-        if info.ispkg:
-            continue
-        module = importlib.import_module(info.name)
-        if not _is_envelope(getattr(module, "SUCCESS_MODEL", None)):
-            continue
-        if not callable(getattr(module, "sync_detailed", None)):
-            continue
-        name = _endpoint_name(module)
-        found[name] = ListEndpoint(name=name, module=module, parameters=_parameters(module))
-    return dict(sorted(found.items()))
+    return {
+        name: ListEndpoint(name=name, module=found.module, parameters=_parameters(found.module))
+        for name, found in _endpoints.discover_list_endpoints(package).items()
+    }
 
 
 def find_endpoint(name: str, endpoints: Mapping[str, ListEndpoint]) -> ListEndpoint:

@@ -3,8 +3,7 @@
 Every module under ``service_api_client.api`` whose ``SUCCESS_MODEL`` carries the
 pagination envelope (``data``, ``total_records``, ``page_number``, ``page_size``) is a
 list endpoint, so an endpoint added to ``openapi.yaml`` (and regenerated) is found with
-no change here. The rule is the command line's (``service_api_cli._discovery``), kept
-apart because the library must not import the command line.
+no change here. The dlt source and the command line both take their endpoints from here.
 
 Each endpoint also says which field identifies its records: the item model's one
 top-level ``...Id`` field (``shipmentId``, ``deviceId``), read from the generated model.
