@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -50,9 +51,20 @@ def run_cli(
     )
 
 
+def interruptible() -> None:
+    """Run in a child before it starts: Ctrl-C interrupts it as in a terminal, even when
+    the test run was started with SIGINT ignored (a background job of a shell), which a
+    child would otherwise inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_cli(args: Sequence[str], env: Mapping[str, str], **kwargs: Any) -> subprocess.Popen[str]:
-    """Start the command without waiting for it."""
-    options: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    """Start the command without waiting for it (Ctrl-C reaches it: :func:`interruptible`)."""
+    options: dict[str, Any] = {
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.PIPE,
+        "preexec_fn": interruptible,
+    }
     options.update(kwargs)
     return subprocess.Popen(
         [*COMMAND, *args], env=dict(env), stdin=subprocess.DEVNULL, text=True, **options

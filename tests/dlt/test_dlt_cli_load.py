@@ -45,6 +45,9 @@ def start_load(args: list[str], mock: RunningMock, cwd: Path) -> subprocess.Pope
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C reaches the child as in a terminal, even when the test run was started
+        # with SIGINT ignored (a background job of a shell), which it would inherit.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
