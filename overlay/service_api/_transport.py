@@ -101,14 +101,6 @@ class _BoundedStream(httpx.SyncByteStream, httpx.AsyncByteStream):
         self._inner, self._left, self._limit = inner, limit, limit
         self._request, self._cut = request, cut
 
-    def _take(self, chunk: bytes) -> bytes | None:
-        """``chunk`` if within the limit, else ``None`` (the caller closes the inner stream,
-        then :meth:`_over` refuses or cuts)."""
-        if len(chunk) > self._left:
-            return None
-        self._left -= len(chunk)
-        return chunk
-
     def _over(self, chunk: bytes) -> bytes:
         if not self._cut:
             raise _too_large(self._request, self._limit)
@@ -116,19 +108,21 @@ class _BoundedStream(httpx.SyncByteStream, httpx.AsyncByteStream):
 
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self._inner:
-            if (kept := self._take(chunk)) is None:
+            if len(chunk) > self._left:
                 self._inner.close()
                 yield self._over(chunk)
                 return
-            yield kept
+            self._left -= len(chunk)
+            yield chunk
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._inner:
-            if (kept := self._take(chunk)) is None:
+            if len(chunk) > self._left:
                 await self._inner.aclose()
                 yield self._over(chunk)
                 return
-            yield kept
+            self._left -= len(chunk)
+            yield chunk
 
     def close(self) -> None:
         self._inner.close()
