@@ -467,15 +467,16 @@ class Client(service_api_client.Client):
             raise TypeError("pass proxy or httpx_args 'transport', not both")
         pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
         httpx_proxy = args.pop("proxy", None)  # never left to httpx: it would bypass the guard
-        httpx_timeout = _as_timeout(timeout)
+        timeout = _as_timeout(timeout)
         if isinstance(token_store, str):  # a shared token named by URL
             token_store = token_store_from_url(token_store, key=client_id)
+        state = TokenState(refresh_skew=refresh_skew)
         auth = TokenAuth(
             base_url,
             client_id,
             client_secret,
-            state=TokenState(refresh_skew=refresh_skew),
-            timeout=httpx_timeout,
+            state=state,
+            timeout=timeout,
             token_store=token_store,
         )
         policy = retry or RetryPolicy(max_retries=2 if max_retries is None else max_retries)
@@ -487,40 +488,26 @@ class Client(service_api_client.Client):
         )
         headers = dict(args.pop("headers", None) or {})
         family.user_agent = _user_agent(headers, user_agent)
-        self._setup(
-            family,
-            account_id,
-            owner=True,
-            headers=headers,
-            timeout=httpx_timeout,
-            follow_redirects=bool(args.pop("follow_redirects", False)),
-            httpx_args=args,
-        )
+        follow = bool(args.pop("follow_redirects", False))
+        kw = {
+            "headers": headers,
+            "timeout": timeout,
+            "follow_redirects": follow,
+            "httpx_args": args,
+        }
+        self._setup(family, account_id, True, **kw)
 
-    def _setup(
-        self,
-        family: _Family,
-        account_id: str | None,
-        *,
-        owner: bool,
-        headers: dict[str, str],
-        timeout: httpx.Timeout,
-        follow_redirects: bool,
-        httpx_args: dict[str, Any],
-    ) -> None:
-        headers = {k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER}
+    def _setup(self, family: _Family, account_id: str | None, owner: bool, **kw: Any) -> None:
+        """Set up a client of ``family``; ``kw`` are the generated client's ``headers``,
+        ``timeout``, ``follow_redirects`` and ``httpx_args``."""
+        headers = {k: v for k, v in kw.pop("headers").items() if k.lower() != ACCOUNT_HEADER}
         if account_id is not None:
             if not account_id or not account_id.isprintable():
                 raise ValueError("account_id must be a non-empty printable string")
             headers[ACCOUNT_HEADER] = account_id
+        verify, base_url = family.pool_args.get("verify", True), str(family.auth.base_url)
         service_api_client.Client.__init__(
-            self,
-            base_url=str(family.auth.base_url),
-            headers=headers,
-            timeout=timeout,
-            verify_ssl=family.pool_args.get("verify", True),
-            follow_redirects=follow_redirects,
-            httpx_args=httpx_args,
+            self, base_url=base_url, headers=headers, verify_ssl=verify, **kw
         )
         self._family = family
         self._policy = family.policy  # a view's own, see with_options
@@ -593,15 +580,9 @@ class Client(service_api_client.Client):
             list_shipments.sync(client=client.with_account("acct-2"))
         """
         child = type(self).__new__(type(self))
-        child._setup(
-            self._family,
-            account_id,
-            owner=False,
-            headers=dict(self._headers),
-            timeout=self._timeout or httpx.Timeout(30.0),
-            follow_redirects=self._follow_redirects,
-            httpx_args=dict(self._httpx_args),
-        )
+        kw = {"headers": dict(self._headers), "timeout": self._timeout or httpx.Timeout(30.0)}
+        kw |= {"follow_redirects": self._follow_redirects, "httpx_args": dict(self._httpx_args)}
+        child._setup(self._family, account_id, False, **kw)
         child._policy = self._policy
         return child
 
