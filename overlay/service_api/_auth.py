@@ -304,14 +304,10 @@ class TokenAuth(httpx.Auth):
                 continue
             request.headers["Authorization"] = f"Bearer {token}"
             response = yield request
-            if response is None or response.status_code != 401:
+            if response is None or response.status_code != 401 or token in refused:
                 return
-            if token in refused or len(refused) >= MAX_REFRESHES:
-                return
-            if parse_www_authenticate(response.headers.get("www-authenticate")).error not in (
-                None,
-                "invalid_token",
-            ):
+            error = parse_www_authenticate(response.headers.get("www-authenticate")).error
+            if len(refused) >= MAX_REFRESHES or error not in (None, "invalid_token"):
                 return
             logger.info("401 for %s %s: replaying with a new token", request.method, request.url)
             self.state.invalidate(token)

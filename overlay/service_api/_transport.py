@@ -165,14 +165,13 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         """Off the base origin: no ``Authorization``, no account header; a token request
         (only a redirect can send one elsewhere) is refused. The token request never
         carries the account header."""
-        off_origin = origin(request.url) != self.origin
-        if is_token_request(request) and off_origin:
+        off_origin, token_request = origin(request.url) != self.origin, is_token_request(request)
+        if token_request and off_origin:
+            where = f"{request.url.host}, outside the base URL's origin"
             raise TokenResponseError(
-                f"refusing to send the token request to {request.url.host}, "
-                "outside the base URL's origin",
-                request=request,
+                f"refusing to send the token request to {where}", request=request
             )
-        if off_origin or is_token_request(request):
+        if off_origin or token_request:
             request.headers.pop(ACCOUNT_HEADER, None)
         if off_origin:
             request.headers.pop("authorization", None)
@@ -197,10 +196,8 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                 request=request,
             )
         cut = response.status_code >= 400
-        limit = self.max_response_bytes
-        if cut:
-            limit = ERROR_BODY_BYTES
-        elif is_token_request(request):
+        limit = ERROR_BODY_BYTES if cut else self.max_response_bytes
+        if not cut and is_token_request(request):
             limit = min(limit, TOKEN_RESPONSE_BYTES)
         declared = response.headers.get("content-length", "")
         if not cut and declared.isdigit() and int(declared) > limit:
