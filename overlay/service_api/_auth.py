@@ -20,7 +20,8 @@ import copy
 import logging
 import threading
 import time
-from collections.abc import AsyncGenerator, Callable, Generator, Iterator
+from collections.abc import AsyncGenerator, Callable, Generator
+from typing import TypeVar
 
 import attrs
 import httpx
@@ -37,6 +38,7 @@ from service_api._www_authenticate import parse_www_authenticate
 from service_api_client.models.token_request import TokenRequest
 
 logger = logging.getLogger("service_api")
+_T = TypeVar("_T")
 
 #: Longest token lifetime accepted: a week (a larger value is likely milliseconds).
 MAX_TOKEN_LIFETIME = 7 * 24 * 3600
@@ -77,20 +79,16 @@ def parse_token_response(response: httpx.Response) -> IssuedToken:
 
         parse_token_response(response).lifetime   # 3600
     """
-    request = response.request
-    if response.status_code in (400, 401):
-        code = InvalidCredentialsError(
-            "", response=response
-        ).error  # the OAuth error code, for the message
+    request, status = response.request, response.status_code
+    if status in (400, 401):
+        code = InvalidCredentialsError("", response=response).error  # for the message
         raise InvalidCredentialsError(
-            f"the service refused the client credentials ({response.status_code}"
-            f"{f' {code}' if code else ''}) for POST {request.url}",
+            f"the service refused the client credentials ({status}{f' {code}' if code else ''})"
+            f" for POST {request.url}",
             response=response,
         )
-    if response.status_code == 404:
-        raise error_from_response(response, hint=BASE_URL_HINT)
-    if response.status_code != 200:
-        raise error_from_response(response)
+    if status != 200:
+        raise error_from_response(response, hint=BASE_URL_HINT if status == 404 else "")
 
     def bad(what: str) -> TokenResponseError:
         return TokenResponseError(f"token response {what}", request=request)
@@ -101,25 +99,24 @@ def parse_token_response(response: httpx.Response) -> IssuedToken:
         raise bad("is not JSON") from None
     if not isinstance(data, dict):
         raise bad("is not a JSON object")
-    token = data.get("access_token")
+    token, token_type, expires_in = (
+        data.get(k) for k in ("access_token", "token_type", "expires_in")
+    )
     if not isinstance(token, str) or not token:
         raise bad("has no access_token")
     if not set(token) <= _TOKEN_CHARS or len(token) > 8192:
         raise bad("'s access_token is not a valid header value")
-    token_type = data.get("token_type")
     if not isinstance(token_type, str) or token_type.lower() != "bearer":
         raise bad(f"'s token_type is {str(token_type)[:40]!r}, not Bearer")
-    expires_in = data.get("expires_in")
     # The spec says a string holding an integer; a JSON integer is accepted too.
-    text = str(expires_in).strip() if isinstance(expires_in, str | int) else ""
-    if isinstance(expires_in, bool) or not (text.isascii() and text.isdigit()):
-        text = "0"
-    if not MIN_TOKEN_LIFETIME <= int(text) <= MAX_TOKEN_LIFETIME:
+    text = "" if isinstance(expires_in, bool) else str(expires_in).strip()
+    lifetime = int(text) if text.isascii() and text.isdigit() else 0
+    if not MIN_TOKEN_LIFETIME <= lifetime <= MAX_TOKEN_LIFETIME:
         raise bad(
             f"'s expires_in is {str(expires_in)[:40]!r}, not an integer "
             f"between {MIN_TOKEN_LIFETIME} and {MAX_TOKEN_LIFETIME} seconds"
         )
-    return IssuedToken(access_token=token, lifetime=int(text))
+    return IssuedToken(access_token=token, lifetime=lifetime)
 
 
 class _Refresh:
@@ -307,14 +304,10 @@ class TokenAuth(httpx.Auth):
                 continue
             request.headers["Authorization"] = f"Bearer {token}"
             response = yield request
-            if response is None or response.status_code != 401:
+            if response is None or response.status_code != 401 or token in refused:
                 return
-            if token in refused or len(refused) >= MAX_REFRESHES:
-                return
-            if parse_www_authenticate(response.headers.get("www-authenticate")).error not in (
-                None,
-                "invalid_token",
-            ):
+            error = parse_www_authenticate(response.headers.get("www-authenticate")).error
+            if len(refused) >= MAX_REFRESHES or error not in (None, "invalid_token"):
                 return
             logger.info("401 for %s %s: replaying with a new token", request.method, request.url)
             self.state.invalidate(token)
@@ -339,22 +332,18 @@ class TokenAuth(httpx.Auth):
                         # A copy: each caller's error records its own page (at_page).
                         raise copy.copy(refresh.error) from refresh.error.__cause__
                 elif refresh is not None:
-                    error: BaseException | None = None
                     try:
-                        with self._store_lock():
-                            if not self._adopt_stored():
-                                answer = yield outgoing
-                                try:
-                                    outgoing = flow.send(answer)  # parses and stores
-                                except StopIteration:
-                                    return
+                        with contextlib.ExitStack() as stack:
+                            self._use_store(lambda store: stack.enter_context(store.lock()))
+                            answer = None if self._adopt_stored() else (yield outgoing)
+                            outgoing = flow.send(answer)  # parses and stores a fetched token
+                            if answer is not None:
                                 self._save_to_store()
-                                continue
                     except BaseException as exc:
-                        error = exc
+                        self.state.finish(refresh, exc)
                         raise
-                    finally:
-                        self.state.finish(refresh, error)
+                    self.state.finish(refresh, None)
+                    continue
             try:
                 outgoing = flow.send(answer)
             except StopIteration:
@@ -400,33 +389,25 @@ class TokenAuth(httpx.Auth):
 
     # -- the token store hook: consulted under its lock before fetching, written after --
 
-    def _store_failure(self, exc: Exception) -> None:
-        if not self._store_failed:
-            self._store_failed = True
-            logger.warning("token store unusable (%s): fetching tokens", type(exc).__name__)
-
-    @contextlib.contextmanager
-    def _store_lock(self) -> Iterator[None]:
-        with contextlib.ExitStack() as stack:
-            if self._store is not None:
-                try:
-                    stack.enter_context(self._store.lock())
-                except Exception as exc:  # a broken store falls back to fetching
-                    self._store_failure(exc)
-            yield
+    def _use_store(self, action: Callable[[TokenStore], _T]) -> _T | None:
+        """``action(store)``, or ``None`` without a store or when the store fails
+        (a broken store falls back to fetching; said once)."""
+        if self._store is None:
+            return None
+        try:
+            return action(self._store)
+        except Exception as exc:
+            if not self._store_failed:
+                self._store_failed = True
+                logger.warning("token store unusable (%s): fetching tokens", type(exc).__name__)
+            return None
 
     def _adopt_stored(self) -> bool:
         """Take a token another process stored, unless it is the one just refused."""
-        if self._store is None:
-            return False
-        try:
-            stored = self._store.load()
-        except Exception as exc:  # a broken store falls back to fetching
-            self._store_failure(exc)
-            return False
-        lifetime = stored.expires_at - time.time() if stored is not None else 0.0
+        stored = self._use_store(lambda store: store.load())
         if stored is None or stored.access_token == self.state.refused:
             return False
+        lifetime = stored.expires_at - time.time()
         if lifetime <= effective_skew(self.state.refresh_skew, lifetime):
             return False
         self.state.store(stored.access_token, lifetime, sent_at=self._clock())
@@ -434,9 +415,5 @@ class TokenAuth(httpx.Auth):
 
     def _save_to_store(self) -> None:
         token, remaining = self.state.remaining(self._clock())
-        if self._store is None or token is None:
-            return
-        try:
-            self._store.save(StoredToken(token, time.time() + remaining))
-        except Exception as exc:  # a broken store falls back to fetching
-            self._store_failure(exc)
+        if token is not None:
+            self._use_store(lambda store: store.save(StoredToken(token, time.time() + remaining)))

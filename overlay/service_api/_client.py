@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import functools
 import importlib.metadata
+import itertools
 import logging
 import os
 import random
@@ -81,6 +83,8 @@ class _Family:
         self.limiter, self.max_response_bytes = limiter, max_response_bytes
         self.pool_args, self.transport = pool_args, transport
         self.rng = random.Random()  # noqa: S311 - jitter, not cryptography
+        path = self.base_url.path.rstrip("/")
+        self.hint_404 = "" if path.endswith("/public/v3") else BASE_URL_HINT
         # Routes as httpx builds them: an explicit proxy for everything, else the
         # environment's (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY) when trusted.
         self.routes: dict[str, Any] = {}
@@ -186,11 +190,7 @@ class _Family:
                 loop.call_soon_threadsafe(keeper.cancel)
 
     def next_delay(
-        self,
-        policy: RetryPolicy,
-        request: httpx.Request,
-        attempt: int,
-        outcome: httpx.Response | Exception,
+        self, policy: RetryPolicy, request: httpx.Request, attempt: int, outcome: object
     ) -> float:
         """Seconds before the next attempt after ``outcome`` (an error answer or an
         exception) under ``policy`` (the view's); raises the typed error when there is
@@ -199,35 +199,24 @@ class _Family:
         cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
         heals = True
         if isinstance(outcome, httpx.Response):
-            path = self.base_url.path.rstrip("/")
-            hint = BASE_URL_HINT if outcome.status_code == 404 else ""
-            error = error_from_response(outcome, hint="" if path.endswith("/public/v3") else hint)
+            hint = self.hint_404 if outcome.status_code == 404 else ""
+            error = error_from_response(outcome, hint=hint)
         elif isinstance(outcome, httpx.HTTPError):
             error, heals = error_from_httpx(outcome, request=request), not is_tls_error(outcome)
         else:
             assert isinstance(outcome, ServiceApiError)
             error, cause = outcome, outcome.__cause__
         # A failed token request never sent the request it was for: retrying it is safe.
-        safe = request.method in IDEMPOTENT_METHODS or is_token_request(
-            getattr(error, "request", None)
-        )
+        safe = request.method in IDEMPOTENT_METHODS or is_token_request(error.request)
         delay = None
-        if safe and heals and isinstance(error, ApiStatusError):
-            status, retry_after = error.status_code, error.retry_after
-            delay = retry_delay(
-                policy, attempt, status=status, retry_after=retry_after, rng=self.rng
-            )
-        elif safe and heals and isinstance(error, ApiConnectionError):
-            delay = retry_delay(policy, attempt, rng=self.rng)
+        if safe and heals and isinstance(error, ApiStatusError | ApiConnectionError):
+            status, after = getattr(error, "status_code", None), getattr(error, "retry_after", None)
+            delay = retry_delay(policy, attempt, status=status, retry_after=after, rng=self.rng)
         if delay is None:
             raise error from cause
         logger.info(
             "retrying %s %s after %s in %.2f s (retry %d of %d)",
-            request.method,
-            request.url.path,
-            type(error).__name__,
-            delay,
-            attempt + 1,
+            *(request.method, request.url.path, type(error).__name__, delay, attempt + 1),
             policy.max_retries,
         )
         return RETRY_SLEEP.wait_for(delay)
@@ -238,11 +227,11 @@ class _ServiceHttpxClient(httpx.Client):
 
     def __init__(self, family: _Family, policy: RetryPolicy, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._family, self._policy = family, policy
+        self._next_delay = functools.partial(family.next_delay, policy)
 
     def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         request.read()  # a body read once can be sent again
-        attempt = 0
+        attempts = itertools.count()
         while True:
             outcome: httpx.Response | Exception
             try:
@@ -254,8 +243,7 @@ class _ServiceHttpxClient(httpx.Client):
                 outcome.read()  # an error body: bounded by the transport
             except (httpx.HTTPError, ServiceApiError) as exc:
                 outcome = exc
-            time.sleep(self._family.next_delay(self._policy, request, attempt, outcome))
-            attempt += 1
+            time.sleep(self._next_delay(request, next(attempts), outcome))
 
 
 class _ServiceAsyncHttpxClient(httpx.AsyncClient):
@@ -263,11 +251,11 @@ class _ServiceAsyncHttpxClient(httpx.AsyncClient):
 
     def __init__(self, family: _Family, policy: RetryPolicy, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._family, self._policy = family, policy
+        self._next_delay = functools.partial(family.next_delay, policy)
 
     async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         await request.aread()
-        attempt = 0
+        attempts = itertools.count()
         while True:
             outcome: httpx.Response | Exception
             try:
@@ -279,24 +267,22 @@ class _ServiceAsyncHttpxClient(httpx.AsyncClient):
                 await outcome.aread()
             except (httpx.HTTPError, ServiceApiError) as exc:
                 outcome = exc
-            await asyncio.sleep(self._family.next_delay(self._policy, request, attempt, outcome))
-            attempt += 1
+            await asyncio.sleep(self._next_delay(request, next(attempts), outcome))
+
+
+# httpx_args that would reach the network around the guard, retries and size bound.
+_REFUSED_ARGS = {
+    "auth": "the client authenticates itself",
+    "app": "pass transport=httpx.ASGITransport(app) or httpx.WSGITransport(app)",
+    "base_url": "pass base_url to service_api.Client",
+    "proxies": "pass proxy= or mounts=",
+}
 
 
 def _check_httpx_args(args: dict[str, Any]) -> None:
     """Refuse what would reach the network around the guard, retries and size bound."""
-    if "auth" in args:
-        raise TypeError("httpx_args must not contain 'auth': the client authenticates itself")
-    for name in ("app", "base_url", "proxies"):
-        if name in args:
-            raise TypeError(
-                f"httpx_args must not contain {name!r}: "
-                + {
-                    "app": "pass transport=httpx.ASGITransport(app) or httpx.WSGITransport(app)",
-                    "base_url": "pass base_url to service_api.Client",
-                    "proxies": "pass proxy= or mounts=",
-                }[name]
-            )
+    for name in filter(args.__contains__, _REFUSED_ARGS):
+        raise TypeError(f"httpx_args must not contain {name!r}: {_REFUSED_ARGS[name]}")
     if args.get("transport") is not None and args.get("proxy") is not None:
         raise TypeError(
             "httpx_args must not hold both 'transport' and 'proxy': a proxy route would "
@@ -306,9 +292,7 @@ def _check_httpx_args(args: dict[str, Any]) -> None:
     if not isinstance(mounts, Mapping):
         raise TypeError("httpx_args 'mounts' must be a mapping of URL pattern to transport")
     for pattern, inner in mounts.items():
-        if inner is not None and not isinstance(
-            inner, httpx.BaseTransport | httpx.AsyncBaseTransport
-        ):
+        if not isinstance(inner, httpx.BaseTransport | httpx.AsyncBaseTransport | None):
             raise TypeError(
                 f"httpx_args 'mounts'[{pattern!r}] must be an httpx transport or None, "
                 f"not {type(inner).__name__}"
@@ -339,6 +323,10 @@ def _user_agent(headers: dict[str, str], extra: str | None) -> str:
         return given
     headers["User-Agent"] = default_user_agent(extra and extra.strip())
     return headers["User-Agent"]
+
+
+def _as_timeout(timeout: float | httpx.Timeout) -> httpx.Timeout:
+    return timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
 
 
 class FromEnvironment(enum.Enum):
@@ -479,65 +467,47 @@ class Client(service_api_client.Client):
             raise TypeError("pass proxy or httpx_args 'transport', not both")
         pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
         httpx_proxy = args.pop("proxy", None)  # never left to httpx: it would bypass the guard
-        httpx_timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        timeout = _as_timeout(timeout)
         if isinstance(token_store, str):  # a shared token named by URL
             token_store = token_store_from_url(token_store, key=client_id)
+        state = TokenState(refresh_skew=refresh_skew)
         auth = TokenAuth(
             base_url,
             client_id,
             client_secret,
-            state=TokenState(refresh_skew=refresh_skew),
-            timeout=httpx_timeout,
+            state=state,
+            timeout=timeout,
             token_store=token_store,
         )
+        policy = retry or RetryPolicy(max_retries=2 if max_retries is None else max_retries)
+        limiter = build_limiter(rate_limit, rate_store, key=client_id)
+        proxy = proxy if proxy is not None else httpx_proxy
+        transport = args.pop("transport", None)
         family = _Family(
-            base_url,
-            auth,
-            retry
-            if retry is not None
-            else RetryPolicy(max_retries=2 if max_retries is None else max_retries),
-            build_limiter(rate_limit, rate_store, key=client_id),
-            max_response_bytes,
-            pool_args,
-            proxy if proxy is not None else httpx_proxy,
-            args.pop("transport", None),
+            base_url, auth, policy, limiter, max_response_bytes, pool_args, proxy, transport
         )
         headers = dict(args.pop("headers", None) or {})
         family.user_agent = _user_agent(headers, user_agent)
-        self._setup(
-            family,
-            account_id,
-            owner=True,
-            headers=headers,
-            timeout=httpx_timeout,
-            follow_redirects=bool(args.pop("follow_redirects", False)),
-            httpx_args=args,
-        )
+        follow = bool(args.pop("follow_redirects", False))
+        kw = {
+            "headers": headers,
+            "timeout": timeout,
+            "follow_redirects": follow,
+            "httpx_args": args,
+        }
+        self._setup(family, account_id, True, **kw)
 
-    def _setup(
-        self,
-        family: _Family,
-        account_id: str | None,
-        *,
-        owner: bool,
-        headers: dict[str, str],
-        timeout: httpx.Timeout,
-        follow_redirects: bool,
-        httpx_args: dict[str, Any],
-    ) -> None:
-        headers = {k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER}
+    def _setup(self, family: _Family, account_id: str | None, owner: bool, **kw: Any) -> None:
+        """Set up a client of ``family``; ``kw`` are the generated client's ``headers``,
+        ``timeout``, ``follow_redirects`` and ``httpx_args``."""
+        headers = {k: v for k, v in kw.pop("headers").items() if k.lower() != ACCOUNT_HEADER}
         if account_id is not None:
             if not account_id or not account_id.isprintable():
                 raise ValueError("account_id must be a non-empty printable string")
             headers[ACCOUNT_HEADER] = account_id
+        verify, base_url = family.pool_args.get("verify", True), str(family.auth.base_url)
         service_api_client.Client.__init__(
-            self,
-            base_url=str(family.auth.base_url),
-            headers=headers,
-            timeout=timeout,
-            verify_ssl=family.pool_args.get("verify", True),
-            follow_redirects=follow_redirects,
-            httpx_args=httpx_args,
+            self, base_url=base_url, headers=headers, verify_ssl=verify, **kw
         )
         self._family = family
         self._policy = family.policy  # a view's own, see with_options
@@ -588,17 +558,11 @@ class Client(service_api_client.Client):
         """
         if max_retries is not None and retry is not None:
             raise TypeError("pass max_retries or retry, not both")
-        policy = self._policy
-        if retry is not None:
-            policy = retry
-        elif max_retries is not None:
-            policy = attrs.evolve(policy, max_retries=max_retries)  # validated there
+        if max_retries is not None:
+            retry = attrs.evolve(self._policy, max_retries=max_retries)  # validated there
         view = self.with_headers(dict(headers or {}))
-        if timeout is not None:
-            view._timeout = (
-                timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
-            )
-        view._policy = policy
+        view._timeout = view._timeout if timeout is None else _as_timeout(timeout)
+        view._policy = retry or self._policy
         return view
 
     def _paginator(self) -> service_api_client.client.Paginator:
@@ -616,15 +580,9 @@ class Client(service_api_client.Client):
             list_shipments.sync(client=client.with_account("acct-2"))
         """
         child = type(self).__new__(type(self))
-        child._setup(
-            self._family,
-            account_id,
-            owner=False,
-            headers=dict(self._headers),
-            timeout=self._timeout or httpx.Timeout(30.0),
-            follow_redirects=self._follow_redirects,
-            httpx_args=dict(self._httpx_args),
-        )
+        kw = {"headers": dict(self._headers), "timeout": self._timeout or httpx.Timeout(30.0)}
+        kw |= {"follow_redirects": self._follow_redirects, "httpx_args": dict(self._httpx_args)}
+        child._setup(self._family, account_id, False, **kw)
         child._policy = self._policy
         return child
 
@@ -645,9 +603,7 @@ class Client(service_api_client.Client):
 
     def with_timeout(self, timeout: httpx.Timeout) -> Client:
         """A client like this one with another timeout (sharing token and pool)."""
-        child = self.with_account(self._account_id)
-        child._timeout = timeout
-        return child
+        return self.with_options(timeout=timeout)
 
     def _client_args(
         self, sync: bool, loop: asyncio.AbstractEventLoop | None = None
@@ -656,12 +612,8 @@ class Client(service_api_client.Client):
         args = dict(self._httpx_args)
         # A user's mount goes through the guard too (origin, size bound); the retries
         # sit above every transport, in send. It is the user's to close.
-        mounts.update(
-            {
-                pattern: inner and self._family.guarded(inner, owner=False)
-                for pattern, inner in (args.pop("mounts", None) or {}).items()
-            }
-        )
+        for pattern, inner in (args.pop("mounts", None) or {}).items():
+            mounts[pattern] = inner and self._family.guarded(inner, owner=False)
         return {
             "base_url": self._base_url,
             "headers": self._headers,

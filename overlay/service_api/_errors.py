@@ -81,11 +81,11 @@ class ApiStatusError(ServiceApiError):
         status_code: int | None = None,
         request: httpx.Request | None = None,
     ) -> None:
-        if request is None and response is not None and _has_request(response):
+        if response is not None and request is None and _has_request(response):
             request = response.request
         super().__init__(message, request=request)
         self.status_code = status_code or (response.status_code if response is not None else 0)
-        self.headers = httpx.Headers(response.headers if response is not None else {})
+        self.headers = httpx.Headers(getattr(response, "headers", None))
         self.body = _redacted_body(response) if response is not None else ""
 
     @property
@@ -214,8 +214,8 @@ class PaginationWarning(UserWarning):
 def redacted_request(request: httpx.Request) -> httpx.Request:
     """A copy of ``request``: method, URL and headers without credential values, no body."""
     headers = [
-        (name, _REDACTED if name.lower() in CREDENTIAL_HEADERS else value)
-        for name, value in request.headers.multi_items()
+        (k, _REDACTED if k.lower() in CREDENTIAL_HEADERS else v)
+        for k, v in request.headers.multi_items()
     ]
     marker = {k: v for k, v in request.extensions.items() if k == TOKEN_REQUEST_EXTENSION}
     return httpx.Request(request.method, request.url, headers=headers, extensions=marker)
@@ -269,11 +269,8 @@ def _body_field(body: str, name: str) -> str | None:
 
 
 def _detail(body: str) -> str:
-    parts = [
-        value
-        for key in ("title", "detail", "error", "error_description")
-        if (value := _body_field(body, key))
-    ]
+    fields = ("title", "detail", "error", "error_description")
+    parts = [value for key in fields if (value := _body_field(body, key))]
     return ": " + "; ".join(parts) if parts else ""
 
 
@@ -295,9 +292,8 @@ def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatu
     """
     status = response.status_code
     cls = _STATUS_ERRORS.get(status, ServerError if status >= 500 else ApiStatusError)
-    where = ""
-    if _has_request(response):
-        where = f" for {response.request.method} {response.request.url}"
+    request = response.request if _has_request(response) else None
+    where = f" for {request.method} {request.url}" if request is not None else ""
     message = f"{status} {response.reason_phrase or 'error'}{where}"
     challenge = parse_www_authenticate(response.headers.get("www-authenticate"))
     if status == 401 and challenge.says_expired:
@@ -306,8 +302,7 @@ def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatu
         message += ": the token expired" + (f" at {expired.isoformat()}" if expired else "")
     elif status == 401 and challenge.error:
         message += f" ({challenge.error})"
-    request_id = request_id_of(response.headers)
-    if request_id is not None:
+    if (request_id := request_id_of(response.headers)) is not None:
         hint += f" (request id {request_id})"
     return cls(f"{message}{_detail(_redacted_body(response))}{hint}", response=response)
 
@@ -315,11 +310,9 @@ def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatu
 def is_tls_error(exc: BaseException) -> bool:
     """Whether ``exc`` was caused by TLS (a wrong scheme or certificate): it never heals."""
     seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, ssl.SSLError):
-            return True
+    while seen is not None and not isinstance(seen, ssl.SSLError):
         seen = seen.__cause__ or seen.__context__
-    return False
+    return seen is not None
 
 
 def error_from_httpx(
@@ -338,12 +331,11 @@ def error_from_httpx(
     with contextlib.suppress(RuntimeError):  # raised when the error has no request
         request = exc.request
     where = f" for {request.method} {request.url}" if request is not None else ""
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     if is_tls_error(exc):
         detail = "TLS failed (an https:// base URL for a plain-HTTP server, or a bad certificate)"
     elif isinstance(exc, httpx.LocalProtocolError | httpx.UnsupportedProtocol):
         detail = type(exc).__name__
-    else:
-        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     if isinstance(exc, httpx.TimeoutException):
         return ApiTimeoutError(f"no answer in time{where} ({detail})", request=request)
     if isinstance(exc, httpx.TransportError):

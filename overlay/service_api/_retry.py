@@ -6,6 +6,7 @@ the sync and async paths share every decision and differ only in the sleep.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import email.utils
 import math
@@ -52,17 +53,12 @@ def parse_retry_after(value: str | None, *, now: datetime.datetime | None = None
         parse_retry_after("2")   # 2.0
     """
     text = (value or "").strip()
-    if not text:
-        return None
-    try:
+    with contextlib.suppress(ValueError):
         seconds = float(text)
-    except ValueError:
-        pass
-    else:
         return seconds if math.isfinite(seconds) and seconds >= 0 else None
     try:
         when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError):  # not a date either (or empty)
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=datetime.UTC)
@@ -99,9 +95,8 @@ def retry_delay(
         retry_delay(RetryPolicy(), 0, status=503, retry_after=3.0)   # 3.0
         retry_delay(RetryPolicy(), 0, status=404)                     # None
     """
-    if attempt >= policy.max_retries:
-        return None
-    if status is not None and status not in policy.retry_statuses:
+    retryable = status is None or status in policy.retry_statuses
+    if attempt >= policy.max_retries or not retryable:
         return None
     if retry_after is not None:
         return retry_after if retry_after <= policy.max_retry_after else None

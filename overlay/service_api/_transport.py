@@ -101,14 +101,6 @@ class _BoundedStream(httpx.SyncByteStream, httpx.AsyncByteStream):
         self._inner, self._left, self._limit = inner, limit, limit
         self._request, self._cut = request, cut
 
-    def _take(self, chunk: bytes) -> bytes | None:
-        """``chunk`` if within the limit, else ``None`` (the caller closes the inner stream,
-        then :meth:`_over` refuses or cuts)."""
-        if len(chunk) > self._left:
-            return None
-        self._left -= len(chunk)
-        return chunk
-
     def _over(self, chunk: bytes) -> bytes:
         if not self._cut:
             raise _too_large(self._request, self._limit)
@@ -116,19 +108,21 @@ class _BoundedStream(httpx.SyncByteStream, httpx.AsyncByteStream):
 
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self._inner:
-            if (kept := self._take(chunk)) is None:
+            if len(chunk) > self._left:
                 self._inner.close()
                 yield self._over(chunk)
                 return
-            yield kept
+            self._left -= len(chunk)
+            yield chunk
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._inner:
-            if (kept := self._take(chunk)) is None:
+            if len(chunk) > self._left:
                 await self._inner.aclose()
                 yield self._over(chunk)
                 return
-            yield kept
+            self._left -= len(chunk)
+            yield chunk
 
     def close(self) -> None:
         self._inner.close()
@@ -171,14 +165,13 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         """Off the base origin: no ``Authorization``, no account header; a token request
         (only a redirect can send one elsewhere) is refused. The token request never
         carries the account header."""
-        off_origin = origin(request.url) != self.origin
-        if is_token_request(request) and off_origin:
+        off_origin, token_request = origin(request.url) != self.origin, is_token_request(request)
+        if token_request and off_origin:
+            where = f"{request.url.host}, outside the base URL's origin"
             raise TokenResponseError(
-                f"refusing to send the token request to {request.url.host}, "
-                "outside the base URL's origin",
-                request=request,
+                f"refusing to send the token request to {where}", request=request
             )
-        if off_origin or is_token_request(request):
+        if off_origin or token_request:
             request.headers.pop(ACCOUNT_HEADER, None)
         if off_origin:
             request.headers.pop("authorization", None)
@@ -203,10 +196,8 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                 request=request,
             )
         cut = response.status_code >= 400
-        limit = self.max_response_bytes
-        if cut:
-            limit = ERROR_BODY_BYTES
-        elif is_token_request(request):
+        limit = ERROR_BODY_BYTES if cut else self.max_response_bytes
+        if not cut and is_token_request(request):
             limit = min(limit, TOKEN_RESPONSE_BYTES)
         declared = response.headers.get("content-length", "")
         if not cut and declared.isdigit() and int(declared) > limit:
