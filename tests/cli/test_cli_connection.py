@@ -100,7 +100,7 @@ def test_retries_sets_how_often_a_failed_request_is_sent_again(mock: RunningMock
     assert sent[0] < sent[3]
 
 
-def test_retries_reaches_the_client_only_when_given(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_option_reaches_the_client_only_when_given(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[dict[str, Any]] = []
 
     def fake_client(*args: Any, **kwargs: Any) -> object:
@@ -111,10 +111,17 @@ def test_retries_reaches_the_client_only_when_given(monkeypatch: pytest.MonkeyPa
     settings = Settings("http://127.0.0.1:9/public/v3", "id", "s3cret")
     make_client(settings, "acct-1", ConnectionOptions())
     make_client(settings, "acct-1", ConnectionOptions(retries=4, proxy="http://127.0.0.1:3"))
+    stores = ConnectionOptions(
+        rate_limit="adaptive", rate_store="sqlite:///q.db", token_store="file:///t.json"
+    )
+    make_client(settings, "acct-1", stores)
     assert calls[0] == {}
-    assert calls[1]["max_retries"] == 4
-    assert calls[1]["proxy"] == "http://127.0.0.1:3"
-    assert "httpx_args" not in calls[1]
+    assert calls[1] == {"max_retries": 4, "proxy": "http://127.0.0.1:3"}
+    assert calls[2] == {
+        "rate_limit": "adaptive",
+        "rate_store": "sqlite:///q.db",
+        "token_store": "file:///t.json",
+    }
 
 
 def test_a_setting_the_client_refuses_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,21 +6,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cli_process import assert_no_credentials, cli_env, resume_argv, run_cli, start_cli
 
-import service_api
 from service_api_cli import main
 from service_api_cli._app import build_parser
-from service_api_cli._config import Settings
 from service_api_cli._connection import (
     ENV_RATE_LIMIT,
     ENV_RATE_STORE,
     ENV_TOKEN_STORE,
     ConnectionOptions,
-    make_client,
     options_from,
     parse_rate_limit,
     shown_store,
@@ -248,25 +244,3 @@ def test_help_lists_the_options_and_the_variables(capsys: pytest.CaptureFixture[
     environment = text.split("environment:", 1)[1]
     for variable in (ENV_RATE_LIMIT, ENV_RATE_STORE, ENV_TOKEN_STORE):
         assert variable in environment
-
-
-def test_make_client_passes_the_options_only_when_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[dict[str, Any]] = []
-
-    def fake_client(*args: Any, **kwargs: Any) -> object:
-        calls.append(kwargs)
-        return object()
-
-    monkeypatch.setattr(service_api, "Client", fake_client)
-    settings = Settings("http://127.0.0.1:9/public/v3", "id", "s3cret")
-    make_client(settings, "acct-1", ConnectionOptions())
-    options = ConnectionOptions(
-        rate_limit="adaptive", rate_store="sqlite:///q.db", token_store="file:///t.json"
-    )
-    make_client(settings, "acct-1", options)
-    assert calls[0] == {}
-    assert calls[1] == {
-        "rate_limit": "adaptive",
-        "rate_store": "sqlite:///q.db",
-        "token_store": "file:///t.json",
-    }
