@@ -60,31 +60,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         for account in DEMO_ACCOUNTS:
             command += ["--account", account]
         command += ["--output", str(args.output)]
-        print("demo: $ " + " ".join(command), flush=True)
         env = {
             **os.environ,
             "SERVICE_API_BASE_URL": server.base_url,
             "SERVICE_API_CLIENT_ID": DEMO_CLIENT_ID,
             "SERVICE_API_CLIENT_SECRET": DEMO_CLIENT_SECRET,
         }
-        began = time.monotonic()
-        done = subprocess.run(  # noqa: S603 -- our own interpreter and arguments
-            [sys.executable, "-m", "service_api_cli", *command[1:]],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-        elapsed = time.monotonic() - began
+        returncode, elapsed = _run_shown(command, env)
         counts = _counts(server.origin)
-        if done.returncode != 0:
-            print(f"demo: the export failed with exit code {done.returncode}", file=sys.stderr)
-            return done.returncode
+        if returncode != 0:
+            print(f"demo: the export failed with exit code {returncode}", file=sys.stderr)
+            return returncode
         _print_export_summary(args.output, counts, elapsed)
         loaded = _load_into_duckdb(env, args.output.parent)
     if loaded != 0:
         return loaded
     print("demo: mock stopped")
     return 0
+
+
+def _run_shown(command: list[str], env: dict[str, str]) -> tuple[int, float]:
+    """Show ``command`` as a user would type it, run it with this interpreter; return its
+    exit code and the seconds it took."""
+    print("demo: $ " + " ".join(command), flush=True)
+    began = time.monotonic()
+    done = subprocess.run(  # noqa: S603 -- our own interpreter and arguments
+        [sys.executable, "-m", "service_api_cli", *command[1:]],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    return done.returncode, time.monotonic() - began
 
 
 def _print_export_summary(output: Path, counts: dict[str, dict[str, int]], elapsed: float) -> None:
@@ -125,24 +131,16 @@ def _load_into_duckdb(base_env: dict[str, str], folder: Path) -> int:
     for account in DEMO_ACCOUNTS:
         command += ["--account", account]
     command += ["--pipelines-dir", str(folder / "pipelines")]
-    print("demo: $ " + " ".join(command), flush=True)
     env = {
         **base_env,
         # Where dlt's DuckDB destination writes, and no usage reports from the demo.
         "DESTINATION__DUCKDB__CREDENTIALS": str(database),
         "RUNTIME__DLTHUB_TELEMETRY": "false",
     }
-    began = time.monotonic()
-    done = subprocess.run(  # noqa: S603 -- our own interpreter and arguments
-        [sys.executable, "-m", "service_api_cli", *command[1:]],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    elapsed = time.monotonic() - began
-    if done.returncode != 0:
-        print(f"demo: the load failed with exit code {done.returncode}", file=sys.stderr)
-        return done.returncode
+    returncode, elapsed = _run_shown(command, env)
+    if returncode != 0:
+        print(f"demo: the load failed with exit code {returncode}", file=sys.stderr)
+        return returncode
     print(f"demo: loaded into {database} in {elapsed:.1f}s")
     print(f"demo: SQL> {_COUNT_SQL}")
     with duckdb.connect(str(database), read_only=True) as connection:
