@@ -207,10 +207,9 @@ class PaginationWarning(UserWarning):
 
 def redacted_request(request: httpx.Request) -> httpx.Request:
     """A copy of ``request``: method, URL and headers without credential values, no body."""
-    headers = [
-        (k, "[redacted]" if k.lower() in CREDENTIAL_HEADERS else v)
-        for k, v in request.headers.multi_items()
-    ]
+    headers = request.headers.copy()
+    for name in CREDENTIAL_HEADERS & headers.keys():  # keys are lower case
+        headers[name] = "[redacted]"
     marker = {k: v for k, v in request.extensions.items() if k == TOKEN_REQUEST_EXTENSION}
     return httpx.Request(request.method, request.url, headers=headers, extensions=marker)
 

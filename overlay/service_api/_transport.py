@@ -51,7 +51,7 @@ class ServiceResponse(httpx.Response):
     """A response whose ``json()`` raises :class:`InvalidResponseError` for a body that
     is not JSON, and whose compressed body counts what it inflates to."""
 
-    _limit = 0  # set for a compressed success body: the most it may inflate to
+    _limit = 0  # set for a compressed body: the most it may inflate to
 
     def json(self, **kwargs: Any) -> Any:
         """The parsed body; :class:`InvalidResponseError` (a ``ValueError``) if not JSON."""
@@ -89,7 +89,9 @@ class _BoundedStream(httpx.SyncByteStream, httpx.AsyncByteStream):
     bytes: past it they are cut (``cut``, error bodies) or refused; ``inner`` is closed
     then, dropping the connection."""
 
-    def __init__(self, inner: Any, limit: int, request: httpx.Request, *, cut: bool = False):
+    def __init__(
+        self, inner: Any, limit: int, request: httpx.Request, *, cut: bool = False
+    ) -> None:
         self._inner, self._left, self._limit = inner, limit, limit
         self._request, self._cut = request, cut
 
@@ -166,10 +168,6 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if self.user_agent is not None:
             request.headers.setdefault("User-Agent", self.user_agent)
 
-    def _wait(self) -> float:
-        # The one place every request on the wire asks the limiter (token requests too).
-        return self._limiter.try_acquire() if self._limiter is not None else 0.0
-
     def _bound(self, request: httpx.Request, response: httpx.Response) -> ServiceResponse:
         # I/O-free, for both twins: refuses a redirected token request and a success
         # body declared too large, else puts the body behind its bounds.
@@ -205,7 +203,8 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` once, guarded and bounded."""
         self.strip_credentials(request)
-        while wait := self._wait():
+        # Here every request on the wire asks the limiter (token requests too).
+        while self._limiter is not None and (wait := self._limiter.try_acquire()):
             time.sleep(wait)
         if not isinstance(self._inner, httpx.BaseTransport):
             raise TypeError(f"{type(self._inner).__name__} serves async requests only")
@@ -220,7 +219,7 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         """Async twin of :meth:`handle_request`."""
         self.strip_credentials(request)
         # The limiter is polled (it may be shared with other processes): no event to await.
-        while wait := self._wait():  # noqa: ASYNC110
+        while self._limiter is not None and (wait := self._limiter.try_acquire()):  # noqa: ASYNC110
             await asyncio.sleep(wait)
         if not isinstance(self._inner, httpx.AsyncBaseTransport):
             raise TypeError(f"{type(self._inner).__name__} serves sync requests only")
