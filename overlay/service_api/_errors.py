@@ -3,7 +3,7 @@
 Every error derives from :class:`ServiceApiError`. Status errors share one
 ``__init__(message, *, response)`` that keeps a redacted copy of the request, the
 status, the headers and a bounded, redacted body; what can be read from those
-(``retry_after``, the OAuth ``error``, ``expired_at``) are properties.
+(``retry_after``, ``request_id``, the OAuth ``error``, ``expired_at``) are properties.
 Secrets are removed by position, never by searching for their text: the request
 copy has no body and no credential header values, and a JSON body's credential
 fields are blanked.
@@ -15,6 +15,7 @@ import contextlib
 import datetime
 import json
 import ssl
+from typing import Any
 
 import httpx
 
@@ -29,11 +30,6 @@ TOKEN_REQUEST_EXTENSION = "service_api.token_request"  # noqa: S105 - a name, no
 # Credential headers (values replaced) and JSON body fields (values blanked).
 CREDENTIAL_HEADERS = frozenset({"authorization", "x-service-account-id", "cookie"})
 _SECRET_FIELDS = frozenset({"access_token", "refresh_token", "id_token", "client_secret"})
-_REDACTED = "[redacted]"
-#: Response header assumed to carry the server's request id: the API documents none,
-#: this is the most common name (``x-assumed`` in openapi.yaml says so too).
-REQUEST_ID_HEADER = "x-request-id"
-_MAX_REQUEST_ID_CHARS = 200
 
 
 class ServiceApiError(Exception):
@@ -41,7 +37,8 @@ class ServiceApiError(Exception):
 
     An error that stopped an iteration says where: ``page_number`` (the page that
     failed), ``start_page`` (resume there) and ``items_yielded``; all ``None`` outside
-    an iteration.
+    an iteration. ``request`` is the request that failed, without body or credential
+    header values (``None`` when unknown).
     """
 
     page_number: int | None = None
@@ -50,8 +47,7 @@ class ServiceApiError(Exception):
 
     def __init__(self, message: str, *, request: httpx.Request | None = None) -> None:
         super().__init__(message)
-        #: The request that failed, without body or credential header values.
-        self.request = redacted_request(request) if request is not None else None
+        self.request = request and redacted_request(request)
 
     @property
     def resumable(self) -> bool:
@@ -71,22 +67,16 @@ class ServiceApiError(Exception):
 
 class ApiStatusError(ServiceApiError):
     """The service answered with an error status (``status_code``, ``headers``,
-    ``body`` cut to ``MAX_BODY_CHARS``, ``request`` without credentials)."""
+    ``body`` cut to ``MAX_BODY_CHARS``, ``request`` without credentials); without a
+    ``response`` (in tests) only ``status_code`` is set."""
 
     def __init__(
-        self,
-        message: str,
-        *,
-        response: httpx.Response | None = None,
-        status_code: int | None = None,
-        request: httpx.Request | None = None,
+        self, message: str, *, response: httpx.Response | None = None, status_code: int = 0
     ) -> None:
-        if response is not None and request is None and _has_request(response):
-            request = response.request
-        super().__init__(message, request=request)
-        self.status_code = status_code or (response.status_code if response is not None else 0)
-        self.headers = httpx.Headers(getattr(response, "headers", None))
-        self.body = _redacted_body(response) if response is not None else ""
+        super().__init__(message, request=response.request if response else None)
+        self.status_code = status_code or (response.status_code if response else 0)
+        self.headers = httpx.Headers(response.headers if response else None)
+        self.body = _redacted_body(response) if response else ""
 
     @property
     def retry_after(self) -> float | None:
@@ -96,14 +86,18 @@ class ApiStatusError(ServiceApiError):
     @property
     def request_id(self) -> str | None:
         """The server's id of the failed request (header ``x-request-id``, a guess: the
-        API documents none), to quote to its support; ``None`` when not sent.
+        API documents none), cut to 200 printable characters, to quote to its support;
+        ``None`` when not sent.
 
         Example::
 
             except service_api.ApiStatusError as exc:
                 log.error("failed, request id %s", exc.request_id)
         """
-        return request_id_of(self.headers)
+        # The API documents no such header: this is the most common name (``x-assumed``
+        # in openapi.yaml says so too).
+        value = self.headers.get("x-request-id", "").strip()[:200]
+        return "".join(c for c in value if c.isprintable()) or None
 
 
 class BadRequestError(ApiStatusError):
@@ -213,10 +207,9 @@ class PaginationWarning(UserWarning):
 
 def redacted_request(request: httpx.Request) -> httpx.Request:
     """A copy of ``request``: method, URL and headers without credential values, no body."""
-    headers = [
-        (k, _REDACTED if k.lower() in CREDENTIAL_HEADERS else v)
-        for k, v in request.headers.multi_items()
-    ]
+    headers = request.headers.copy()
+    for name in CREDENTIAL_HEADERS & headers.keys():  # keys are lower case
+        headers[name] = "[redacted]"
     marker = {k: v for k, v in request.extensions.items() if k == TOKEN_REQUEST_EXTENSION}
     return httpx.Request(request.method, request.url, headers=headers, extensions=marker)
 
@@ -226,52 +219,27 @@ def is_token_request(request: httpx.Request | None) -> bool:
     return request is not None and TOKEN_REQUEST_EXTENSION in request.extensions
 
 
-def request_id_of(headers: httpx.Headers) -> str | None:
-    """The request id in ``headers`` (``x-request-id``), cut to 200 printable characters.
-
-    Example::
-
-        request_id_of(httpx.Headers({"x-request-id": "req-1"}))   # 'req-1'
-    """
-    value = headers.get(REQUEST_ID_HEADER, "").strip()
-    value = "".join(c for c in value[:_MAX_REQUEST_ID_CHARS] if c.isprintable())
-    return value or None
-
-
-def _has_request(response: httpx.Response) -> bool:
-    try:
-        response.request  # noqa: B018 - the property raises when no request is attached
-    except RuntimeError:
-        return False
-    return True
+def _json_object(text: str) -> dict[str, Any]:
+    """``text`` parsed if it is a JSON object, else empty (a hostile body never raises)."""
+    with contextlib.suppress(ValueError, RecursionError):
+        if isinstance(data := json.loads(text), dict):
+            return data
+    return {}
 
 
 def _redacted_body(response: httpx.Response) -> str:
     try:
         text = response.text
-    except (httpx.ResponseNotRead, httpx.StreamError, UnicodeDecodeError, LookupError):
+    except httpx.ResponseNotRead:  # a streamed answer nobody read: no body to show
         return ""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text[:MAX_BODY_CHARS]
-    if isinstance(data, dict) and _SECRET_FIELDS & data.keys():
-        text = json.dumps({k: _REDACTED if k in _SECRET_FIELDS else v for k, v in data.items()})
+    if _SECRET_FIELDS & (data := _json_object(text)).keys():
+        text = json.dumps({k: "[redacted]" if k in _SECRET_FIELDS else v for k, v in data.items()})
     return text[:MAX_BODY_CHARS]
 
 
 def _body_field(body: str, name: str) -> str | None:
-    try:
-        value = json.loads(body).get(name)
-    except (ValueError, AttributeError):
-        return None
+    value = _json_object(body).get(name)
     return value[:200] if isinstance(value, str) else None
-
-
-def _detail(body: str) -> str:
-    fields = ("title", "detail", "error", "error_description")
-    parts = [value for key in fields if (value := _body_field(body, key))]
-    return ": " + "; ".join(parts) if parts else ""
 
 
 _STATUS_ERRORS: dict[int, type[ApiStatusError]] = {
@@ -290,11 +258,9 @@ def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatu
 
         raise error_from_response(response)   # e.g. NotFoundError for a 404
     """
-    status = response.status_code
+    status, request = response.status_code, response.request
     cls = _STATUS_ERRORS.get(status, ServerError if status >= 500 else ApiStatusError)
-    request = response.request if _has_request(response) else None
-    where = f" for {request.method} {request.url}" if request is not None else ""
-    message = f"{status} {response.reason_phrase or 'error'}{where}"
+    message = f"{status} {response.reason_phrase or 'error'} for {request.method} {request.url}"
     challenge = parse_www_authenticate(response.headers.get("www-authenticate"))
     if status == 401 and challenge.says_expired:
         cls = TokenExpiredError
@@ -302,9 +268,15 @@ def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatu
         message += ": the token expired" + (f" at {expired.isoformat()}" if expired else "")
     elif status == 401 and challenge.error:
         message += f" ({challenge.error})"
-    if (request_id := request_id_of(response.headers)) is not None:
-        hint += f" (request id {request_id})"
-    return cls(f"{message}{_detail(_redacted_body(response))}{hint}", response=response)
+    # A first, empty error reads the body and headers: the real one is built with its
+    # whole message, as the leak guard watching every error's message needs.
+    read = cls("", response=response)
+    fields = ("title", "detail", "error", "error_description")
+    if parts := [value for key in fields if (value := _body_field(read.body, key))]:
+        message += ": " + "; ".join(parts)
+    if read.request_id is not None:
+        hint += f" (request id {read.request_id})"
+    return cls(message + hint, response=response)
 
 
 def is_tls_error(exc: BaseException) -> bool:

@@ -10,7 +10,7 @@ Retries are not here: they sit above authentication, in the client.
 from __future__ import annotations
 
 import asyncio
-import logging
+import contextlib
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -26,11 +26,7 @@ from service_api._errors import (
 from service_api._rate_limit import RequestLimiter
 from service_api._retry import parse_retry_after
 
-logger = logging.getLogger("service_api")
-
 ACCOUNT_HEADER = "x-service-account-id"
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
 #: Default cap on a successful response body, in bytes (a 50-record page is about
 #: 12 KB); a hostile server cannot make the client hold more than about this.
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -41,48 +37,43 @@ TOKEN_RESPONSE_BYTES = 64 * 1024
 
 
 def origin(url: httpx.URL) -> tuple[str, str, int | None]:
-    """``(scheme, host, port)`` of ``url``, the port made explicit for http and https.
+    """``(scheme, host, port)`` of ``url``, the port made explicit for http and https
+    (httpx already lower-cases scheme and host).
 
     Example::
 
         origin(httpx.URL("https://h/x")) == origin(httpx.URL("https://h:443/y"))   # True
     """
-    scheme = url.scheme.lower()
-    return scheme, url.host.lower(), url.port or _DEFAULT_PORTS.get(scheme)
+    return url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme)
 
 
 class ServiceResponse(httpx.Response):
     """A response whose ``json()`` raises :class:`InvalidResponseError` for a body that
     is not JSON, and whose compressed body counts what it inflates to."""
 
-    _limit: int | None = None  # set for a compressed success body
+    _limit = 0  # set for a compressed body: the most it may inflate to
 
     def json(self, **kwargs: Any) -> Any:
         """The parsed body; :class:`InvalidResponseError` (a ``ValueError``) if not JSON."""
         try:
             return super().json(**kwargs)
-        except ValueError:
+        except (ValueError, RecursionError):  # too deeply nested is not JSON for us either
             raise InvalidResponseError(
                 f"{self.status_code} answer to {self.request.method} {self.request.url} "
                 "is not valid JSON",
                 request=self.request,
             ) from None
 
+    # The decoded chunks go through the same bound as the raw ones, with the same limit.
     def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
         """The decoded body, refused past the limit when it is compressed."""
-        left = self._limit
-        for chunk in super().iter_bytes(chunk_size):
-            if left is not None and (left := left - len(chunk)) < 0:
-                raise _too_large(self.request, self._limit or 0)
-            yield chunk
+        chunks = super().iter_bytes(chunk_size)
+        return iter(_BoundedStream(chunks, self._limit, self.request)) if self._limit else chunks
 
-    async def aiter_bytes(self, chunk_size: int | None = None) -> AsyncIterator[bytes]:
+    def aiter_bytes(self, chunk_size: int | None = None) -> AsyncIterator[bytes]:
         """Async twin of :meth:`iter_bytes`."""
-        left = self._limit
-        async for chunk in super().aiter_bytes(chunk_size):
-            if left is not None and (left := left - len(chunk)) < 0:
-                raise _too_large(self.request, self._limit or 0)
-            yield chunk
+        chunks = super().aiter_bytes(chunk_size)
+        return aiter(_BoundedStream(chunks, self._limit, self.request)) if self._limit else chunks
 
 
 def _too_large(request: httpx.Request, limit: int) -> InvalidResponseError:
@@ -94,35 +85,37 @@ def _too_large(request: httpx.Request, limit: int) -> InvalidResponseError:
 
 
 class _BoundedStream(httpx.SyncByteStream, httpx.AsyncByteStream):
-    """The inner body stream cut (error bodies) or refused (success) past ``limit``
-    bytes; the inner stream is closed there, dropping the connection."""
+    """The chunks of ``inner`` (a sync or async byte stream or iterator) up to ``limit``
+    bytes: past it they are cut (``cut``, error bodies) or refused; ``inner`` is closed
+    then, dropping the connection."""
 
-    def __init__(self, inner: Any, limit: int, request: httpx.Request, *, cut: bool) -> None:
+    def __init__(
+        self, inner: Any, limit: int, request: httpx.Request, *, cut: bool = False
+    ) -> None:
         self._inner, self._left, self._limit = inner, limit, limit
         self._request, self._cut = request, cut
 
-    def _over(self, chunk: bytes) -> bytes:
-        if not self._cut:
+    def _take(self, chunk: bytes) -> bytes:
+        # I/O-free, for both iterations: what of ``chunk`` is kept; past the limit the
+        # caller stops (``_left`` is negative) after closing ``inner``.
+        self._left -= len(chunk)
+        if self._left < 0 and not self._cut:
             raise _too_large(self._request, self._limit)
-        return chunk[: self._left]
+        return chunk[: self._left] if self._left < 0 else chunk
 
     def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._inner:
-            if len(chunk) > self._left:
-                self._inner.close()
-                yield self._over(chunk)
-                return
-            self._left -= len(chunk)
-            yield chunk
+        with contextlib.closing(self._inner):
+            for chunk in self._inner:
+                yield self._take(chunk)
+                if self._left < 0:
+                    return
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._inner:
-            if len(chunk) > self._left:
-                await self._inner.aclose()
-                yield self._over(chunk)
-                return
-            self._left -= len(chunk)
-            yield chunk
+        async with contextlib.aclosing(self._inner):
+            async for chunk in self._inner:
+                yield self._take(chunk)
+                if self._left < 0:
+                    return
 
     def close(self) -> None:
         self._inner.close()
@@ -135,6 +128,7 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """Guard, size bound and rate limit around an inner (sync or async) transport.
 
     Clients of one family share the inner pool; only an ``owner`` closes it.
+    ``max_response_bytes`` is checked by the client (at least 1).
 
     Example::
 
@@ -151,15 +145,9 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         limiter: RequestLimiter | None = None,
         user_agent: str | None = None,
     ) -> None:
-        if max_response_bytes < 1:
-            raise ValueError("max_response_bytes must be at least 1")
         self._inner, self._owner, self._limiter = inner, owner, limiter
-        self.user_agent = user_agent
+        self.user_agent, self.max_response_bytes = user_agent, max_response_bytes
         self.origin = origin(base_url)
-        self.max_response_bytes = max_response_bytes
-
-    def __repr__(self) -> str:
-        return f"GuardedTransport(origin={self.origin!r}, owner={self._owner})"
 
     def strip_credentials(self, request: httpx.Request) -> None:
         """Off the base origin: no ``Authorization``, no account header; a token request
@@ -177,46 +165,46 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             request.headers.pop("authorization", None)
         # httpx gives the client's headers to the requests it builds, not to those an
         # auth flow yields (the token request): this is where every request passes.
-        if self.user_agent is not None and "user-agent" not in request.headers:
-            request.headers["User-Agent"] = self.user_agent
-
-    def _wait(self) -> float:
-        # The one place every request on the wire asks the limiter (token requests too).
-        return self._limiter.try_acquire() if self._limiter is not None else 0.0
+        if self.user_agent is not None:
+            request.headers.setdefault("User-Agent", self.user_agent)
 
     def _bound(self, request: httpx.Request, response: httpx.Response) -> ServiceResponse:
+        # I/O-free, for both twins: refuses a redirected token request and a success
+        # body declared too large, else puts the body behind its bounds.
+        status, token_request = response.status_code, is_token_request(request)
         if self._limiter is not None:
-            self._limiter.observe(
-                response.status_code, parse_retry_after(response.headers.get("retry-after"))
-            )
-        if is_token_request(request) and 300 <= response.status_code < 400:
+            self._limiter.observe(status, parse_retry_after(response.headers.get("retry-after")))
+        if token_request and 300 <= status < 400:
             raise TokenResponseError(
-                f"the token endpoint answered {response.status_code} (a redirect); "
+                f"the token endpoint answered {status} (a redirect); "
                 "the token request is never redirected",
                 request=request,
             )
-        cut = response.status_code >= 400
-        limit = ERROR_BODY_BYTES if cut else self.max_response_bytes
-        if not cut and is_token_request(request):
+        limit = self.max_response_bytes
+        if token_request:
             limit = min(limit, TOKEN_RESPONSE_BYTES)
         declared = response.headers.get("content-length", "")
-        if not cut and declared.isdigit() and int(declared) > limit:
+        if status < 400 and declared.isdigit() and int(declared) > limit:
             raise _too_large(request, limit)
-        wrapped = ServiceResponse(
-            response.status_code,
-            headers=response.headers,
-            stream=_BoundedStream(response.stream, limit, request, cut=cut),
-            extensions=response.extensions,
-            request=request,
+        cut = status >= 400  # an error body is cut, not refused: the error shows its start
+        stream = _BoundedStream(
+            response.stream, ERROR_BODY_BYTES if cut else limit, request, cut=cut
         )
-        if not cut and response.headers.get("content-encoding", "identity") != "identity":
+        wrapped = ServiceResponse(
+            status, headers=response.headers, stream=stream, extensions=response.extensions
+        )
+        wrapped.request = request
+        # What a compressed body inflates to counts too, an error body's included: a few
+        # hundred bytes of nested gzip can inflate to gigabytes.
+        if response.headers.get("content-encoding", "identity") != "identity":
             wrapped._limit = limit
         return wrapped
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` once, guarded and bounded."""
         self.strip_credentials(request)
-        while wait := self._wait():
+        # Here every request on the wire asks the limiter (token requests too).
+        while self._limiter is not None and (wait := self._limiter.try_acquire()):
             time.sleep(wait)
         if not isinstance(self._inner, httpx.BaseTransport):
             raise TypeError(f"{type(self._inner).__name__} serves async requests only")
@@ -231,7 +219,7 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         """Async twin of :meth:`handle_request`."""
         self.strip_credentials(request)
         # The limiter is polled (it may be shared with other processes): no event to await.
-        while wait := self._wait():  # noqa: ASYNC110
+        while self._limiter is not None and (wait := self._limiter.try_acquire()):  # noqa: ASYNC110
             await asyncio.sleep(wait)
         if not isinstance(self._inner, httpx.AsyncBaseTransport):
             raise TypeError(f"{type(self._inner).__name__} serves sync requests only")

@@ -82,6 +82,13 @@ def test_the_body_is_bounded_and_the_request_has_no_credentials() -> None:
     assert "t0k" not in repr(error.request.headers)
 
 
+def test_a_body_nested_too_deeply_to_parse_is_kept_as_text() -> None:
+    nested = b"[" * 1000 + b"]" * 1000  # deeper than json.loads goes: RecursionError
+    error = error_from_response(answer(500, nested))
+    assert type(error) is service_api.ServerError
+    assert error.body == nested.decode()
+
+
 def test_a_credential_field_in_a_json_body_is_blanked_where_it_stands() -> None:
     body = {"access_token": "public", "detail": "the public/v3 gateway failed"}
     error = error_from_response(answer(502, json.dumps(body).encode()))

@@ -243,8 +243,9 @@ def test_a_token_response_has_a_limit_of_its_own() -> None:
 
 
 def test_max_response_bytes_must_be_positive() -> None:
+    # Checked once, where the setting is given: the transport trusts the client.
     with pytest.raises(ValueError, match="max_response_bytes"):
-        GuardedTransport(None, base_url=httpx.URL(BASE), owner=False, max_response_bytes=0)
+        service_api.Client(BASE, "cid", "s3cret", max_response_bytes=0)
 
 
 # ---- the token request stays home ---------------------------------------------------------
@@ -311,6 +312,13 @@ def test_json_of_a_body_that_is_not_json_is_an_invalid_response_error() -> None:
     assert ServiceResponse(200, content=b'{"a": [1]}', request=request).json() == {"a": [1]}
 
 
+def test_json_of_a_body_nested_too_deeply_is_an_invalid_response_error() -> None:
+    request = httpx.Request("GET", f"{BASE}/shipments")
+    nested = ServiceResponse(200, content=b"[" * 5000 + b"]" * 5000, request=request)
+    with pytest.raises(service_api.InvalidResponseError, match="not valid JSON"):
+        nested.json()
+
+
 def gzip_bomb(request: httpx.Request) -> httpx.Response:
     # 1 MiB of zeros compresses to about 1 KiB: small on the wire, large once inflated.
     body = gzip.compress(b"0" * 2**20)
@@ -340,6 +348,26 @@ async def test_async_a_compressed_body_counts_what_it_inflates_to() -> None:
     response = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
     with pytest.raises(service_api.InvalidResponseError, match="larger than 65536 bytes"):
         await response.aread()
+
+
+def test_a_compressed_error_body_counts_what_it_inflates_to() -> None:
+    # Gzip twice: a few hundred bytes on the wire, well within what an error keeps,
+    # and 4 MiB once inflated.
+    body = gzip.compress(gzip.compress(b"0" * 2**22))
+    assert len(body) < ERROR_BODY_BYTES
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, content=body, headers={"content-encoding": "gzip, gzip"})
+
+    transport = GuardedTransport(
+        httpx.MockTransport(answer),
+        base_url=httpx.URL(BASE),
+        owner=True,
+        max_response_bytes=65536,
+    )
+    response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
+    with pytest.raises(service_api.InvalidResponseError, match="larger than 65536 bytes"):
+        response.read()
 
 
 def test_a_compressed_body_within_the_limit_is_read_whole() -> None:
