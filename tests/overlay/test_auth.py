@@ -1,5 +1,7 @@
 """TokenAuth's flow driven with next()/send(), without network; token response checks."""
 
+import asyncio
+import concurrent.futures
 import contextlib
 import json
 import threading
@@ -172,6 +174,27 @@ def test_a_flow_waits_for_the_fetch_another_flow_leads_then_uses_its_token() -> 
     first.send(token_response(token_request, "tok-1"))
     assert second.send(None) is second_request
     assert second_request.headers["authorization"] == "Bearer tok-1"
+
+
+def test_a_cancelled_async_waiter_does_not_cancel_the_fetch_the_others_wait_for() -> None:
+    auth = make_auth(FakeClock())
+    leader = auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))
+    token_request = as_request(next(leader))
+    request = httpx.Request("GET", f"{BASE}/b")
+    follower = auth.auth_flow(request)
+    refresh = next(follower)
+    assert isinstance(refresh, concurrent.futures.Future)
+
+    async def wait_then_get_cancelled() -> None:
+        waiting = asyncio.wrap_future(refresh)
+        waiting.cancel()
+        await asyncio.sleep(0)  # one loop turn: the cancellation reaches the fetch, if it can
+
+    asyncio.run(wait_then_get_cancelled())
+    assert not refresh.cancelled()
+    leader.send(token_response(token_request, "tok-1"))
+    assert follower.send(None) is request
+    assert request.headers["authorization"] == "Bearer tok-1"
 
 
 def test_sync_driver_single_flight_across_threads() -> None:
