@@ -215,15 +215,14 @@ class TokenAuth(httpx.Auth):
 
     def build_token_request(self) -> httpx.Request:
         """The ``POST /authenticate`` request, from the generated request model."""
-        body = TokenRequest(
-            client_id=self.client_id,
-            client_secret=self._client_secret,
-            grant_type="client_credentials",
-        )
         return httpx.Request(
             "POST",
             f"{self.base_url}/authenticate",
-            files=body.to_multipart(),
+            files=TokenRequest(
+                client_id=self.client_id,
+                client_secret=self._client_secret,
+                grant_type="client_credentials",
+            ).to_multipart(),
             headers={"accept": "application/json"},
             # Requests yielded by an auth flow skip the client's request building,
             # so the client's timeout must be set here or it would be unlimited.

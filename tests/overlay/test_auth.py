@@ -244,6 +244,8 @@ def test_sync_driver_single_flight_across_threads() -> None:
         ({"expires_in": "3600.5"}, "expires_in"),
         ({"expires_in": "99999999"}, "expires_in"),
         ({"expires_in": True}, "expires_in"),
+        ({"expires_in": "9" * 5000}, "expires_in"),
+        ({"access_token": "x" * 8193}, "not a valid header value"),
     ],
 )
 def test_bad_token_responses_are_typed_errors(fields: dict[str, Any], match: str) -> None:
