@@ -60,16 +60,6 @@ _TOKEN = re.compile(r"[!-~]{1,8192}")
 BASE_URL_HINT = "; the base URL probably lacks its /public/v3 prefix"
 
 
-def effective_skew(refresh_skew: float, lifetime: float) -> float:
-    """The refresh margin used for a token living ``lifetime`` s: at most half of it.
-
-    Example::
-
-        effective_skew(60.0, 2)   # 1.0
-    """
-    return max(0.0, min(refresh_skew, lifetime / 2.0))
-
-
 @attrs.frozen
 class IssuedToken:
     """A validated token response: the token and its lifetime in seconds."""
@@ -162,7 +152,8 @@ class TokenState:
         with self._lock:
             self._token = token
             self.stored += 1
-            self._refresh_at = sent_at + lifetime - effective_skew(self.refresh_skew, lifetime)
+            # The margin is at most half the lifetime, so a short-lived token is still used.
+            self._refresh_at = sent_at + lifetime - max(0.0, min(self.refresh_skew, lifetime / 2))
 
     def invalidate(self, token: str) -> None:
         """Forget ``token`` if it is still the current one (a 401 for an older token

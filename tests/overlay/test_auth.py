@@ -16,7 +16,6 @@ from service_api import InvalidCredentialsError, TokenResponseError
 from service_api._auth import (
     TokenAuth,
     TokenState,
-    effective_skew,
     parse_token_response,
 )
 from service_api._errors import TOKEN_REQUEST_EXTENSION
@@ -105,10 +104,25 @@ def test_expiry_counts_from_when_the_token_request_was_sent() -> None:
     )
 
 
-def test_skew_is_clamped_to_half_the_lifetime() -> None:
-    assert effective_skew(60, 3600) == 60
-    assert effective_skew(60, 2) == 1
-    assert effective_skew(0, 2) == 0
+@pytest.mark.parametrize(
+    ("skew", "expires_in", "refresh_after"), [(60, 3600, 3540), (60, 2, 1), (0, 2, 2)]
+)
+def test_skew_is_clamped_to_half_the_lifetime(
+    skew: float, expires_in: int, refresh_after: float
+) -> None:
+    clock = FakeClock()
+    auth = make_auth(clock, skew=skew)
+    flow = auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))
+    flow.send(token_response(as_request(next(flow)), expires_in=expires_in))
+
+    def wants_a_token() -> bool:
+        step = next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))
+        return TOKEN_REQUEST_EXTENSION in as_request(step).extensions
+
+    clock.now = 1000.0 + refresh_after - 0.001
+    assert not wants_a_token()
+    clock.now = 1000.0 + refresh_after
+    assert wants_a_token()
 
 
 def test_a_401_refreshes_and_replays_while_each_refused_token_is_new() -> None:
