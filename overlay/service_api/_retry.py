@@ -60,8 +60,7 @@ def parse_retry_after(value: str | None, *, now: datetime.datetime | None = None
         when = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):  # not a date either (or empty)
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.UTC)
+    when = when.replace(tzinfo=when.tzinfo or datetime.UTC)  # "-0000" gives a naive time
     return max(0.0, (when - (now or datetime.datetime.now(datetime.UTC))).total_seconds())
 
 
@@ -107,12 +106,12 @@ def retry_delay(
 class _RetrySleepSwitch:
     """Process-wide switch read before every retry sleep (see :mod:`service_api.testing`)."""
 
-    sleep: bool = True
-    recorded: list[float] = attrs.field(factory=list)
+    #: The delays asked for while sleeping is off; ``None`` while retries really sleep.
+    recorded: list[float] | None = None
 
     def wait_for(self, delay: float) -> float:
         """Seconds the caller should really sleep for a retry delay of ``delay``."""
-        if self.sleep:
+        if self.recorded is None:
             return delay
         self.recorded.append(delay)
         return 0.0

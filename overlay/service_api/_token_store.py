@@ -13,6 +13,7 @@ fetches. Only one process refreshes at a time (the store's lock, checked again o
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import math
@@ -86,28 +87,21 @@ def _digest(key: str) -> str:
 
 
 def _encode(token: StoredToken, key: str) -> bytes:
-    record = {
-        "key": _digest(key),
-        "access_token": token.access_token,
-        "expires_at": token.expires_at,
-    }
-    return json.dumps(record).encode()
+    return json.dumps({"key": _digest(key), **dataclasses.asdict(token)}).encode()
 
 
 def _decode(data: bytes, key: str, where: str) -> StoredToken | None:
     # Never quote the content in a message: it may hold a token.
     try:
         record = json.loads(data)
-        access_token = record["access_token"]
-        expires_at = float(record["expires_at"])
-        stored_key = record.get("key")
-    except (ValueError, TypeError, KeyError, AttributeError):
+        token = StoredToken(record["access_token"], float(record["expires_at"]))
+        has_token = isinstance(token.access_token, str) and token.access_token
+        if not has_token or not math.isfinite(token.expires_at):
+            raise ValueError("not a token")
+    except (ValueError, TypeError, KeyError, OverflowError):
         raise StoreError(f"the token store {where} holds something that is not a token") from None
-    if not isinstance(access_token, str) or not access_token or not math.isfinite(expires_at):
-        raise StoreError(f"the token store {where} holds something that is not a token")
-    if stored_key != _digest(key):
-        return None  # another integration's token: not ours to use
-    return StoredToken(access_token, expires_at)
+    # Another integration's token is not ours to use.
+    return token if record.get("key") == _digest(key) else None
 
 
 class FileTokenStore:
@@ -145,19 +139,15 @@ class FileTokenStore:
         try:
             with self.path.open("rb") as file:
                 mode = os.fstat(file.fileno()).st_mode
-                if mode & (stat.S_IRWXG | stat.S_IRWXO):
-                    raise StoreError(
-                        f"the token file {str(self.path)!r} is open to other users; not used"
-                    )
                 data = file.read(_MAX_RECORD)
         except FileNotFoundError:
             return None
         except OSError as exc:
-            if isinstance(exc, StoreError):
-                raise
             raise StoreError(
                 f"cannot read the token file {str(self.path)!r}: {exc.strerror}"
             ) from None
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise StoreError(f"the token file {str(self.path)!r} is open to other users; not used")
         return _decode(data, self._key, repr(str(self.path)))
 
     def save(self, token: StoredToken) -> None:

@@ -21,8 +21,6 @@ _PARAM = re.compile(
     r"""(?P<name>[A-Za-z0-9!#$%&'*+.^_`|~-]+)\s*=\s*(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|(?P<token>[^\s,"]+))"""
 )
 _EXPIRED_AT = re.compile(r"expired at '?(\d{1,2}/\d{1,2}/\d{4} \d{1,2}:\d{2}:\d{2})")
-# Headers longer than this are not worth reading; the cap keeps parsing cheap.
-_MAX_HEADER_CHARS = 4096
 
 
 @attrs.frozen
@@ -39,7 +37,11 @@ class WwwAuthenticate:
     scheme: str | None = None
     error: str | None = None
     error_description: str | None = None
-    expired_at: datetime.datetime | None = None
+
+    @property
+    def expired_at(self) -> datetime.datetime | None:
+        """The expiry time in the description, in UTC, or ``None``."""
+        return parse_expiry_time(self.error_description)
 
     @property
     def says_expired(self) -> bool:
@@ -54,24 +56,16 @@ def parse_www_authenticate(value: str | None) -> WwwAuthenticate:
 
         parse_www_authenticate('Bearer error="invalid_token"').error   # "invalid_token"
     """
-    if not value:
-        return WwwAuthenticate()
-    text = value[:_MAX_HEADER_CHARS].strip()
-    scheme, _, rest = text.partition(" ")
+    # Headers longer than 4096 characters are not worth reading; the cap keeps parsing cheap.
+    scheme, _, rest = (value or "")[:4096].strip().partition(" ")
     if "=" in scheme:  # no scheme, parameters only
-        scheme, rest = "", text
+        scheme, rest = "", f"{scheme} {rest}"
     params: dict[str, str] = {}
-    for match in _PARAM.finditer(rest):
-        name = match.group("name").lower()
-        quoted = match.group("quoted")
-        raw = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else match.group("token")
-        params.setdefault(name, raw)
-    description = params.get("error_description")
+    for name, quoted, token in _PARAM.findall(rest):
+        # The first occurrence counts; a token value is never empty, a quoted one may be.
+        params.setdefault(name.lower(), token or re.sub(r"\\(.)", r"\1", quoted))
     return WwwAuthenticate(
-        scheme=scheme.lower() or None,
-        error=params.get("error"),
-        error_description=description,
-        expired_at=parse_expiry_time(description),
+        scheme.lower() or None, params.get("error"), params.get("error_description")
     )
 
 

@@ -32,7 +32,7 @@ def set_retry_sleep(enabled: bool) -> None:
 
         service_api.testing.set_retry_sleep(False)   # e.g. in a conftest.py
     """
-    RETRY_SLEEP.sleep = enabled
+    RETRY_SLEEP.recorded = None if enabled else []
 
 
 def is_retry_sleep_enabled() -> bool:
@@ -42,7 +42,7 @@ def is_retry_sleep_enabled() -> bool:
 
         assert service_api.testing.is_retry_sleep_enabled()
     """
-    return RETRY_SLEEP.sleep
+    return RETRY_SLEEP.recorded is None
 
 
 @contextlib.contextmanager
@@ -55,9 +55,8 @@ def no_retry_sleep() -> Iterator[list[float]]:
             client_call()
         print(delays)   # e.g. [0.31, 0.77]
     """
-    previous, recorded = RETRY_SLEEP.sleep, RETRY_SLEEP.recorded
-    RETRY_SLEEP.sleep, RETRY_SLEEP.recorded = False, []
+    previous, RETRY_SLEEP.recorded = RETRY_SLEEP.recorded, []
     try:
         yield RETRY_SLEEP.recorded
     finally:
-        RETRY_SLEEP.sleep, RETRY_SLEEP.recorded = previous, recorded
+        RETRY_SLEEP.recorded = previous

@@ -1,5 +1,7 @@
 """TokenAuth's flow driven with next()/send(), without network; token response checks."""
 
+import asyncio
+import concurrent.futures
 import contextlib
 import json
 import threading
@@ -14,7 +16,6 @@ from service_api import InvalidCredentialsError, TokenResponseError
 from service_api._auth import (
     TokenAuth,
     TokenState,
-    effective_skew,
     parse_token_response,
 )
 from service_api._errors import TOKEN_REQUEST_EXTENSION
@@ -37,6 +38,12 @@ def token_response(request: httpx.Request, token: str = "tok-1", **fields: Any) 
     return httpx.Response(200, json=body, request=request)
 
 
+def as_request(step: object) -> httpx.Request:
+    """The request a flow step is (a flow yields a future only to wait for another fetch)."""
+    assert isinstance(step, httpx.Request)
+    return step
+
+
 def make_auth(clock: FakeClock, skew: float = 60.0) -> TokenAuth:
     return TokenAuth(BASE, "cid", SECRET, state=TokenState(refresh_skew=skew), clock=clock)
 
@@ -45,7 +52,7 @@ def test_first_request_fetches_a_token_from_the_generated_model() -> None:
     auth = make_auth(FakeClock())
     request = httpx.Request("GET", f"{BASE}/shipments")
     flow = auth.auth_flow(request)
-    token_request = next(flow)
+    token_request = as_request(next(flow))
     assert token_request.method == "POST"
     assert str(token_request.url) == f"{BASE}/authenticate"
     assert TOKEN_REQUEST_EXTENSION in token_request.extensions
@@ -65,16 +72,16 @@ def test_cached_token_is_reused_until_expiry_minus_skew() -> None:
     clock = FakeClock()
     auth = make_auth(clock)
     flow = auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))
-    flow.send(token_response(next(flow)))
+    flow.send(token_response(as_request(next(flow))))
     clock.now += 3600 - 60 - 0.001
     assert (
         TOKEN_REQUEST_EXTENSION
-        not in next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))).extensions
+        not in as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))).extensions
     )
     clock.now += 0.001
     assert (
         TOKEN_REQUEST_EXTENSION
-        in next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))).extensions
+        in as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))).extensions
     )
 
 
@@ -82,37 +89,52 @@ def test_expiry_counts_from_when_the_token_request_was_sent() -> None:
     clock = FakeClock()
     auth = make_auth(clock, skew=0)
     flow = auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))
-    token_request = next(flow)
+    token_request = as_request(next(flow))
     clock.now += 100  # a slow /authenticate answer
     flow.send(token_response(token_request))
     clock.now = 1000.0 + 3600 - 0.001
     assert (
         TOKEN_REQUEST_EXTENSION
-        not in next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))).extensions
+        not in as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))).extensions
     )
     clock.now = 1000.0 + 3600
     assert (
         TOKEN_REQUEST_EXTENSION
-        in next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))).extensions
+        in as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))).extensions
     )
 
 
-def test_skew_is_clamped_to_half_the_lifetime() -> None:
-    assert effective_skew(60, 3600) == 60
-    assert effective_skew(60, 2) == 1
-    assert effective_skew(0, 2) == 0
+@pytest.mark.parametrize(
+    ("skew", "expires_in", "refresh_after"), [(60, 3600, 3540), (60, 2, 1), (0, 2, 2)]
+)
+def test_skew_is_clamped_to_half_the_lifetime(
+    skew: float, expires_in: int, refresh_after: float
+) -> None:
+    clock = FakeClock()
+    auth = make_auth(clock, skew=skew)
+    flow = auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))
+    flow.send(token_response(as_request(next(flow)), expires_in=expires_in))
+
+    def wants_a_token() -> bool:
+        step = next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))
+        return TOKEN_REQUEST_EXTENSION in as_request(step).extensions
+
+    clock.now = 1000.0 + refresh_after - 0.001
+    assert not wants_a_token()
+    clock.now = 1000.0 + refresh_after
+    assert wants_a_token()
 
 
 def test_a_401_refreshes_and_replays_while_each_refused_token_is_new() -> None:
     auth = make_auth(FakeClock())
     request = httpx.Request("GET", f"{BASE}/x")
     flow = auth.auth_flow(request)
-    flow.send(token_response(next(flow), "tok-1"))
+    flow.send(token_response(as_request(next(flow)), "tok-1"))
     expired = httpx.Response(
         401, headers={"www-authenticate": 'Bearer error="invalid_token"'}, request=request
     )
     for new in ("tok-2", "tok-3"):  # rotated again between the refresh and the replay
-        refresh = flow.send(expired)
+        refresh = as_request(flow.send(expired))
         assert TOKEN_REQUEST_EXTENSION in refresh.extensions
         assert flow.send(token_response(refresh, new)) is request
         assert request.headers["authorization"] == f"Bearer {new}"
@@ -124,8 +146,8 @@ def test_a_401_for_a_token_issued_again_is_not_refreshed_again() -> None:
     auth = make_auth(FakeClock())
     request = httpx.Request("GET", f"{BASE}/x")
     flow = auth.auth_flow(request)
-    flow.send(token_response(next(flow), "tok-same"))
-    refresh = flow.send(httpx.Response(401, request=request))
+    flow.send(token_response(as_request(next(flow)), "tok-same"))
+    refresh = as_request(flow.send(httpx.Response(401, request=request)))
     assert flow.send(token_response(refresh, "tok-same")) is request
     with pytest.raises(StopIteration):
         flow.send(httpx.Response(401, request=request))
@@ -135,7 +157,7 @@ def test_a_401_naming_another_error_is_not_replayed() -> None:
     auth = make_auth(FakeClock())
     request = httpx.Request("GET", f"{BASE}/x")
     flow = auth.auth_flow(request)
-    flow.send(token_response(next(flow)))
+    flow.send(token_response(as_request(next(flow))))
     refused = httpx.Response(
         401, headers={"www-authenticate": 'Bearer error="insufficient_scope"'}, request=request
     )
@@ -147,25 +169,46 @@ def test_a_401_with_an_older_token_replays_with_the_current_one_without_fetching
     auth = make_auth(FakeClock())
     slow = httpx.Request("GET", f"{BASE}/slow")
     slow_flow = auth.auth_flow(slow)
-    slow_flow.send(token_response(next(slow_flow), "tok-1"))
+    slow_flow.send(token_response(as_request(next(slow_flow)), "tok-1"))
     auth.state.invalidate("tok-1")  # meanwhile another request refreshed the token
     other = auth.auth_flow(httpx.Request("GET", f"{BASE}/other"))
-    other.send(token_response(next(other), "tok-2"))
+    other.send(token_response(as_request(next(other)), "tok-2"))
     replay = slow_flow.send(httpx.Response(401, request=slow))
     assert replay is slow
     assert slow.headers["authorization"] == "Bearer tok-2"
 
 
-def test_none_after_a_token_request_means_someone_else_fetched() -> None:
+def test_a_flow_waits_for_the_fetch_another_flow_leads_then_uses_its_token() -> None:
     auth = make_auth(FakeClock())
     first = auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))
     second_request = httpx.Request("GET", f"{BASE}/b")
     second = auth.auth_flow(second_request)
-    token_request = next(first)
-    next(second)  # also wants a token
+    token_request = as_request(next(first))
+    assert not isinstance(next(second), httpx.Request)  # waits for the first one's fetch
     first.send(token_response(token_request, "tok-1"))
     assert second.send(None) is second_request
     assert second_request.headers["authorization"] == "Bearer tok-1"
+
+
+def test_a_cancelled_async_waiter_does_not_cancel_the_fetch_the_others_wait_for() -> None:
+    auth = make_auth(FakeClock())
+    leader = auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))
+    token_request = as_request(next(leader))
+    request = httpx.Request("GET", f"{BASE}/b")
+    follower = auth.auth_flow(request)
+    refresh = next(follower)
+    assert isinstance(refresh, concurrent.futures.Future)
+
+    async def wait_then_get_cancelled() -> None:
+        waiting = asyncio.wrap_future(refresh)
+        waiting.cancel()
+        await asyncio.sleep(0)  # one loop turn: the cancellation reaches the fetch, if it can
+
+    asyncio.run(wait_then_get_cancelled())
+    assert not refresh.cancelled()
+    leader.send(token_response(token_request, "tok-1"))
+    assert follower.send(None) is request
+    assert request.headers["authorization"] == "Bearer tok-1"
 
 
 def test_sync_driver_single_flight_across_threads() -> None:
@@ -180,7 +223,7 @@ def test_sync_driver_single_flight_across_threads() -> None:
         nonlocal fetches
         request = httpx.Request("GET", f"{BASE}/x")
         flow = auth.sync_auth_flow(request)
-        outgoing = next(flow)
+        outgoing = as_request(next(flow))
         while True:
             if TOKEN_REQUEST_EXTENSION in outgoing.extensions:
                 with lock:
@@ -215,6 +258,8 @@ def test_sync_driver_single_flight_across_threads() -> None:
         ({"expires_in": "3600.5"}, "expires_in"),
         ({"expires_in": "99999999"}, "expires_in"),
         ({"expires_in": True}, "expires_in"),
+        ({"expires_in": "9" * 5000}, "expires_in"),
+        ({"access_token": "x" * 8193}, "not a valid header value"),
     ],
 )
 def test_bad_token_responses_are_typed_errors(fields: dict[str, Any], match: str) -> None:
@@ -251,7 +296,7 @@ def test_refused_credentials() -> None:
 def test_reprs_show_no_secret() -> None:
     auth = make_auth(FakeClock())
     flow = auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))
-    flow.send(token_response(next(flow), "tok-secret-1"))
+    flow.send(token_response(as_request(next(flow)), "tok-secret-1"))
     for text in (repr(auth), str(auth), repr(auth.state)):
         assert SECRET not in text
         assert "tok-secret-1" not in text
@@ -294,7 +339,7 @@ def drive(auth: TokenAuth, answers: Callable[[httpx.Request], httpx.Response]) -
     request = httpx.Request("GET", f"{BASE}/x")
     flow = auth.sync_auth_flow(request)
     sent = []
-    outgoing = next(flow)
+    outgoing = as_request(next(flow))
     while True:
         is_token = TOKEN_REQUEST_EXTENSION in outgoing.extensions
         sent.append("token" if is_token else outgoing.headers["authorization"])
@@ -355,8 +400,8 @@ def test_a_broken_store_falls_back_to_fetching_with_one_warning(
 
 def test_waiters_of_a_failed_fetch_get_their_own_copy_of_its_error() -> None:
     auth = make_auth(FakeClock())
-    leader = auth._steps(httpx.Request("GET", f"{BASE}/a"))
-    follower = auth._steps(httpx.Request("GET", f"{BASE}/b"))
+    leader = auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))
+    follower = auth.auth_flow(httpx.Request("GET", f"{BASE}/b"))
     token_request = next(leader)
     assert isinstance(token_request, httpx.Request)
     assert not isinstance(next(follower), httpx.Request)  # waits for the leader's fetch

@@ -66,7 +66,15 @@ def test_the_token_file_is_private(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b"", b"not json", b"[]", b'{"access_token": 5, "expires_at": 1}', b'{"expires_at": "x"}'],
+    [
+        b"",
+        b"not json",
+        b"[]",
+        b'{"access_token": 5, "expires_at": 1}',
+        b'{"expires_at": "x"}',
+        b'{"access_token": "tok", "expires_at": 1e999}',
+        b'{"access_token": "tok", "expires_at": 1' + b"0" * 400 + b"}",
+    ],
 )
 def test_a_corrupt_file_is_a_store_error_without_its_content(
     tmp_path: Path, content: bytes
