@@ -67,11 +67,6 @@ _POOL_ARGS = frozenset({"verify", "cert", "trust_env", "http1", "http2", "limits
 
 #: The pools of one side, by route: ``None`` for the default, else a mount pattern.
 _Pools = dict[str | None, Any]
-#: The pool class and the transport base of each side: sync (no loop), then async.
-_SIDES: dict[bool, tuple[Any, type]] = {
-    True: (httpx.HTTPTransport, httpx.BaseTransport),
-    False: (httpx.AsyncHTTPTransport, httpx.AsyncBaseTransport),
-}
 
 
 class _Family:
@@ -83,36 +78,38 @@ class _Family:
         auth: TokenAuth,
         policy: RetryPolicy,
         limiter: RequestLimiter | None,
-        pool_args: dict[str, Any],
-        proxy: Any,
-        transport: Any,
-        user_mounts: Mapping[str, Any],
+        args: dict[str, Any],
         **guard: Any,
     ) -> None:
+        """``args`` are the checked ``httpx_args``: those that shape the pools stay here,
+        the others go to every httpx client of the family; ``guard`` configures
+        :class:`GuardedTransport`."""
         self.auth, self.policy, self.limiter = auth, policy, limiter
-        self.pool_args, self.transport = pool_args, transport
         self.rng = random.Random()  # noqa: S311 - jitter, not cryptography
-        path = httpx.URL(auth.base_url).path
-        self.hint_404 = "" if path.endswith("/public/v3") else BASE_URL_HINT
+        self.hint_404 = "" if auth.base_url.endswith("/public/v3") else BASE_URL_HINT
+        self.pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
+        proxy, self.transport = args.pop("proxy", None), args.pop("transport", None)
         # Routes as httpx builds them: an explicit proxy for everything, else the
         # environment's (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY) when trusted.
-        self.routes: dict[str, Any] = {}
-        if proxy is not None:
-            self.routes = {"all://": proxy}
-        elif transport is None and pool_args.get("trust_env", True):
+        self.routes: dict[str, Any] = {} if proxy is None else {"all://": proxy}
+        if proxy is None and self.transport is None and self.pool_args.get("trust_env", True):
             self.routes = get_environment_proxies()
         self._lock = threading.Lock()
         self._pools: dict[asyncio.AbstractEventLoop | None, _Pools] = {}
         self._keepers: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
+        base_url = httpx.URL(auth.base_url)
 
         def guarded(inner: Any) -> GuardedTransport:
-            return GuardedTransport(inner, owner=False, limiter=limiter, **guard)
+            return GuardedTransport(inner, base_url=base_url, owner=False, limiter=limiter, **guard)
 
-        #: What every httpx client of the family sends through: guarded routes to the
-        #: shared pools, and the user's mounts behind the same guard (theirs to close).
-        self.guarded_transport = guarded(_SharedPool(self, None))
-        self.mounts = {k: url and guarded(_SharedPool(self, k)) for k, url in self.routes.items()}
-        self.mounts |= {k: inner and guarded(inner) for k, inner in user_mounts.items()}
+        # Every httpx client of the family sends through guarded routes to the shared
+        # pools, and through the user's mounts behind the same guard (theirs to close).
+        mounts = {k: url and guarded(_SharedPool(self, k)) for k, url in self.routes.items()}
+        for pattern, inner in (args.pop("mounts", None) or {}).items():
+            mounts[pattern] = inner and guarded(inner)
+        transport = guarded(_SharedPool(self, None))
+        #: The arguments of the family's httpx clients, but base URL, headers and timeout.
+        self.client_args = {"auth": auth, "transport": transport, "mounts": mounts, **args}
 
     def pools(self, loop: asyncio.AbstractEventLoop | None) -> _Pools:
         """The sync pools (``loop`` ``None``) or those of ``loop``, built on first use;
@@ -120,7 +117,8 @@ class _Family:
         pools = self._pools.get(loop)
         if pools is not None:
             return pools
-        cls, kind = _SIDES[loop is None]
+        cls = httpx.HTTPTransport if loop is None else httpx.AsyncHTTPTransport
+        kind = httpx.BaseTransport if loop is None else httpx.AsyncBaseTransport
         with self._lock:
             for dead in [k for k in self._keepers if k.is_closed()]:  # ended, not by run()
                 del self._pools[dead], self._keepers[dead]
@@ -226,8 +224,8 @@ class _SharedPool(httpx.BaseTransport, httpx.AsyncBaseTransport):
 class _ServiceHttpxClient(httpx.Client):
     """``httpx.Client`` whose ``send`` retries above authentication and raises typed errors."""
 
-    def __init__(self, view: Client, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, view: Client) -> None:
+        super().__init__(**view._client_args())
         self._next_delay = functools.partial(view._family.next_delay, view._policy)
 
     def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
@@ -250,8 +248,8 @@ class _ServiceHttpxClient(httpx.Client):
 class _ServiceAsyncHttpxClient(httpx.AsyncClient):
     """Async twin of :class:`_ServiceHttpxClient`; differs only in the awaits."""
 
-    def __init__(self, view: Client, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, view: Client) -> None:
+        super().__init__(**view._client_args())
         self._next_delay = functools.partial(view._family.next_delay, view._policy)
 
     async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
@@ -313,10 +311,6 @@ def _user_agent(headers: dict[str, str], extra: str | None) -> str:
         given = f"service-api/{_VERSION} python/{python} httpx/{httpx.__version__}"
         headers["User-Agent"] = given = f"{given} {extra.strip()}" if extra else given
     return given
-
-
-def _as_timeout(timeout: float | httpx.Timeout) -> httpx.Timeout:
-    return timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
 
 
 class FromEnvironment(enum.Enum):
@@ -447,8 +441,6 @@ class Client(service_api_client.Client):
     ) -> None:
         if max_retries is not None and retry is not None:
             raise TypeError("pass max_retries or retry, not both")
-        if max_response_bytes < 1:
-            raise ValueError("max_response_bytes must be at least 1")
         base_url, client_id, client_secret, account_id = settings_from_environment(
             base_url, client_id, client_secret, account_id
         )
@@ -456,9 +448,9 @@ class Client(service_api_client.Client):
         _check_httpx_args(args)
         if proxy is not None and args.get("transport") is not None:
             raise TypeError("pass proxy or httpx_args 'transport', not both")
-        pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
-        httpx_proxy = args.pop("proxy", None)  # never left to httpx: it would bypass the guard
-        timeout = _as_timeout(timeout)
+        if proxy is not None:
+            args["proxy"] = proxy  # a route of the pools: never left to httpx (no guard)
+        timeout = httpx.Timeout(timeout)
         if isinstance(token_store, str):  # a shared token named by URL
             token_store = token_store_from_url(token_store, key=client_id)
         state = TokenState(refresh_skew=refresh_skew)
@@ -470,21 +462,14 @@ class Client(service_api_client.Client):
             timeout=timeout,
             token_store=token_store,
         )
+        policy = retry or RetryPolicy(max_retries=2 if max_retries is None else max_retries)
+        limiter = build_limiter(rate_limit, rate_store, key=client_id)
         headers = dict(args.pop("headers", None) or {})
+        agent = _user_agent(headers, user_agent)
         family = _Family(
-            auth,
-            retry or RetryPolicy(max_retries=2 if max_retries is None else max_retries),
-            build_limiter(rate_limit, rate_store, key=client_id),
-            pool_args,
-            proxy if proxy is not None else httpx_proxy,
-            args.pop("transport", None),
-            args.pop("mounts", None) or {},
-            base_url=httpx.URL(base_url),
-            max_response_bytes=max_response_bytes,
-            user_agent=_user_agent(headers, user_agent),
+            auth, policy, limiter, args, max_response_bytes=max_response_bytes, user_agent=agent
         )
-        follow = bool(args.pop("follow_redirects", False))
-        self._setup(family, account_id, headers, timeout, family.policy, follow, args)
+        self._setup(family, account_id, headers, timeout, policy)
         self._owner = True
 
     def _setup(
@@ -494,26 +479,21 @@ class Client(service_api_client.Client):
         headers: Mapping[str, str],
         timeout: httpx.Timeout | None,
         policy: RetryPolicy,
-        follow_redirects: bool,
-        httpx_args: dict[str, Any],
-    ) -> None:
-        """Set up a client (or a view) of ``family`` for ``account_id``."""
+    ) -> Self:
+        """Set up a client (or a view) of ``family`` for ``account_id``; the settings of
+        the connections are the family's (``_Family.client_args``)."""
         headers = {k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER}
         if account_id is not None:
             if not account_id or not account_id.isprintable():
                 raise ValueError("account_id must be a non-empty printable string")
             headers[ACCOUNT_HEADER] = account_id
+        base_url = family.auth.base_url
         service_api_client.Client.__init__(
-            self,
-            base_url=family.auth.base_url,
-            headers=headers,
-            timeout=timeout,
-            verify_ssl=family.pool_args.get("verify", True),
-            follow_redirects=follow_redirects,
-            httpx_args=httpx_args,
+            self, base_url=base_url, headers=headers, timeout=timeout
         )
         self._family, self._policy, self._account_id = family, policy, account_id
         self._owner = False
+        return self
 
     def __repr__(self) -> str:
         return (
@@ -532,19 +512,6 @@ class Client(service_api_client.Client):
     def retry_policy(self) -> RetryPolicy:
         """The retry policy in force for this client (or view, see :meth:`with_options`)."""
         return self._policy
-
-    def _view(
-        self,
-        account_id: str | None,
-        headers: Mapping[str, str],
-        timeout: httpx.Timeout | None,
-        policy: RetryPolicy,
-    ) -> Client:
-        """A client of the same family: token, pools and limiter shared, nothing to close."""
-        view = type(self).__new__(type(self))
-        follow, args = self._follow_redirects, self._httpx_args
-        view._setup(self._family, account_id, headers, timeout, policy, follow, args)
-        return view
 
     def with_options(
         self,
@@ -577,8 +544,9 @@ class Client(service_api_client.Client):
         given = dict(headers or {})
         account = httpx.Headers(given).get(ACCOUNT_HEADER, self._account_id)
         kept = {k: v for k, v in self._headers.items() if k.lower() not in httpx.Headers(given)}
-        timeout = self._timeout if timeout is None else _as_timeout(timeout)
-        return self._view(account, kept | given, timeout, retry or self._policy)
+        timeout = self._timeout if timeout is None else httpx.Timeout(timeout)
+        view = type(self).__new__(type(self))
+        return view._setup(self._family, account, kept | given, timeout, retry or self._policy)
 
     def _paginator(self) -> service_api_client.client.Paginator:
         # The generated resource accessors (client.shipments.iterate() ...) page through
@@ -594,7 +562,8 @@ class Client(service_api_client.Client):
 
             list_shipments.sync(client=client.with_account("acct-2"))
         """
-        return self._view(account_id, self._headers, self._timeout, self._policy)
+        view = type(self).__new__(type(self))
+        return view._setup(self._family, account_id, self._headers, self._timeout, self._policy)
 
     def with_headers(self, headers: dict[str, str]) -> Client:
         """A client like this one that also sends ``headers`` (sharing token and pool)."""
@@ -609,22 +578,14 @@ class Client(service_api_client.Client):
         return self.with_options(timeout=timeout)
 
     def _client_args(self) -> dict[str, Any]:
-        return {
-            "base_url": self._base_url,
-            "headers": self._headers,
-            "timeout": self._timeout,
-            "follow_redirects": self._follow_redirects,
-            "auth": self._family.auth,
-            "transport": self._family.guarded_transport,
-            "mounts": self._family.mounts,
-            **self._httpx_args,
-        }
+        mine = {"base_url": self._base_url, "headers": self._headers, "timeout": self._timeout}
+        return mine | self._family.client_args
 
     def get_httpx_client(self) -> httpx.Client:
         """The ``httpx.Client`` the generated sync functions use (built on first use; it
         owns nothing, so a race builds a spare one at worst)."""
         if self._client is None:
-            self._client = _ServiceHttpxClient(self, **self._client_args())
+            self._client = _ServiceHttpxClient(self)
         return self._client
 
     def get_async_httpx_client(self) -> httpx.AsyncClient:
@@ -632,7 +593,7 @@ class Client(service_api_client.Client):
         each loop gets its own pool, shared by the client's family (views and children)
         and closed with the original client or when ``asyncio.run`` ends that loop."""
         if self._async_client is None:
-            self._async_client = _ServiceAsyncHttpxClient(self, **self._client_args())
+            self._async_client = _ServiceAsyncHttpxClient(self)
         return self._async_client
 
     def set_httpx_client(self, client: httpx.Client) -> Self:
