@@ -18,7 +18,6 @@ import importlib.metadata
 import itertools
 import logging
 import os
-import random
 import sys
 import threading
 import time
@@ -76,7 +75,6 @@ class _Family:
     def __init__(
         self,
         auth: TokenAuth,
-        policy: RetryPolicy,
         limiter: RequestLimiter | None,
         args: dict[str, Any],
         **guard: Any,
@@ -84,8 +82,7 @@ class _Family:
         """``args`` are the checked ``httpx_args``: those that shape the pools stay here,
         the others go to every httpx client of the family; ``guard`` configures
         :class:`GuardedTransport`."""
-        self.auth, self.policy, self.limiter = auth, policy, limiter
-        self.rng = random.Random()  # noqa: S311 - jitter, not cryptography
+        self.auth, self.limiter = auth, limiter
         self.hint_404 = "" if auth.base_url.endswith("/public/v3") else BASE_URL_HINT
         self.pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
         proxy, self.transport = args.pop("proxy", None), args.pop("transport", None)
@@ -114,9 +111,6 @@ class _Family:
     def pools(self, loop: asyncio.AbstractEventLoop | None) -> _Pools:
         """The sync pools (``loop`` ``None``) or those of ``loop``, built on first use;
         a loop's are closed inside it when it ends (or by :meth:`close_pools`)."""
-        pools = self._pools.get(loop)
-        if pools is not None:
-            return pools
         cls = httpx.HTTPTransport if loop is None else httpx.AsyncHTTPTransport
         kind = httpx.BaseTransport if loop is None else httpx.AsyncBaseTransport
         with self._lock:
@@ -192,7 +186,7 @@ class _Family:
         delay = None
         if safe and heals and isinstance(error, ApiStatusError | ApiConnectionError):
             status, after = getattr(error, "status_code", None), getattr(error, "retry_after", None)
-            delay = retry_delay(policy, attempt, status=status, retry_after=after, rng=self.rng)
+            delay = retry_delay(policy, attempt, status=status, retry_after=after)
         if delay is None:
             raise error from cause
         logger.info(
@@ -353,12 +347,10 @@ def settings_from_environment(
         return found
 
     url = required(base_url, ENV_BASE_URL)
-    try:
-        _check_base_url(url)
-    except ValueError as exc:
-        if base_url is not None:
-            raise
-        raise ConfigurationError(f"{ENV_BASE_URL}: {exc}", ENV_BASE_URL) from None
+    if (problem := _base_url_problem(url)) is not None and base_url is not None:
+        raise ValueError(problem)
+    if problem is not None:
+        raise ConfigurationError(f"{ENV_BASE_URL}: {problem}", ENV_BASE_URL)
     cid, secret = required(client_id, ENV_CLIENT_ID), required(client_secret, ENV_CLIENT_SECRET)
     if not isinstance(account_id, FromEnvironment):
         return url, cid, secret, account_id
@@ -373,15 +365,16 @@ def settings_from_environment(
     return url, cid, secret, account
 
 
-def _check_base_url(base_url: str) -> None:
+def _base_url_problem(base_url: str) -> str | None:
     try:
         url = httpx.URL(base_url)
     except httpx.InvalidURL as exc:
-        raise ValueError(f"base_url is not a URL: {exc}") from None
+        return f"base_url is not a URL: {exc}"
     if url.scheme not in ("http", "https") or not url.host:
-        raise ValueError("base_url must be an absolute http(s) URL")
+        return "base_url must be an absolute http(s) URL"
     if "?" in base_url or "#" in base_url:
-        raise ValueError("base_url must not have a query or a fragment")
+        return "base_url must not have a query or a fragment"
+    return None
 
 
 class Client(service_api_client.Client):
@@ -467,7 +460,7 @@ class Client(service_api_client.Client):
         headers = dict(args.pop("headers", None) or {})
         agent = _user_agent(headers, user_agent)
         family = _Family(
-            auth, policy, limiter, args, max_response_bytes=max_response_bytes, user_agent=agent
+            auth, limiter, args, max_response_bytes=max_response_bytes, user_agent=agent
         )
         self._setup(family, account_id, headers, timeout, policy)
         self._owner = True
