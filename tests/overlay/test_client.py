@@ -531,3 +531,15 @@ async def test_async_401_forever_with_a_new_token_each_time_ends_after_three_tok
             await client.get_async_httpx_client().get("/shipments")
     assert service.seen == ["tok-1", "tok-2", "tok-3"]
     assert service.issued == 3
+
+
+def test_a_call_after_close_opens_the_pools_again(mock: RunningMock) -> None:
+    client = make_client(mock)
+    list_shipments.sync(client=client)
+    first = client._family.pools(None)[None]
+    client.close()
+    assert first._pool.connections == []  # closed
+    assert isinstance(list_shipments.sync(client=client), ShipmentPage)
+    assert client._family.pools(None)[None] is not first
+    client.close()
+    assert mock.service.count("authenticate") == 1  # the token outlives the pools
