@@ -322,7 +322,6 @@ def settings_from_environment(
     client_id: str | None,
     client_secret: str | None,
     account_id: str | FromEnvironment | None,
-    environ: Mapping[str, str] = os.environ,
 ) -> tuple[str, str, str, str | None]:
     """The four settings, each one not given read from its ``SERVICE_API_*`` variable,
     the base URL checked.
@@ -338,7 +337,7 @@ def settings_from_environment(
     """
 
     def read(value: str | None, variable: str) -> str | None:
-        return value if value is not None else (environ.get(variable, "").strip() or None)
+        return value if value is not None else (os.environ.get(variable, "").strip() or None)
 
     def required(value: str | None, variable: str) -> str:
         if (found := read(value, variable)) is None:
@@ -493,8 +492,6 @@ class Client(service_api_client.Client):
             f"{type(self).__name__}(base_url={self._base_url!r}, "
             f"client_id={self._family.auth.client_id!r}, account_id={self._account_id!r})"
         )
-
-    __str__ = __repr__
 
     @property
     def account_id(self) -> str | None:
