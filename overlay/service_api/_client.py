@@ -69,8 +69,8 @@ _Pools = dict[str | None, Any]
 
 
 class _Family:
-    """What a client shares with its views and children: the token, the policy, the
-    limiter, and the connection pools (one set for sync calls, one per event loop)."""
+    """What a client shares with its views and children: the token, the limiter, the
+    retry decision and the connection pools (one set for sync calls, one per event loop)."""
 
     def __init__(
         self,
