@@ -1,10 +1,11 @@
 """The client: a generated ``service_api_client.Client`` that authenticates itself.
 
-Layers, top down: the retry loop (:meth:`_Family.retry_delay`, in ``send``), the
+Layers, top down: the retry loop (:meth:`_Family.next_delay`, in ``send``), the
 auth flow (:class:`~service_api._auth.TokenAuth`), redirects, then the guarded
-transport for the route (direct or through a proxy). Each retry attempt therefore
-asks the auth flow for the token of that moment. The behaviour is documented in the
-README ("Client behaviour and defaults").
+transport for the route (direct or through a proxy), whose inner transport is the
+family's pool of the calling side: the sync pool, or that of the running event loop.
+Each retry attempt therefore asks the auth flow for the token of that moment. The
+behaviour is documented in the README ("Client behaviour and defaults").
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import importlib.metadata
 import itertools
 import logging
 import os
-import random
 import sys
 import threading
 import time
@@ -64,133 +64,109 @@ except importlib.metadata.PackageNotFoundError:  # run from a source tree, not i
 # transports we build, since httpx ignores them when given a transport.
 _POOL_ARGS = frozenset({"verify", "cert", "trust_env", "http1", "http2", "limits", "local_address"})
 
+#: The pools of one side, by route: ``None`` for the default, else a mount pattern.
+_Pools = dict[str | None, Any]
+
 
 class _Family:
-    """What a client shares with its ``with_*`` children: token, policy, sync pools."""
+    """What a client shares with its views and children: the token, the limiter, the
+    retry decision and the connection pools (one set for sync calls, one per event loop)."""
 
     def __init__(
         self,
-        base_url: str,
         auth: TokenAuth,
-        policy: RetryPolicy,
         limiter: RequestLimiter | None,
-        max_response_bytes: int,
-        pool_args: dict[str, Any],
-        proxy: Any,
-        transport: Any,
+        args: dict[str, Any],
+        **guard: Any,
     ) -> None:
-        self.base_url, self.auth, self.policy = httpx.URL(base_url), auth, policy
-        self.limiter, self.max_response_bytes = limiter, max_response_bytes
-        self.pool_args, self.transport = pool_args, transport
-        self.rng = random.Random()  # noqa: S311 - jitter, not cryptography
-        path = self.base_url.path.rstrip("/")
-        self.hint_404 = "" if path.endswith("/public/v3") else BASE_URL_HINT
+        """``args`` are the checked ``httpx_args``: those that shape the pools stay here,
+        the others go to every httpx client of the family; ``guard`` configures
+        :class:`GuardedTransport`."""
+        self.auth, self.limiter = auth, limiter
+        self.hint_404 = "" if auth.base_url.endswith("/public/v3") else BASE_URL_HINT
+        self.pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
+        proxy, self.transport = args.pop("proxy", None), args.pop("transport", None)
         # Routes as httpx builds them: an explicit proxy for everything, else the
         # environment's (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY) when trusted.
-        self.routes: dict[str, Any] = {}
-        if proxy is not None:
-            self.routes = {"all://": proxy}
-        elif transport is None and pool_args.get("trust_env", True):
+        self.routes: dict[str, Any] = {} if proxy is None else {"all://": proxy}
+        if proxy is None and self.transport is None and self.pool_args.get("trust_env", True):
             self.routes = get_environment_proxies()
         self._lock = threading.Lock()
-        self._sync: tuple[Any, dict[str, Any]] | None = None
-        self._async: dict[asyncio.AbstractEventLoop, tuple[Any, dict[str, Any]]] = {}
-        self._async_keepers: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
-        #: Sent by the guard on requests that have none (the token request).
-        self.user_agent = default_user_agent()
+        self._pools: dict[asyncio.AbstractEventLoop | None, _Pools] = {}
+        self._keepers: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
+        base_url = httpx.URL(auth.base_url)
 
-    def guarded(self, inner: Any, *, owner: bool) -> GuardedTransport:
-        """``inner`` behind the family's guard, size bound and rate limit."""
-        return GuardedTransport(
-            inner,
-            base_url=self.base_url,
-            owner=owner,
-            max_response_bytes=self.max_response_bytes,
-            limiter=self.limiter,
-            user_agent=self.user_agent,
-        )
+        def guarded(inner: Any) -> GuardedTransport:
+            return GuardedTransport(inner, base_url=base_url, owner=False, limiter=limiter, **guard)
 
-    def _pools(self, cls: Any, kind: type) -> tuple[Any, dict[str, Any]]:
-        # A user's transport serves the side(s) it implements (MockTransport: both).
-        default = self.transport if isinstance(self.transport, kind) else cls(**self.pool_args)
-        return default, {
-            k: url and cls(proxy=url, **self.pool_args) for k, url in self.routes.items()
-        }
+        # Every httpx client of the family sends through guarded routes to the shared
+        # pools, and through the user's mounts behind the same guard (theirs to close).
+        mounts = {k: url and guarded(_SharedPool(self, k)) for k, url in self.routes.items()}
+        for pattern, inner in (args.pop("mounts", None) or {}).items():
+            mounts[pattern] = inner and guarded(inner)
+        transport = guarded(_SharedPool(self, None))
+        #: The arguments of the family's httpx clients, but base URL, headers and timeout.
+        self.client_args = {"auth": auth, "transport": transport, "mounts": mounts, **args}
 
-    def transports(
-        self, *, sync: bool, loop: asyncio.AbstractEventLoop | None = None
-    ) -> tuple[GuardedTransport, dict[str, Any]]:
-        """The guarded default transport and proxy mounts: the family's shared sync
-        pools, or its shared async pools of the running ``loop`` (both closed by
-        :meth:`close_pools`, those of a loop also when it ends), or, outside any event
-        loop, new async pools that the caller's client owns."""
-        owner = False
-        if sync:
-            with self._lock:
-                if self._sync is None:
-                    self._sync = self._pools(httpx.HTTPTransport, httpx.BaseTransport)
-                default, mounts = self._sync
-        elif loop is None:
-            default, mounts = self._pools(httpx.AsyncHTTPTransport, httpx.AsyncBaseTransport)
-            owner = True
-        else:
-            default, mounts = self._loop_pools(loop)
-        return self.guarded(default, owner=owner and default is not self.transport), {
-            k: inner and self.guarded(inner, owner=owner) for k, inner in mounts.items()
-        }
-
-    def _loop_pools(self, loop: asyncio.AbstractEventLoop) -> tuple[Any, dict[str, Any]]:
-        # One async pool per event loop for the whole family, so that views and children
-        # (one per call, say) open no connections of their own.
+    def pools(self, loop: asyncio.AbstractEventLoop | None) -> _Pools:
+        """The sync pools (``loop`` ``None``) or those of ``loop``, built on first use;
+        a loop's are closed inside it when it ends (or by :meth:`close_pools`)."""
+        cls = httpx.HTTPTransport if loop is None else httpx.AsyncHTTPTransport
+        kind = httpx.BaseTransport if loop is None else httpx.AsyncBaseTransport
         with self._lock:
-            for dead in [k for k in self._async if k.is_closed()]:
-                del self._async[dead]
-                self._async_keepers.pop(dead, None)
-            pools = self._async.get(loop)
+            for dead in [k for k in self._keepers if k.is_closed()]:  # ended, not by run()
+                del self._pools[dead], self._keepers[dead]
+            pools = self._pools.get(loop)
             if pools is None:
-                pools = self._pools(httpx.AsyncHTTPTransport, httpx.AsyncBaseTransport)
-                self._async[loop] = pools
-                self._async_keepers[loop] = loop.create_task(self._close_with_loop(pools))
+                pools = {
+                    k: cls(proxy=url, **self.pool_args) for k, url in self.routes.items() if url
+                }
+                # A user's transport serves the side(s) it implements (MockTransport: both).
+                pools[None] = self.transport
+                if not isinstance(self.transport, kind):
+                    pools[None] = cls(**self.pool_args)
+                self._pools[loop] = pools
+                if loop is not None:
+                    self._keepers[loop] = loop.create_task(self._close_with_loop(loop, pools))
             return pools
 
-    async def _close_with_loop(self, pools: tuple[Any, dict[str, Any]]) -> None:
+    async def _close_with_loop(self, loop: asyncio.AbstractEventLoop, pools: _Pools) -> None:
         """Hold ``pools`` open until this task is cancelled (``asyncio.run`` cancels every
         task before closing its loop), then close them inside their own loop."""
         try:
-            await asyncio.get_running_loop().create_future()
+            await loop.create_future()
         finally:
-            for pool in (pools[0], *pools[1].values()):
-                if pool is not None and pool is not self.transport:
+            with self._lock:
+                del self._pools[loop], self._keepers[loop]
+            for pool in pools.values():
+                if pool is not self.transport:
                     await pool.aclose()
 
     async def aclose_loop_pools(self) -> None:
-        """Close the async pools of the running loop now (they are built anew if needed)."""
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            self._async.pop(loop, None)
-            keeper = self._async_keepers.pop(loop, None)
+        """Close the pools of the running loop now (they are built anew if needed)."""
+        keeper = self._keepers.get(asyncio.get_running_loop())
         if keeper is not None:
             keeper.cancel()
             await asyncio.wait([keeper])
 
     def close_pools(self) -> None:
-        """Close the shared sync pools, whichever client created them, and ask every live
-        event loop to close the family's pools there."""
+        """Close the sync pools, whichever client created them, and ask every live event
+        loop to close the family's pools there."""
         with self._lock:
-            pools, self._sync = self._sync, None
-            # The keepers stay known until their loop ends, for aclose_loop_pools to await.
-            keepers = dict(self._async_keepers)
-            self._async = {}
-        if pools is not None:
-            for pool in (pools[0], *pools[1].values()):
-                if pool is not None:
-                    pool.close()
+            pools = self._pools.pop(None, {})
+            keepers = dict(self._keepers)
+        for pool in pools.values():
+            pool.close()
         for loop, keeper in keepers.items():
             with contextlib.suppress(RuntimeError):  # a closed loop took its pools along
                 loop.call_soon_threadsafe(keeper.cancel)
 
     def next_delay(
-        self, policy: RetryPolicy, request: httpx.Request, attempt: int, outcome: object
+        self,
+        policy: RetryPolicy,
+        request: httpx.Request,
+        attempt: int,
+        outcome: httpx.Response | httpx.HTTPError | ServiceApiError,
     ) -> float:
         """Seconds before the next attempt after ``outcome`` (an error answer or an
         exception) under ``policy`` (the view's); raises the typed error when there is
@@ -204,14 +180,13 @@ class _Family:
         elif isinstance(outcome, httpx.HTTPError):
             error, heals = error_from_httpx(outcome, request=request), not is_tls_error(outcome)
         else:
-            assert isinstance(outcome, ServiceApiError)
             error, cause = outcome, outcome.__cause__
         # A failed token request never sent the request it was for: retrying it is safe.
         safe = request.method in IDEMPOTENT_METHODS or is_token_request(error.request)
         delay = None
         if safe and heals and isinstance(error, ApiStatusError | ApiConnectionError):
             status, after = getattr(error, "status_code", None), getattr(error, "retry_after", None)
-            delay = retry_delay(policy, attempt, status=status, retry_after=after, rng=self.rng)
+            delay = retry_delay(policy, attempt, status=status, retry_after=after)
         if delay is None:
             raise error from cause
         logger.info(
@@ -222,18 +197,36 @@ class _Family:
         return RETRY_SLEEP.wait_for(delay)
 
 
+class _SharedPool(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """The family's pool of one route for the calling side: the sync one, or that of
+    the running event loop. It owns nothing (the family closes the pools)."""
+
+    def __init__(self, family: _Family, route: str | None) -> None:
+        self.family, self.route = family, route
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` through the family's sync pool of the route."""
+        pool: httpx.BaseTransport = self.family.pools(None)[self.route]
+        return pool.handle_request(request)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` through the family's pool of the route in this event loop."""
+        pool: httpx.AsyncBaseTransport = self.family.pools(asyncio.get_running_loop())[self.route]
+        return await pool.handle_async_request(request)
+
+
 class _ServiceHttpxClient(httpx.Client):
     """``httpx.Client`` whose ``send`` retries above authentication and raises typed errors."""
 
-    def __init__(self, family: _Family, policy: RetryPolicy, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._next_delay = functools.partial(family.next_delay, policy)
+    def __init__(self, view: Client) -> None:
+        super().__init__(**view._client_args())
+        self._next_delay = functools.partial(view._family.next_delay, view._policy)
 
     def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         request.read()  # a body read once can be sent again
         attempts = itertools.count()
         while True:
-            outcome: httpx.Response | Exception
+            outcome: httpx.Response | httpx.HTTPError | ServiceApiError
             try:
                 started = time.monotonic()
                 outcome = super().send(request, **kwargs)
@@ -247,17 +240,17 @@ class _ServiceHttpxClient(httpx.Client):
 
 
 class _ServiceAsyncHttpxClient(httpx.AsyncClient):
-    """Async twin of :class:`_ServiceHttpxClient`; differs only in the sleep."""
+    """Async twin of :class:`_ServiceHttpxClient`; differs only in the awaits."""
 
-    def __init__(self, family: _Family, policy: RetryPolicy, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._next_delay = functools.partial(family.next_delay, policy)
+    def __init__(self, view: Client) -> None:
+        super().__init__(**view._client_args())
+        self._next_delay = functools.partial(view._family.next_delay, view._policy)
 
     async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         await request.aread()
         attempts = itertools.count()
         while True:
-            outcome: httpx.Response | Exception
+            outcome: httpx.Response | httpx.HTTPError | ServiceApiError
             try:
                 started = time.monotonic()
                 outcome = await super().send(request, **kwargs)
@@ -299,34 +292,19 @@ def _check_httpx_args(args: dict[str, Any]) -> None:
             )
 
 
-def default_user_agent(extra: str | None = None) -> str:
-    """``service-api/<version> python/<x.y> httpx/<version>``, then ``extra`` if given.
-
-    Example::
-
-        default_user_agent("myapp/1.2")
-        # 'service-api/0.1.0 python/3.12 httpx/0.28.1 myapp/1.2'
-    """
-    python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    agent = f"service-api/{_VERSION} python/{python} httpx/{httpx.__version__}"
-    return f"{agent} {extra}" if extra else agent
-
-
 def _user_agent(headers: dict[str, str], extra: str | None) -> str:
-    """Put the user agent in ``headers`` unless the user gave one (theirs wins whole)."""
+    """``service-api/<version> python/<x.y> httpx/<version>``, then ``extra`` if given,
+    put in ``headers`` unless the user gave a ``User-Agent`` (theirs wins whole)."""
     if extra is not None and (not extra.strip() or not extra.isprintable()):
         raise ValueError("user_agent must be a non-empty printable string")
-    given = next((v for k, v in headers.items() if k.lower() == "user-agent"), None)
-    if given is not None:
-        if extra is not None:
-            raise TypeError("pass user_agent or a User-Agent header, not both")
-        return given
-    headers["User-Agent"] = default_user_agent(extra and extra.strip())
-    return headers["User-Agent"]
-
-
-def _as_timeout(timeout: float | httpx.Timeout) -> httpx.Timeout:
-    return timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+    given: str | None = httpx.Headers(headers).get("user-agent")
+    if given is not None and extra is not None:
+        raise TypeError("pass user_agent or a User-Agent header, not both")
+    if given is None:
+        python = f"{sys.version_info.major}.{sys.version_info.minor}"
+        given = f"service-api/{_VERSION} python/{python} httpx/{httpx.__version__}"
+        headers["User-Agent"] = given = f"{given} {extra.strip()}" if extra else given
+    return given
 
 
 class FromEnvironment(enum.Enum):
@@ -344,13 +322,14 @@ def settings_from_environment(
     client_id: str | None,
     client_secret: str | None,
     account_id: str | FromEnvironment | None,
-    environ: Mapping[str, str] = os.environ,
 ) -> tuple[str, str, str, str | None]:
-    """The four settings, each one not given read from its ``SERVICE_API_*`` variable.
+    """The four settings, each one not given read from its ``SERVICE_API_*`` variable,
+    the base URL checked.
 
     An explicit argument wins; a variable that is unset or blank counts as missing. A
     missing base URL, client ID or client secret is a :class:`ConfigurationError`
-    naming the variable; an account not given and not set means no account header.
+    naming the variable, as is a bad base URL read from it (a bad one given is a
+    ``ValueError``); an account not given and not set means no account header.
 
     Example::
 
@@ -358,22 +337,20 @@ def settings_from_environment(
     """
 
     def read(value: str | None, variable: str) -> str | None:
-        return value if value is not None else (environ.get(variable, "").strip() or None)
+        return value if value is not None else (os.environ.get(variable, "").strip() or None)
 
-    def required(value: str | None, variable: str, name: str) -> str:
-        found = read(value, variable)
-        if found is None:
+    def required(value: str | None, variable: str) -> str:
+        if (found := read(value, variable)) is None:
+            name = variable.removeprefix("SERVICE_API_").lower()
             raise ConfigurationError(f"no {name}: pass {name}= or set {variable}", variable)
         return found
 
-    url = required(base_url, ENV_BASE_URL, "base_url")
-    if base_url is None:
-        try:
-            _check_base_url(url)
-        except ValueError as exc:
-            raise ConfigurationError(f"{ENV_BASE_URL}: {exc}", ENV_BASE_URL) from None
-    cid = required(client_id, ENV_CLIENT_ID, "client_id")
-    secret = required(client_secret, ENV_CLIENT_SECRET, "client_secret")
+    url = required(base_url, ENV_BASE_URL)
+    if (problem := _base_url_problem(url)) is not None and base_url is not None:
+        raise ValueError(problem)
+    if problem is not None:
+        raise ConfigurationError(f"{ENV_BASE_URL}: {problem}", ENV_BASE_URL)
+    cid, secret = required(client_id, ENV_CLIENT_ID), required(client_secret, ENV_CLIENT_SECRET)
     if not isinstance(account_id, FromEnvironment):
         return url, cid, secret, account_id
     account = read(None, ENV_ACCOUNT_ID)
@@ -387,15 +364,16 @@ def settings_from_environment(
     return url, cid, secret, account
 
 
-def _check_base_url(base_url: str) -> None:
+def _base_url_problem(base_url: str) -> str | None:
     try:
         url = httpx.URL(base_url)
     except httpx.InvalidURL as exc:
-        raise ValueError(f"base_url is not a URL: {exc}") from None
+        return f"base_url is not a URL: {exc}"
     if url.scheme not in ("http", "https") or not url.host:
-        raise ValueError("base_url must be an absolute http(s) URL")
+        return "base_url must be an absolute http(s) URL"
     if "?" in base_url or "#" in base_url:
-        raise ValueError("base_url must not have a query or a fragment")
+        return "base_url must not have a query or a fragment"
+    return None
 
 
 class Client(service_api_client.Client):
@@ -455,19 +433,16 @@ class Client(service_api_client.Client):
     ) -> None:
         if max_retries is not None and retry is not None:
             raise TypeError("pass max_retries or retry, not both")
-        if max_response_bytes < 1:
-            raise ValueError("max_response_bytes must be at least 1")
         base_url, client_id, client_secret, account_id = settings_from_environment(
             base_url, client_id, client_secret, account_id
         )
-        _check_base_url(base_url)
         args = dict(httpx_args or {})
         _check_httpx_args(args)
         if proxy is not None and args.get("transport") is not None:
             raise TypeError("pass proxy or httpx_args 'transport', not both")
-        pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
-        httpx_proxy = args.pop("proxy", None)  # never left to httpx: it would bypass the guard
-        timeout = _as_timeout(timeout)
+        if proxy is not None:
+            args["proxy"] = proxy  # a route of the pools: never left to httpx (no guard)
+        timeout = httpx.Timeout(timeout)
         if isinstance(token_store, str):  # a shared token named by URL
             token_store = token_store_from_url(token_store, key=client_id)
         state = TokenState(refresh_skew=refresh_skew)
@@ -481,48 +456,42 @@ class Client(service_api_client.Client):
         )
         policy = retry or RetryPolicy(max_retries=2 if max_retries is None else max_retries)
         limiter = build_limiter(rate_limit, rate_store, key=client_id)
-        proxy = proxy if proxy is not None else httpx_proxy
-        transport = args.pop("transport", None)
-        family = _Family(
-            base_url, auth, policy, limiter, max_response_bytes, pool_args, proxy, transport
-        )
         headers = dict(args.pop("headers", None) or {})
-        family.user_agent = _user_agent(headers, user_agent)
-        follow = bool(args.pop("follow_redirects", False))
-        kw = {
-            "headers": headers,
-            "timeout": timeout,
-            "follow_redirects": follow,
-            "httpx_args": args,
-        }
-        self._setup(family, account_id, True, **kw)
+        agent = _user_agent(headers, user_agent)
+        family = _Family(
+            auth, limiter, args, max_response_bytes=max_response_bytes, user_agent=agent
+        )
+        self._setup(family, account_id, headers, timeout, policy)
+        self._owner = True
 
-    def _setup(self, family: _Family, account_id: str | None, owner: bool, **kw: Any) -> None:
-        """Set up a client of ``family``; ``kw`` are the generated client's ``headers``,
-        ``timeout``, ``follow_redirects`` and ``httpx_args``."""
-        headers = {k: v for k, v in kw.pop("headers").items() if k.lower() != ACCOUNT_HEADER}
+    def _setup(
+        self,
+        family: _Family,
+        account_id: str | None,
+        headers: Mapping[str, str],
+        timeout: httpx.Timeout | None,
+        policy: RetryPolicy,
+    ) -> Self:
+        """Set up a client (or a view) of ``family`` for ``account_id``; the settings of
+        the connections are the family's (``_Family.client_args``)."""
+        headers = {k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER}
         if account_id is not None:
             if not account_id or not account_id.isprintable():
                 raise ValueError("account_id must be a non-empty printable string")
             headers[ACCOUNT_HEADER] = account_id
-        verify, base_url = family.pool_args.get("verify", True), str(family.auth.base_url)
+        base_url = family.auth.base_url
         service_api_client.Client.__init__(
-            self, base_url=base_url, headers=headers, verify_ssl=verify, **kw
+            self, base_url=base_url, headers=headers, timeout=timeout
         )
-        self._family = family
-        self._policy = family.policy  # a view's own, see with_options
-        self._account_id = account_id
-        self._owner = owner
-        self._build_lock = threading.Lock()
-        self._async_clients: dict[asyncio.AbstractEventLoop | None, httpx.AsyncClient] = {}
+        self._family, self._policy, self._account_id = family, policy, account_id
+        self._owner = False
+        return self
 
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(base_url={self._base_url!r}, "
             f"client_id={self._family.auth.client_id!r}, account_id={self._account_id!r})"
         )
-
-    __str__ = __repr__
 
     @property
     def account_id(self) -> str | None:
@@ -546,8 +515,10 @@ class Client(service_api_client.Client):
 
         The view shares the token, the connection pools, the rate limiter and the
         account; only what is given changes, for the requests sent through the view
-        (the token request keeps the client's own timeout and retries). Make one for a
-        single call or a single iteration; there is nothing to close.
+        (the token request keeps the client's own timeout and retries). A header
+        replaces one of the same name whatever its case (``User-Agent`` included); an
+        ``x-service-account-id`` header sets the view's account. Make one for a single
+        call or a single iteration; there is nothing to close.
 
         Example::
 
@@ -560,10 +531,12 @@ class Client(service_api_client.Client):
             raise TypeError("pass max_retries or retry, not both")
         if max_retries is not None:
             retry = attrs.evolve(self._policy, max_retries=max_retries)  # validated there
-        view = self.with_headers(dict(headers or {}))
-        view._timeout = view._timeout if timeout is None else _as_timeout(timeout)
-        view._policy = retry or self._policy
-        return view
+        given = dict(headers or {})
+        account = httpx.Headers(given).get(ACCOUNT_HEADER, self._account_id)
+        kept = {k: v for k, v in self._headers.items() if k.lower() not in httpx.Headers(given)}
+        timeout = self._timeout if timeout is None else httpx.Timeout(timeout)
+        view = type(self).__new__(type(self))
+        return view._setup(self._family, account, kept | given, timeout, retry or self._policy)
 
     def _paginator(self) -> service_api_client.client.Paginator:
         # The generated resource accessors (client.shipments.iterate() ...) page through
@@ -573,29 +546,18 @@ class Client(service_api_client.Client):
         return ResourcePaginator(self)
 
     def with_account(self, account_id: str | None) -> Client:
-        """A client for another account, sharing this one's token and sync pool.
+        """A client for another account, sharing this one's token and pools.
 
         Example::
 
             list_shipments.sync(client=client.with_account("acct-2"))
         """
-        child = type(self).__new__(type(self))
-        kw = {"headers": dict(self._headers), "timeout": self._timeout or httpx.Timeout(30.0)}
-        kw |= {"follow_redirects": self._follow_redirects, "httpx_args": dict(self._httpx_args)}
-        child._setup(self._family, account_id, False, **kw)
-        child._policy = self._policy
-        return child
+        view = type(self).__new__(type(self))
+        return view._setup(self._family, account_id, self._headers, self._timeout, self._policy)
 
     def with_headers(self, headers: dict[str, str]) -> Client:
         """A client like this one that also sends ``headers`` (sharing token and pool)."""
-        given = {k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER}
-        account = next((v for k, v in headers.items() if k.lower() == ACCOUNT_HEADER), None)
-        child = self.with_account(self._account_id if account is None else account)
-        # Header names ignore case: a given one replaces ours (User-Agent included).
-        replaced = {k.lower() for k in given}
-        kept = {k: v for k, v in child._headers.items() if k.lower() not in replaced}
-        child._headers = {**kept, **given}
-        return child
+        return self.with_options(headers=headers)
 
     def with_cookies(self, cookies: dict[str, str]) -> Client:
         """Not supported: the API uses no cookies (raises ``TypeError``)."""
@@ -605,53 +567,24 @@ class Client(service_api_client.Client):
         """A client like this one with another timeout (sharing token and pool)."""
         return self.with_options(timeout=timeout)
 
-    def _client_args(
-        self, sync: bool, loop: asyncio.AbstractEventLoop | None = None
-    ) -> dict[str, Any]:
-        transport, mounts = self._family.transports(sync=sync, loop=loop)
-        args = dict(self._httpx_args)
-        # A user's mount goes through the guard too (origin, size bound); the retries
-        # sit above every transport, in send. It is the user's to close.
-        for pattern, inner in (args.pop("mounts", None) or {}).items():
-            mounts[pattern] = inner and self._family.guarded(inner, owner=False)
-        return {
-            "base_url": self._base_url,
-            "headers": self._headers,
-            "timeout": self._timeout,
-            "follow_redirects": self._follow_redirects,
-            "auth": self._family.auth,
-            "transport": transport,
-            "mounts": mounts,
-            **args,
-        }
+    def _client_args(self) -> dict[str, Any]:
+        mine = {"base_url": self._base_url, "headers": self._headers, "timeout": self._timeout}
+        return mine | self._family.client_args
 
     def get_httpx_client(self) -> httpx.Client:
-        """The ``httpx.Client`` the generated sync functions use (built on first use)."""
-        with self._build_lock:
-            if self._client is None:
-                self._client = _ServiceHttpxClient(
-                    self._family, self._policy, **self._client_args(True)
-                )
-            return self._client
+        """The ``httpx.Client`` the generated sync functions use (built on first use; it
+        owns nothing, so a race builds a spare one at worst)."""
+        if self._client is None:
+            self._client = _ServiceHttpxClient(self)
+        return self._client
 
     def get_async_httpx_client(self) -> httpx.AsyncClient:
-        """The ``httpx.AsyncClient`` of the running event loop: each loop gets its own
-        pool, shared by the client's family (views and children) and closed with the
-        original client or when ``asyncio.run`` ends that loop."""
-        try:
-            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        with self._build_lock:
-            for dead in [k for k in self._async_clients if k is not None and k.is_closed()]:
-                del self._async_clients[dead]
-            client = self._async_clients.get(loop)
-            if client is None or client.is_closed:
-                client = _ServiceAsyncHttpxClient(
-                    self._family, self._policy, **self._client_args(False, loop)
-                )
-                self._async_clients[loop] = client
-            return client
+        """The ``httpx.AsyncClient`` the generated async functions use, in any event loop:
+        each loop gets its own pool, shared by the client's family (views and children)
+        and closed with the original client or when ``asyncio.run`` ends that loop."""
+        if self._async_client is None:
+            self._async_client = _ServiceAsyncHttpxClient(self)
+        return self._async_client
 
     def set_httpx_client(self, client: httpx.Client) -> Self:
         """Not supported: pass ``httpx_args`` instead (raises ``TypeError``)."""
@@ -662,14 +595,13 @@ class Client(service_api_client.Client):
         raise TypeError("pass httpx_args to service_api.Client instead")
 
     def __enter__(self) -> Self:
-        self.get_httpx_client().__enter__()
         return self
 
     def __exit__(self, *args: Any, **kwargs: Any) -> None:
         self.close()
 
     async def __aenter__(self) -> Self:
-        await self.get_async_httpx_client().__aenter__()
+        self._family.pools(asyncio.get_running_loop())  # open the loop's pools, as httpx does
         return self
 
     async def __aexit__(self, *args: Any, **kwargs: Any) -> None:
@@ -679,17 +611,11 @@ class Client(service_api_client.Client):
         """Close the connections: for the original, the family's shared pools (sync now,
         async by asking each live event loop); for a child or a view, nothing is shared
         to close."""
-        if self._client is not None:
-            self._client.close()
         if self._owner:
             self._family.close_pools()
 
     async def aclose(self) -> None:
-        """As :meth:`close`; the original also closes the running loop's pool now."""
-        with self._build_lock:
-            client = self._async_clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.aclose()  # a pool it built outside any loop is its own
+        """As :meth:`close`; the original also closes the running loop's pools now."""
         if self._owner:
             await self._family.aclose_loop_pools()
-        self.close()
+            self._family.close_pools()

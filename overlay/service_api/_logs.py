@@ -71,12 +71,7 @@ def setup_logging(environ: Mapping[str, str] = os.environ) -> None:
 
 def log_response(response: httpx.Response, elapsed: float) -> None:
     """One DEBUG line for an answer: method, URL, status and elapsed seconds."""
-    if logger.isEnabledFor(logging.DEBUG):
-        request = response.request
-        logger.debug(
-            "%s %s -> %d in %.0f ms",
-            request.method,
-            request.url,
-            response.status_code,
-            elapsed * 1000,
-        )
+    request = response.request
+    logger.debug(
+        "%s %s -> %d in %.0f ms", request.method, request.url, response.status_code, elapsed * 1000
+    )

@@ -38,32 +38,19 @@ class ResourcePaginator:
     def __init__(self, client: Client) -> None:
         self._client = client
 
-    def _pages(
-        self,
-        operation: ModuleType,
-        page_model: type[Any],
-        options: dict[str, Any],
-        params: dict[str, Any],
-    ) -> Any:
+    def _pager(self, operation: ModuleType, page_model: type[Any], options: dict[str, Any]) -> Any:
         # The accessor names its page model to type the result; a module whose model is
         # another would give items of another type than the accessor declares.
         if getattr(operation, "SUCCESS_MODEL", None) is not page_model:
             raise TypeError(f"{operation.__name__} does not return {page_model.__name__}")
+        params = options.pop("params")
         return paginate(operation, self._client, **options, **params)
 
+    # Each method takes the options the Paginator protocol names (page_size, start_page,
+    # max_items, max_pages, concurrency) and ``params``, all passed on to paginate.
+
     def items(
-        self,
-        operation: ModuleType,
-        page_model: type[M],
-        item_model: type[T],
-        /,
-        *,
-        page_size: int,
-        start_page: int,
-        max_items: int | None,
-        max_pages: int | None,
-        concurrency: int,
-        params: dict[str, Any],
+        self, operation: ModuleType, page_model: type[M], item_model: type[T], /, **options: Any
     ) -> Generator[T, None, None]:
         """The items, as ``iter(paginate(operation, client, ...))``.
 
@@ -73,24 +60,11 @@ class ResourcePaginator:
                             start_page=1, max_items=None, max_pages=None,
                             concurrency=1, params={})
         """
-        options = _options(page_size, start_page, max_items, max_pages, concurrency)
-        pager = self._pages(operation, page_model, options, params)
-        items: Generator[T, None, None] = iter(pager)
+        items: Generator[T, None, None] = iter(self._pager(operation, page_model, options))
         return items
 
     def aitems(
-        self,
-        operation: ModuleType,
-        page_model: type[M],
-        item_model: type[T],
-        /,
-        *,
-        page_size: int,
-        start_page: int,
-        max_items: int | None,
-        max_pages: int | None,
-        concurrency: int,
-        params: dict[str, Any],
+        self, operation: ModuleType, page_model: type[M], item_model: type[T], /, **options: Any
     ) -> AsyncGenerator[T, None]:
         """Async twin of :meth:`items`.
 
@@ -99,24 +73,11 @@ class ResourcePaginator:
             async for shipment in paginator.aitems(list_shipments, ...):
                 print(shipment.shipment_id)
         """
-        options = _options(page_size, start_page, max_items, max_pages, concurrency)
-        pager = self._pages(operation, page_model, options, params)
-        items: AsyncGenerator[T, None] = pager.__aiter__()
+        items: AsyncGenerator[T, None] = self._pager(operation, page_model, options).__aiter__()
         return items
 
     def pages(
-        self,
-        operation: ModuleType,
-        page_model: type[M],
-        item_model: type[T],
-        /,
-        *,
-        page_size: int,
-        start_page: int,
-        max_items: int | None,
-        max_pages: int | None,
-        concurrency: int,
-        params: dict[str, Any],
+        self, operation: ModuleType, page_model: type[M], item_model: type[T], /, **options: Any
     ) -> Generator[Page[Any], None, None]:
         """The pages, each a :class:`service_api.Page`, as ``paginate(...).pages()``.
 
@@ -125,25 +86,13 @@ class ResourcePaginator:
             for page in paginator.pages(list_shipments, ...):
                 print(page.number, len(page.items))
         """
-        options = _options(page_size, start_page, max_items, max_pages, concurrency)
-        pages: Generator[Page[Any], None, None] = self._pages(
-            operation, page_model, options, params
+        pages: Generator[Page[Any], None, None] = self._pager(
+            operation, page_model, options
         ).pages()
         return pages
 
     def apages(
-        self,
-        operation: ModuleType,
-        page_model: type[M],
-        item_model: type[T],
-        /,
-        *,
-        page_size: int,
-        start_page: int,
-        max_items: int | None,
-        max_pages: int | None,
-        concurrency: int,
-        params: dict[str, Any],
+        self, operation: ModuleType, page_model: type[M], item_model: type[T], /, **options: Any
     ) -> AsyncGenerator[Page[Any], None]:
         """Async twin of :meth:`pages`.
 
@@ -152,23 +101,9 @@ class ResourcePaginator:
             async for page in paginator.apages(list_shipments, ...):
                 print(page.number, len(page.items))
         """
-        options = _options(page_size, start_page, max_items, max_pages, concurrency)
-        pages: AsyncGenerator[Page[Any], None] = self._pages(
-            operation, page_model, options, params
-        ).apages()
+        pager = self._pager(operation, page_model, options)
+        pages: AsyncGenerator[Page[Any], None] = pager.apages()
         return pages
 
     def __repr__(self) -> str:
         return f"ResourcePaginator({type(self._client).__name__})"
-
-
-def _options(
-    page_size: int, start_page: int, max_items: int | None, max_pages: int | None, concurrency: int
-) -> dict[str, Any]:
-    return {
-        "page_size": page_size,
-        "start_page": start_page,
-        "max_items": max_items,
-        "max_pages": max_pages,
-        "concurrency": concurrency,
-    }

@@ -466,21 +466,22 @@ def test_retries_and_refreshes_are_logged_at_info(
 def test_one_client_serves_consecutive_asyncio_runs_sharing_its_token(mock: RunningMock) -> None:
     client = make_client(mock)
 
-    async def fetch() -> tuple[asyncio.AbstractEventLoop, httpx.AsyncClient]:
+    async def fetch() -> tuple[asyncio.AbstractEventLoop, Any]:
         page = await list_shipments.asyncio(client=client)
         assert isinstance(page, ShipmentPage)
-        return asyncio.get_running_loop(), client.get_async_httpx_client()
+        loop = asyncio.get_running_loop()
+        return loop, client._family.pools(loop)[None]  # the loop's pool the call used
 
     first_loop, first_pool = asyncio.run(fetch())
     second_loop, second_pool = asyncio.run(fetch())  # used to raise "Event loop is closed"
     assert second_pool is not first_pool
     for pool in (first_pool, second_pool):
         # closed inside its loop when asyncio.run ended it
-        assert pool._transport._inner._pool.connections == []  # type: ignore[attr-defined]
+        assert pool._pool.connections == []
     asyncio.run(fetch())
-    assert first_loop not in client._async_clients  # nothing kept for a dead loop
-    assert second_loop not in client._async_clients
-    assert first_loop not in client._family._async
+    assert first_loop not in client._family._pools  # nothing kept for a dead loop
+    assert second_loop not in client._family._pools
+    assert first_loop not in client._family._keepers
     assert mock.service.count("authenticate") == 1  # one token for every loop
     client.close()
 
@@ -530,3 +531,15 @@ async def test_async_401_forever_with_a_new_token_each_time_ends_after_three_tok
             await client.get_async_httpx_client().get("/shipments")
     assert service.seen == ["tok-1", "tok-2", "tok-3"]
     assert service.issued == 3
+
+
+def test_a_call_after_close_opens_the_pools_again(mock: RunningMock) -> None:
+    client = make_client(mock)
+    list_shipments.sync(client=client)
+    first = client._family.pools(None)[None]
+    client.close()
+    assert first._pool.connections == []  # closed
+    assert isinstance(list_shipments.sync(client=client), ShipmentPage)
+    assert client._family.pools(None)[None] is not first
+    client.close()
+    assert mock.service.count("authenticate") == 1  # the token outlives the pools

@@ -1,5 +1,6 @@
 """Per-call options (``with_options``) and the user agent, in sync/async pairs."""
 
+import asyncio
 import sys
 from typing import Any
 
@@ -162,10 +163,11 @@ def test_a_view_shares_the_sync_pool_of_its_client() -> None:
     service = Recorder()
     with recorded_client(service) as client:
         view = client.with_options(max_retries=0)
-        ours = client.get_httpx_client()._transport
-        theirs = view.get_httpx_client()._transport
-        assert isinstance(ours, type(theirs))
-        assert ours._inner is theirs._inner  # type: ignore[attr-defined]
+        list_shipments.sync(client=client)
+        ours = client._family.pools(None)[None]  # the sync pool the client's call used
+        list_shipments.sync(client=view)
+        assert view._family.pools(None)[None] is ours
+        assert isinstance(ours, httpx.MockTransport)  # the user's transport, not a new pool
 
 
 @pytest.mark.anyio
@@ -174,13 +176,14 @@ async def test_views_share_the_async_pool_of_their_loop_and_leave_it_open(
 ) -> None:
     async with mock_client(mock) as client:
         await list_shipments.asyncio(client=client)
-        ours = client.get_async_httpx_client()._transport
+        loop = asyncio.get_running_loop()
+        ours = client._family.pools(loop)[None]  # this loop's pool, opened by the call
         for retries in range(5):  # a view per call opens no pool of its own
             view = client.with_options(max_retries=retries)
             assert isinstance(await list_shipments.asyncio(client=view), ShipmentPage)
-            theirs = view.get_async_httpx_client()._transport
-            assert theirs._inner is ours._inner  # type: ignore[attr-defined]
             await view.aclose()
+            assert view._family.pools(loop)[None] is ours  # left open by the view
+        assert ours._pool.connections  # still holding the connection the calls used
         assert isinstance(await list_shipments.asyncio(client=client), ShipmentPage)
     assert mock.service.count("authenticate") == 1
 
