@@ -433,6 +433,8 @@ class Client(service_api_client.Client):
     ) -> None:
         if max_retries is not None and retry is not None:
             raise TypeError("pass max_retries or retry, not both")
+        if max_response_bytes < 1:
+            raise ValueError("max_response_bytes must be at least 1")
         base_url, client_id, client_secret, account_id = settings_from_environment(
             base_url, client_id, client_secret, account_id
         )
