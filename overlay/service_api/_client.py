@@ -97,7 +97,7 @@ class _Family:
         base_url = httpx.URL(auth.base_url)
 
         def guarded(inner: Any) -> GuardedTransport:
-            return GuardedTransport(inner, base_url=base_url, owner=False, limiter=limiter, **guard)
+            return GuardedTransport(inner, base_url=base_url, limiter=limiter, **guard)
 
         # Every httpx client of the family sends through guarded routes to the shared
         # pools, and through the user's mounts behind the same guard (theirs to close).

@@ -127,12 +127,12 @@ class _BoundedStream(httpx.SyncByteStream, httpx.AsyncByteStream):
 class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """Guard, size bound and rate limit around an inner (sync or async) transport.
 
-    Clients of one family share the inner pool; only an ``owner`` closes it.
+    It never closes ``inner``: the pools belong to the client's family, which closes them.
     ``max_response_bytes`` is checked by the client (at least 1).
 
     Example::
 
-        GuardedTransport(httpx.HTTPTransport(), base_url=httpx.URL(url), owner=True)
+        GuardedTransport(httpx.HTTPTransport(), base_url=httpx.URL(url))
     """
 
     def __init__(
@@ -140,12 +140,11 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         inner: Any,
         *,
         base_url: httpx.URL,
-        owner: bool,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         limiter: RequestLimiter | None = None,
         user_agent: str | None = None,
     ) -> None:
-        self._inner, self._owner, self._limiter = inner, owner, limiter
+        self._inner, self._limiter = inner, limiter
         self.user_agent, self.max_response_bytes = user_agent, max_response_bytes
         self.origin = origin(base_url)
 
@@ -229,13 +228,3 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         except BaseException:
             await response.aclose()
             raise
-
-    def close(self) -> None:
-        """Close the inner transport if this wrapper owns it."""
-        if self._owner:
-            self._inner.close()
-
-    async def aclose(self) -> None:
-        """Close the inner transport if this wrapper owns it."""
-        if self._owner:
-            await self._inner.aclose()

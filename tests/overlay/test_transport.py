@@ -80,7 +80,7 @@ def test_origin_makes_default_ports_explicit() -> None:
 
 
 def test_guard_strips_credentials_off_origin_and_the_account_on_token_requests() -> None:
-    guard = GuardedTransport(None, base_url=httpx.URL("https://api.test/public/v3"), owner=False)
+    guard = GuardedTransport(None, base_url=httpx.URL("https://api.test/public/v3"))
     creds = {"authorization": "Bearer t", "x-service-account-id": "a"}
     same = httpx.Request("GET", "https://api.test/public/v3/x", headers=creds)
     guard.strip_credentials(same)
@@ -170,7 +170,6 @@ def guarded(
     transport = GuardedTransport(
         httpx.MockTransport(answer),
         base_url=httpx.URL(BASE),
-        owner=True,
         max_response_bytes=max_response_bytes,
     )
     return transport, transport
@@ -258,7 +257,7 @@ def test_a_token_request_off_the_base_origin_is_never_sent() -> None:
         sent.append(request)
         return httpx.Response(200)
 
-    transport = GuardedTransport(httpx.MockTransport(answer), base_url=httpx.URL(BASE), owner=True)
+    transport = GuardedTransport(httpx.MockTransport(answer), base_url=httpx.URL(BASE))
     stray = httpx.Request("POST", "https://evil.test/steal", extensions=TOKEN_EXTENSIONS)
     with pytest.raises(service_api.TokenResponseError, match=r"evil\.test"):
         transport.handle_request(stray)
@@ -329,7 +328,6 @@ def test_sync_a_compressed_body_counts_what_it_inflates_to() -> None:
     transport = GuardedTransport(
         httpx.MockTransport(gzip_bomb),
         base_url=httpx.URL(BASE),
-        owner=True,
         max_response_bytes=65536,
     )
     response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
@@ -342,7 +340,6 @@ async def test_async_a_compressed_body_counts_what_it_inflates_to() -> None:
     transport = GuardedTransport(
         httpx.MockTransport(gzip_bomb),
         base_url=httpx.URL(BASE),
-        owner=True,
         max_response_bytes=65536,
     )
     response = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
@@ -362,7 +359,6 @@ def test_a_compressed_error_body_counts_what_it_inflates_to() -> None:
     transport = GuardedTransport(
         httpx.MockTransport(answer),
         base_url=httpx.URL(BASE),
-        owner=True,
         max_response_bytes=65536,
     )
     response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
@@ -374,7 +370,6 @@ def test_a_compressed_body_within_the_limit_is_read_whole() -> None:
     transport = GuardedTransport(
         httpx.MockTransport(gzip_bomb),
         base_url=httpx.URL(BASE),
-        owner=True,
         max_response_bytes=2**21,
     )
     response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
