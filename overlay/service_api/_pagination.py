@@ -29,7 +29,7 @@ import threading
 import warnings
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Generic, Protocol
 
@@ -49,7 +49,7 @@ from service_api._errors import (
     error_from_httpx,
     error_from_response,
 )
-from service_api._page_plan import MAX_PAGE_SIZE, KeyFunction, PagePlan, PageRequest, id_key
+from service_api._page_plan import MAX_PAGE_SIZE, KeyFunction, PageOptions, PagePlan, id_key
 from service_api._retry import RETRY_SLEEP, RetryPolicy, retry_delay
 from service_api_client import Client
 from service_api_client.types import Response, Unset
@@ -219,28 +219,14 @@ def page_retry_delay(error: ServiceApiError, attempt: int, retries: int) -> floa
     return retry_delay(policy, attempt, retry_after=getattr(error, "retry_after", None))
 
 
-# -- the arguments: every check, before any request -----------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Options:
-    page_size: int
-    start_page: int
-    max_items: int | None
-    max_pages: int | None
-    concurrency: int
-    page_retries: int
-    key: KeyFunction
-
-
-# The least value of each numeric option.
+# The least value of each numeric option (max_items and max_pages may also be None).
 _LEAST = {"page_size": 1, "start_page": 1, "concurrency": 1, "page_retries": 0}
-_LEAST |= {"max_items": 0, "max_pages": 0}  # these two may also be None
-
-
+_LEAST |= {"max_items": 0, "max_pages": 0}
 # The functions of an endpoint module that lead back to it.
 _FUNCTIONS = ("sync_detailed", "asyncio_detailed")
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# What the generated parser raises for a body that is JSON but not a page of its model.
+_PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError)
 
 
 def _warn(message: str) -> None:
@@ -262,19 +248,12 @@ def _ok(response: httpx.Response, number: int) -> httpx.Response:
     return response
 
 
-# What the generated parser raises for a body that is JSON but not a page of its model.
-_PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError)
-
-
 def _builds(model: type[Any], doc: dict[str, Any], data: list[Any]) -> bool:
     try:
         model.from_dict({**doc, "data": data})
     except _PARSE_ERRORS:
         return False
     return True
-
-
-# -- the pager and its two drivers ----------------------------------------------------------
 
 
 class Pager(Generic[M_co]):
@@ -293,10 +272,10 @@ class Pager(Generic[M_co]):
     """
 
     def __init__(
-        self, endpoint: object, client: Client, options: _Options, params: dict[str, Any]
+        self, endpoint: object, client: Client, options: PageOptions, params: dict[str, Any]
     ) -> None:
         """Every check of :func:`paginate`'s arguments, before any request."""
-        module = endpoint
+        module: Any = endpoint
         if not isinstance(endpoint, ModuleType):
             module = sys.modules.get(str(getattr(endpoint, "__module__", "")))
             # A wrapper (functools.wraps) keeps the name but would be bypassed: refused.
@@ -310,7 +289,6 @@ class Pager(Generic[M_co]):
         kwargs = getattr(module, "_get_kwargs", None)
         if not callable(kwargs) or not hasattr(getattr(module, "SUCCESS_MODEL", None), "from_dict"):
             raise TypeError(f"not a generated list endpoint module: {module!r}")
-        assert isinstance(module, ModuleType)
         if not all(callable(getattr(client, f"get_{k}httpx_client", None)) for k in ("", "async_")):
             raise TypeError(f"client must be a service_api.Client, not {type(client).__name__}")
         for name, least in _LEAST.items():
@@ -331,7 +309,7 @@ class Pager(Generic[M_co]):
             ) from None
         if options.page_size > MAX_PAGE_SIZE:
             _warn(f"page_size {options.page_size} is above the service's maximum; using 50")
-            options = replace(options, page_size=MAX_PAGE_SIZE)
+            options = options._replace(page_size=MAX_PAGE_SIZE)
         self._model: type[Any] = module.SUCCESS_MODEL
         self._client, self._options = client, options
         # The page request of the generated module, built against the client's base URL.
@@ -361,23 +339,17 @@ class Pager(Generic[M_co]):
             for page in service_api.paginate(list_shipments, client).pages():
                 print(page.number, len(page.items))
         """
-        plan = self._plan()
-        stopped = threading.Event()  # set at the end: a worker waiting to retry gives up
+        plan, stopped = self._plan(), threading.Event()  # stopped: a waiting retry gives up
         pending: dict[int, Future[httpx.Response]] = {}
         pool = ThreadPoolExecutor(self._options.concurrency, thread_name_prefix="service-api-pages")
-
-        def fetch_ahead(request: PageRequest) -> None:
-            for ahead in plan.pages_ahead(request.number, self._window):
-                pending[ahead.number] = pool.submit(self._fetch, ahead, stopped)
-
         try:
-            while (request := plan.next_page_info()) is not None:
-                future = pending.pop(request.number, None)
-                response = self._fetch(request, stopped) if future is None else future.result()
-                # Asked before parsing: the window stays full while this thread works.
-                fetch_ahead(request)
-                page = self._judge(plan, request, response)
-                fetch_ahead(request)
+            while (number := plan.next_page_info()) is not None:
+                future = pending.pop(number, None)
+                response = self._fetch(number, stopped) if future is None else future.result()
+                page = self._judge(plan, number, response)
+                # The pool works through the pages asked ahead while this thread parses.
+                for ahead in plan.pages_ahead(number, self._window):
+                    pending[ahead] = pool.submit(self._fetch, ahead, stopped)
                 yield page
         except ServiceApiError as exc:  # the plan stays on the page that failed
             exc.at_page(plan.start_page + plan.pages_accepted, items_yielded=plan.items_yielded)
@@ -395,26 +367,18 @@ class Pager(Generic[M_co]):
             async for page in service_api.paginate(list_devices, client).apages():
                 print(page.number, len(page.items))
         """
-        plan = self._plan()
-        in_flight = asyncio.Semaphore(self._options.concurrency)
+        plan, in_flight = self._plan(), asyncio.Semaphore(self._options.concurrency)
         pending: dict[int, asyncio.Task[httpx.Response]] = {}
-
-        def fetch_ahead(request: PageRequest) -> None:
-            for ahead in plan.pages_ahead(request.number, self._window):
-                pending[ahead.number] = asyncio.ensure_future(self._afetch(ahead, in_flight))
-
         try:
-            while (request := plan.next_page_info()) is not None:
+            while (number := plan.next_page_info()) is not None:
                 # Left in ``pending`` while awaited: if the consumer is cancelled here,
                 # the cleanup below still cancels and awaits this task.
-                task = pending.get(request.number)
-                response = await (self._afetch(request, in_flight) if task is None else task)
-                pending.pop(request.number, None)
-                fetch_ahead(request)
-                if pending:  # let the new task send its request before this page is parsed
-                    await asyncio.sleep(0)
-                page = self._judge(plan, request, response)
-                fetch_ahead(request)
+                task = pending.get(number)
+                response = await (self._afetch(number, in_flight) if task is None else task)
+                pending.pop(number, None)
+                page = self._judge(plan, number, response)
+                for ahead in plan.pages_ahead(number, self._window):
+                    pending[ahead] = asyncio.ensure_future(self._afetch(ahead, in_flight))
                 yield page
         except ServiceApiError as exc:  # the plan stays on the page that failed
             exc.at_page(plan.start_page + plan.pages_accepted, items_yielded=plan.items_yielded)
@@ -422,37 +386,33 @@ class Pager(Generic[M_co]):
         finally:
             for task in pending.values():
                 task.cancel()
-            if pending:
-                await asyncio.gather(*pending.values(), return_exceptions=True)
+            await asyncio.gather(*pending.values(), return_exceptions=True)
 
     def _plan(self) -> PagePlan:
-        names = ("page_size", "start_page", "max_items", "max_pages", "key")
-        options = {name: getattr(self._options, name) for name in names}
-        return PagePlan(base_url=str(getattr(self._client, "_base_url", "")), **options)
+        return PagePlan(self._options, base_url=str(self._client._base_url), warn=_warn)
 
-    def _fetch(self, request: PageRequest, stopped: threading.Event) -> httpx.Response:
+    def _fetch(self, number: int, stopped: threading.Event) -> httpx.Response:
         """The page's response, fetched again within the page retry budget."""
-        kwargs, attempt = self._kwargs(page_number=request.number, page_size=request.size), 0
+        kwargs, attempt = self._kwargs(page_number=number, page_size=self._options.page_size), 0
         while True:
             try:
-                response = self._client.get_httpx_client().request(**kwargs)
-                return _ok(response, request.number)
+                return _ok(self._client.get_httpx_client().request(**kwargs), number)
             except (ServiceApiError, httpx.HTTPError) as exc:
-                delay = self._retry_delay(exc, request.number, attempt)
+                delay = self._retry_delay(exc, number, attempt)
             if stopped.wait(delay):
                 raise ApiConnectionError("the iteration was closed")  # nobody reads it
             attempt += 1
 
-    async def _afetch(self, request: PageRequest, in_flight: asyncio.Semaphore) -> httpx.Response:
+    async def _afetch(self, number: int, in_flight: asyncio.Semaphore) -> httpx.Response:
         """Async twin of :meth:`_fetch`, with at most ``concurrency`` requests in flight."""
-        kwargs, attempt = self._kwargs(page_number=request.number, page_size=request.size), 0
+        kwargs, attempt = self._kwargs(page_number=number, page_size=self._options.page_size), 0
         async with in_flight:
             while True:
                 try:
-                    response = await self._client.get_async_httpx_client().request(**kwargs)
-                    return _ok(response, request.number)
+                    client = self._client.get_async_httpx_client()
+                    return _ok(await client.request(**kwargs), number)
                 except (ServiceApiError, httpx.HTTPError) as exc:
-                    delay = self._retry_delay(exc, request.number, attempt)
+                    delay = self._retry_delay(exc, number, attempt)
                 await asyncio.sleep(delay)
                 attempt += 1
 
@@ -471,9 +431,9 @@ class Pager(Generic[M_co]):
         )
         return RETRY_SLEEP.wait_for(delay)
 
-    def _judge(self, plan: PagePlan, request: PageRequest, response: httpx.Response) -> Page[Any]:
+    def _judge(self, plan: PagePlan, number: int, response: httpx.Response) -> Page[Any]:
         """Parse the page and let the plan judge it; the page to hand over."""
-        where, model = f"{self._name}: page {request.number}", self._model
+        where, model = f"{self._name}: page {number}", self._model
         try:
             doc = response.json()
         except ValueError as exc:
@@ -497,10 +457,9 @@ class Pager(Generic[M_co]):
             raise InvalidResponseError(
                 f"{where}: unreadable answer (not a page: a JSON {shape})"
             ) from exc
-        verdict = plan.accept(request.number, parsed)
-        for message in verdict.warnings:
-            _warn(message)
-        return Page(request.number, parsed, verdict.items, response.content, verdict.kept)
+        kept = plan.accept(number, parsed)
+        items = tuple(parsed.data[index] for index in kept)
+        return Page(number, parsed, items, response.content, tuple(kept))
 
 
 # -- the public names -------------------------------------------------------------------------
@@ -552,7 +511,9 @@ def paginate(
         for shipment in service_api.paginate(list_shipments, client, concurrency=4):
             print(shipment.shipment_id)
     """
-    options = _Options(page_size, start_page, max_items, max_pages, concurrency, page_retries, key)
+    options = PageOptions(
+        page_size, start_page, max_items, max_pages, concurrency, page_retries, key
+    )
     return Pager(endpoint, client, options, params)
 
 
