@@ -147,7 +147,6 @@ class PagePlan:
         #: first page's totalRecords allows, then the page that ended the iteration.
         self.last_page = self.start_page - 1 + bound
         self.items_yielded = self.pages_accepted = self._asked = self._end = 0
-        self._next = self.start_page
         self._first_total: int | None = None
         self._last_total = 0
         self._next_missing = False
@@ -158,7 +157,8 @@ class PagePlan:
     def next_page_info(self) -> int | None:
         """The number of the next page to fetch and accept, or ``None`` when iteration
         is over (the page size is always ``page_size``)."""
-        return self._next if self._next <= self.last_page else None
+        number = self.start_page + self.pages_accepted
+        return number if number <= self.last_page else None
 
     def pages_ahead(self, number: int, window: int) -> list[int]:
         """The pages after ``number`` (the page in hand) up to ``number + window`` and
@@ -170,7 +170,7 @@ class PagePlan:
         self._asked = max(self._asked, stop - 1)
         return list(range(first, stop))
 
-    def accept(self, number: int, model: object) -> list[int]:
+    def accept(self, number: int, model: Any) -> list[int]:
         """Check the page ``number``; the places in its ``data`` of the items to hand
         over (repeats dropped, cut to ``max_items``).
 
@@ -183,17 +183,17 @@ class PagePlan:
         self._track_total(total, number)
         data, cut = self._fit(data, total, number)
         kept = self._drop_repeats(data, number)
-        last = self._read_next_link(link, total, number, cut or number >= self._end)
+        last = cut or number >= self._end
+        self._read_next_link(link, total, number, last)
         if self.max_items is not None and len(kept) >= self.max_items - self.items_yielded:
             kept, last = kept[: self.max_items - self.items_yielded], True
         self.items_yielded += len(kept)
         self.pages_accepted += 1
-        self._next = number + 1
         if last:
             self.last_page = number
         return kept
 
-    def _envelope(self, number: int, model: object) -> tuple[int, Sequence[Any], str | None]:
+    def _envelope(self, number: int, model: Any) -> tuple[int, Sequence[Any], str | None]:
         """``totalRecords``, ``data`` and the ``next`` link, once the envelope is
         complete and names the page asked for."""
         names = {
@@ -201,24 +201,23 @@ class PagePlan:
             "pageNumber": "page_number",
             "pageSize": "page_size",
         }
-        counts: list[Any] = [getattr(model, n, None) for n in names.values()]
-        total, got_number, got_size = counts
-        for wire, value in zip(names, counts, strict=True):
+        for wire, name in names.items():
+            value = getattr(model, name, None)
             # bool is an int in Python, but never a count.
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise InvalidResponseError(
                     f"page {number}: envelope field {wire!r} is missing or not a count"
                 )
-        data, link = getattr(model, "data", None), getattr(model, "next_", None)
-        if not isinstance(data, list | tuple):
+        if not isinstance(getattr(model, "data", None), list | tuple):
             raise InvalidResponseError(f"page {number}: envelope field 'data' is missing")
-        echo = {"page": (number, got_number), "pageSize": (self.page_size, got_size)}
+        echo = {"page": (number, model.page_number), "pageSize": (self.page_size, model.page_size)}
         for what, (want, got) in echo.items():
             if got != want:
                 msg = f"page {number}: asked for {what} {want}, the server answered {what} {got}"
                 raise InconsistentPageError(msg, page_number=number)
         # UNSET, None and "" all mean "no next page".
-        return total, data, link if isinstance(link, str) and link else None
+        link = getattr(model, "next_", None)
+        return model.total_records, model.data, link if isinstance(link, str) and link else None
 
     def _track_total(self, total: int, number: int) -> None:
         """The first page's ``totalRecords`` plans the iteration; a change is reported."""
@@ -293,12 +292,9 @@ class PagePlan:
             self._note("repeat", f"page {number}: {dropped} items already yielded were dropped")
         return kept
 
-    def _read_next_link(self, link: str | None, total: int, number: int, last: bool) -> bool:
-        """The ``next`` link is a signal, checked but never followed; whether this page
-        is the last one."""
-        if link is None:
-            if last:
-                return True
+    def _read_next_link(self, link: str | None, total: int, number: int, last: bool) -> None:
+        """The ``next`` link is a signal, checked but never followed."""
+        if link is None and not last:
             # totalRecords promises more: going on by page number loses nothing, and the
             # plan still bounds the pages; an empty page ends it without an error.
             self._note(
@@ -307,17 +303,16 @@ class PagePlan:
                 f"{self._end} pages; going on by page number",
             )
             self._next_missing = True
-            return False
-        problem = check_next_link(link, base_url=self.base_url, number=number, size=self.page_size)
-        if problem is not None:
-            self._note("link", f"page {number}: {problem}; link ignored")
-        if last and total == self._first_total:
-            self._note(
-                "extra-next",
-                f"page {number} links a next page beyond the {self._end} pages "
-                "totalRecords implies; stopping",
-            )
-        return last
+        elif link is not None:
+            size = self.page_size
+            if problem := check_next_link(link, base_url=self.base_url, number=number, size=size):
+                self._note("link", f"page {number}: {problem}; link ignored")
+            if last and total == self._first_total:
+                self._note(
+                    "extra-next",
+                    f"page {number} links a next page beyond the {self._end} pages "
+                    "totalRecords implies; stopping",
+                )
 
     def _note(self, kind: str, message: str) -> None:
         # Once per kind: a server that repeats a fault on every page should not flood.

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Generic, Protocol
 
-import attrs
 import httpx
 from typing_extensions import TypeVar
 
@@ -64,9 +63,6 @@ logger = logging.getLogger("service_api")
 
 #: Times a failed page is fetched again inside an iteration before its error is raised.
 PAGE_RETRIES = 3
-# Backoff between page retries: full jitter under min(30 s, 1 s * 2 ** attempt), or the
-# server's Retry-After when it asks for no more than a minute.
-_PAGE_BACKOFF = RetryPolicy(initial_delay=1.0, max_delay=30.0, max_retry_after=60.0)
 # Pages asked for and not yet handed over, per unit of concurrency.
 _AHEAD = 2
 
@@ -215,7 +211,11 @@ def page_retry_delay(error: ServiceApiError, attempt: int, retries: int) -> floa
         error, ApiConnectionError | RateLimitError | ServerError | AuthenticationError
     ):
         return None
-    policy = attrs.evolve(_PAGE_BACKOFF, max_retries=retries)
+    # Full jitter under min(30 s, 1 s * 2 ** attempt), or the server's Retry-After when it
+    # asks for no more than a minute.
+    policy = RetryPolicy(
+        max_retries=retries, initial_delay=1.0, max_delay=30.0, max_retry_after=60.0
+    )
     return retry_delay(policy, attempt, retry_after=getattr(error, "retry_after", None))
 
 
@@ -293,12 +293,9 @@ class Pager(Generic[M_co]):
             raise TypeError(f"client must be a service_api.Client, not {type(client).__name__}")
         for name, least in _LEAST.items():
             value = getattr(options, name)
-            if value is None and name.startswith("max_"):
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            bad = isinstance(value, bool) or not isinstance(value, int) or value < least
+            if bad and not (value is None and name.startswith("max_")):
                 raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
-        if not callable(options.key):
-            raise TypeError(f"key must be a function of an item, not {options.key!r}")
         self._name = module.__name__.rpartition(".")[2]
         try:
             inspect.signature(kwargs).bind(**params, page_number=1, page_size=1)
