@@ -40,6 +40,8 @@ REPEAT_WINDOW_PAGES = 8
 #: A record's identity: equal keys are the same record; ``None`` means "unknown", so
 #: the record is never taken for a repeat.
 KeyFunction = Callable[[Any], Hashable | None]
+# The counts of the envelope: their names on the wire and in the page models.
+_COUNTS = {"totalRecords": "total_records", "pageNumber": "page_number", "pageSize": "page_size"}
 
 
 class PageOptions(NamedTuple):
@@ -196,18 +198,12 @@ class PagePlan:
     def _envelope(self, number: int, model: Any) -> tuple[int, Sequence[Any], str | None]:
         """``totalRecords``, ``data`` and the ``next`` link, once the envelope is
         complete and names the page asked for."""
-        names = {
-            "totalRecords": "total_records",
-            "pageNumber": "page_number",
-            "pageSize": "page_size",
-        }
-        for wire, name in names.items():
+        for wire, name in _COUNTS.items():
             value = getattr(model, name, None)
             # bool is an int in Python, but never a count.
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise InvalidResponseError(
-                    f"page {number}: envelope field {wire!r} is missing or not a count"
-                )
+                msg = f"page {number}: envelope field {wire!r} is missing or not a count"
+                raise InvalidResponseError(msg)
         if not isinstance(getattr(model, "data", None), list | tuple):
             raise InvalidResponseError(f"page {number}: envelope field 'data' is missing")
         echo = {"page": (number, model.page_number), "pageSize": (self.page_size, model.page_size)}

@@ -430,33 +430,33 @@ class Pager(Generic[M_co]):
 
     def _judge(self, plan: PagePlan, number: int, response: httpx.Response) -> Page[Any]:
         """Parse the page and let the plan judge it; the page to hand over."""
-        where, model = f"{self._name}: page {number}", self._model
+        where = f"{self._name}: page {number}"
         try:
             doc = response.json()
         except ValueError as exc:
             raise InvalidResponseError(f"{where}: unreadable answer (not JSON)") from exc
         try:
-            parsed = model.from_dict(doc)
+            parsed = self._model.from_dict(doc)
         except _PARSE_ERRORS as exc:
-            # The record at fault, if the envelope itself is fine.
-            data = doc.get("data") if isinstance(doc, dict) else None
-            if isinstance(data, list) and _builds(model, doc, []):
-                for index, raw in enumerate(data):
-                    if not _builds(model, doc, [raw]):
-                        raise InvalidRecordError(
-                            f"{where}: record {index} of data cannot be read as a record "
-                            f"({type(raw).__name__}: {json.dumps(raw)[:80]})",
-                            index=index,
-                            raw_item=raw,
-                            raw_items=data,
-                        ) from exc
-            shape = "object" if isinstance(doc, dict) else type(doc).__name__
-            raise InvalidResponseError(
-                f"{where}: unreadable answer (not a page: a JSON {shape})"
-            ) from exc
+            raise self._unreadable(where, doc) from exc
         kept = plan.accept(number, parsed)
         items = tuple(parsed.data[index] for index in kept)
         return Page(number, parsed, items, response.content, tuple(kept))
+
+    def _unreadable(self, where: str, doc: Any) -> InvalidResponseError:
+        """The error of a JSON answer that is not a page: the record at fault, if the
+        envelope itself is fine."""
+        data: Any = doc.get("data") if isinstance(doc, dict) else None
+        envelope_fine = isinstance(data, list) and _builds(self._model, doc, [])
+        for index, raw in enumerate(data if envelope_fine else []):
+            if not _builds(self._model, doc, [raw]):
+                msg = (
+                    f"{where}: record {index} of data cannot be read as a record "
+                    f"({type(raw).__name__}: {json.dumps(raw)[:80]})"
+                )
+                return InvalidRecordError(msg, index=index, raw_item=raw, raw_items=data)
+        shape = "object" if isinstance(doc, dict) else type(doc).__name__
+        return InvalidResponseError(f"{where}: unreadable answer (not a page: a JSON {shape})")
 
 
 # -- the public names -------------------------------------------------------------------------
