@@ -373,6 +373,8 @@ class Pager(Generic[M_co]):
                 task = pending.get(number)
                 response = await (self._afetch(number, in_flight) if task is None else task)
                 pending.pop(number, None)
+                if pending:  # let a queued task send its request before this page is parsed
+                    await asyncio.sleep(0)
                 page = self._judge(plan, number, response)
                 for ahead in plan.pages_ahead(number, self._window):
                     pending[ahead] = asyncio.ensure_future(self._afetch(ahead, in_flight))
