@@ -150,8 +150,6 @@ class PagePlan:
         self.last_page = self.start_page - 1 + bound
         self.items_yielded = self.pages_accepted = self._asked = self._end = 0
         self._first_total: int | None = None
-        self._last_total = 0
-        self._next_missing = False
         # Keys handed over, oldest first, bounded: memory does not grow with the set.
         self._recent: collections.OrderedDict[Hashable, None] = collections.OrderedDict()
         self._warned: set[str] = set()
@@ -218,16 +216,15 @@ class PagePlan:
     def _track_total(self, total: int, number: int) -> None:
         """The first page's ``totalRecords`` plans the iteration; a change is reported."""
         if self._first_total is None:
-            self._first_total = self._last_total = total
+            self._first_total = total
             self._end = math.ceil(total / self.page_size)
             self.last_page = min(self.last_page, self._end)
-        elif total != self._last_total:
+        elif total != self._first_total:  # reported once: the first change is the news
             self._note(
                 "total",
-                f"totalRecords changed from {self._last_total} to {total} at page {number}; "
+                f"totalRecords changed from {self._first_total} to {total} at page {number}; "
                 f"keeping the {self.last_page} pages planned",
             )
-            self._last_total = total
 
     def _fit(self, data: Sequence[Any], total: int, number: int) -> tuple[Sequence[Any], bool]:
         """The items the page may hold, and whether it ends the iteration: no more than
@@ -256,7 +253,7 @@ class PagePlan:
                 "shrank",
                 f"page {number} is empty: the result set shrank to {total} records; stopping",
             )
-        elif self._next_missing:
+        elif "no-next" in self._warned:  # a missing next link was reported
             self._note(
                 "no-next-end", f"page {number} is empty, as the missing next link said; stopping"
             )
@@ -298,7 +295,6 @@ class PagePlan:
                 f"page {number} has no next link although totalRecords implies "
                 f"{self._end} pages; going on by page number",
             )
-            self._next_missing = True
         elif link is not None:
             size = self.page_size
             if problem := check_next_link(link, base_url=self.base_url, number=number, size=size):
