@@ -4,8 +4,8 @@
 ``totalRecords`` is known, the pages to fetch ahead, ``pages_ahead``; whether a page is
 consistent and which items are repeats, ``accept``); the sync and async drivers in
 ``_pagination`` only fetch what it asks for and hand the pages back in order. Because it
-does no I/O, both twins share every decision and the unit tests drive it with plain
-objects.
+does no I/O (its warnings go to the function it is given), both twins share every
+decision and the unit tests drive it with plain objects.
 
 What the plan does with a misbehaving server is the policy table of the README
 ("Pagination"). The plan never asks for a page beyond ``ceil(totalRecords / pageSize)``
@@ -20,11 +20,11 @@ records shifted by an insertion or a deletion land on a neighbouring page.
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import sys
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import parse_qsl
 
 import attrs
@@ -40,74 +40,25 @@ REPEAT_WINDOW_PAGES = 8
 #: A record's identity: equal keys are the same record; ``None`` means "unknown", so
 #: the record is never taken for a repeat.
 KeyFunction = Callable[[Any], Hashable | None]
+# The counts of the envelope: their names on the wire and in the page models.
+_COUNTS = {"totalRecords": "total_records", "pageNumber": "page_number", "pageSize": "page_size"}
 
 
-@dataclass(frozen=True, slots=True)
-class PageRequest:
-    """A page to fetch: its number and size, the only inputs of the page request."""
+class PageOptions(NamedTuple):
+    """The options of one ``paginate`` call, checked by the pager before any request."""
 
-    number: int
-    size: int
-
-
-@dataclass(frozen=True, slots=True)
-class PageVerdict:
-    """What to do with a page that arrived.
-
-    Attributes:
-        items: the items to hand over (repeats dropped, cut to ``max_items``).
-        warnings: messages to emit as ``PaginationWarning``.
-        last: no page is fetched after this one.
-        kept: where each of ``items`` stands in the page's ``data``.
-    """
-
-    items: tuple[Any, ...]
-    warnings: tuple[str, ...]
-    last: bool
-    kept: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Envelope:
-    """The pagination envelope of a page, read and type-checked."""
-
-    total_records: int
-    page_number: int
     page_size: int
-    data: Sequence[Any]
-    next_link: str | None
+    start_page: int
+    max_items: int | None
+    max_pages: int | None
+    concurrency: int
+    page_retries: int
+    key: KeyFunction
 
 
-def read_envelope(model: object, *, page_number: int) -> Envelope:
-    """Read the envelope fields of a parsed page model.
-
-    Raises ``InvalidResponseError`` for a field that is missing (``UNSET`` or ``None``,
-    should a future schema make it optional) or of the wrong type.
-
-    Example::
-
-        env = read_envelope(shipment_page, page_number=1)   # env.total_records, ...
-    """
-    counts: list[Any] = [
-        getattr(model, name, None) for name in ("total_records", "page_number", "page_size")
-    ]
-    for value, wire in zip(counts, ("totalRecords", "pageNumber", "pageSize"), strict=True):
-        # bool is an int in Python, but never a count.
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise InvalidResponseError(
-                f"page {page_number}: envelope field {wire!r} is missing or not a count"
-            )
-    total, number, size = counts
-    data = getattr(model, "data", None)
-    if not isinstance(data, list | tuple):
-        raise InvalidResponseError(f"page {page_number}: envelope field 'data' is missing")
-    link = getattr(model, "next_", None)
-    # UNSET, None and "" all mean "no next page".
-    return Envelope(total, number, size, data, link if isinstance(link, str) and link else None)
-
-
-def check_next_link(link: str, *, base_url: str | httpx.URL, request: PageRequest) -> str | None:
-    """Why a ``next`` link cannot be trusted, or ``None`` if it is the expected page.
+def check_next_link(link: str, *, base_url: str, number: int, size: int) -> str | None:
+    """Why the ``next`` link of page ``number`` cannot be trusted, or ``None`` if it is
+    the expected page.
 
     The link is never followed (the next request is built from pageNumber/pageSize
     against the client's base URL, so credentials go nowhere else); it is only
@@ -117,15 +68,25 @@ def check_next_link(link: str, *, base_url: str | httpx.URL, request: PageReques
 
     Example::
 
-        check_next_link("https://evil.example/x", base_url=base, request=PageRequest(1, 50))
+        check_next_link("https://evil.example/x", base_url=base, number=1, size=50)
         # 'next link to another origin (https://evil.example)'
     """
     place, _, query = link.partition("?")
-    return _place_problem(place, httpx.URL(base_url)) or _query_problem(query, request)
+    if problem := _place_problem(place, base_url):
+        return problem
+    # Parsed as httpx parses a query; the first of repeated names counts, as in httpx.
+    given = dict(reversed(parse_qsl(query.partition("#")[0], keep_blank_values=True)))
+    for name, value in (("pageNumber", number + 1), ("pageSize", size)):
+        if given.get(name, str(value)) != str(value):
+            return f"next link with {name}={given[name]}, expected {value}"
+    return None
 
 
-def _place_problem(place: str, base: httpx.URL) -> str | None:
-    """The origin and path part of :func:`check_next_link` (the costly URL parsing)."""
+# Cached: URL parsing is most of the cost of a check, and a server sends the same origin
+# and path on every page.
+@functools.lru_cache(maxsize=16)
+def _place_problem(place: str, base_url: str) -> str | None:
+    base = httpx.URL(base_url)
     try:
         url = base.join(place)
     except (httpx.InvalidURL, TypeError, ValueError):
@@ -140,20 +101,13 @@ def _place_problem(place: str, base: httpx.URL) -> str | None:
     return None
 
 
-def _query_problem(query: str, request: PageRequest) -> str | None:
-    # Parsed as httpx parses a query; the first of repeated names counts, as in httpx.
-    given = dict(reversed(parse_qsl(query.partition("#")[0], keep_blank_values=True)))
-    for name, value in (("pageNumber", request.number + 1), ("pageSize", request.size)):
-        if given.get(name, str(value)) != str(value):
-            return f"next link with {name}={given[name]}, expected {value}"
-    return None
+@functools.cache
+def _id_field(cls: Any) -> str | None:
+    names = [field.name for field in attrs.fields(cls)] if attrs.has(cls) else []
+    return next((name for name in names if name.endswith("_id")), None)
 
 
-# Per model class: the name of its id attribute, or None.
-_ID_ATTRIBUTES: dict[type, str | None] = {}
-
-
-def id_key(item: object) -> Hashable | None:
+def id_key(item: Any) -> Hashable | None:
     """The default record key: the record's id, the first declared field of its model
     whose name ends in ``_id`` (the spec lists each resource's identifier first:
     ``shipmentId``, ``deviceId``). ``None`` (never a repeat) when the model declares
@@ -164,12 +118,8 @@ def id_key(item: object) -> Hashable | None:
         >>> id_key(Shipment(shipment_id="s-1"))
         's-1'
     """
-    cls = type(item)
-    if cls not in _ID_ATTRIBUTES:
-        names = [f.name for f in attrs.fields(cls)] if attrs.has(cls) else []
-        _ID_ATTRIBUTES[cls] = next((name for name in names if name.endswith("_id")), None)
-    name = _ID_ATTRIBUTES[cls]
-    value = getattr(item, name, None) if name is not None else None
+    name = _id_field(item.__class__)
+    value = getattr(item, name, None) if name else None
     return value if isinstance(value, str | int) and not isinstance(value, bool) else None
 
 
@@ -178,154 +128,142 @@ class PagePlan:
 
     Pages must be handed to :meth:`accept` in order, each one the page
     :meth:`next_page_info` named (with concurrency the driver fetches ahead the pages
-    :meth:`pages_ahead` names, but still accepts in order).
+    :meth:`pages_ahead` names, but still accepts in order). Warnings go to ``warn``,
+    once per kind.
 
     Example::
 
-        plan = PagePlan(page_size=50, start_page=1, base_url=base_url)
-        while (request := plan.next_page_info()) is not None:
-            verdict = plan.accept(request.number, fetch(request))
-            yield from verdict.items
+        plan = PagePlan(options, base_url=base_url, warn=print)
+        while (number := plan.next_page_info()) is not None:
+            page = fetch(number, plan.page_size)
+            yield from (page.data[index] for index in plan.accept(number, page))
     """
 
-    def __init__(
-        self,
-        *,
-        page_size: int,
-        start_page: int,
-        base_url: str,
-        max_items: int | None = None,
-        max_pages: int | None = None,
-        key: KeyFunction = id_key,
-    ) -> None:
-        if not (1 <= page_size <= MAX_PAGE_SIZE and start_page >= 1):
-            raise ValueError(f"page_size must be 1..{MAX_PAGE_SIZE} and start_page at least 1")
-        self.page_size, self.start_page = page_size, start_page
-        self.max_items, self.key = max_items, key
-        self.base_url = httpx.URL(base_url)  # parsed once: parsing is a visible cost
-        # The last page max_items and max_pages allow.
-        pages = [max_pages, None if max_items is None else math.ceil(max_items / page_size)]
-        self._limit = start_page - 1 + min([n for n in pages if n is not None] or [sys.maxsize])
-        self.items_yielded = self.pages_accepted = self._asked = self._planned_end = 0
-        self._next_number = start_page
+    def __init__(self, options: PageOptions, *, base_url: str, warn: Callable[[str], None]):
+        self.page_size, self.start_page = options.page_size, options.start_page
+        self.max_items, self.key = options.max_items, options.key
+        self.base_url, self._warn = base_url, warn
+        items = None if self.max_items is None else math.ceil(self.max_items / self.page_size)
+        bound = min([n for n in (options.max_pages, items) if n is not None] or [sys.maxsize])
+        #: The last page to fetch: what max_items and max_pages allow, then also what the
+        #: first page's totalRecords allows, then the page that ended the iteration.
+        self.last_page = self.start_page - 1 + bound
+        self.items_yielded = self.pages_accepted = self._asked = self._end = 0
         self._first_total: int | None = None
-        self._last_total: int | None = None
-        self._done = self._next_missing = False
         # Keys handed over, oldest first, bounded: memory does not grow with the set.
         self._recent: collections.OrderedDict[Hashable, None] = collections.OrderedDict()
         self._warned: set[str] = set()
-        self._notes: list[str] = []
-        self._trusted_place: str | None = None  # the part before "?" of a checked link
 
-    # -- what to fetch --------------------------------------------------------------
+    def next_page_info(self) -> int | None:
+        """The number of the next page to fetch and accept, or ``None`` when iteration
+        is over (the page size is always ``page_size``)."""
+        number = self.start_page + self.pages_accepted
+        return number if number <= self.last_page else None
 
-    @property
-    def planned_last_page(self) -> int | None:
-        """The last page to fetch, once the first page told ``totalRecords``."""
-        return None if self._first_total is None else min(self._planned_end, self._limit)
-
-    def next_page_info(self) -> PageRequest | None:
-        """The next page to fetch and accept, or ``None`` when iteration is over."""
-        last = self.planned_last_page
-        if self._done or self._next_number > (self._limit if last is None else last):
-            return None
-        return PageRequest(self._next_number, self.page_size)
-
-    def pages_ahead(self, number: int, window: int) -> list[PageRequest]:
+    def pages_ahead(self, number: int, window: int) -> list[int]:
         """The pages after ``number`` (the page in hand) up to ``number + window`` and
         within the plan that no earlier call named: what concurrent drivers fetch ahead.
         None until the first page told how many pages there are."""
-        last = self.planned_last_page
-        if self._done or last is None:
+        if self._first_total is None:
             return []
-        first, stop = max(self._asked, number) + 1, min(last, number + window) + 1
+        first, stop = max(self._asked, number) + 1, min(self.last_page, number + window) + 1
         self._asked = max(self._asked, stop - 1)
-        return [PageRequest(ahead, self.page_size) for ahead in range(first, stop)]
+        return list(range(first, stop))
 
-    # -- what arrived ---------------------------------------------------------------
-
-    def accept(self, number: int, model: object) -> PageVerdict:
-        """Check the page ``number`` and decide what to hand over.
+    def accept(self, number: int, model: Any) -> list[int]:
+        """Check the page ``number``; the places in its ``data`` of the items to hand
+        over (repeats dropped, cut to ``max_items``).
 
         Raises ``InvalidResponseError`` (or its ``InconsistentPageError``) when the page
         cannot be used; the plan then stays on that page, which is where to resume.
         """
-        if number != self._next_number or self.next_page_info() is None:
+        if number != self.next_page_info():
             raise RuntimeError(f"page {number} accepted out of order")  # a driver bug
-        self._notes = []
-        env = read_envelope(model, page_number=number)
-        echo = {"page": (number, env.page_number), "pageSize": (self.page_size, env.page_size)}
-        for what, (want, got) in echo.items():
-            if got != want:
-                msg = f"page {number}: asked for {what} {want}, the server answered {what} {got}"
-                raise InconsistentPageError(msg, page_number=number)
-        last = self._track_total(env.total_records, number)
-        data, cut = self._fit(env, number)
+        total, data, link = self._envelope(number, model)
+        self._track_total(total, number)
+        data, cut = self._fit(data, total, number)
         kept = self._drop_repeats(data, number)
-        last = self._read_next_link(env, number, last or cut)
+        last = cut or number >= self._end
+        self._read_next_link(link, total, number, last)
         if self.max_items is not None and len(kept) >= self.max_items - self.items_yielded:
             kept, last = kept[: self.max_items - self.items_yielded], True
         self.items_yielded += len(kept)
         self.pages_accepted += 1
-        self._next_number, self._done = number + 1, last
-        items = tuple(data[index] for index in kept)
-        return PageVerdict(items, tuple(self._notes), self.next_page_info() is None, tuple(kept))
+        if last:
+            self.last_page = number
+        return kept
 
-    def _track_total(self, total: int, number: int) -> bool:
-        """Remember ``totalRecords`` (the first page's plans the iteration); whether
-        ``number`` is the planned last page."""
+    def _envelope(self, number: int, model: Any) -> tuple[int, Sequence[Any], str | None]:
+        """``totalRecords``, ``data`` and the ``next`` link, once the envelope is
+        complete and names the page asked for."""
+        for wire, name in _COUNTS.items():
+            value = getattr(model, name, None)
+            # bool is an int in Python, but never a count.
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                msg = f"page {number}: envelope field {wire!r} is missing or not a count"
+                raise InvalidResponseError(msg)
+        if not isinstance(getattr(model, "data", None), list | tuple):
+            raise InvalidResponseError(f"page {number}: envelope field 'data' is missing")
+        echo = {"page": (number, model.page_number), "pageSize": (self.page_size, model.page_size)}
+        for what, (want, got) in echo.items():
+            if got != want:
+                msg = f"page {number}: asked for {what} {want}, the server answered {what} {got}"
+                raise InconsistentPageError(msg, page_number=number)
+        # UNSET, None and "" all mean "no next page".
+        link = getattr(model, "next_", None)
+        return model.total_records, model.data, link if isinstance(link, str) and link else None
+
+    def _track_total(self, total: int, number: int) -> None:
+        """The first page's ``totalRecords`` plans the iteration; a change is reported."""
         if self._first_total is None:
-            self._first_total = self._last_total = total
-            self._planned_end = math.ceil(total / self.page_size)
-        elif total != self._last_total:
+            self._first_total = total
+            self._end = math.ceil(total / self.page_size)
+            self.last_page = min(self.last_page, self._end)
+        elif total != self._first_total:  # reported once: the first change is the news
             self._note(
                 "total",
-                f"totalRecords changed from {self._last_total} to {total} at page {number}; "
-                f"keeping the {self.planned_last_page} pages planned",
+                f"totalRecords changed from {self._first_total} to {total} at page {number}; "
+                f"keeping the {self.last_page} pages planned",
             )
-            self._last_total = total
-        return number >= self._planned_end
 
-    def _fit(self, env: Envelope, number: int) -> tuple[list[Any], bool]:
+    def _fit(self, data: Sequence[Any], total: int, number: int) -> tuple[Sequence[Any], bool]:
         """The items the page may hold, and whether it ends the iteration: no more than
         pageSize (the rest belong to the next page), nor than its own totalRecords allows
         (no page can follow by that count); none before the planned end only if
         something explains it."""
-        data = list(env.data[: self.page_size])
-        if len(env.data) > self.page_size:
+        if len(data) > self.page_size:
             self._note(
                 "long",
-                f"page {number} holds {len(env.data)} items, more than pageSize "
+                f"page {number} holds {len(data)} items, more than pageSize "
                 f"{self.page_size}; the extra items are ignored",
             )
-        allowed = max(0, min(self.page_size, env.total_records - (number - 1) * self.page_size))
+            data = data[: self.page_size]
+        allowed = max(0, min(self.page_size, total - (number - 1) * self.page_size))
         if len(data) > allowed:
             self._note(
                 "beyond-total",
                 f"page {number} holds {len(data)} items but its totalRecords "
-                f"({env.total_records}) allows {allowed}; the rest are ignored, stopping",
+                f"({total}) allows {allowed}; the rest are ignored, stopping",
             )
             return data[:allowed], True
-        if data or number > self._planned_end:
+        if data or number > self._end:
             return data, False
         if allowed == 0:
             self._note(
                 "shrank",
-                f"page {number} is empty: the result set shrank to {env.total_records} "
-                "records; stopping",
+                f"page {number} is empty: the result set shrank to {total} records; stopping",
             )
-        elif self._next_missing:
+        elif "no-next" in self._warned:  # a missing next link was reported
             self._note(
                 "no-next-end", f"page {number} is empty, as the missing next link said; stopping"
             )
         else:
             raise InconsistentPageError(
-                f"page {number} is empty although totalRecords is {env.total_records}",
-                page_number=number,
+                f"page {number} is empty although totalRecords is {total}", page_number=number
             )
         return data, True
 
-    def _drop_repeats(self, data: list[Any], number: int) -> list[int]:
+    def _drop_repeats(self, data: Sequence[Any], number: int) -> list[int]:
         """The places in ``data`` of the items to hand over: those whose key was not
         handed over on a recent page or earlier on this one (remembered from now on)."""
         kept: list[int] = []
@@ -347,40 +285,29 @@ class PagePlan:
             self._note("repeat", f"page {number}: {dropped} items already yielded were dropped")
         return kept
 
-    def _read_next_link(self, env: Envelope, number: int, last: bool) -> bool:
-        """The ``next`` link is a signal, checked but never followed; whether this page
-        is the last one."""
-        if env.next_link is None:
-            if last or number >= self._planned_end:
-                return True
+    def _read_next_link(self, link: str | None, total: int, number: int, last: bool) -> None:
+        """The ``next`` link is a signal, checked but never followed."""
+        if link is None and not last:
             # totalRecords promises more: going on by page number loses nothing, and the
             # plan still bounds the pages; an empty page ends it without an error.
             self._note(
                 "no-next",
                 f"page {number} has no next link although totalRecords implies "
-                f"{self._planned_end} pages; going on by page number",
+                f"{self._end} pages; going on by page number",
             )
-            self._next_missing = True
-            return False
-        # The origin and path are checked once per distinct link prefix (URL parsing
-        # is most of the cost); pageNumber / pageSize on every page.
-        place, _, query = env.next_link.partition("?")
-        problem = None if place == self._trusted_place else _place_problem(place, self.base_url)
-        if problem is None:
-            self._trusted_place = place
-            problem = _query_problem(query, PageRequest(number, self.page_size))
-        if problem is not None:
-            self._note("link", f"page {number}: {problem}; link ignored")
-        if last and env.total_records == self._first_total:
-            self._note(
-                "extra-next",
-                f"page {number} links a next page beyond the {self._planned_end} pages "
-                "totalRecords implies; stopping",
-            )
-        return last
+        elif link is not None:
+            size = self.page_size
+            if problem := check_next_link(link, base_url=self.base_url, number=number, size=size):
+                self._note("link", f"page {number}: {problem}; link ignored")
+            if last and total == self._first_total:
+                self._note(
+                    "extra-next",
+                    f"page {number} links a next page beyond the {self._end} pages "
+                    "totalRecords implies; stopping",
+                )
 
     def _note(self, kind: str, message: str) -> None:
         # Once per kind: a server that repeats a fault on every page should not flood.
         if kind not in self._warned:
             self._warned.add(kind)
-            self._notes.append(message)
+            self._warn(message)

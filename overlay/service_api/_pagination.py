@@ -29,11 +29,10 @@ import threading
 import warnings
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Generic, Protocol
 
-import attrs
 import httpx
 from typing_extensions import TypeVar
 
@@ -49,7 +48,7 @@ from service_api._errors import (
     error_from_httpx,
     error_from_response,
 )
-from service_api._page_plan import MAX_PAGE_SIZE, KeyFunction, PagePlan, PageRequest, id_key
+from service_api._page_plan import MAX_PAGE_SIZE, KeyFunction, PageOptions, PagePlan, id_key
 from service_api._retry import RETRY_SLEEP, RetryPolicy, retry_delay
 from service_api_client import Client
 from service_api_client.types import Response, Unset
@@ -64,9 +63,6 @@ logger = logging.getLogger("service_api")
 
 #: Times a failed page is fetched again inside an iteration before its error is raised.
 PAGE_RETRIES = 3
-# Backoff between page retries: full jitter under min(30 s, 1 s * 2 ** attempt), or the
-# server's Retry-After when it asks for no more than a minute.
-_PAGE_BACKOFF = RetryPolicy(initial_delay=1.0, max_delay=30.0, max_retry_after=60.0)
 # Pages asked for and not yet handed over, per unit of concurrency.
 _AHEAD = 2
 
@@ -215,32 +211,22 @@ def page_retry_delay(error: ServiceApiError, attempt: int, retries: int) -> floa
         error, ApiConnectionError | RateLimitError | ServerError | AuthenticationError
     ):
         return None
-    policy = attrs.evolve(_PAGE_BACKOFF, max_retries=retries)
+    # Full jitter under min(30 s, 1 s * 2 ** attempt), or the server's Retry-After when it
+    # asks for no more than a minute.
+    policy = RetryPolicy(
+        max_retries=retries, initial_delay=1.0, max_delay=30.0, max_retry_after=60.0
+    )
     return retry_delay(policy, attempt, retry_after=getattr(error, "retry_after", None))
 
 
-# -- the arguments: every check, before any request -----------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Options:
-    page_size: int
-    start_page: int
-    max_items: int | None
-    max_pages: int | None
-    concurrency: int
-    page_retries: int
-    key: KeyFunction
-
-
-# The least value of each numeric option.
+# The least value of each numeric option (max_items and max_pages may also be None).
 _LEAST = {"page_size": 1, "start_page": 1, "concurrency": 1, "page_retries": 0}
-_LEAST |= {"max_items": 0, "max_pages": 0}  # these two may also be None
-
-
+_LEAST |= {"max_items": 0, "max_pages": 0}
 # The functions of an endpoint module that lead back to it.
 _FUNCTIONS = ("sync_detailed", "asyncio_detailed")
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# What the generated parser raises for a body that is JSON but not a page of its model.
+_PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError)
 
 
 def _warn(message: str) -> None:
@@ -262,19 +248,12 @@ def _ok(response: httpx.Response, number: int) -> httpx.Response:
     return response
 
 
-# What the generated parser raises for a body that is JSON but not a page of its model.
-_PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError)
-
-
 def _builds(model: type[Any], doc: dict[str, Any], data: list[Any]) -> bool:
     try:
         model.from_dict({**doc, "data": data})
     except _PARSE_ERRORS:
         return False
     return True
-
-
-# -- the pager and its two drivers ----------------------------------------------------------
 
 
 class Pager(Generic[M_co]):
@@ -293,10 +272,10 @@ class Pager(Generic[M_co]):
     """
 
     def __init__(
-        self, endpoint: object, client: Client, options: _Options, params: dict[str, Any]
+        self, endpoint: object, client: Client, options: PageOptions, params: dict[str, Any]
     ) -> None:
         """Every check of :func:`paginate`'s arguments, before any request."""
-        module = endpoint
+        module: Any = endpoint
         if not isinstance(endpoint, ModuleType):
             module = sys.modules.get(str(getattr(endpoint, "__module__", "")))
             # A wrapper (functools.wraps) keeps the name but would be bypassed: refused.
@@ -310,17 +289,13 @@ class Pager(Generic[M_co]):
         kwargs = getattr(module, "_get_kwargs", None)
         if not callable(kwargs) or not hasattr(getattr(module, "SUCCESS_MODEL", None), "from_dict"):
             raise TypeError(f"not a generated list endpoint module: {module!r}")
-        assert isinstance(module, ModuleType)
         if not all(callable(getattr(client, f"get_{k}httpx_client", None)) for k in ("", "async_")):
             raise TypeError(f"client must be a service_api.Client, not {type(client).__name__}")
         for name, least in _LEAST.items():
             value = getattr(options, name)
-            if value is None and name.startswith("max_"):
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            bad = isinstance(value, bool) or not isinstance(value, int) or value < least
+            if bad and not (value is None and name.startswith("max_")):
                 raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
-        if not callable(options.key):
-            raise TypeError(f"key must be a function of an item, not {options.key!r}")
         self._name = module.__name__.rpartition(".")[2]
         try:
             inspect.signature(kwargs).bind(**params, page_number=1, page_size=1)
@@ -331,7 +306,7 @@ class Pager(Generic[M_co]):
             ) from None
         if options.page_size > MAX_PAGE_SIZE:
             _warn(f"page_size {options.page_size} is above the service's maximum; using 50")
-            options = replace(options, page_size=MAX_PAGE_SIZE)
+            options = options._replace(page_size=MAX_PAGE_SIZE)
         self._model: type[Any] = module.SUCCESS_MODEL
         self._client, self._options = client, options
         # The page request of the generated module, built against the client's base URL.
@@ -361,23 +336,17 @@ class Pager(Generic[M_co]):
             for page in service_api.paginate(list_shipments, client).pages():
                 print(page.number, len(page.items))
         """
-        plan = self._plan()
-        stopped = threading.Event()  # set at the end: a worker waiting to retry gives up
+        plan, stopped = self._plan(), threading.Event()  # stopped: a waiting retry gives up
         pending: dict[int, Future[httpx.Response]] = {}
         pool = ThreadPoolExecutor(self._options.concurrency, thread_name_prefix="service-api-pages")
-
-        def fetch_ahead(request: PageRequest) -> None:
-            for ahead in plan.pages_ahead(request.number, self._window):
-                pending[ahead.number] = pool.submit(self._fetch, ahead, stopped)
-
         try:
-            while (request := plan.next_page_info()) is not None:
-                future = pending.pop(request.number, None)
-                response = self._fetch(request, stopped) if future is None else future.result()
-                # Asked before parsing: the window stays full while this thread works.
-                fetch_ahead(request)
-                page = self._judge(plan, request, response)
-                fetch_ahead(request)
+            while (number := plan.next_page_info()) is not None:
+                future = pending.pop(number, None)
+                response = self._fetch(number, stopped) if future is None else future.result()
+                page = self._judge(plan, number, response)
+                # The pool works through the pages asked ahead while this thread parses.
+                for ahead in plan.pages_ahead(number, self._window):
+                    pending[ahead] = pool.submit(self._fetch, ahead, stopped)
                 yield page
         except ServiceApiError as exc:  # the plan stays on the page that failed
             exc.at_page(plan.start_page + plan.pages_accepted, items_yielded=plan.items_yielded)
@@ -395,26 +364,20 @@ class Pager(Generic[M_co]):
             async for page in service_api.paginate(list_devices, client).apages():
                 print(page.number, len(page.items))
         """
-        plan = self._plan()
-        in_flight = asyncio.Semaphore(self._options.concurrency)
+        plan, in_flight = self._plan(), asyncio.Semaphore(self._options.concurrency)
         pending: dict[int, asyncio.Task[httpx.Response]] = {}
-
-        def fetch_ahead(request: PageRequest) -> None:
-            for ahead in plan.pages_ahead(request.number, self._window):
-                pending[ahead.number] = asyncio.ensure_future(self._afetch(ahead, in_flight))
-
         try:
-            while (request := plan.next_page_info()) is not None:
+            while (number := plan.next_page_info()) is not None:
                 # Left in ``pending`` while awaited: if the consumer is cancelled here,
                 # the cleanup below still cancels and awaits this task.
-                task = pending.get(request.number)
-                response = await (self._afetch(request, in_flight) if task is None else task)
-                pending.pop(request.number, None)
-                fetch_ahead(request)
-                if pending:  # let the new task send its request before this page is parsed
+                task = pending.get(number)
+                response = await (self._afetch(number, in_flight) if task is None else task)
+                pending.pop(number, None)
+                if pending:  # let a queued task send its request before this page is parsed
                     await asyncio.sleep(0)
-                page = self._judge(plan, request, response)
-                fetch_ahead(request)
+                page = self._judge(plan, number, response)
+                for ahead in plan.pages_ahead(number, self._window):
+                    pending[ahead] = asyncio.ensure_future(self._afetch(ahead, in_flight))
                 yield page
         except ServiceApiError as exc:  # the plan stays on the page that failed
             exc.at_page(plan.start_page + plan.pages_accepted, items_yielded=plan.items_yielded)
@@ -422,37 +385,33 @@ class Pager(Generic[M_co]):
         finally:
             for task in pending.values():
                 task.cancel()
-            if pending:
-                await asyncio.gather(*pending.values(), return_exceptions=True)
+            await asyncio.gather(*pending.values(), return_exceptions=True)
 
     def _plan(self) -> PagePlan:
-        names = ("page_size", "start_page", "max_items", "max_pages", "key")
-        options = {name: getattr(self._options, name) for name in names}
-        return PagePlan(base_url=str(getattr(self._client, "_base_url", "")), **options)
+        return PagePlan(self._options, base_url=str(self._client._base_url), warn=_warn)
 
-    def _fetch(self, request: PageRequest, stopped: threading.Event) -> httpx.Response:
+    def _fetch(self, number: int, stopped: threading.Event) -> httpx.Response:
         """The page's response, fetched again within the page retry budget."""
-        kwargs, attempt = self._kwargs(page_number=request.number, page_size=request.size), 0
+        kwargs, attempt = self._kwargs(page_number=number, page_size=self._options.page_size), 0
         while True:
             try:
-                response = self._client.get_httpx_client().request(**kwargs)
-                return _ok(response, request.number)
+                return _ok(self._client.get_httpx_client().request(**kwargs), number)
             except (ServiceApiError, httpx.HTTPError) as exc:
-                delay = self._retry_delay(exc, request.number, attempt)
+                delay = self._retry_delay(exc, number, attempt)
             if stopped.wait(delay):
                 raise ApiConnectionError("the iteration was closed")  # nobody reads it
             attempt += 1
 
-    async def _afetch(self, request: PageRequest, in_flight: asyncio.Semaphore) -> httpx.Response:
+    async def _afetch(self, number: int, in_flight: asyncio.Semaphore) -> httpx.Response:
         """Async twin of :meth:`_fetch`, with at most ``concurrency`` requests in flight."""
-        kwargs, attempt = self._kwargs(page_number=request.number, page_size=request.size), 0
+        kwargs, attempt = self._kwargs(page_number=number, page_size=self._options.page_size), 0
         async with in_flight:
             while True:
                 try:
-                    response = await self._client.get_async_httpx_client().request(**kwargs)
-                    return _ok(response, request.number)
+                    client = self._client.get_async_httpx_client()
+                    return _ok(await client.request(**kwargs), number)
                 except (ServiceApiError, httpx.HTTPError) as exc:
-                    delay = self._retry_delay(exc, request.number, attempt)
+                    delay = self._retry_delay(exc, number, attempt)
                 await asyncio.sleep(delay)
                 attempt += 1
 
@@ -471,36 +430,35 @@ class Pager(Generic[M_co]):
         )
         return RETRY_SLEEP.wait_for(delay)
 
-    def _judge(self, plan: PagePlan, request: PageRequest, response: httpx.Response) -> Page[Any]:
+    def _judge(self, plan: PagePlan, number: int, response: httpx.Response) -> Page[Any]:
         """Parse the page and let the plan judge it; the page to hand over."""
-        where, model = f"{self._name}: page {request.number}", self._model
+        where = f"{self._name}: page {number}"
         try:
             doc = response.json()
         except ValueError as exc:
             raise InvalidResponseError(f"{where}: unreadable answer (not JSON)") from exc
         try:
-            parsed = model.from_dict(doc)
+            parsed = self._model.from_dict(doc)
         except _PARSE_ERRORS as exc:
-            # The record at fault, if the envelope itself is fine.
-            data = doc.get("data") if isinstance(doc, dict) else None
-            if isinstance(data, list) and _builds(model, doc, []):
-                for index, raw in enumerate(data):
-                    if not _builds(model, doc, [raw]):
-                        raise InvalidRecordError(
-                            f"{where}: record {index} of data cannot be read as a record "
-                            f"({type(raw).__name__}: {json.dumps(raw)[:80]})",
-                            index=index,
-                            raw_item=raw,
-                            raw_items=data,
-                        ) from exc
-            shape = "object" if isinstance(doc, dict) else type(doc).__name__
-            raise InvalidResponseError(
-                f"{where}: unreadable answer (not a page: a JSON {shape})"
-            ) from exc
-        verdict = plan.accept(request.number, parsed)
-        for message in verdict.warnings:
-            _warn(message)
-        return Page(request.number, parsed, verdict.items, response.content, verdict.kept)
+            raise self._unreadable(where, doc) from exc
+        kept = plan.accept(number, parsed)
+        items = tuple(parsed.data[index] for index in kept)
+        return Page(number, parsed, items, response.content, tuple(kept))
+
+    def _unreadable(self, where: str, doc: Any) -> InvalidResponseError:
+        """The error of a JSON answer that is not a page: the record at fault, if the
+        envelope itself is fine."""
+        data: Any = doc.get("data") if isinstance(doc, dict) else None
+        envelope_fine = isinstance(data, list) and _builds(self._model, doc, [])
+        for index, raw in enumerate(data if envelope_fine else []):
+            if not _builds(self._model, doc, [raw]):
+                msg = (
+                    f"{where}: record {index} of data cannot be read as a record "
+                    f"({type(raw).__name__}: {json.dumps(raw)[:80]})"
+                )
+                return InvalidRecordError(msg, index=index, raw_item=raw, raw_items=data)
+        shape = "object" if isinstance(doc, dict) else type(doc).__name__
+        return InvalidResponseError(f"{where}: unreadable answer (not a page: a JSON {shape})")
 
 
 # -- the public names -------------------------------------------------------------------------
@@ -552,7 +510,9 @@ def paginate(
         for shipment in service_api.paginate(list_shipments, client, concurrency=4):
             print(shipment.shipment_id)
     """
-    options = _Options(page_size, start_page, max_items, max_pages, concurrency, page_retries, key)
+    options = PageOptions(
+        page_size, start_page, max_items, max_pages, concurrency, page_retries, key
+    )
     return Pager(endpoint, client, options, params)
 
 

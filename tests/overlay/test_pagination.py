@@ -259,6 +259,7 @@ async def test_max_pages_bounds_page_iteration(
         {"page_size": 0},
         {"page_size": -5},
         {"start_page": 0},
+        {"start_page": -3},
         {"concurrency": 0},
         {"max_items": -1},
     ],
