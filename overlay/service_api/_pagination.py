@@ -296,6 +296,8 @@ class Pager(Generic[M_co]):
             bad = isinstance(value, bool) or not isinstance(value, int) or value < least
             if bad and not (value is None and name.startswith("max_")):
                 raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
+        if not callable(options.key):
+            raise TypeError(f"key must be a function of an item, not {options.key!r}")
         self._name = module.__name__.rpartition(".")[2]
         try:
             inspect.signature(kwargs).bind(**params, page_number=1, page_size=1)

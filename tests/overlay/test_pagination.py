@@ -281,6 +281,8 @@ async def test_reserved_and_unknown_parameters_are_refused_before_any_request(
         call(list_shipments, client, page_number=3)
     with pytest.raises(TypeError, match=r"list_shipments: .*'colour'"):
         call(list_shipments, client, colour="red")
+    with pytest.raises(TypeError, match="key must be a function of an item, not 'shipmentId'"):
+        call(list_shipments, client, key="shipmentId")
     assert mock.service.counts() == {}
 
 
