@@ -51,7 +51,7 @@ class ServiceResponse(httpx.Response):
     """A response whose ``json()`` raises :class:`InvalidResponseError` for a body that
     is not JSON, and whose compressed body counts what it inflates to."""
 
-    _limit = 0  # set for a compressed body: the most it may inflate to
+    _limit = 0  # set for a compressed body: the most it may inflate to (cut if an error)
 
     def json(self, **kwargs: Any) -> Any:
         """The parsed body; :class:`InvalidResponseError` (a ``ValueError``) if not JSON."""
@@ -66,14 +66,22 @@ class ServiceResponse(httpx.Response):
 
     # The decoded chunks go through the same bound as the raw ones, with the same limit.
     def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
-        """The decoded body, refused past the limit when it is compressed."""
-        chunks = super().iter_bytes(chunk_size)
-        return iter(_BoundedStream(chunks, self._limit, self.request)) if self._limit else chunks
+        """The decoded body, refused (an error body: cut) past the limit when compressed."""
+        chunks, cut = super().iter_bytes(chunk_size), self.status_code >= 400
+        return (
+            iter(_BoundedStream(chunks, self._limit, self.request, cut=cut))
+            if self._limit
+            else chunks
+        )
 
     def aiter_bytes(self, chunk_size: int | None = None) -> AsyncIterator[bytes]:
         """Async twin of :meth:`iter_bytes`."""
-        chunks = super().aiter_bytes(chunk_size)
-        return aiter(_BoundedStream(chunks, self._limit, self.request)) if self._limit else chunks
+        chunks, cut = super().aiter_bytes(chunk_size), self.status_code >= 400
+        return (
+            aiter(_BoundedStream(chunks, self._limit, self.request, cut=cut))
+            if self._limit
+            else chunks
+        )
 
 
 def _too_large(request: httpx.Request, limit: int) -> InvalidResponseError:
@@ -186,15 +194,14 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if status < 400 and declared.isdigit() and int(declared) > limit:
             raise _too_large(request, limit)
         cut = status >= 400  # an error body is cut, not refused: the error shows its start
-        stream = _BoundedStream(
-            response.stream, ERROR_BODY_BYTES if cut else limit, request, cut=cut
-        )
+        limit = ERROR_BODY_BYTES if cut else limit
+        stream = _BoundedStream(response.stream, limit, request, cut=cut)
         wrapped = ServiceResponse(
             status, headers=response.headers, stream=stream, extensions=response.extensions
         )
         wrapped.request = request
-        # What a compressed body inflates to counts too, an error body's included: a few
-        # hundred bytes of nested gzip can inflate to gigabytes.
+        # What a compressed body inflates to counts too, an error body's included (cut, so
+        # the error keeps its status): a few hundred bytes of gzip can inflate to gigabytes.
         if response.headers.get("content-encoding", "identity") != "identity":
             wrapped._limit = limit
         return wrapped

@@ -17,6 +17,7 @@ from starlette.routing import Route
 
 import service_api
 from service_api import testing
+from service_api._errors import MAX_BODY_CHARS
 from service_api._transport import (
     ERROR_BODY_BYTES,
     TOKEN_RESPONSE_BYTES,
@@ -347,23 +348,43 @@ async def test_async_a_compressed_body_counts_what_it_inflates_to() -> None:
         await response.aread()
 
 
-def test_a_compressed_error_body_counts_what_it_inflates_to() -> None:
+@pytest.mark.anyio
+@pytest.mark.parametrize("max_response_bytes", [1024, 65536, 2**20])
+async def test_a_compressed_error_body_is_cut_once_inflated(max_response_bytes: int) -> None:
     # Gzip twice: a few hundred bytes on the wire, well within what an error keeps,
-    # and 4 MiB once inflated.
+    # and 4 MiB once inflated. What it inflates to is cut like any error body, whatever
+    # max_response_bytes says, so the error keeps its status (and its retry).
     body = gzip.compress(gzip.compress(b"0" * 2**22))
     assert len(body) < ERROR_BODY_BYTES
 
     def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/authenticate"):
+            token = {"access_token": "t-1", "token_type": "Bearer", "expires_in": "3600"}
+            return httpx.Response(200, json=token)
         return httpx.Response(503, content=body, headers={"content-encoding": "gzip, gzip"})
 
     transport = GuardedTransport(
         httpx.MockTransport(answer),
         base_url=httpx.URL(BASE),
-        max_response_bytes=65536,
+        max_response_bytes=max_response_bytes,
     )
     response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
-    with pytest.raises(service_api.InvalidResponseError, match="larger than 65536 bytes"):
-        response.read()
+    assert response.read() == b"0" * ERROR_BODY_BYTES
+    response = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
+    assert await response.aread() == b"0" * ERROR_BODY_BYTES
+    mock = {"transport": httpx.MockTransport(answer)}
+    client = service_api.Client(
+        BASE,
+        "id",
+        "secret",
+        None,
+        max_retries=0,
+        max_response_bytes=max_response_bytes,
+        httpx_args=mock,
+    )
+    with client, pytest.raises(service_api.ServerError, match="503") as caught:
+        client.get_httpx_client().get("/shipments")
+    assert caught.value.body == "0" * MAX_BODY_CHARS
 
 
 def test_a_compressed_body_within_the_limit_is_read_whole() -> None:
