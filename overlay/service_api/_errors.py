@@ -57,6 +57,11 @@ class ServiceApiError(Exception):
             self, InvalidCredentialsError | PermissionDeniedError | BadRequestError
         )
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt without __init__, whose arguments differ per class: errors cross
+        # process pools (multiprocessing, concurrent.futures) whole.
+        return _rebuild, (type(self), self.args, self.__dict__)
+
     def at_page(self, page_number: int, *, items_yielded: int) -> None:
         """Record that this error stopped an iteration at ``page_number``."""
         self.page_number = self.start_page = page_number
@@ -73,7 +78,10 @@ class ApiStatusError(ServiceApiError):
     def __init__(
         self, message: str, *, response: httpx.Response | None = None, status_code: int = 0
     ) -> None:
-        super().__init__(message, request=response.request if response else None)
+        request = None
+        with contextlib.suppress(RuntimeError):  # a response built by hand may have none
+            request = response.request if response is not None else None
+        super().__init__(message, request=request)
         self.status_code = status_code or (response.status_code if response else 0)
         self.headers = httpx.Headers(response.headers if response else None)
         self.body = _redacted_body(response) if response else ""
@@ -194,6 +202,15 @@ class ApiConnectionError(ServiceApiError, ConnectionError):
 
 class ApiTimeoutError(ApiConnectionError, TimeoutError):
     """No answer within the configured timeout, after retries."""
+
+
+def _rebuild(
+    cls: type[ServiceApiError], args: tuple[Any, ...], state: dict[str, Any]
+) -> ServiceApiError:
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class PaginationWarning(UserWarning):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import pickle
 
 import httpx
 import pytest
@@ -304,3 +305,34 @@ async def test_async_a_generated_call_raises_with_the_request_id() -> None:
         with pytest.raises(service_api.PermissionDeniedError) as info:
             await list_shipments.asyncio(client=client)
     assert info.value.request_id == "req-7"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        service_api.ServerError("503", response=answer(503, b"{}")),
+        service_api.ConfigurationError("no client_id", "SERVICE_API_CLIENT_ID"),
+        service_api.InconsistentPageError("page 2 repeats", page_number=2),
+        service_api.ApiTimeoutError("no answer in time"),
+    ],
+    ids=type,
+)
+def test_errors_cross_a_process_pool_whole(error: service_api.ServiceApiError) -> None:
+    error.at_page(3, items_yielded=100)
+    copy = pickle.loads(pickle.dumps(error))  # noqa: S301 - our own bytes
+    assert (type(copy), copy.args, copy.start_page) == (type(error), error.args, 3)
+    assert copy.__notes__ == error.__notes__
+    assert vars(copy).keys() == vars(error).keys()
+    if isinstance(error, service_api.ApiStatusError):
+        assert isinstance(copy, service_api.ApiStatusError)
+        assert copy.request is not None
+        assert (copy.status_code, copy.body, str(copy.request.url)) == (
+            503,
+            "{}",
+            f"{BASE}/shipments",
+        )
+
+
+def test_a_status_error_from_a_response_without_a_request() -> None:
+    error = service_api.ServerError("500", response=httpx.Response(500, text="down"))
+    assert (error.status_code, error.body, error.request) == (500, "down", None)
