@@ -12,14 +12,16 @@ replays with the current one instead of fetching again. The flow yields that fut
 to its driver (:meth:`~TokenAuth.sync_auth_flow`, :meth:`~TokenAuth.async_auth_flow`),
 which waits in its own way: those two differ only in the waiting and the reading.
 
-No wait can hang. A sync waiter on the leader's own thread (sync code called from a
-coroutine while a task of that loop leads) does not wait: the leader needs that thread.
-Any other waiter waits at most :data:`MAX_REFRESH_WAIT` (the leader's event loop may have
-stopped for good). A waiter that did not get a finished refresh fetches a token alone,
-without the token store (the leader may hold its lock) and leaving the leader's refresh
-to the leader. When httpx closes a flow whose token request failed (a timeout, a refused
-connection), the driver hands the typed error to the waiters: they fail at once, as for
-refused credentials, and their own retries claim again (one new leader).
+No wait can hang. On the leader's own thread only a waiter in the leader's running
+loop waits: a sync waiter there (sync code called from a coroutine while a task of that
+loop leads) would block the thread the leader needs, and a waiter in another loop would
+wait for a loop that cannot run meanwhile. Any other waiter waits at most
+:data:`MAX_REFRESH_WAIT` (the leader's event loop may have stopped for good). A waiter
+that did not get a finished refresh fetches a token alone, without the token store (the
+leader may hold its lock) and leaving the leader's refresh to the leader. When httpx
+closes a flow whose token request failed (a timeout, a refused connection), the driver
+hands the typed error to the waiters: they fail at once, as for refused credentials,
+and their own retries claim again (one new leader).
 """
 
 from __future__ import annotations
@@ -74,12 +76,21 @@ MAX_REFRESH_WAIT = 120.0
 
 class _Refresh(concurrent.futures.Future["ServiceApiError | None"]):
     """One token fetch in progress; its result is the typed error it ended with, if any.
-    ``thread`` is the leader's: a sync waiter there would block the leader."""
+    ``thread`` and ``loop`` are the leader's: on that thread, only a waiter in that
+    (running) loop can wait without blocking the leader or waiting for a stopped loop."""
 
     def __init__(self) -> None:
         super().__init__()
         self.thread = threading.get_ident()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        with contextlib.suppress(RuntimeError):  # raised outside a running loop
+            self.loop = asyncio.get_running_loop()
         self.set_running_or_notify_cancel()  # a cancelled waiter cannot cancel it
+
+    def can_wait(self, loop: asyncio.AbstractEventLoop | None) -> bool:
+        """Whether a waiter in this thread, in ``loop`` (``None``: a sync one), can
+        wait: another thread's leader, or a leader in the same running loop."""
+        return self.thread != threading.get_ident() or (loop is not None and loop is self.loop)
 
 
 @attrs.frozen
@@ -94,6 +105,7 @@ def _own_copy(error: ServiceApiError) -> ServiceApiError:
     """A copy of ``error`` for one caller: ``at_page()`` on it moves no other copy
     (its notes are a list of its own)."""
     copied = copy.copy(error)
+    copied.__cause__ = error.__cause__  # not part of what copy.copy copies
     if (notes := getattr(error, "__notes__", None)) is not None:
         copied.__notes__ = list(notes)
     return copied
@@ -351,7 +363,7 @@ class TokenAuth(httpx.Auth):
                     except BaseException as exc:
                         _fail_token_request(flow, step, exc)
                         raise
-                elif step.thread != threading.get_ident():
+                elif step.can_wait(None):
                     concurrent.futures.wait([step], timeout=MAX_REFRESH_WAIT)
                 step = _advance(flow, answer)
 
@@ -371,7 +383,7 @@ class TokenAuth(httpx.Auth):
                     except BaseException as exc:
                         _fail_token_request(flow, step, exc)
                         raise
-                else:
+                elif step.can_wait(asyncio.get_running_loop()):
                     # On timeout the wrapper is cancelled, never the refresh (it is running).
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(asyncio.wrap_future(step), MAX_REFRESH_WAIT)

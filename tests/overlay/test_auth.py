@@ -677,3 +677,36 @@ def test_waiters_of_a_failed_token_request_retry_behind_one_new_leader(
     assert in_thread(calls) == [200] * 8
     assert server.token_requests == 2
     client.close()
+
+
+def test_the_async_driver_does_not_wait_for_a_leader_in_another_loop_of_its_thread() -> None:
+    """The leader's loop stopped (run by hand, say) and this thread now runs another."""
+    auth = make_auth(FakeClock())
+
+    def lead_in_one_loop_then_wait_in_another() -> httpx.Request:
+        leader = auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))
+
+        async def lead() -> None:
+            as_request(next(leader))
+
+        asyncio.run(lead())
+        request = httpx.Request("GET", f"{BASE}/b")
+        return as_request(asyncio.run(anext(auth.async_auth_flow(request))))
+
+    assert TOKEN_REQUEST_EXTENSION in in_thread(lead_in_one_loop_then_wait_in_another).extensions
+
+
+def test_an_async_waiter_in_the_leaders_loop_waits_for_it() -> None:
+    auth = make_auth(FakeClock())
+
+    async def leader_and_waiter() -> str:
+        leader = auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))
+        token_request = as_request(next(leader))
+        request = httpx.Request("GET", f"{BASE}/b")
+        waiting = asyncio.ensure_future(anext(auth.async_auth_flow(request)))
+        await asyncio.sleep(0)  # one loop turn: the waiter claims and waits
+        assert not waiting.done()
+        leader.send(token_response(token_request, "tok-lead"))
+        return as_request(await waiting).headers["authorization"]
+
+    assert in_thread(lambda: asyncio.run(leader_and_waiter())) == "Bearer tok-lead"
