@@ -11,6 +11,17 @@ invalidates the token that drew it, compared by value, so a 401 for an older tok
 replays with the current one instead of fetching again. The flow yields that future
 to its driver (:meth:`~TokenAuth.sync_auth_flow`, :meth:`~TokenAuth.async_auth_flow`),
 which waits in its own way: those two differ only in the waiting and the reading.
+
+No wait can hang. On the leader's own thread only a waiter in the leader's running
+loop waits: a sync waiter there (sync code called from a coroutine while a task of that
+loop leads) would block the thread the leader needs, and a waiter in another loop would
+wait for a loop that cannot run meanwhile. Any other waiter waits at most
+:data:`MAX_REFRESH_WAIT` (the leader's event loop may have stopped for good). A waiter
+that did not get a finished refresh fetches a token alone, without the token store (the
+leader may hold its lock) and leaving the leader's refresh to the leader. When httpx
+closes a flow whose token request failed (a timeout, a refused connection), the driver
+hands the typed error to the waiters: they fail at once, as for refused credentials,
+and their own retries claim again (one new leader).
 """
 
 from __future__ import annotations
@@ -34,16 +45,16 @@ from service_api._errors import (
     InvalidCredentialsError,
     ServiceApiError,
     TokenResponseError,
+    error_from_httpx,
     error_from_response,
 )
 from service_api._token_store import StoredToken, TokenStore
+from service_api._transport import TOKEN_ERROR_EXTENSION
 from service_api._www_authenticate import parse_www_authenticate
 from service_api_client.models.token_request import TokenRequest
 
 logger = logging.getLogger("service_api")
 _T = TypeVar("_T")
-#: One token fetch in progress; its result is the typed error it ended with, if any.
-_Refresh = concurrent.futures.Future["ServiceApiError | None"]
 _Flow = Generator["httpx.Request | _Refresh", "httpx.Response | None", None]
 
 #: Longest token lifetime accepted: a week (a larger value is likely milliseconds).
@@ -58,6 +69,46 @@ MAX_REFRESHES = 2
 # A token is a header value: printable ASCII without spaces, or it could inject headers.
 _TOKEN = re.compile(r"[!-~]{1,8192}")
 BASE_URL_HINT = "; the base URL probably lacks its /public/v3 prefix"
+#: Longest wait, in seconds, for a token fetch another flow leads; a waiter that waited
+#: that long (the leader's event loop stopped, say) fetches a token on its own.
+MAX_REFRESH_WAIT = 120.0
+
+
+class _Refresh(concurrent.futures.Future["ServiceApiError | None"]):
+    """One token fetch in progress; its result is the typed error it ended with, if any.
+    ``thread`` and ``loop`` are the leader's: on that thread, only a waiter in that
+    (running) loop can wait without blocking the leader or waiting for a stopped loop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.thread = threading.get_ident()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        with contextlib.suppress(RuntimeError):  # raised outside a running loop
+            self.loop = asyncio.get_running_loop()
+        self.set_running_or_notify_cancel()  # a cancelled waiter cannot cancel it
+
+    def can_wait(self, loop: asyncio.AbstractEventLoop | None) -> bool:
+        """Whether a waiter in this thread, in ``loop`` (``None``: a sync one), can
+        wait: another thread's leader, or a leader in the same running loop."""
+        return self.thread != threading.get_ident() or (loop is not None and loop is self.loop)
+
+
+@attrs.frozen
+class _Lead:
+    """What :meth:`TokenState.claim` gives the flow that leads ``refresh`` (and must
+    :meth:`~TokenState.finish` it)."""
+
+    refresh: _Refresh
+
+
+def _own_copy(error: ServiceApiError) -> ServiceApiError:
+    """A copy of ``error`` for one caller: ``at_page()`` on it moves no other copy
+    (its notes are a list of its own)."""
+    copied = copy.copy(error)
+    copied.__cause__ = error.__cause__  # not part of what copy.copy copies
+    if (notes := getattr(error, "__notes__", None)) is not None:
+        copied.__notes__ = list(notes)
+    return copied
 
 
 @attrs.frozen
@@ -135,16 +186,15 @@ class TokenState:
     def __repr__(self) -> str:
         return f"TokenState(has_token={self._token is not None})"
 
-    def claim(self, now: float) -> str | _Refresh | None:
-        """The token if it is fresh, else the fetch under way, else ``None``: the caller
-        leads a new fetch and must :meth:`finish` it."""
+    def claim(self, now: float) -> str | _Refresh | _Lead:
+        """The token if it is fresh, else the fetch under way, else a new fetch that
+        the caller leads (on its thread) and must :meth:`finish`."""
         with self._lock:
             if self._token is not None and now < self._refresh_at:
                 return self._token
             if self._refresh is None:
                 self._refresh = _Refresh()
-                self._refresh.set_running_or_notify_cancel()  # a cancelled waiter cannot cancel it
-                return None
+                return _Lead(self._refresh)
             return self._refresh
 
     def store(self, token: str, lifetime: float, *, sent_at: float) -> None:
@@ -163,13 +213,14 @@ class TokenState:
             if self._token == token:
                 self._refresh_at = float("-inf")
 
-    def finish(self, error: BaseException | None) -> None:
-        """End the fetch in progress and wake its waiters; a typed error is theirs too
-        (wrong credentials must not turn into one ``/authenticate`` per request)."""
+    def finish(self, refresh: _Refresh, error: BaseException | None) -> None:
+        """End ``refresh`` (never a newer one) and wake its waiters; a typed error is
+        theirs too (wrong credentials must not turn into one ``/authenticate`` per
+        request), as a copy taken now, before the leader's caller adds to it."""
         with self._lock:
-            refresh, self._refresh = self._refresh, None
-        if refresh is not None:
-            refresh.set_result(error if isinstance(error, ServiceApiError) else None)
+            if self._refresh is refresh:
+                self._refresh = None
+        refresh.set_result(_own_copy(error) if isinstance(error, ServiceApiError) else None)
 
 
 class TokenAuth(httpx.Auth):
@@ -230,13 +281,16 @@ class TokenAuth(httpx.Auth):
         refused: list[str] = []
         while True:
             token = self.state.claim(self._clock())
-            if token is None:
-                yield from self._fetch()
-            elif not isinstance(token, str):
-                yield token
-                if (error := token.result()) is not None:
+            if isinstance(token, _Lead):
+                yield from self._lead(token.refresh)
+            elif isinstance(token, _Refresh):
+                yield token  # the driver waits for it, at most MAX_REFRESH_WAIT
+                if not token.done():
+                    logger.info("token fetch of another flow not over: fetching one alone")
+                    yield from self._request_token()
+                elif (error := token.result()) is not None:
                     # A copy: each caller's error records its own page (at_page).
-                    raise copy.copy(error) from error.__cause__
+                    raise _own_copy(error) from error.__cause__
             else:
                 request.headers["Authorization"] = f"Bearer {token}"
                 response = yield request
@@ -251,29 +305,35 @@ class TokenAuth(httpx.Auth):
                 self.state.invalidate(token)
                 refused.append(token)
 
-    def _fetch(self) -> _Flow:
-        """Adopt the token store's token, or fetch one and save it there, under its lock."""
+    def _lead(self, refresh: _Refresh) -> _Flow:
+        """Adopt the token store's token, or fetch one and save it there, under its
+        lock; then finish ``refresh``."""
         with contextlib.ExitStack() as stack:
             # Whatever happens, the waiters hear of it once the store's lock is released.
-            stack.push(lambda _type, error, _traceback: self.state.finish(error))
+            stack.push(lambda _type, error, _traceback: self.state.finish(refresh, error))
             self._use_store(lambda store: stack.enter_context(store.lock()))
             stored = self._use_store(lambda store: store.load())
             lifetime = stored.expires_at - time.time() if stored else 0.0
             if stored and stored.access_token != self.state.refused and lifetime > 0:
                 self.state.store(stored.access_token, lifetime, sent_at=self._clock())
                 return
-            sent_at = self._clock()
-            logger.info("fetching a bearer token for %s", self.client_id)
-            response = yield self.build_token_request()
-            assert response is not None  # the drivers answer every request
-            issued = parse_token_response(response)
-            self.state.store(issued.access_token, issued.lifetime, sent_at=sent_at)
-            logger.info(
-                "bearer token #%d for %s received, valid %d s",
-                *(self.state.stored, self.client_id, issued.lifetime),
-            )
-            expires_at = time.time() + issued.lifetime - (self._clock() - sent_at)
-            self._use_store(lambda store: store.save(StoredToken(issued.access_token, expires_at)))
+            issued = yield from self._request_token()
+            self._use_store(lambda store: store.save(issued))
+
+    def _request_token(self) -> Generator[httpx.Request, httpx.Response | None, StoredToken]:
+        """Fetch a token and keep it in the state; returns it as the store keeps it."""
+        sent_at = self._clock()
+        logger.info("fetching a bearer token for %s", self.client_id)
+        response = yield self.build_token_request()
+        assert response is not None  # the drivers answer every request
+        issued = parse_token_response(response)
+        self.state.store(issued.access_token, issued.lifetime, sent_at=sent_at)
+        logger.info(
+            "bearer token #%d for %s received, valid %d s",
+            *(self.state.stored, self.client_id, issued.lifetime),
+        )
+        expires_at = time.time() + issued.lifetime - (self._clock() - sent_at)
+        return StoredToken(issued.access_token, expires_at)
 
     def _use_store(self, action: Callable[[TokenStore], _T]) -> _T | None:
         """``action(store)``, or ``None`` without a store or when the store fails
@@ -289,17 +349,22 @@ class TokenAuth(httpx.Auth):
             return None
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
-        """Drive the flow for ``httpx.Client``, waiting on other fetches in the thread."""
+        """Drive the flow for ``httpx.Client``, waiting on other fetches in the thread
+        (not on its own thread, where the leader is a task of this thread's event loop)."""
         with contextlib.closing(self.auth_flow(request)) as flow:
             step = _advance(flow, None)
             while step is not None:
                 answer = None
                 if isinstance(step, httpx.Request):
-                    answer = yield step
-                    if TOKEN_REQUEST_EXTENSION in step.extensions:
-                        answer.read()
-                else:
-                    concurrent.futures.wait([step])
+                    try:
+                        answer = yield step
+                        if TOKEN_REQUEST_EXTENSION in step.extensions:
+                            answer.read()
+                    except BaseException as exc:
+                        _fail_token_request(flow, step, exc)
+                        raise
+                elif step.can_wait(None):
+                    concurrent.futures.wait([step], timeout=MAX_REFRESH_WAIT)
                 step = _advance(flow, answer)
 
     async def async_auth_flow(
@@ -311,11 +376,17 @@ class TokenAuth(httpx.Auth):
             while step is not None:
                 answer = None
                 if isinstance(step, httpx.Request):
-                    answer = yield step
-                    if TOKEN_REQUEST_EXTENSION in step.extensions:
-                        await answer.aread()
-                else:
-                    await asyncio.wrap_future(step)
+                    try:
+                        answer = yield step
+                        if TOKEN_REQUEST_EXTENSION in step.extensions:
+                            await answer.aread()
+                    except BaseException as exc:
+                        _fail_token_request(flow, step, exc)
+                        raise
+                elif step.can_wait(asyncio.get_running_loop()):
+                    # On timeout the wrapper is cancelled, never the refresh (it is running).
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.wrap_future(step), MAX_REFRESH_WAIT)
                 step = _advance(flow, answer)
 
 
@@ -325,3 +396,19 @@ def _advance(flow: _Flow, answer: httpx.Response | None) -> httpx.Request | _Ref
         return flow.send(answer)
     except StopIteration:
         return None
+
+
+def _fail_token_request(flow: _Flow, step: httpx.Request, exc: BaseException) -> None:
+    """After ``exc`` ended ``step``, hand a token request's typed error to the flow, so
+    that its refresh ends with it: httpx closes the flow (``GeneratorExit``) when the
+    request fails, and the transport recorded the error on the request."""
+    if TOKEN_REQUEST_EXTENSION not in step.extensions:
+        return
+    error: object = exc
+    if isinstance(exc, httpx.HTTPError):
+        error = error_from_httpx(exc, request=step)
+    elif isinstance(exc, GeneratorExit):
+        error = step.extensions.get(TOKEN_ERROR_EXTENSION)
+    if isinstance(error, ServiceApiError):
+        with contextlib.suppress(ServiceApiError):  # the flow raises it: ours is exc
+            flow.throw(error)

@@ -20,7 +20,9 @@ import httpx
 from service_api._errors import (
     MAX_BODY_CHARS,
     InvalidResponseError,
+    ServiceApiError,
     TokenResponseError,
+    error_from_httpx,
     is_token_request,
 )
 from service_api._rate_limit import RequestLimiter
@@ -34,6 +36,15 @@ DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 ERROR_BODY_BYTES = 4 * MAX_BODY_CHARS
 #: Cap on the body of a token response: a token is at most 8 KiB of header value.
 TOKEN_RESPONSE_BYTES = 64 * 1024
+#: Request extension where a failed token request keeps its typed error: httpx closes
+#: the auth flow instead of raising the error in it, and the flow's waiters need it.
+TOKEN_ERROR_EXTENSION = "service_api.token_error"  # noqa: S105 - a name, not a secret
+
+
+def _record_token_error(request: httpx.Request, exc: Exception) -> None:
+    if is_token_request(request):
+        error = error_from_httpx(exc, request=request) if isinstance(exc, httpx.HTTPError) else exc
+        request.extensions[TOKEN_ERROR_EXTENSION] = error
 
 
 def origin(url: httpx.URL) -> tuple[str, str, int | None]:
@@ -208,30 +219,38 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` once, guarded and bounded."""
-        self.strip_credentials(request)
-        # Here every request on the wire asks the limiter (token requests too).
-        while self._limiter is not None and (wait := self._limiter.try_acquire()):
-            time.sleep(wait)
-        if not isinstance(self._inner, httpx.BaseTransport):
-            raise TypeError(f"{type(self._inner).__name__} serves async requests only")
-        response = self._inner.handle_request(request)
         try:
-            return self._bound(request, response)
-        except BaseException:
-            response.close()
+            self.strip_credentials(request)
+            # Here every request on the wire asks the limiter (token requests too).
+            while self._limiter is not None and (wait := self._limiter.try_acquire()):
+                time.sleep(wait)
+            if not isinstance(self._inner, httpx.BaseTransport):
+                raise TypeError(f"{type(self._inner).__name__} serves async requests only")
+            response = self._inner.handle_request(request)
+            try:
+                return self._bound(request, response)
+            except BaseException:
+                response.close()
+                raise
+        except (httpx.HTTPError, ServiceApiError) as exc:
+            _record_token_error(request, exc)
             raise
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Async twin of :meth:`handle_request`."""
-        self.strip_credentials(request)
-        # The limiter is polled (it may be shared with other processes): no event to await.
-        while self._limiter is not None and (wait := self._limiter.try_acquire()):  # noqa: ASYNC110
-            await asyncio.sleep(wait)
-        if not isinstance(self._inner, httpx.AsyncBaseTransport):
-            raise TypeError(f"{type(self._inner).__name__} serves sync requests only")
-        response = await self._inner.handle_async_request(request)
         try:
-            return self._bound(request, response)
-        except BaseException:
-            await response.aclose()
+            self.strip_credentials(request)
+            # The limiter is polled (it may be shared with other processes): no event to await.
+            while self._limiter is not None and (wait := self._limiter.try_acquire()):  # noqa: ASYNC110
+                await asyncio.sleep(wait)
+            if not isinstance(self._inner, httpx.AsyncBaseTransport):
+                raise TypeError(f"{type(self._inner).__name__} serves sync requests only")
+            response = await self._inner.handle_async_request(request)
+            try:
+                return self._bound(request, response)
+            except BaseException:
+                await response.aclose()
+                raise
+        except (httpx.HTTPError, ServiceApiError) as exc:
+            _record_token_error(request, exc)
             raise

@@ -3,16 +3,19 @@
 import asyncio
 import concurrent.futures
 import contextlib
+import http.server
 import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
+from leak_guard import register_secret  # type: ignore[import-not-found]  # tests/ is on sys.path
 
-from service_api import InvalidCredentialsError, TokenResponseError
+import service_api
+from service_api import InvalidCredentialsError, ServerError, TokenResponseError, _auth
 from service_api._auth import (
     TokenAuth,
     TokenState,
@@ -23,6 +26,8 @@ from service_api._token_store import StoredToken
 
 BASE = "https://api.example.test/public/v3"
 SECRET = "unit-test-secret-value"
+JOIN_TIMEOUT = 20.0
+_R = TypeVar("_R")
 
 
 class FakeClock:
@@ -413,3 +418,295 @@ def test_waiters_of_a_failed_fetch_get_their_own_copy_of_its_error() -> None:
     assert second.value is not first.value  # at_page() on one must not move the other
     assert str(second.value) == str(first.value)
     assert second.value.error == "invalid_client"
+
+
+def test_a_waiter_whose_error_stops_an_iteration_adds_notes_to_its_copy_only() -> None:
+    auth = make_auth(FakeClock())
+    leader = auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))
+    followers = [auth.auth_flow(httpx.Request("GET", f"{BASE}/{n}")) for n in "bc"]
+    token_request = as_request(next(leader))
+    for follower in followers:
+        assert isinstance(next(follower), concurrent.futures.Future)
+    with pytest.raises(ServerError) as first:
+        leader.send(httpx.Response(503, json={}, request=token_request))
+    first.value.at_page(3, items_yielded=100)  # the leader's iteration stops first
+    copies = []
+    for page, follower in zip((7, 9), followers, strict=True):
+        with pytest.raises(ServerError) as waiter:
+            follower.send(None)
+        waiter.value.at_page(page, items_yielded=0)
+        copies.append(waiter.value)
+    assert first.value.__notes__ == ["resume with start_page=3"]
+    assert [c.__notes__ for c in copies] == [[f"resume with start_page={p}"] for p in (7, 9)]
+
+
+# ---- no wait can hang -----------------------------------------------------------------------
+
+
+def in_thread(target: Callable[[], _R], timeout: float = JOIN_TIMEOUT) -> _R:
+    """``target()`` run in a daemon thread: a hang fails the test instead of hanging it
+    (and does not keep the process alive)."""
+    outcome: concurrent.futures.Future[_R] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            outcome.set_result(target())
+        except BaseException as exc:  # re-raised in the test's thread
+            outcome.set_exception(exc)
+
+    threading.Thread(target=run, daemon=True).start()
+    try:
+        return outcome.result(timeout)
+    except TimeoutError:
+        pytest.fail(f"still waiting after {timeout} s")
+
+
+def test_a_waiter_that_gives_up_fetches_alone_and_leaves_the_leaders_refresh() -> None:
+    auth = make_auth(FakeClock())
+    leader_request = httpx.Request("GET", f"{BASE}/a")
+    leader = auth.auth_flow(leader_request)
+    token_request = as_request(next(leader))
+    request = httpx.Request("GET", f"{BASE}/b")
+    follower = auth.auth_flow(request)
+    refresh = next(follower)
+    assert isinstance(refresh, concurrent.futures.Future)
+    own = as_request(in_thread(lambda: follower.send(None)))  # the driver gave up: fetch alone
+    assert TOKEN_REQUEST_EXTENSION in own.extensions
+    assert follower.send(token_response(own, "tok-own")) is request
+    assert request.headers["authorization"] == "Bearer tok-own"
+    assert not refresh.done()  # still the leader's to end
+    later = httpx.Request("GET", f"{BASE}/c")
+    assert next(auth.auth_flow(later)) is later  # the token is fresh: no wait, no fetch
+    assert leader.send(token_response(token_request, "tok-lead")) is leader_request
+    assert refresh.done()
+    assert refresh.result() is None
+
+
+def test_the_sync_driver_does_not_wait_for_a_fetch_led_on_its_own_thread() -> None:
+    """A sync call inside a coroutine while a task of that loop leads the fetch."""
+    auth = make_auth(FakeClock())
+
+    def lead_then_call_sync() -> httpx.Request:
+        leader = auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))
+        as_request(next(leader))  # the leader waits for its answer: this thread is needed
+        return as_request(next(auth.sync_auth_flow(httpx.Request("GET", f"{BASE}/b"))))
+
+    assert TOKEN_REQUEST_EXTENSION in in_thread(lead_then_call_sync).extensions
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_waiters_wait_for_another_threads_fetch_at_most_max_refresh_wait(
+    driver: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_auth, "MAX_REFRESH_WAIT", 0.05)
+    auth = make_auth(FakeClock())
+    as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))))  # never answered
+
+    def first_step() -> httpx.Request:
+        request = httpx.Request("GET", f"{BASE}/b")
+        if driver == "sync":
+            return as_request(next(auth.sync_auth_flow(request)))
+        return as_request(asyncio.run(anext(auth.async_auth_flow(request))))
+
+    assert TOKEN_REQUEST_EXTENSION in in_thread(first_step).extensions
+
+
+# ---- the same over loopback HTTP, through service_api.Client --------------------------------
+
+
+class TokenServer:
+    """A loopback server: ``/authenticate`` issues ``loopback-token-N``; the first
+    ``held`` token requests get no answer until ``release`` is set; GETs answer 200."""
+
+    def __init__(self, held: int = 0) -> None:
+        self.held, self.token_requests = held, 0
+        self.release, self.token_request_seen = threading.Event(), threading.Event()
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _send(self, body: bytes) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                with server._lock:
+                    server.token_requests += 1
+                    number = server.token_requests
+                server.token_request_seen.set()
+                if number <= server.held:
+                    server.release.wait(JOIN_TIMEOUT)
+                token = f"loopback-token-{number}"
+                register_secret(token, "loopback token")
+                fields = {"access_token": token, "token_type": "Bearer", "expires_in": "3600"}
+                self._send(json.dumps(fields).encode())
+
+            def do_GET(self) -> None:
+                self._send(b"{}")
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/public/v3"
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        ).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture
+def token_server() -> Iterator[Callable[[int], TokenServer]]:
+    servers: list[TokenServer] = []
+
+    def start(held: int) -> TokenServer:
+        servers.append(TokenServer(held))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def test_a_sync_call_inside_a_coroutine_while_a_task_of_its_loop_fetches(
+    token_server: Callable[[int], TokenServer],
+) -> None:
+    server = token_server(1)
+    client = service_api.Client(server.base_url, "cid", SECRET, None)
+
+    async def main() -> tuple[int, int]:
+        task = asyncio.create_task(client.get_async_httpx_client().get("/shipments"))
+        assert await asyncio.to_thread(server.token_request_seen.wait, JOIN_TIMEOUT)
+        status = client.get_httpx_client().get("/shipments").status_code  # sync SDK call
+        server.release.set()
+        return status, (await task).status_code
+
+    assert in_thread(lambda: asyncio.run(main())) == (200, 200)
+    assert server.token_requests == 2  # the task's, and the sync call's own
+    client.close()
+
+
+def test_waiters_stop_waiting_for_a_leader_whose_loop_stopped_for_good(
+    token_server: Callable[[int], TokenServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_auth, "MAX_REFRESH_WAIT", 0.1)
+    server = token_server(1)
+    client = service_api.Client(server.base_url, "cid", SECRET, None)
+    loop = asyncio.new_event_loop()
+    leader = loop.create_task(client.get_async_httpx_client().get("/shipments"))
+    loop.run_until_complete(asyncio.to_thread(server.token_request_seen.wait, JOIN_TIMEOUT))
+    # The loop no longer runs: its task leads a fetch nobody will finish.
+    sync_status = in_thread(lambda: client.get_httpx_client().get("/x").status_code)
+    assert sync_status == 200
+    assert server.token_requests == 2
+    client._family.auth.state.invalidate("loopback-token-2")  # the next call needs a new one
+
+    async def async_call() -> int:
+        response = await client.get_async_httpx_client().get("/x")
+        await client.aclose()
+        return response.status_code
+
+    assert in_thread(lambda: asyncio.run(async_call())) == 200  # another loop, another thread
+    assert server.token_requests == 3
+    server.release.set()
+    assert loop.run_until_complete(leader).status_code == 200  # it still ends its own fetch
+    loop.run_until_complete(client.aclose())
+    loop.close()
+    client.close()
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_waiters_of_a_token_request_that_timed_out_get_its_error_at_once(
+    token_server: Callable[[int], TokenServer], driver: str
+) -> None:
+    server = token_server(100)  # the token endpoint never answers in time
+    client = service_api.Client(server.base_url, "cid", SECRET, None, timeout=0.5, max_retries=0)
+
+    def sync_call(_: int) -> BaseException | None:
+        try:
+            client.get_httpx_client().get("/shipments")
+        except service_api.ServiceApiError as exc:
+            return exc
+        return None
+
+    def calls() -> list[BaseException | None]:
+        if driver == "sync":
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                return list(pool.map(sync_call, range(8)))
+
+        async def gathered() -> list[BaseException | None]:
+            async_client = client.get_async_httpx_client()
+            tasks = [async_client.get("/shipments") for _ in range(8)]
+            outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+            await client.aclose()
+            return [o if isinstance(o, BaseException) else None for o in outcomes]
+
+        return asyncio.run(gathered())
+
+    errors = in_thread(calls)
+    assert [type(e) for e in errors] == [service_api.ApiTimeoutError] * 8
+    assert server.token_requests == 1  # not one timed-out fetch per caller, one after another
+    client.close()
+
+
+def test_waiters_of_a_failed_token_request_retry_behind_one_new_leader(
+    token_server: Callable[[int], TokenServer],
+) -> None:
+    server = token_server(1)
+    policy = service_api.RetryPolicy(max_retries=1, initial_delay=0.001, max_delay=0.001)
+    client = service_api.Client(server.base_url, "cid", SECRET, None, timeout=0.5, retry=policy)
+
+    def call(_: int) -> int:
+        return client.get_httpx_client().get("/shipments").status_code
+
+    def calls() -> list[int]:
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            return list(pool.map(call, range(8)))
+
+    assert in_thread(calls) == [200] * 8
+    assert server.token_requests == 2
+    client.close()
+
+
+def test_the_async_driver_does_not_wait_for_a_leader_in_another_loop_of_its_thread() -> None:
+    """The leader's loop stopped (run by hand, say) and this thread now runs another."""
+    auth = make_auth(FakeClock())
+
+    def lead_in_one_loop_then_wait_in_another() -> httpx.Request:
+        leader = auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))
+
+        async def lead() -> None:
+            as_request(next(leader))
+
+        asyncio.run(lead())
+        request = httpx.Request("GET", f"{BASE}/b")
+        return as_request(asyncio.run(anext(auth.async_auth_flow(request))))
+
+    assert TOKEN_REQUEST_EXTENSION in in_thread(lead_in_one_loop_then_wait_in_another).extensions
+
+
+def test_an_async_waiter_in_the_leaders_loop_waits_for_it() -> None:
+    auth = make_auth(FakeClock())
+
+    async def leader_and_waiter() -> str:
+        leader = auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))
+        token_request = as_request(next(leader))
+        request = httpx.Request("GET", f"{BASE}/b")
+        waiting = asyncio.ensure_future(anext(auth.async_auth_flow(request)))
+        await asyncio.sleep(0)  # one loop turn: the waiter claims and waits
+        assert not waiting.done()
+        leader.send(token_response(token_request, "tok-lead"))
+        return as_request(await waiting).headers["authorization"]
+
+    assert in_thread(lambda: asyncio.run(leader_and_waiter())) == "Bearer tok-lead"
