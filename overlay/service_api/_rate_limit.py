@@ -32,8 +32,9 @@ if TYPE_CHECKING:
     import redis
     from pyrate_limiter import AbstractBucket, Rate
 
-    # A shared store: its bucket, its name for messages, the errors it fails with.
-    _Store: TypeAlias = tuple[AbstractBucket, str, tuple[type[BaseException], ...]]
+    # A store: its bucket, its name for messages, the errors it fails with, and the
+    # units of its timestamps (per second).
+    _Store: TypeAlias = tuple[AbstractBucket, str, tuple[type[BaseException], ...], int]
 
 logger = logging.getLogger("service_api")
 
@@ -93,13 +94,9 @@ class RateLimiter:
             raise ValueError("burst must be at least 1")
         self.per_minute = float(per_minute)
         self._clock = clock
-        self._bucket: AbstractBucket
-        self._store: str
-        self._errors: tuple[type[BaseException], ...]
-        if shared is None:
-            self._count_in_memory(burst, "in-process")
-        else:
-            self._bucket, self._store, self._errors = shared
+        self._bucket, self._store, self._errors, self._ticks = shared or _memory_store(
+            per_minute, burst, "in-process"
+        )
         # Reentrant: a call the failing store refused is asked again of the fallback.
         self._lock = threading.RLock()
         self._leaked_at = 0
@@ -119,14 +116,14 @@ class RateLimiter:
                 # earlier time than the one that held it. (Redis decides in one script.)
                 lock = self._bucket.limiter_lock()
                 with lock if isinstance(lock, AbstractContextManager) else contextlib.nullcontext():
-                    now_ms = int(self._clock() * 1000)
-                    decision = self._bucket.put_decision(RateItem("service-api", now_ms))
+                    now = round(self._clock() * self._ticks)
+                    decision = self._bucket.put_decision(RateItem("service-api", now))
                 assert isinstance(decision, Decision)  # a sync bucket
                 # pyrate-limiter's Limiter drops expired entries from a background thread;
                 # this limiter does it inline, every few seconds, with no thread to manage.
-                if decision.allowed and now_ms - self._leaked_at >= 5000:
-                    self._leaked_at = now_ms
-                    self._bucket.leak(now_ms)
+                if decision.allowed and now - self._leaked_at >= 5 * self._ticks:
+                    self._leaked_at = now
+                    self._bucket.leak(now)
             except self._errors as exc:
                 logger.warning(
                     "the shared rate store %s failed (%s); limiting this process alone to %g "
@@ -136,10 +133,12 @@ class RateLimiter:
                     self.per_minute,
                 )
                 self._clock = time.monotonic
-                self._count_in_memory(1, "in-process fallback")
+                self._bucket, self._store, self._errors, self._ticks = _memory_store(
+                    self.per_minute, 1, "in-process fallback"
+                )
                 return self.try_acquire()
-            # At least a millisecond: a zero would make the caller ask again at once.
-            return 0.0 if decision.allowed else max(decision.retry_after_ms or 0, 1) / 1000.0
+            # At least one unit: a zero would make the caller ask again at once.
+            return 0.0 if decision.allowed else max(decision.retry_after_ms or 0, 1) / self._ticks
 
     def observe(self, status_code: int, retry_after: float | None) -> None:
         """A fixed rate learns nothing from answers (the retry waits out a 429)."""
@@ -152,14 +151,16 @@ class RateLimiter:
             except self._errors:
                 logger.debug("closing the rate store failed", exc_info=True)
 
-    def _count_in_memory(self, burst: int, store: str) -> None:
-        from pyrate_limiter import Rate, StateBucket
 
-        # GCRA spaces requests 60 / per_minute seconds apart (to the microsecond: 1,000
-        # requests per interval in milliseconds), ``burst`` of them at once after a pause.
-        interval_ms = max(1, round(60_000_000 / self.per_minute))
-        self._bucket = StateBucket([Rate(1000, interval_ms, burst=burst)])
-        self._store, self._errors = store, ()
+def _memory_store(per_minute: float, burst: int, name: str) -> _Store:
+    from pyrate_limiter import Rate, StateBucket
+
+    # GCRA spaces requests 60 / per_minute seconds apart, ``burst`` of them at once after
+    # a pause. Its timestamps are microseconds here (pyrate-limiter reads them as
+    # milliseconds): a wait rounded up to a whole unit would slow the pace of a sender
+    # that waits it out by up to a millisecond a request.
+    interval = max(1, round(60_000_000 / per_minute))
+    return StateBucket([Rate(1, interval, burst=burst)]), name, (), 1_000_000
 
 
 class AdaptiveRateLimiter:
@@ -395,7 +396,7 @@ def _sqlite_store(url: str, rates: list[Rate], name: str) -> _Store:
         bucket.count()  # reads the table: a file that is not a database fails here
     except errors as exc:
         raise StoreError(f"cannot use {str(path)!r} as a rate store: {exc}") from None
-    return bucket, f"sqlite:{path}", errors
+    return bucket, f"sqlite:{path}", errors, 1000
 
 
 def _redis_store(url: str, rates: list[Rate], name: str) -> _Store:
@@ -408,7 +409,7 @@ def _redis_store(url: str, rates: list[Rate], name: str) -> _Store:
         bucket = RedisBucket.init(rates, connection, f"service-api:rate:{name}")
     except redis.RedisError as exc:
         raise StoreError(f"cannot use Redis at {redis_location(url)}: {exc}") from None
-    return bucket, f"redis:{redis_location(url)}", (redis.RedisError,)
+    return bucket, f"redis:{redis_location(url)}", (redis.RedisError,), 1000
 
 
 _STORES: dict[str, Callable[[str, list[Rate], str], _Store]] = {
