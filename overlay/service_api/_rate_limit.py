@@ -5,11 +5,10 @@ the same from any thread or event loop); the sync and async transports do the wa
 with ``time.sleep`` or ``asyncio.sleep``, and tell the limiter what the service answered
 so that an adaptive limiter can learn the quota.
 
-* :class:`RateLimiter`: a fixed rate, in one process.
+* :class:`RateLimiter`: a fixed rate, counted by pyrate-limiter in this process, or in
+  a store every process that names it shares: a SQLite file (one host) or Redis
+  (several machines); built from a URL by :func:`shared_limiter`.
 * :class:`AdaptiveRateLimiter`: learns the quota from 429 answers, in one process.
-* :class:`SharedRateLimiter`: a fixed rate shared by every process that names the same
-  store, through pyrate-limiter: a SQLite file (one host) or Redis (several machines);
-  built from a URL by :func:`shared_limiter`.
 """
 
 from __future__ import annotations
@@ -26,12 +25,16 @@ import weakref
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     import redis
     from pyrate_limiter import AbstractBucket, Rate
+
+    # A store: its bucket, its name for messages, the errors it fails with, and the
+    # units of its timestamps (per second).
+    _Store: TypeAlias = tuple[AbstractBucket, str, tuple[type[BaseException], ...], int]
 
 logger = logging.getLogger("service_api")
 
@@ -58,16 +61,23 @@ class RequestLimiter(Protocol):
 
 
 class RateLimiter:
-    """Spaces requests so that at most ``per_minute`` start in any minute.
+    """At most ``per_minute`` requests start in any minute, counted in a pyrate-limiter
+    bucket.
 
-    It is a token bucket of capacity ``burst`` refilled at ``per_minute / 60``
-    per second, written as the generic cell rate algorithm: each call reserves
-    the next free slot and returns how long to wait for it.
+    Made directly, it counts in this process: GCRA in memory (a token bucket of capacity
+    ``burst`` refilled at ``per_minute / 60`` per second) on ``clock``. Made by
+    :func:`shared_limiter`, it counts in a store every process naming it shares: a
+    sliding window log in a SQLite file under a file lock (one host) or in Redis
+    (several machines). Timestamps are then the wall clock of each process, so machines
+    sharing Redis need synchronised clocks (NTP).
+
+    If the store fails while in use, the limiter logs one warning and goes on counting
+    in memory at the same rate: the export continues, only the sharing is lost.
 
     Example::
 
         limiter = RateLimiter(90)
-        time.sleep(limiter.reserve())   # then send
+        time.sleep(limiter.try_acquire())   # 0.0 when the slot is taken; else ask again
     """
 
     def __init__(
@@ -76,36 +86,81 @@ class RateLimiter:
         *,
         burst: int = 1,
         clock: Callable[[], float] = time.monotonic,
+        shared: _Store | None = None,
     ) -> None:
-        if not per_minute > 0:
+        if not 0 < per_minute < math.inf:
             raise ValueError("rate_limit must be a positive number of requests per minute")
         if burst < 1:
             raise ValueError("burst must be at least 1")
         self.per_minute = float(per_minute)
-        self.burst = burst
-        self._interval = 60.0 / self.per_minute
         self._clock = clock
-        self._lock = threading.Lock()
-        self._theoretical_arrival: float | None = None
+        self._bucket, self._store, self._errors, self._ticks = shared or _memory_store(
+            per_minute, burst, "in-process"
+        )
+        # Reentrant: a call the failing store refused is asked again of the fallback.
+        self._lock = threading.RLock()
+        self._leaked_at = 0
 
     def __repr__(self) -> str:
-        return f"RateLimiter(per_minute={self.per_minute:g}, burst={self.burst})"
+        return f"RateLimiter(per_minute={self.per_minute:g}, store={self._store!r})"
 
     def try_acquire(self) -> float:
         """Take the slot for one request if it is free now (return ``0.0``); otherwise
         return the seconds until it frees, without taking it."""
+        from pyrate_limiter import Decision, RateItem
+
         with self._lock:
-            now = self._clock()
-            arrival = now if self._theoretical_arrival is None else self._theoretical_arrival
-            arrival = max(arrival, now)
-            allowed_at = arrival - (self.burst - 1) * self._interval
-            if allowed_at > now:
-                return allowed_at - now
-            self._theoretical_arrival = arrival + self._interval
-            return 0.0
+            try:
+                # The SQLite bucket's file lock is held from reading the clock to writing
+                # the entry: a process that waited for the lock must not record an
+                # earlier time than the one that held it. (Redis decides in one script.)
+                lock = self._bucket.limiter_lock()
+                with lock if isinstance(lock, AbstractContextManager) else contextlib.nullcontext():
+                    now = round(self._clock() * self._ticks)
+                    decision = self._bucket.put_decision(RateItem("service-api", now))
+                assert isinstance(decision, Decision)  # a sync bucket
+                # pyrate-limiter's Limiter drops expired entries from a background thread;
+                # this limiter does it inline, every few seconds, with no thread to manage.
+                if decision.allowed and now - self._leaked_at >= 5 * self._ticks:
+                    self._leaked_at = now
+                    self._bucket.leak(now)
+            except self._errors as exc:
+                logger.warning(
+                    "the shared rate store %s failed (%s); limiting this process alone to %g "
+                    "requests per minute from now on",
+                    self._store,
+                    type(exc).__name__,
+                    self.per_minute,
+                )
+                self._clock = time.monotonic
+                self._bucket, self._store, self._errors, self._ticks = _memory_store(
+                    self.per_minute, 1, "in-process fallback"
+                )
+                return self.try_acquire()
+            # At least one unit: a zero would make the caller ask again at once.
+            return 0.0 if decision.allowed else max(decision.retry_after_ms or 0, 1) / self._ticks
 
     def observe(self, status_code: int, retry_after: float | None) -> None:
-        """A fixed limit learns nothing from answers."""
+        """A fixed rate learns nothing from answers (the retry waits out a 429)."""
+
+    def close(self) -> None:
+        """Close the store's connection."""
+        with self._lock:
+            try:
+                self._bucket.close()
+            except self._errors:
+                logger.debug("closing the rate store failed", exc_info=True)
+
+
+def _memory_store(per_minute: float, burst: int, name: str) -> _Store:
+    from pyrate_limiter import Rate, StateBucket
+
+    # GCRA spaces requests 60 / per_minute seconds apart, ``burst`` of them at once after
+    # a pause. Its timestamps are microseconds here (pyrate-limiter reads them as
+    # milliseconds): a wait rounded up to a whole unit would slow the pace of a sender
+    # that waits it out by up to a millisecond a request.
+    interval = max(1, round(60_000_000 / per_minute))
+    return StateBucket([Rate(1, interval, burst=burst)]), name, (), 1_000_000
 
 
 class AdaptiveRateLimiter:
@@ -152,7 +207,7 @@ class AdaptiveRateLimiter:
         if not scale > 0:
             raise ValueError("scale must be positive")
         self._min_rate = min_per_minute / 60.0
-        self._max_rate = None if max_per_minute is None else max_per_minute / 60.0
+        self._max_rate = math.inf if max_per_minute is None else max_per_minute / 60.0
         self._beta = beta
         self._scale = scale
         self._clock = clock
@@ -165,8 +220,12 @@ class AdaptiveRateLimiter:
         self._refilled_at = now
         self._last_max_rate = self._rate
         self._last_throttle = now
-        self._k = self._time_to_recover()
-        self._goodput = _Goodput()
+        # CUBIC's K: seconds of growth from rate * beta back to rate. The cubic is scaled
+        # to the rate, so K is the same at 10 or 10,000 requests per minute.
+        self._k = float(((1.0 - beta) / scale) ** (1.0 / 3.0))
+        # Answers accepted per whole second: at most a minute's entries, whatever the rate.
+        self._accepted: collections.Counter[int] = collections.Counter()
+        self._first_answer = math.inf
 
     def __repr__(self) -> str:
         rate = f"{self.per_minute:.1f}/min" if self._enabled else "unlimited"
@@ -198,15 +257,13 @@ class AdaptiveRateLimiter:
         injected at random must not stop a whole process."""
         with self._lock:
             now = self._clock()
-            self._goodput.record(now, accepted=status_code < 400)
-            measured = self._goodput.rate(now)
+            measured = self._goodput(now, accepted=status_code < 400)
             if status_code == 429:
                 # Cut from what the service accepted over the last minute, not from the
                 # allowed rate: a first 429 after a burst then lands near the share the
                 # quota really gives. 429s that keep coming whatever the pace (faults
                 # injected at random) still drive it down: they look like a tiny quota.
                 self._last_max_rate = max(measured, self._min_rate)
-                self._k = self._time_to_recover()
                 self._last_throttle = now
                 self._enabled = True
                 self._set_rate(now, self._last_max_rate * self._beta)
@@ -217,14 +274,24 @@ class AdaptiveRateLimiter:
                 # grant a rate nobody has tried.
                 self._set_rate(now, min(cubic, 2.0 * max(measured, self._rate / 2.0)))
 
-    def _time_to_recover(self) -> float:
-        # CUBIC's K: seconds of growth from rate * beta back to rate. The cubic is scaled
-        # to the rate, so K is the same at 10 or 10,000 requests per minute.
-        return float(((1.0 - self._beta) / self._scale) ** (1.0 / 3.0))
+    def _goodput(self, now: float, *, accepted: bool) -> float:
+        """Requests per second the service accepted over the last minute.
+
+        botocore measures the send rate over half a second; against a per-minute window
+        quota that sees a burst, not what the window lets through. Accepted answers over
+        a minute, the waits a 429 imposed included, are the share of the quota this
+        process really gets: the rate to cut from.
+        """
+        self._first_answer = min(self._first_answer, now)
+        if accepted:
+            self._accepted[math.floor(now)] += 1
+        for second in [s for s in self._accepted if s + 1 <= now - 60.0]:
+            del self._accepted[second]
+        # At least a second: a burst of three answers in 3 ms is not 1,000 per second.
+        return self._accepted.total() / max(1.0, min(60.0, now - self._first_answer))
 
     def _bounded(self, rate: float) -> float:
-        rate = max(rate, self._min_rate)
-        return rate if self._max_rate is None else min(rate, self._max_rate)
+        return min(max(rate, self._min_rate), self._max_rate)
 
     def _refill(self, now: float) -> None:
         capacity = max(1.0, self._rate)  # at most one second's worth of burst
@@ -234,44 +301,6 @@ class AdaptiveRateLimiter:
     def _set_rate(self, now: float, rate: float) -> None:
         self._refill(now)
         self._rate = self._bounded(rate)
-
-
-class _Goodput:
-    """Requests per second the service accepted over the last ``horizon`` seconds.
-
-    botocore measures the send rate over half a second; against a per-minute window
-    quota that sees a burst, not what the window lets through. Accepted answers over a
-    minute, the waits a 429 imposed included, are the share of the quota this process
-    really gets: the rate to cut from.
-    """
-
-    def __init__(self, horizon: float = 60.0) -> None:
-        self._horizon = horizon
-        # (whole second, accepted answers in it): at most ``horizon`` entries, whatever
-        # the request rate.
-        self._accepted: collections.deque[list[float]] = collections.deque()
-        self._total = 0
-        self._first: float | None = None
-
-    def record(self, now: float, *, accepted: bool) -> None:
-        if self._first is None:
-            self._first = now
-        if accepted:
-            second = math.floor(now)
-            if self._accepted and self._accepted[-1][0] == second:
-                self._accepted[-1][1] += 1
-            else:
-                self._accepted.append([second, 1])
-            self._total += 1
-
-    def rate(self, now: float) -> float:
-        while self._accepted and self._accepted[0][0] + 1 <= now - self._horizon:
-            self._total -= int(self._accepted.popleft()[1])
-        if self._first is None:
-            return 0.0
-        # At least a second: a burst of three answers in 3 ms is not 1,000 per second.
-        span = max(1.0, min(self._horizon, now - self._first))
-        return self._total / span
 
 
 class StoreError(OSError):
@@ -293,133 +322,20 @@ class StoreError(OSError):
 #: Seconds a Redis command may take before the store counts as unreachable.
 STORE_TIMEOUT = 2.0
 
-_RATE_ITEM = "service-api"
 
-
-def _store_key(key: str) -> str:
-    # A fixed-length, SQL- and Redis-safe name for the integration (its client ID).
-    return hashlib.sha256(key.encode()).hexdigest()[:24]
-
-
-class SharedRateLimiter:
-    """At most ``per_minute`` requests per minute, counted in a store every process shares.
-
-    The count lives in a pyrate-limiter bucket (a sliding window log): a SQLite file
-    with a file lock for the processes of one host, or Redis for several machines. The
-    window is about ``window`` seconds holding ``per_minute * window / 60`` requests, so
-    requests are spread out rather than sent as a minute's burst; any minute then holds
-    at most ``per_minute`` plus one window's worth. Timestamps are the wall clock of
-    each process, so machines sharing Redis need synchronised clocks (NTP).
-
-    If the store fails while in use, the limiter logs one warning and goes on with an
-    in-process :class:`RateLimiter` at the same rate: the export continues, only the
-    sharing is lost.
-
-    Example::
-
-        limiter = shared_limiter("sqlite:///var/tmp/quota.db", per_minute=90, key="my-client")
-        wait = limiter.try_acquire()
-    """
-
-    def __init__(
-        self,
-        bucket: AbstractBucket,
-        per_minute: float,
-        *,
-        store: str,
-        errors: tuple[type[BaseException], ...],
-    ) -> None:
-        self.per_minute = float(per_minute)
-        self._bucket = bucket
-        self._store = store
-        self._errors = errors
-        self._lock = threading.Lock()
-        self._fallback: RateLimiter | None = None
-        self._leaked_at = 0.0
-
-    def __repr__(self) -> str:
-        state = "in-process fallback" if self._fallback is not None else self._store
-        return f"SharedRateLimiter(per_minute={self.per_minute:g}, store={state!r})"
-
-    def try_acquire(self) -> float:
-        """Take a slot in the shared window (``0.0``), or the seconds until one frees."""
-        from pyrate_limiter import Decision, RateItem
-
-        with self._lock:
-            if self._fallback is not None:
-                return self._fallback.try_acquire()
-            try:
-                # The SQLite bucket's file lock is held from reading the clock to writing
-                # the entry: a process that waited for the lock must not record an
-                # earlier time than the one that held it. (Redis decides in one script.)
-                with self._bucket_lock():
-                    # The wall clock, as pyrate-limiter's SQLite and Redis buckets use:
-                    # the one clock processes (and NTP-synchronised machines) share.
-                    now_ms = time.time_ns() // 1_000_000
-                    item = RateItem(_RATE_ITEM, now_ms)
-                    decision = self._bucket.put_decision(item)
-                assert isinstance(decision, Decision)  # a sync bucket
-                if decision.allowed:
-                    self._leak(now_ms)
-                    return 0.0
-                wait_ms = decision.retry_after_ms
-                if wait_ms is None:
-                    waiting = self._bucket.waiting(item)
-                    assert isinstance(waiting, int)
-                    wait_ms = waiting
-            except self._errors as exc:
-                return self._fall_back(exc).try_acquire()
-            # At least a millisecond: a zero would make the caller ask again at once.
-            return max(wait_ms, 1) / 1000.0
-
-    def observe(self, status_code: int, retry_after: float | None) -> None:
-        """A fixed shared rate learns nothing from answers (the retry waits out a 429)."""
-
-    def close(self) -> None:
-        """Close the store's connection."""
-        with self._lock:
-            try:
-                self._bucket.close()
-            except self._errors:
-                logger.debug("closing the rate store failed", exc_info=True)
-
-    def _bucket_lock(self) -> AbstractContextManager[object]:
-        lock = self._bucket.limiter_lock()
-        if isinstance(lock, AbstractContextManager):
-            return lock
-        return contextlib.nullcontext()
-
-    def _leak(self, now_ms: int) -> None:
-        # pyrate-limiter's Limiter drops expired entries from a background thread; this
-        # limiter does it inline, every few seconds, with no thread to manage.
-        if now_ms / 1000.0 - self._leaked_at >= 5.0:
-            self._leaked_at = now_ms / 1000.0
-            self._bucket.leak(now_ms)
-
-    def _fall_back(self, exc: BaseException) -> RateLimiter:
-        logger.warning(
-            "the shared rate store %s failed (%s); limiting this process alone to %g "
-            "requests per minute from now on",
-            self._store,
-            type(exc).__name__,
-            self.per_minute,
-        )
-        self._fallback = RateLimiter(self.per_minute)
-        return self._fallback
-
-
-def shared_limiter(
-    url: str, *, per_minute: float, key: str, window: float = 1.0
-) -> SharedRateLimiter:
-    """A :class:`SharedRateLimiter` for the store ``url`` names, checked before it returns.
+def shared_limiter(url: str, *, per_minute: float, key: str, window: float = 1.0) -> RateLimiter:
+    """A :class:`RateLimiter` counting in the store ``url`` names, checked before it returns.
 
     * ``sqlite:///path/to/file.db`` (or ``sqlite:relative.db``): one host; the file and
       its ``.lock`` beside it are created if missing.
     * ``redis://host:port/db`` (``rediss://`` for TLS, ``redis://:password@...``): several
       machines; needs the ``redis`` extra (``pip install service-api[redis]``).
 
-    ``key`` names the budget (the integration's client ID): clients of other
-    integrations in the same store keep separate counts.
+    The window is about ``window`` seconds holding ``per_minute * window / 60`` requests,
+    so requests are spread out rather than sent as a minute's burst; any minute then
+    holds at most ``per_minute`` plus one window's worth. ``key`` names the budget (the
+    integration's client ID): clients of other integrations in the same store keep
+    separate counts.
 
     Raises :class:`StoreError` when the store cannot be used (never hangs: Redis gets
     :data:`STORE_TIMEOUT` seconds), ``ValueError`` for a bad rate or an unknown scheme.
@@ -430,22 +346,22 @@ def shared_limiter(
     """
     from pyrate_limiter import Rate
 
-    if not per_minute > 0 or not math.isfinite(per_minute):
+    if not 0 < per_minute < math.inf:
         raise ValueError("rate_limit must be a positive number of requests per minute")
     if not window > 0:
         raise ValueError("window must be positive")
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in _STORES:
+        raise ValueError(
+            "rate_store must be a sqlite:///path or redis://host:port/db URL, "
+            f"not {scheme or url!r}"
+        )
     # A whole number of requests per window, the window stretched to keep the rate.
     limit = max(1, round(per_minute * window / 60.0))
-    interval_ms = max(1, math.ceil(limit * 60_000 / per_minute))
-    rates = [Rate(limit, interval_ms)]
-    scheme = urlsplit(url).scheme.lower()
-    if scheme == "sqlite":
-        return _sqlite_limiter(url, rates, per_minute, key)
-    if scheme in ("redis", "rediss"):
-        return _redis_limiter(url, rates, per_minute, key)
-    raise ValueError(
-        f"rate_store must be a sqlite:///path or redis://host:port/db URL, not {scheme or url!r}"
-    )
+    rate = Rate(limit, max(1, math.ceil(limit * 60_000 / per_minute)))
+    # A fixed-length, SQL- and Redis-safe name for the integration (its client ID).
+    name = hashlib.sha256(key.encode()).hexdigest()[:24]
+    return RateLimiter(per_minute, clock=time.time, shared=_STORES[scheme](url, [rate], name))
 
 
 def sqlite_path(url: str) -> Path:
@@ -461,7 +377,7 @@ def sqlite_path(url: str) -> Path:
     return Path(parts.path)
 
 
-def _sqlite_limiter(url: str, rates: list[Rate], per_minute: float, key: str) -> SharedRateLimiter:
+def _sqlite_store(url: str, rates: list[Rate], name: str) -> _Store:
     from filelock import Timeout
     from pyrate_limiter import SQLiteBucket
 
@@ -472,7 +388,7 @@ def _sqlite_limiter(url: str, rates: list[Rate], per_minute: float, key: str) ->
     try:
         bucket = SQLiteBucket.init_from_file(
             rates,
-            table=f"rate_{_store_key(key)}",
+            table=f"rate_{name}",
             db_path=str(path),
             create_new_table=True,
             use_file_lock=True,
@@ -480,27 +396,27 @@ def _sqlite_limiter(url: str, rates: list[Rate], per_minute: float, key: str) ->
         bucket.count()  # reads the table: a file that is not a database fails here
     except errors as exc:
         raise StoreError(f"cannot use {str(path)!r} as a rate store: {exc}") from None
-    return SharedRateLimiter(bucket, per_minute, store=f"sqlite:{path}", errors=errors)
+    return bucket, f"sqlite:{path}", errors, 1000
 
 
-def _redis_limiter(url: str, rates: list[Rate], per_minute: float, key: str) -> SharedRateLimiter:
+def _redis_store(url: str, rates: list[Rate], name: str) -> _Store:
     from pyrate_limiter import RedisBucket
 
-    redis_client = redis_connection(url)
+    connection = redis_connection(url)
     import redis
 
     try:
-        bucket = RedisBucket.init(
-            rates,
-            redis_client,
-            f"service-api:rate:{_store_key(key)}",
-        )
+        bucket = RedisBucket.init(rates, connection, f"service-api:rate:{name}")
     except redis.RedisError as exc:
         raise StoreError(f"cannot use Redis at {redis_location(url)}: {exc}") from None
-    assert isinstance(bucket, RedisBucket)
-    return SharedRateLimiter(
-        bucket, per_minute, store=f"redis:{redis_location(url)}", errors=(redis.RedisError,)
-    )
+    return bucket, f"redis:{redis_location(url)}", (redis.RedisError,), 1000
+
+
+_STORES: dict[str, Callable[[str, list[Rate], str], _Store]] = {
+    "sqlite": _sqlite_store,
+    "redis": _redis_store,
+    "rediss": _redis_store,
+}
 
 
 def redis_location(url: str) -> str:
@@ -561,6 +477,11 @@ def build_limiter(
     """The limiter ``Client(rate_limit=..., rate_store=...)`` asks for: the same object for
     every client of one integration (``key``) with the same settings in this process.
 
+    * with ``rate_store``: :func:`shared_limiter` at ``rate_limit`` per minute, or at
+      :data:`DEFAULT_SHARED_PER_MINUTE` when ``rate_limit`` is ``None`` or adaptive.
+    * ``rate_limit="adaptive"``: :class:`AdaptiveRateLimiter`.
+    * a number: that many requests per minute, in this process (:class:`RateLimiter`).
+
     Example::
 
         build_limiter(90, "sqlite:///var/tmp/quota.db", key="my-client")
@@ -573,31 +494,15 @@ def build_limiter(
     with _LIMITERS_LOCK:
         limiter = _LIMITERS.get(identity)
         if limiter is None:
-            limiter = _new_limiter(rate_limit, rate_store, key=key)
+            # A store alone is enough to opt in: without a number, the public figure less 10 %.
+            per_minute = (
+                rate_limit if isinstance(rate_limit, int | float) else DEFAULT_SHARED_PER_MINUTE
+            )
+            if rate_store is not None:
+                limiter = shared_limiter(rate_store, per_minute=per_minute, key=key)
+            elif rate_limit == ADAPTIVE:
+                limiter = AdaptiveRateLimiter()
+            else:
+                limiter = RateLimiter(per_minute)
             _LIMITERS[identity] = limiter
         return limiter
-
-
-def _new_limiter(
-    rate_limit: float | str | None, rate_store: str | None, *, key: str
-) -> RequestLimiter:
-    """A new limiter for these settings.
-
-    * ``rate_limit="adaptive"``: :class:`AdaptiveRateLimiter`.
-    * with ``rate_store``: a :class:`SharedRateLimiter` at ``rate_limit`` per minute, or
-      at :data:`DEFAULT_SHARED_PER_MINUTE` when ``rate_limit`` is ``None`` or adaptive.
-    * a number: that many requests per minute, in this process (:class:`RateLimiter`)
-      or shared through ``rate_store`` (:class:`SharedRateLimiter`).
-
-    Example::
-
-        _new_limiter(90, "sqlite:///var/tmp/quota.db", key="my-client")
-    """
-    if rate_store is not None:
-        # The store alone is enough to opt in: without a number, the public figure less 10 %.
-        shared = rate_limit is None or rate_limit == ADAPTIVE
-        per_minute = DEFAULT_SHARED_PER_MINUTE if shared else float(rate_limit)  # type: ignore[arg-type]
-        return shared_limiter(rate_store, per_minute=per_minute, key=key)
-    if rate_limit == ADAPTIVE:
-        return AdaptiveRateLimiter()
-    return RateLimiter(float(rate_limit))  # type: ignore[arg-type]

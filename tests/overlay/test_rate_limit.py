@@ -44,9 +44,22 @@ def test_idle_time_is_not_saved_up_beyond_the_burst() -> None:
     assert [limiter.try_acquire() for _ in range(3)] == [0.0, 0.0, 0.5]
 
 
+def test_a_sender_that_waits_what_it_is_told_keeps_the_exact_pace() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(90, clock=clock)
+    assert [limiter.try_acquire(), limiter.try_acquire()] == [0.0, pytest.approx(2 / 3)]
+    # No drift from rounding the wait: 90 slots take 89 intervals, to the millisecond.
+    for _ in range(89):
+        while (wait := limiter.try_acquire()) > 0:
+            clock.now += wait
+    assert clock.now == pytest.approx(100.0 + 89 * 60 / 90, abs=0.001)
+    assert "in-process" in repr(limiter)
+
+
 def test_invalid_rates_are_refused() -> None:
-    with pytest.raises(ValueError, match="positive"):
-        RateLimiter(0)
+    for bad in (0, -1, math.inf, math.nan):
+        with pytest.raises(ValueError, match="positive"):
+            RateLimiter(bad)
     with pytest.raises(ValueError, match="burst"):
         RateLimiter(10, burst=0)
 
