@@ -111,9 +111,10 @@ class RateLimiter:
 
         with self._lock:
             try:
-                # The SQLite bucket's file lock is held from reading the clock to writing
-                # the entry: a process that waited for the lock must not record an
-                # earlier time than the one that held it. (Redis decides in one script.)
+                # The store's lock (a file lock, or a Redis lock) is held from reading the
+                # clock to writing the entry: the buckets count only entries stamped up to
+                # the new one, so one written late with an earlier time would let one
+                # request too many into a window.
                 lock = self._bucket.limiter_lock()
                 with lock if isinstance(lock, AbstractContextManager) else contextlib.nullcontext():
                     now = round(self._clock() * self._ticks)
@@ -405,8 +406,13 @@ def _redis_store(url: str, rates: list[Rate], name: str) -> _Store:
     connection = redis_connection(url)
     import redis
 
+    class LockedRedisBucket(RedisBucket):  # see RateLimiter.try_acquire for the lock
+        def limiter_lock(self) -> object:
+            key, wait = f"{self.bucket_key}:lock", STORE_TIMEOUT
+            return connection.lock(key, timeout=wait, blocking_timeout=wait)
+
     try:
-        bucket = RedisBucket.init(rates, connection, f"service-api:rate:{name}")
+        bucket = LockedRedisBucket.init(rates, connection, f"service-api:rate:{name}")
     except redis.RedisError as exc:
         raise StoreError(f"cannot use Redis at {redis_location(url)}: {exc}") from None
     return bucket, f"redis:{redis_location(url)}", (redis.RedisError,), 1000
