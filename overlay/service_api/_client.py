@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from typing import Any, Self
 
@@ -64,6 +65,8 @@ except importlib.metadata.PackageNotFoundError:  # run from a source tree, not i
 # transports we build, since httpx ignores them when given a transport.
 _POOL_ARGS = frozenset({"verify", "cert", "trust_env", "http1", "http2", "limits", "local_address"})
 
+# Connections closed after each answer.
+_NO_KEEP_ALIVE = httpx.Limits(max_keepalive_connections=0)
 #: The pools of one side, by route: ``None`` for the default, else a mount pattern.
 _Pools = dict[str | None, Any]
 
@@ -94,6 +97,10 @@ class _Family:
         self._lock = threading.Lock()
         self._pools: dict[asyncio.AbstractEventLoop | None, _Pools] = {}
         self._keepers: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
+        # Loops asyncio.run is closing: a request sent from their last cleanup gets a
+        # pool of its own that keeps no connection, since no keeper would close it.
+        self._ending: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+        self._released: weakref.WeakSet[asyncio.Task[None]] = weakref.WeakSet()  # by close()
         base_url = httpx.URL(auth.base_url)
 
         def guarded(inner: Any) -> GuardedTransport:
@@ -110,25 +117,40 @@ class _Family:
 
     def pools(self, loop: asyncio.AbstractEventLoop | None) -> _Pools:
         """The sync pools (``loop`` ``None``) or those of ``loop``, built on first use;
-        a loop's are closed inside it when it ends (or by :meth:`close_pools`)."""
-        cls = httpx.HTTPTransport if loop is None else httpx.AsyncHTTPTransport
+        a loop's are closed inside it when it ends (or by :meth:`close_pools`).
+
+        Raises ``TypeError`` when the user's transport does not serve the calling side:
+        a default pool there would send around it, to the network."""
         kind = httpx.BaseTransport if loop is None else httpx.AsyncBaseTransport
+        if self.transport is not None and not isinstance(self.transport, kind):
+            served = "async" if loop is None else "sync"
+            raise TypeError(
+                f"the transport in httpx_args ({type(self.transport).__name__}) serves "
+                f"{served} requests only"
+            )
         with self._lock:
-            for dead in [k for k in self._keepers if k.is_closed()]:  # ended, not by run()
+            for dead in [k for k in self._keepers if k.is_closed()]:  # closed by hand
                 del self._pools[dead], self._keepers[dead]
             pools = self._pools.get(loop)
-            if pools is None:
-                pools = {
-                    k: cls(proxy=url, **self.pool_args) for k, url in self.routes.items() if url
-                }
-                # A user's transport serves the side(s) it implements (MockTransport: both).
-                pools[None] = self.transport
-                if not isinstance(self.transport, kind):
-                    pools[None] = cls(**self.pool_args)
+            if pools is not None:
+                return pools
+            ending = loop is not None and loop in self._ending
+            pools = self._new_pools(loop, keep_alive=not ending)
+            if not ending:  # an ending loop (asyncio.run closing it) keeps no connection
                 self._pools[loop] = pools
-                if loop is not None:
-                    self._keepers[loop] = loop.create_task(self._close_with_loop(loop, pools))
+            if loop is not None and not ending:
+                keeper = loop.create_task(self._close_with_loop(loop, pools))
+                # Pending until the loop ends: a loop closed by hand destroys it pending.
+                keeper._log_destroy_pending = False  # type: ignore[attr-defined]
+                self._keepers[loop] = keeper
             return pools
+
+    def _new_pools(self, loop: asyncio.AbstractEventLoop | None, *, keep_alive: bool) -> _Pools:
+        cls = httpx.HTTPTransport if loop is None else httpx.AsyncHTTPTransport
+        args = self.pool_args if keep_alive else {**self.pool_args, "limits": _NO_KEEP_ALIVE}
+        pools: _Pools = {k: cls(proxy=url, **args) for k, url in self.routes.items() if url}
+        pools[None] = self.transport if self.transport is not None else cls(**args)
+        return pools
 
     async def _close_with_loop(self, loop: asyncio.AbstractEventLoop, pools: _Pools) -> None:
         """Hold ``pools`` open until this task is cancelled (``asyncio.run`` cancels every
@@ -136,25 +158,39 @@ class _Family:
         try:
             await loop.create_future()
         finally:
-            with self._lock:
-                del self._pools[loop], self._keepers[loop]
-            for pool in pools.values():
-                if pool is not self.transport:
-                    await pool.aclose()
+            # Run by the garbage collector after loop.close() by hand, it can neither
+            # await nor take the lock (this thread may hold it): the sockets go with GC.
+            if not loop.is_closed():
+                with self._lock:
+                    if self._keepers.get(loop) is asyncio.current_task():
+                        del self._keepers[loop]
+                    if asyncio.current_task() not in self._released:
+                        self._ending.add(loop)  # not closed by us: asyncio.run ends the loop
+                    if self._pools.get(loop) is pools:
+                        del self._pools[loop]
+                for pool in pools.values():
+                    if pool is not self.transport:
+                        await pool.aclose()
 
     async def aclose_loop_pools(self) -> None:
         """Close the pools of the running loop now (they are built anew if needed)."""
-        keeper = self._keepers.get(asyncio.get_running_loop())
+        with self._lock:
+            keeper = self._keepers.get(asyncio.get_running_loop())
+            self._released.update([keeper] if keeper else [])
         if keeper is not None:
             keeper.cancel()
             await asyncio.wait([keeper])
 
     def close_pools(self) -> None:
         """Close the sync pools, whichever client created them, and ask every live event
-        loop to close the family's pools there."""
+        loop to close the family's pools there. A user's transport is closed with the
+        sync pools, as ``httpx.Client.close`` closes its transport; a loop's end leaves
+        it open (other loops may still use it)."""
         with self._lock:
             pools = self._pools.pop(None, {})
-            keepers = dict(self._keepers)
+            # The keepers stay known until they end, for aclose_loop_pools to await.
+            keepers, self._pools = dict(self._keepers), {}
+            self._released.update(keepers.values())
         for pool in pools.values():
             pool.close()
         for loop, keeper in keepers.items():

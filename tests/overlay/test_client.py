@@ -499,7 +499,7 @@ def test_async_with_in_each_asyncio_run(mock: RunningMock) -> None:
     assert mock.service.count("authenticate") == 1
 
 
-def test_a_sync_only_transport_serves_sync_calls_and_async_gets_its_own(
+def test_a_sync_only_transport_serves_sync_calls_and_refuses_async_ones(
     mock: RunningMock,
 ) -> None:
     sent: list[str] = []
@@ -515,10 +515,22 @@ def test_a_sync_only_transport_serves_sync_calls_and_async_gets_its_own(
         return await list_shipments.asyncio(client=client)
 
     assert isinstance(list_shipments.sync(client=client), ShipmentPage)
-    assert isinstance(asyncio.run(fetch()), ShipmentPage)
+    # A default pool for the other side would send around the user's transport.
+    with pytest.raises(TypeError, match=r"\(Recording\) serves sync requests only"):
+        asyncio.run(fetch())
     assert sent == ["/public/v3/authenticate", "/public/v3/shipments"]
-    assert mock.service.count("listShipments", 200) == 2
+    assert mock.service.count("listShipments", 200) == 1
     client.close()
+
+
+@pytest.mark.anyio
+async def test_an_async_only_transport_refuses_sync_calls(mock: RunningMock) -> None:
+    app_transport = httpx.ASGITransport(app=mock.service.app)
+    async with make_client(mock, httpx_args={"transport": app_transport}) as client:
+        assert isinstance(await list_shipments.asyncio(client=client), ShipmentPage)
+        with pytest.raises(TypeError, match=r"\(ASGITransport\) serves async requests only"):
+            list_shipments.sync(client=client)
+    assert mock.service.count("listShipments", 200) == 1
 
 
 @pytest.mark.anyio
