@@ -21,8 +21,7 @@ from service_api_cli._connection import (
     ConnectionOptions,
     make_client,
     options_from,
-    shown_proxy,
-    shown_store,
+    shown_url,
 )
 from service_api_cli._destination import Outcome, open_output
 from service_api_cli._discovery import discover_list_endpoints, find_endpoint, parse_params
@@ -53,14 +52,14 @@ def _base_resume_argv(args: argparse.Namespace) -> list[str]:
         argv += ["--base-url", args.base_url]
     if args.client_id:
         argv += ["--client-id", args.client_id]
-    if args.proxy is not None and args.proxy == shown_proxy(args.proxy):
+    if args.proxy is not None and args.proxy == shown_url(args.proxy):
         argv += ["--proxy", args.proxy]
     if args.retries is not None:
         argv += ["--retries", str(args.retries)]
     if args.rate_limit is not None:
         argv += ["--rate-limit", args.rate_limit]
     for flag, url in (("--rate-store", args.rate_store), ("--token-store", args.token_store)):
-        if url is not None and url == shown_store(url):
+        if url is not None and url == shown_url(url):
             argv += [flag, url]
     argv += ["list", args.endpoint, "--page-size", str(args.page_size)]
     if args.concurrency != 1:
@@ -188,10 +187,10 @@ def _report(result: ExportResult, outcome: Outcome, args: argparse.Namespace) ->
     )
     for command in resume:
         _say(f"resume with: {command}")
-    if resume and args.proxy is not None and args.proxy != shown_proxy(args.proxy):
+    if resume and args.proxy is not None and args.proxy != shown_url(args.proxy):
         _say("(add your --proxy to it: it holds a password, which is not printed)")
     for flag, url in (("--rate-store", args.rate_store), ("--token-store", args.token_store)):
-        if resume and url is not None and url != shown_store(url):
+        if resume and url is not None and url != shown_url(url):
             _say(f"(add your {flag} to it: it holds a password, which is not printed)")
     return code
 

@@ -39,8 +39,7 @@ __all__ = [
     "make_client",
     "options_from",
     "parse_rate_limit",
-    "shown_proxy",
-    "shown_store",
+    "shown_url",
 ]
 
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
@@ -161,14 +160,16 @@ def check_store(url: str, source: str, schemes: tuple[str, ...]) -> str:
     return url
 
 
-def shown_store(url: str) -> str:
-    """A store URL as it may be printed: a password in it is replaced by ``***``.
+def shown_url(url: str) -> str:
+    """A store or proxy URL as it may be printed: a password in it is replaced by ``***``.
 
     Example::
 
-        >>> shown_store("redis://:s3cret@10.0.0.5:6379/0")
+        >>> shown_url("redis://:s3cret@10.0.0.5:6379/0")
         'redis://:***@10.0.0.5:6379/0'
-        >>> shown_store("sqlite:///var/tmp/quota.db")
+        >>> shown_url("http://me:pa55@proxy:3128")
+        'http://me:***@proxy:3128'
+        >>> shown_url("sqlite:///var/tmp/quota.db")
         'sqlite:///var/tmp/quota.db'
     """
     try:
@@ -189,7 +190,7 @@ def _without_store_secrets(text: str, options: ConnectionOptions) -> str:
     for url in (options.rate_store, options.token_store):
         if url is None:
             continue
-        text = text.replace(url, shown_store(url))
+        text = text.replace(url, shown_url(url))
         try:
             password = urlsplit(url).password
         except ValueError:
@@ -213,26 +214,9 @@ def check_proxy(url: str) -> str:
         raise UsageError("--proxy is not a valid URL") from None
     if parsed.scheme not in PROXY_SCHEMES or not parsed.host:
         raise UsageError(
-            f"--proxy {shown_proxy(url)!r} must be {'/'.join(PROXY_SCHEMES)}://HOST[:PORT]"
+            f"--proxy {shown_url(url)!r} must be {'/'.join(PROXY_SCHEMES)}://HOST[:PORT]"
         )
     return url
-
-
-def shown_proxy(url: str) -> str:
-    """``url`` as it may be printed: a password in it is replaced by ``***``.
-
-    Example::
-
-        >>> shown_proxy("http://me:pa55@proxy:3128")
-        'http://me:***@proxy:3128'
-    """
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, TypeError):
-        return "<invalid URL>"
-    if not parsed.password:
-        return url
-    return str(parsed.copy_with(userinfo=f"{parsed.username}:***".encode()))
 
 
 def _proxy_arguments(proxy: str | None) -> dict[str, Any]:

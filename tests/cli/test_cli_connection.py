@@ -14,7 +14,7 @@ from recording_proxy import recording_proxy
 import service_api
 from service_api_cli import main
 from service_api_cli._config import Settings
-from service_api_cli._connection import ConnectionOptions, make_client, shown_proxy
+from service_api_cli._connection import ConnectionOptions, make_client, shown_url
 from service_api_cli._exit_codes import UsageError
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 
@@ -72,9 +72,9 @@ def test_a_proxy_password_is_never_printed(mock: RunningMock) -> None:
     assert "it holds a password" in done.stderr
 
 
-def test_shown_proxy_hides_only_the_password() -> None:
-    assert shown_proxy("http://me:secret@proxy:3128") == "http://me:***@proxy:3128"
-    assert shown_proxy("http://proxy:3128") == "http://proxy:3128"
+def test_shown_url_hides_only_a_proxy_password() -> None:
+    assert shown_url("http://me:secret@proxy:3128") == "http://me:***@proxy:3128"
+    assert shown_url("http://proxy:3128") == "http://proxy:3128"
 
 
 @pytest.mark.parametrize("proxy", ["ftp://proxy:21", "proxy:3128", "http://"])

@@ -19,7 +19,7 @@ from service_api_cli._connection import (
     ConnectionOptions,
     options_from,
     parse_rate_limit,
-    shown_store,
+    shown_url,
 )
 from service_api_cli._exit_codes import UsageError
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
@@ -124,10 +124,10 @@ def test_store_urls_stay_out_of_the_options_repr() -> None:
     assert "hunter2" not in repr(options)
 
 
-def test_shown_store_hides_only_the_password() -> None:
-    assert shown_store(REDIS_WITH_PASSWORD) == "redis://:***@127.0.0.1:1/0"
-    assert shown_store("redis://me:pw@host:6379/2") == "redis://me:***@host:6379/2"
-    assert shown_store("file:///var/tmp/t.json") == "file:///var/tmp/t.json"
+def test_shown_url_hides_only_a_store_password() -> None:
+    assert shown_url(REDIS_WITH_PASSWORD) == "redis://:***@127.0.0.1:1/0"
+    assert shown_url("redis://me:pw@host:6379/2") == "redis://me:***@host:6379/2"
+    assert shown_url("file:///var/tmp/t.json") == "file:///var/tmp/t.json"
 
 
 @pytest.mark.parametrize(("text", "value"), [("90", 90.0), ("0.5", 0.5), ("ADAPTIVE", "adaptive")])
