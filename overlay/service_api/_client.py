@@ -121,6 +121,9 @@ class _Family:
 
         Raises ``TypeError`` when the user's transport does not serve the calling side:
         a default pool there would send around it, to the network."""
+        pools = self._pools.get(loop)  # every request asks: no lock when the pools exist
+        if pools is not None:
+            return pools
         kind = httpx.BaseTransport if loop is None else httpx.AsyncBaseTransport
         if self.transport is not None and not isinstance(self.transport, kind):
             served = "async" if loop is None else "sync"
@@ -130,7 +133,8 @@ class _Family:
             )
         with self._lock:
             for dead in [k for k in self._keepers if k.is_closed()]:  # closed by hand
-                del self._pools[dead], self._keepers[dead]
+                self._pools.pop(dead, None)  # close() may have dropped them already
+                del self._keepers[dead]
             pools = self._pools.get(loop)
             if pools is not None:
                 return pools

@@ -555,3 +555,30 @@ def test_a_call_after_close_opens_the_pools_again(mock: RunningMock) -> None:
     assert client._family.pools(None)[None] is not first
     client.close()
     assert mock.service.count("authenticate") == 1  # the token outlives the pools
+
+
+def test_close_then_a_loop_closed_by_hand_leaves_the_client_usable() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/authenticate"):
+            token = {"access_token": "t-1", "token_type": "Bearer", "expires_in": "3600"}
+            return httpx.Response(200, json=token)
+        return httpx.Response(200, json={"ok": True})
+
+    # A transport with no sockets: what is pinned is the bookkeeping, not a leak.
+    client = service_api.Client(
+        "https://api.test/public/v3",
+        "cid",
+        "s3cret",
+        httpx_args={"transport": httpx.MockTransport(answer)},
+    )
+    loop = asyncio.new_event_loop()
+    try:
+        response = loop.run_until_complete(client.get_async_httpx_client().get("/shipments"))
+        assert response.status_code == 200
+        client.close()  # asks the loop to close its pools; the loop never runs again
+    finally:
+        loop.close()
+    # The next call sweeps the dead loop's entries, which close() already dropped.
+    assert client.get_httpx_client().get("/shipments").status_code == 200
+    assert loop not in client._family._keepers
+    client.close()
