@@ -516,10 +516,11 @@ def test_waiters_wait_for_another_threads_fetch_at_most_max_refresh_wait(
 
 class TokenServer:
     """A loopback server: ``/authenticate`` issues ``loopback-token-N``; the first
-    ``held`` token requests get no answer until ``release`` is set; GETs answer 200."""
+    ``held`` token requests get no answer until ``release`` is set, then a token (or
+    a 503 when ``fail_held`` is set); GETs answer 200."""
 
     def __init__(self, held: int = 0) -> None:
-        self.held, self.token_requests = held, 0
+        self.held, self.token_requests, self.fail_held = held, 0, False
         self.release, self.token_request_seen = threading.Event(), threading.Event()
         self._lock = threading.Lock()
         server = self
@@ -545,6 +546,11 @@ class TokenServer:
                 server.token_request_seen.set()
                 if number <= server.held:
                     server.release.wait(JOIN_TIMEOUT)
+                    if server.fail_held:
+                        self.send_response(503)
+                        self.send_header("content-length", "0")
+                        self.end_headers()
+                        return
                 token = f"loopback-token-{number}"
                 register_secret(token, "loopback token")
                 fields = {"access_token": token, "token_type": "Bearer", "expires_in": "3600"}
@@ -661,21 +667,38 @@ def test_waiters_of_a_token_request_that_timed_out_get_its_error_at_once(
 
 
 def test_waiters_of_a_failed_token_request_retry_behind_one_new_leader(
-    token_server: Callable[[int], TokenServer],
+    token_server: Callable[[int], TokenServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server = token_server(1)
+    server.fail_held = True  # the first token request fails, once everyone waits for it
+    waiting, everyone_waits = 0, threading.Event()
+    claim = _auth.TokenState.claim
+
+    def counting_claim(state: _auth.TokenState, now: float) -> object:
+        nonlocal waiting
+        outcome = claim(state, now)
+        if not isinstance(outcome, str | _auth._Lead):  # a fetch under way to wait for
+            waiting += 1
+            if waiting == 7:
+                everyone_waits.set()
+        return outcome
+
+    monkeypatch.setattr(_auth.TokenState, "claim", counting_claim)
     policy = service_api.RetryPolicy(max_retries=1, initial_delay=0.001, max_delay=0.001)
-    client = service_api.Client(server.base_url, "cid", SECRET, None, timeout=0.5, retry=policy)
+    client = service_api.Client(server.base_url, "cid", SECRET, None, retry=policy)
 
     def call(_: int) -> int:
         return client.get_httpx_client().get("/shipments").status_code
 
     def calls() -> list[int]:
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            return list(pool.map(call, range(8)))
+            results = pool.map(call, range(8))
+            assert everyone_waits.wait(JOIN_TIMEOUT)  # one leads, seven wait for it
+            server.release.set()
+            return list(results)
 
     assert in_thread(calls) == [200] * 8
-    assert server.token_requests == 2
+    assert server.token_requests == 2  # the failed one, then one new leader for all
     client.close()
 
 

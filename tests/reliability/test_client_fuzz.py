@@ -46,8 +46,13 @@ def _guard_fuzz_credentials(request: pytest.FixtureRequest) -> None:
         guard.register_secret(GOOD_TOKEN, "issued token")
 
 
+# What JSON can carry: no NaN or infinity (``httpx.Response(json=...)`` refuses them).
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
     lambda children: (
         st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
     ),
