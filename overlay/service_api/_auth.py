@@ -45,12 +45,12 @@ from service_api._errors import (
     InvalidCredentialsError,
     ServiceApiError,
     TokenResponseError,
+    challenge,
     error_from_httpx,
     error_from_response,
 )
 from service_api._token_store import StoredToken, TokenStore
 from service_api._transport import TOKEN_ERROR_EXTENSION
-from service_api._www_authenticate import parse_www_authenticate
 from service_api_client.models.token_request import TokenRequest
 
 logger = logging.getLogger("service_api")
@@ -296,8 +296,8 @@ class TokenAuth(httpx.Auth):
                 response = yield request
                 if response is None or response.status_code != 401 or token in refused:
                     return
-                challenge = parse_www_authenticate(response.headers.get("www-authenticate"))
-                if len(refused) >= MAX_REFRESHES or challenge.error not in (None, "invalid_token"):
+                code = challenge(response.headers, "error")
+                if len(refused) >= MAX_REFRESHES or code not in (None, "invalid_token"):
                     return
                 logger.info(
                     "401 for %s %s: replaying with a new token", request.method, request.url
