@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import json
 import pickle
+import socket
+import time
+from typing import Any
 
 import httpx
 import pytest
@@ -452,3 +456,99 @@ def test_errors_cross_a_process_pool_whole(error: service_api.ServiceApiError) -
 def test_a_status_error_from_a_response_without_a_request() -> None:
     error = service_api.ServerError("500", response=httpx.Response(500, text="down"))
     assert (error.status_code, error.body, error.request) == (500, "down", None)
+
+
+# ---- errors that say what to do -------------------------------------------------------------
+
+UNKNOWN_HOST = "http://api.nothing.invalid/public/v3"
+
+
+@pytest.fixture
+def no_dns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names under ``.invalid`` (RFC 6761) resolve to nothing, as a resolver answers them,
+    without asking one: no packet leaves the machine."""
+    resolve = socket.getaddrinfo
+
+    def getaddrinfo(host: object, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(host, str | bytes) and str(host).rstrip(".'").endswith(".invalid"):
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return resolve(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def failure(url: str, twin: str, **options: Any) -> tuple[service_api.ServiceApiError, float]:
+    """The error a first call against ``url`` ends with, and how long it took, with the
+    default retry policy sleeping for real."""
+    started = time.monotonic()
+    client = service_api.Client(url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1", **options)
+    try:
+        if twin == "sync":
+            list_shipments.sync(client=client)
+        else:
+
+            async def call() -> None:
+                async with client:
+                    await list_shipments.asyncio(client=client)
+
+            asyncio.run(call())
+    except service_api.ServiceApiError as exc:
+        return exc, time.monotonic() - started
+    finally:
+        client.close()
+    raise AssertionError("no error raised")
+
+
+@pytest.mark.usefixtures("no_dns")
+def test_an_unknown_host_ends_at_once_without_retries(twin: str) -> None:
+    with testing.no_retry_sleep() as delays:
+        error, _ = failure(UNKNOWN_HOST, twin)
+    assert delays == []
+    assert type(error) is service_api.ApiConnectionError
+    assert "unknown host" in str(error)
+    assert "check the base URL" in str(error)
+    assert "api.nothing.invalid" in str(error)
+    _, elapsed = failure(UNKNOWN_HOST, twin)  # retries sleeping for real: none
+    assert elapsed < 1.0
+
+
+def test_tls_against_a_plain_http_server_ends_at_once(mock: RunningMock, twin: str) -> None:
+    url = mock.base_url.replace("http://", "https://")
+    with testing.no_retry_sleep() as delays:
+        error, _ = failure(url, twin)
+    assert delays == []
+    assert type(error) is service_api.ApiConnectionError
+    assert "TLS failed: an https:// URL for a plain-HTTP server" in str(error)
+    _, elapsed = failure(url, twin)
+    assert elapsed < 1.0
+
+
+def test_a_server_that_never_answers_is_still_retried(twin: str) -> None:
+    with socket.socket() as silent:  # accepts connections (the backlog) and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/public/v3"
+        with testing.no_retry_sleep() as delays:
+            error, _ = failure(url, twin, timeout=0.2, max_retries=1)
+    assert len(delays) == 1
+    assert type(error) is service_api.ApiTimeoutError
+
+
+def test_a_refused_connection_is_still_retried(twin: str) -> None:
+    with testing.no_retry_sleep() as delays:
+        error, _ = failure("http://127.0.0.1:9/public/v3", twin)
+    assert len(delays) == 2
+    assert type(error) is service_api.ApiConnectionError
+    assert "unknown host" not in str(error)
+
+
+def test_a_missing_account_header_names_account_id_and_with_account(mock: RunningMock) -> None:
+    with service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, None) as client:
+        with pytest.raises(service_api.BadRequestError) as missing:
+            list_shipments.sync(client=client)
+        assert "x-service-account-id header is required" in str(missing.value)
+        assert "pass account_id= or use client.with_account()" in str(missing.value)
+        with pytest.raises(service_api.BadRequestError) as malformed:
+            list_shipments.sync(client=client.with_account("acct-1"), page_size=0)
+    assert "account_id=" not in str(malformed.value)  # sent with the header: another cause
+    assert "pageSize" in str(malformed.value)
