@@ -203,7 +203,7 @@ class TokenState:
             self._token = token
             self.stored += 1
             # The margin is at most half the lifetime, so a short-lived token is still used.
-            self._refresh_at = sent_at + lifetime - max(0.0, min(self.refresh_skew, lifetime / 2))
+            self._refresh_at = sent_at + lifetime - min(self.refresh_skew, lifetime / 2)
 
     def invalidate(self, token: str) -> None:
         """Forget ``token`` if it is still the current one (a 401 for an older token
@@ -265,7 +265,9 @@ class TokenAuth(httpx.Auth):
                 client_secret=self._client_secret,
                 grant_type="client_credentials",
             ).to_multipart(),
-            headers={"accept": "application/json"},
+            # What the service's own client sends (the seed); the answer is read as JSON
+            # whatever its content-type says.
+            headers={"accept": "text/plain"},
             # Requests yielded by an auth flow skip the client's request building,
             # so the client's timeout must be set here or it would be unlimited.
             extensions={"timeout": self._timeout.as_dict(), TOKEN_REQUEST_EXTENSION: True},
