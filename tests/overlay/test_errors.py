@@ -178,7 +178,7 @@ EXPIRED = (
 
 
 def www(value: str) -> httpx.Headers:
-    return httpx.Headers({"www-authenticate": value.encode()})  # as the wire may carry it
+    return httpx.Headers({b"www-authenticate": value.encode()})  # as the wire may carry it
 
 
 def expired_at(value: str) -> datetime.datetime | None:
