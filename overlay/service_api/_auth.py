@@ -46,6 +46,7 @@ from service_api_client.models.token_request import TokenRequest
 logger = logging.getLogger("service_api")
 _T = TypeVar("_T")
 _Flow = Generator["httpx.Request | _Refresh", "httpx.Response | None", None]
+_AsyncDriver = AsyncGenerator[httpx.Request, httpx.Response]
 
 #: Longest token lifetime accepted: a week (a larger value is likely milliseconds).
 MAX_TOKEN_LIFETIME = 7 * 24 * 3600
@@ -265,9 +266,7 @@ class TokenAuth(httpx.Auth):
                 code = errors.challenge(response.headers, "error")
                 if len(refused) >= MAX_REFRESHES or code not in (None, "invalid_token"):
                     return
-                logger.info(
-                    "401 for %s %s: replaying with a new token", request.method, request.url
-                )
+                logger.info("401 for %s: replaying with a new token", request.url)
                 self.state.invalidate(token)
                 refused.append(token)
 
@@ -332,9 +331,7 @@ class TokenAuth(httpx.Auth):
                 elif step.can_wait(None):
                     concurrent.futures.wait([step], timeout=MAX_REFRESH_WAIT)
 
-    async def async_auth_flow(
-        self, request: httpx.Request
-    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+    async def async_auth_flow(self, request: httpx.Request) -> _AsyncDriver:
         """Drive the flow for ``httpx.AsyncClient``; waiting never blocks the loop."""
         with contextlib.closing(self.auth_flow(request)) as flow:
             answer = None
