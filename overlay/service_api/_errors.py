@@ -300,13 +300,12 @@ def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatu
     return cls(message + hint, response=response)
 
 
-def lasting_cause(exc: BaseException) -> ssl.SSLError | socket.gaierror | None:
+def lasting_cause(exc: BaseException | None) -> BaseException | None:
     """The TLS failure (a wrong scheme or certificate) or failed host name lookup that
     caused ``exc``, if any: retrying cannot heal those."""
-    seen: BaseException | None = exc
-    while seen is not None and not isinstance(seen, ssl.SSLError | socket.gaierror):
-        seen = seen.__cause__ or seen.__context__
-    return seen
+    while exc is not None and not isinstance(exc, ssl.SSLError | socket.gaierror):
+        exc = exc.__cause__ or exc.__context__
+    return exc
 
 
 def error_from_httpx(
@@ -328,7 +327,7 @@ def error_from_httpx(
     detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     if isinstance(cause := lasting_cause(exc), ssl.SSLError):
         detail = "TLS failed: an https:// URL for a plain-HTTP server, or a bad certificate"
-    elif cause is not None:
+    elif isinstance(cause, socket.gaierror):
         detail = f"unknown host, the name lookup failed: {cause.strerror}; check the base URL"
     elif isinstance(exc, httpx.LocalProtocolError | httpx.UnsupportedProtocol):
         detail = type(exc).__name__
