@@ -241,9 +241,7 @@ def run_token(settings: Settings, options: ConnectionOptions, *, show_token: boo
     try:
         # Without --proxy (None), httpx reads the environment's proxies.
         with httpx.Client(timeout=httpx.Timeout(30.0), proxy=options.proxy) as http:
-            response = http.post(
-                url, files=body.to_multipart(), headers={"accept": "application/json"}
-            )
+            response = http.post(url, files=body.to_multipart(), headers={"accept": "text/plain"})
     except httpx.TimeoutException as exc:
         raise service_api.ApiTimeoutError(f"no answer in time from {settings.base_url}") from exc
     except httpx.TransportError as exc:

@@ -266,6 +266,9 @@ def open_output(path: str | None, *, append: bool) -> Iterator[Output]:
 
 
 def _open_file(path: str, *, append: bool) -> Output:
+    folder = os.path.dirname(path) or "."
+    if not os.path.exists(folder):  # said plainly, before any temporary file is tried
+        raise UsageError(f"cannot open --output {path!r}: the folder {folder!r} does not exist")
     try:
         if append:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, _new_file_mode())

@@ -24,8 +24,6 @@ hands the typed error to the waiters: they fail at once, as for refused credenti
 and their own retries claim again (one new leader).
 """
 
-from __future__ import annotations
-
 import asyncio
 import concurrent.futures
 import contextlib
@@ -40,27 +38,18 @@ from typing import TypeVar
 import attrs
 import httpx
 
-from service_api._errors import (
-    TOKEN_REQUEST_EXTENSION,
-    InvalidCredentialsError,
-    ServiceApiError,
-    TokenResponseError,
-    error_from_httpx,
-    error_from_response,
-)
+from service_api import _errors as errors
 from service_api._token_store import StoredToken, TokenStore
 from service_api._transport import TOKEN_ERROR_EXTENSION
-from service_api._www_authenticate import parse_www_authenticate
 from service_api_client.models.token_request import TokenRequest
 
 logger = logging.getLogger("service_api")
 _T = TypeVar("_T")
 _Flow = Generator["httpx.Request | _Refresh", "httpx.Response | None", None]
+_AsyncDriver = AsyncGenerator[httpx.Request, httpx.Response]
 
 #: Longest token lifetime accepted: a week (a larger value is likely milliseconds).
 MAX_TOKEN_LIFETIME = 7 * 24 * 3600
-#: Shortest token lifetime accepted, in seconds.
-MIN_TOKEN_LIFETIME = 1
 #: Refreshes one attempt may make after 401s, each for a token other than those already
 #: refused: a token rotated between a refresh and its replay is survived, and "401
 #: forever" ends after at most 1 + this many token requests (2 when the same token is
@@ -68,46 +57,41 @@ MIN_TOKEN_LIFETIME = 1
 MAX_REFRESHES = 2
 # A token is a header value: printable ASCII without spaces, or it could inject headers.
 _TOKEN = re.compile(r"[!-~]{1,8192}")
+WHOLE = f"not an integer between 1 and {MAX_TOKEN_LIFETIME} seconds"
 BASE_URL_HINT = "; the base URL probably lacks its /public/v3 prefix"
 #: Longest wait, in seconds, for a token fetch another flow leads; a waiter that waited
 #: that long (the leader's event loop stopped, say) fetches a token on its own.
 MAX_REFRESH_WAIT = 120.0
 
 
-class _Refresh(concurrent.futures.Future["ServiceApiError | None"]):
+class _Refresh(concurrent.futures.Future["errors.ServiceApiError | None"]):
     """One token fetch in progress; its result is the typed error it ended with, if any.
     ``thread`` and ``loop`` are the leader's: on that thread, only a waiter in that
     (running) loop can wait without blocking the leader or waiting for a stopped loop."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.thread = threading.get_ident()
-        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread, self.loop = threading.get_ident(), None
         with contextlib.suppress(RuntimeError):  # raised outside a running loop
             self.loop = asyncio.get_running_loop()
         self.set_running_or_notify_cancel()  # a cancelled waiter cannot cancel it
 
     def can_wait(self, loop: asyncio.AbstractEventLoop | None) -> bool:
-        """Whether a waiter in this thread, in ``loop`` (``None``: a sync one), can
-        wait: another thread's leader, or a leader in the same running loop."""
+        """Whether a waiter in this thread, in ``loop`` (``None``: a sync one), can wait."""
         return self.thread != threading.get_ident() or (loop is not None and loop is self.loop)
 
 
 @attrs.frozen
 class _Lead:
-    """What :meth:`TokenState.claim` gives the flow that leads ``refresh`` (and must
-    :meth:`~TokenState.finish` it)."""
+    """What :meth:`TokenState.claim` gives the flow that leads (and must finish) ``refresh``."""
 
     refresh: _Refresh
 
 
-def _own_copy(error: ServiceApiError) -> ServiceApiError:
-    """A copy of ``error`` for one caller: ``at_page()`` on it moves no other copy
-    (its notes are a list of its own)."""
+def _own_copy(error: errors.ServiceApiError) -> errors.ServiceApiError:
+    """A copy of ``error`` for one caller, with notes of its own (``at_page()``)."""
     copied = copy.copy(error)
-    copied.__cause__ = error.__cause__  # not part of what copy.copy copies
-    if (notes := getattr(error, "__notes__", None)) is not None:
-        copied.__notes__ = list(notes)
+    copied.__cause__, copied.__notes__ = error.__cause__, list(getattr(error, "__notes__", []))
     return copied
 
 
@@ -120,45 +104,41 @@ class IssuedToken:
 
 
 def parse_token_response(response: httpx.Response) -> IssuedToken:
-    """Validate the answer of ``POST /authenticate``; messages never contain the token.
+    """Validate the answer of ``POST /authenticate`` (JSON whatever its content type);
+    messages never contain the token.
 
     Example::
 
         parse_token_response(response).lifetime   # 3600
     """
     request, status = response.request, response.status_code
-    if status in (400, 401):
-        code = InvalidCredentialsError("", response=response).error  # for the message
-        raise InvalidCredentialsError(
+    if status in (400, 401):  # RFC 6749: a malformed or refused client authentication
+        code = errors.InvalidCredentialsError("", response=response).error  # for the message
+        raise errors.InvalidCredentialsError(
             f"the service refused the client credentials ({status}{f' {code}' if code else ''})"
             f" for POST {request.url}",
             response=response,
         )
     if status != 200:
-        raise error_from_response(response, hint=BASE_URL_HINT if status == 404 else "")
+        raise errors.error_from_response(response, hint=BASE_URL_HINT if status == 404 else "")
     try:
         data = response.json()
     except ValueError:
-        raise TokenResponseError("token response is not JSON", request=request) from None
+        raise errors.TokenResponseError("token response is not JSON", request=request) from None
     fields = data if isinstance(data, dict) else {}
     token, kind, expires_in = (fields.get(k) for k in ("access_token", "token_type", "expires_in"))
     # The spec says a string holding an integer; a JSON integer is accepted too.
     text = "" if isinstance(expires_in, bool) else str(expires_in).strip()
     lifetime = int(text) if text.isascii() and text.isdigit() and len(text) < 10 else 0
-    # The first problem found is the one reported.
-    problems = (
+    problems = (  # the first problem found is the one reported
         (not isinstance(data, dict), "is not a JSON object"),
         (not isinstance(token, str) or not token, "has no access_token"),
         (not _TOKEN.fullmatch(str(token)), "'s access_token is not a valid header value"),
         (str(kind).lower() != "bearer", f"'s token_type is {str(kind)[:40]!r}, not Bearer"),
-        (
-            not MIN_TOKEN_LIFETIME <= lifetime <= MAX_TOKEN_LIFETIME,
-            f"'s expires_in is {str(expires_in)[:40]!r}, not an integer "
-            f"between {MIN_TOKEN_LIFETIME} and {MAX_TOKEN_LIFETIME} seconds",
-        ),
+        (not 1 <= lifetime <= MAX_TOKEN_LIFETIME, f"'s expires_in is {expires_in!r:.40}, {WHOLE}"),
     )
     if what := next((what for found, what in problems if found), None):
-        raise TokenResponseError(f"token response {what}", request=request)
+        raise errors.TokenResponseError(f"token response {what}", request=request)
     return IssuedToken(access_token=str(token), lifetime=lifetime)
 
 
@@ -175,11 +155,10 @@ class TokenState:
     def __init__(self, *, refresh_skew: float = 60.0) -> None:
         if refresh_skew < 0:
             raise ValueError("refresh_skew must be >= 0")
-        self.refresh_skew = float(refresh_skew)
-        self._lock = threading.Lock()
+        self.refresh_skew, self._lock = float(refresh_skew), threading.Lock()
         self._token: str | None = None
-        self._refresh_at = 0.0
-        self._refresh: _Refresh | None = None
+        self._refresh: _Refresh | None
+        self._refresh_at, self._refresh = 0.0, None
         self.refused: str | None = None  # the last token a 401 invalidated
         self.stored = 0  # tokens stored so far, to number them in the log
 
@@ -192,18 +171,17 @@ class TokenState:
         with self._lock:
             if self._token is not None and now < self._refresh_at:
                 return self._token
-            if self._refresh is None:
-                self._refresh = _Refresh()
-                return _Lead(self._refresh)
-            return self._refresh
+            if self._refresh is not None:
+                return self._refresh
+            self._refresh = _Refresh()
+            return _Lead(self._refresh)
 
     def store(self, token: str, lifetime: float, *, sent_at: float) -> None:
-        """Keep a new token; its lifetime counts from when its request was sent."""
+        """Keep a new token; its lifetime counts from when its request was sent, less a
+        margin of at most half the lifetime (a short-lived token is still used)."""
         with self._lock:
-            self._token = token
-            self.stored += 1
-            # The margin is at most half the lifetime, so a short-lived token is still used.
-            self._refresh_at = sent_at + lifetime - max(0.0, min(self.refresh_skew, lifetime / 2))
+            self._token, self.stored = token, self.stored + 1
+            self._refresh_at = sent_at + lifetime - min(self.refresh_skew, lifetime / 2)
 
     def invalidate(self, token: str) -> None:
         """Forget ``token`` if it is still the current one (a 401 for an older token
@@ -220,9 +198,14 @@ class TokenState:
         with self._lock:
             if self._refresh is refresh:
                 self._refresh = None
-        refresh.set_result(_own_copy(error) if isinstance(error, ServiceApiError) else None)
+        refresh.set_result(_own_copy(error) if isinstance(error, errors.ServiceApiError) else None)
 
 
+def _without_slash(url: object) -> str:
+    return str(url).rstrip("/")
+
+
+@attrs.define(repr=False, eq=False)
 class TokenAuth(httpx.Auth):
     """``httpx.Auth`` that keeps a bearer token fresh for one base URL (see the README).
 
@@ -232,43 +215,28 @@ class TokenAuth(httpx.Auth):
         httpx.get("https://api.example.com/public/v3/shipments", auth=auth)
     """
 
-    def __init__(
-        self,
-        base_url: str,
-        client_id: str,
-        client_secret: str,
-        *,
-        state: TokenState | None = None,
-        timeout: httpx.Timeout | None = None,
-        clock: Callable[[], float] = time.monotonic,
-        token_store: TokenStore | None = None,
-    ) -> None:
-        self.base_url = str(base_url).rstrip("/")
-        self.client_id = client_id
-        self._client_secret = client_secret
-        self.state = state if state is not None else TokenState()
-        self._timeout = timeout if timeout is not None else httpx.Timeout(30.0)
-        self._clock = clock
-        self._store = token_store
-        self._store_failed = False
+    base_url: str = attrs.field(converter=_without_slash)
+    client_id: str
+    _client_secret: str
+    state: TokenState = attrs.field(factory=TokenState, kw_only=True)
+    _timeout: httpx.Timeout = attrs.field(factory=lambda: httpx.Timeout(30.0), kw_only=True)
+    _clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True)
+    _token_store: TokenStore | None = attrs.field(default=None, kw_only=True)
+    _store_failed: bool = attrs.field(default=False, init=False)
 
     def __repr__(self) -> str:
         return f"TokenAuth(base_url={self.base_url!r}, client_id={self.client_id!r})"
 
     def build_token_request(self) -> httpx.Request:
-        """The ``POST /authenticate`` request, from the generated request model."""
+        """The ``POST /authenticate`` request, from the generated request model; it
+        accepts ``text/plain`` as the service's own client does (the seed)."""
+        form = TokenRequest(self.client_id, self._client_secret, "client_credentials")
+        # Requests yielded by an auth flow skip the client's request building,
+        # so the client's timeout must be set here or it would be unlimited.
+        extensions = {"timeout": self._timeout.as_dict(), errors.TOKEN_REQUEST_EXTENSION: True}
+        url, headers = f"{self.base_url}/authenticate", {"accept": "text/plain"}
         return httpx.Request(
-            "POST",
-            f"{self.base_url}/authenticate",
-            files=TokenRequest(
-                client_id=self.client_id,
-                client_secret=self._client_secret,
-                grant_type="client_credentials",
-            ).to_multipart(),
-            headers={"accept": "application/json"},
-            # Requests yielded by an auth flow skip the client's request building,
-            # so the client's timeout must be set here or it would be unlimited.
-            extensions={"timeout": self._timeout.as_dict(), TOKEN_REQUEST_EXTENSION: True},
+            "POST", url, files=form.to_multipart(), headers=headers, extensions=extensions
         )
 
     def auth_flow(self, request: httpx.Request) -> _Flow:  # type: ignore[override]
@@ -289,59 +257,60 @@ class TokenAuth(httpx.Auth):
                     logger.info("token fetch of another flow not over: fetching one alone")
                     yield from self._request_token()
                 elif (error := token.result()) is not None:
-                    # A copy: each caller's error records its own page (at_page).
-                    raise _own_copy(error) from error.__cause__
+                    raise _own_copy(error) from error.__cause__  # at_page() is per caller
             else:
                 request.headers["Authorization"] = f"Bearer {token}"
                 response = yield request
                 if response is None or response.status_code != 401 or token in refused:
                     return
-                challenge = parse_www_authenticate(response.headers.get("www-authenticate"))
-                if len(refused) >= MAX_REFRESHES or challenge.error not in (None, "invalid_token"):
+                code = errors.challenge(response.headers, "error")
+                if len(refused) >= MAX_REFRESHES or code not in (None, "invalid_token"):
                     return
-                logger.info(
-                    "401 for %s %s: replaying with a new token", request.method, request.url
-                )
+                logger.info("401 for %s: replaying with a new token", request.url)
                 self.state.invalidate(token)
                 refused.append(token)
 
     def _lead(self, refresh: _Refresh) -> _Flow:
-        """Adopt the token store's token, or fetch one and save it there, under its
-        lock; then finish ``refresh``."""
-        with contextlib.ExitStack() as stack:
-            # Whatever happens, the waiters hear of it once the store's lock is released.
-            stack.push(lambda _type, error, _traceback: self.state.finish(refresh, error))
-            self._use_store(lambda store: stack.enter_context(store.lock()))
-            stored = self._use_store(lambda store: store.load())
-            lifetime = stored.expires_at - time.time() if stored else 0.0
-            if stored and stored.access_token != self.state.refused and lifetime > 0:
-                self.state.store(stored.access_token, lifetime, sent_at=self._clock())
-                return
-            issued = yield from self._request_token()
-            self._use_store(lambda store: store.save(issued))
+        """Adopt the token store's token (for its remaining lifetime), or fetch one and
+        save it there, under the store's lock; then finish ``refresh``, with the typed
+        error the fetch ended with. When sending the token request fails, httpx closes
+        the flow (``GeneratorExit``): the transport recorded the error on the request."""
+        token_request, error = self.build_token_request(), None
+        try:
+            with contextlib.ExitStack() as stack:  # the waiters hear once the lock is free
+                self._use_store(lambda store: stack.enter_context(store.lock()))
+                stored = self._use_store(lambda store: store.load())
+                lifetime = stored.expires_at - time.time() if stored else 0.0
+                if stored and stored.access_token != self.state.refused and lifetime > 0:
+                    self.state.store(stored.access_token, lifetime, sent_at=self._clock())
+                    return
+                issued = yield from self._request_token(token_request)
+                self._use_store(lambda store: store.save(issued))
+        except BaseException as exc:
+            error = token_request.extensions.get(TOKEN_ERROR_EXTENSION, exc)
+            raise
+        finally:
+            self.state.finish(refresh, error)
 
-    def _request_token(self) -> Generator[httpx.Request, httpx.Response | None, StoredToken]:
+    def _request_token(
+        self, request: httpx.Request | None = None
+    ) -> Generator[httpx.Request, httpx.Response | None, StoredToken]:
         """Fetch a token and keep it in the state; returns it as the store keeps it."""
         sent_at = self._clock()
         logger.info("fetching a bearer token for %s", self.client_id)
-        response = yield self.build_token_request()
+        response = yield request or self.build_token_request()
         assert response is not None  # the drivers answer every request
         issued = parse_token_response(response)
         self.state.store(issued.access_token, issued.lifetime, sent_at=sent_at)
-        logger.info(
-            "bearer token #%d for %s received, valid %d s",
-            *(self.state.stored, self.client_id, issued.lifetime),
-        )
-        expires_at = time.time() + issued.lifetime - (self._clock() - sent_at)
-        return StoredToken(issued.access_token, expires_at)
+        n, lifetime = self.state.stored, issued.lifetime
+        logger.info("bearer token #%d for %s received, valid %d s", n, self.client_id, lifetime)
+        return StoredToken(issued.access_token, time.time() + lifetime - (self._clock() - sent_at))
 
     def _use_store(self, action: Callable[[TokenStore], _T]) -> _T | None:
         """``action(store)``, or ``None`` without a store or when the store fails
         (a broken store falls back to fetching; said once)."""
-        if self._store is None:
-            return None
         try:
-            return action(self._store)
+            return None if self._token_store is None else action(self._token_store)
         except Exception as exc:
             if not self._store_failed:
                 self._store_failed = True
@@ -352,63 +321,34 @@ class TokenAuth(httpx.Auth):
         """Drive the flow for ``httpx.Client``, waiting on other fetches in the thread
         (not on its own thread, where the leader is a task of this thread's event loop)."""
         with contextlib.closing(self.auth_flow(request)) as flow:
-            step = _advance(flow, None)
-            while step is not None:
+            answer = None
+            while (step := _advance(flow, answer)) is not None:
                 answer = None
                 if isinstance(step, httpx.Request):
-                    try:
-                        answer = yield step
-                        if TOKEN_REQUEST_EXTENSION in step.extensions:
-                            answer.read()
-                    except BaseException as exc:
-                        _fail_token_request(flow, step, exc)
-                        raise
+                    answer = yield step
+                    if errors.is_token_request(step):
+                        answer.read()
                 elif step.can_wait(None):
                     concurrent.futures.wait([step], timeout=MAX_REFRESH_WAIT)
-                step = _advance(flow, answer)
 
-    async def async_auth_flow(
-        self, request: httpx.Request
-    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+    async def async_auth_flow(self, request: httpx.Request) -> _AsyncDriver:
         """Drive the flow for ``httpx.AsyncClient``; waiting never blocks the loop."""
         with contextlib.closing(self.auth_flow(request)) as flow:
-            step = _advance(flow, None)
-            while step is not None:
+            answer = None
+            while (step := _advance(flow, answer)) is not None:
                 answer = None
                 if isinstance(step, httpx.Request):
-                    try:
-                        answer = yield step
-                        if TOKEN_REQUEST_EXTENSION in step.extensions:
-                            await answer.aread()
-                    except BaseException as exc:
-                        _fail_token_request(flow, step, exc)
-                        raise
+                    answer = yield step
+                    if errors.is_token_request(step):
+                        await answer.aread()
                 elif step.can_wait(asyncio.get_running_loop()):
-                    # On timeout the wrapper is cancelled, never the refresh (it is running).
+                    # On timeout the wrapper is cancelled, never the refresh (it runs).
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(asyncio.wrap_future(step), MAX_REFRESH_WAIT)
-                step = _advance(flow, answer)
 
 
 def _advance(flow: _Flow, answer: httpx.Response | None) -> httpx.Request | _Refresh | None:
     """The flow's next step, or ``None`` when it is over."""
-    try:
+    with contextlib.suppress(StopIteration):
         return flow.send(answer)
-    except StopIteration:
-        return None
-
-
-def _fail_token_request(flow: _Flow, step: httpx.Request, exc: BaseException) -> None:
-    """After ``exc`` ended ``step``, hand a token request's typed error to the flow, so
-    that its refresh ends with it: httpx closes the flow (``GeneratorExit``) when the
-    request fails, and the transport recorded the error on the request."""
-    if TOKEN_REQUEST_EXTENSION not in step.extensions:
-        return
-    error: object = exc
-    if isinstance(exc, httpx.HTTPError):
-        error = error_from_httpx(exc, request=step)
-    elif isinstance(exc, GeneratorExit):
-        error = step.extensions.get(TOKEN_ERROR_EXTENSION)
-    if isinstance(error, ServiceApiError):
-        with contextlib.suppress(ServiceApiError):  # the flow raises it: ours is exc
-            flow.throw(error)
+    return None

@@ -38,8 +38,8 @@ from service_api._errors import (
     ServiceApiError,
     error_from_httpx,
     error_from_response,
-    is_tls_error,
     is_token_request,
+    lasting_cause,
 )
 from service_api._logs import log_response
 from service_api._rate_limit import RequestLimiter, build_limiter
@@ -218,7 +218,7 @@ class _Family:
             hint = self.hint_404 if outcome.status_code == 404 else ""
             error = error_from_response(outcome, hint=hint)
         elif isinstance(outcome, httpx.HTTPError):
-            error, heals = error_from_httpx(outcome, request=request), not is_tls_error(outcome)
+            error, heals = error_from_httpx(outcome, request=request), not lasting_cause(outcome)
         else:
             error, cause = outcome, outcome.__cause__
         # A failed token request never sent the request it was for: retrying it is safe.

@@ -1,43 +1,58 @@
-"""Errors raised by the client; the tree and what each carries is in the README ("Errors").
+"""Errors raised by the client: one root, a subclass per status or cause.
 
-Every error derives from :class:`ServiceApiError`. Status errors share one
-``__init__(message, *, response)`` that keeps a redacted copy of the request, the
-status, the headers and a bounded, redacted body; what can be read from those
-(``retry_after``, ``request_id``, the OAuth ``error``, ``expired_at``) are properties.
-Secrets are removed by position, never by searching for their text: the request
-copy has no body and no credential header values, and a JSON body's credential
-fields are blanked.
+::
+
+    ServiceApiError                     page_number, start_page, items_yielded, resumable, at_page()
+    ├── ApiStatusError                  status_code, headers, body, request, retry_after, request_id
+    │   ├── BadRequestError             400: malformed request or missing account header
+    │   ├── AuthenticationError         401; error, error_description, expired_at
+    │   │   ├── TokenExpiredError       401 for an expired token, still refused after a refresh
+    │   │   └── InvalidCredentialsError /authenticate refused the client ID or secret
+    │   ├── PermissionDeniedError       403: account not associated with the credentials
+    │   ├── NotFoundError               404
+    │   ├── RateLimitError              429
+    │   └── ServerError                 5xx
+    ├── ConfigurationError              a setting missing or unusable (a ValueError); variable
+    ├── InvalidResponseError            the answer breaks the contract (a ValueError)
+    │   ├── TokenResponseError          unusable token response
+    │   └── InconsistentPageError       a page contradicts the request or earlier pages
+    └── ApiConnectionError              no answer: refused, reset, DNS or TLS failed
+        └── ApiTimeoutError             no answer in time (a TimeoutError)
+
+Secrets are removed by position, never by searching for their text: an error keeps a
+copy of the request without body and with the secret headers' values replaced, and a
+JSON body's credential fields are blanked where they stand.
 """
 
-from __future__ import annotations
-
 import contextlib
+import copyreg
 import datetime
 import json
+import re
+import socket
 import ssl
-from typing import Any
 
 import httpx
 
 from service_api._retry import parse_retry_after
-from service_api._www_authenticate import WwwAuthenticate, parse_www_authenticate
 
 # Bodies are kept for diagnosis but bounded: a misbehaving server may send megabytes.
 MAX_BODY_CHARS = 2048
 #: Request extension marking ``POST /authenticate`` (it carries the secret, may be
 #: retried whatever the outer request, never carries the account header).
 TOKEN_REQUEST_EXTENSION = "service_api.token_request"  # noqa: S105 - a name, not a secret
-# Credential headers (values replaced) and JSON body fields (values blanked).
-CREDENTIAL_HEADERS = frozenset({"authorization", "x-service-account-id", "cookie"})
+#: Headers whose values are secrets (tokens); every other header is kept as sent.
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 _SECRET_FIELDS = frozenset({"access_token", "refresh_token", "id_token", "client_secret"})
+_EXPIRED_AT = re.compile(r"expired at '?(\d{1,2}/\d{1,2}/\d{4} \d{1,2}:\d{2}:\d{2})")
 
 
 class ServiceApiError(Exception):
-    """Root of every error the client raises; see the README for the tree.
+    """Root of every error the client raises.
 
     An error that stopped an iteration says where: ``page_number`` (the page that
     failed), ``start_page`` (resume there) and ``items_yielded``; all ``None`` outside
-    an iteration. ``request`` is the request that failed, without body or credential
+    an iteration. ``request`` is the request that failed, without body or secret
     header values (``None`` when unknown).
     """
 
@@ -53,14 +68,15 @@ class ServiceApiError(Exception):
     def resumable(self) -> bool:
         """Whether resuming at ``start_page`` can succeed: not after refused
         credentials, a denied account or a malformed request."""
-        return self.start_page is not None and not isinstance(
-            self, InvalidCredentialsError | PermissionDeniedError | BadRequestError
-        )
+        final = InvalidCredentialsError | PermissionDeniedError | BadRequestError
+        return self.start_page is not None and not isinstance(self, final)
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         # Rebuilt without __init__, whose arguments differ per class: errors cross
         # process pools (multiprocessing, concurrent.futures) whole.
-        return _rebuild, (type(self), self.args, self.__dict__)
+        # ``args`` goes in the state too: OSError subclasses leave it to ``__init__``.
+        state = {**self.__dict__, "args": self.args}
+        return copyreg.__newobj__, (type(self), *self.args), state  # type: ignore[attr-defined]
 
     def at_page(self, page_number: int, *, items_yielded: int) -> None:
         """Record that this error stopped an iteration at ``page_number``."""
@@ -72,7 +88,7 @@ class ServiceApiError(Exception):
 
 class ApiStatusError(ServiceApiError):
     """The service answered with an error status (``status_code``, ``headers``,
-    ``body`` cut to ``MAX_BODY_CHARS``, ``request`` without credentials); without a
+    ``body`` cut to ``MAX_BODY_CHARS``, ``request`` without secrets); without a
     ``response`` (in tests) only ``status_code`` is set."""
 
     def __init__(
@@ -84,7 +100,7 @@ class ApiStatusError(ServiceApiError):
         super().__init__(message, request=request)
         self.status_code = status_code or (response.status_code if response else 0)
         self.headers = httpx.Headers(response.headers if response else None)
-        self.body = _redacted_body(response) if response else ""
+        self.body = _redacted_body(response.text) if response else ""
 
     @property
     def retry_after(self) -> float | None:
@@ -93,17 +109,14 @@ class ApiStatusError(ServiceApiError):
 
     @property
     def request_id(self) -> str | None:
-        """The server's id of the failed request (header ``x-request-id``, a guess: the
-        API documents none), cut to 200 printable characters, to quote to its support;
-        ``None`` when not sent.
+        """The server's id of the failed request (``x-request-id``, a guess: the API
+        documents none), cut to 200 printable characters, to quote to its support.
 
         Example::
 
             except service_api.ApiStatusError as exc:
                 log.error("failed, request id %s", exc.request_id)
         """
-        # The API documents no such header: this is the most common name (``x-assumed``
-        # in openapi.yaml says so too).
         value = self.headers.get("x-request-id", "").strip()[:200]
         return "".join(c for c in value if c.isprintable()) or None
 
@@ -114,27 +127,27 @@ class BadRequestError(ApiStatusError):
 
 class AuthenticationError(ApiStatusError):
     """401, or refused client credentials; ``error`` and ``error_description`` come
-    from ``www-authenticate`` or an OAuth error body."""
-
-    @property
-    def challenge(self) -> WwwAuthenticate:
-        """The parsed ``www-authenticate`` header."""
-        return parse_www_authenticate(self.headers.get("www-authenticate"))
+    from ``www-authenticate`` or an OAuth error body, ``expired_at`` from the former."""
 
     @property
     def error(self) -> str | None:
         """The OAuth error code (``invalid_token``, ``invalid_client``), if any."""
-        return self.challenge.error or _body_field(self.body, "error")
+        return challenge(self.headers, "error") or _body_field(self.body, "error")
 
     @property
     def error_description(self) -> str | None:
         """The OAuth error description, if any."""
-        return self.challenge.error_description or _body_field(self.body, "error_description")
+        name = "error_description"
+        return challenge(self.headers, name) or _body_field(self.body, name)
 
     @property
     def expired_at(self) -> datetime.datetime | None:
         """When the token expired (UTC, as the server wrote it), or ``None``."""
-        return self.challenge.expired_at
+        match = _EXPIRED_AT.search(challenge(self.headers, "error_description") or "")
+        with contextlib.suppress(ValueError):  # 13/45/2024 and such
+            when = datetime.datetime.strptime(match[1], "%m/%d/%Y %H:%M:%S") if match else None
+            return when.replace(tzinfo=datetime.UTC) if when else None
+        return None
 
 
 class TokenExpiredError(AuthenticationError):
@@ -189,28 +202,18 @@ class TokenResponseError(InvalidResponseError):
 class InconsistentPageError(InvalidResponseError):
     """A page contradicts the request or the pages before it."""
 
-    def __init__(
-        self, message: str, *, page_number: int, request: httpx.Request | None = None
-    ) -> None:
-        super().__init__(message, request=request)
+    def __init__(self, message: str, *, page_number: int) -> None:
+        super().__init__(message)
         self.page_number = page_number
 
 
 class ApiConnectionError(ServiceApiError, ConnectionError):
-    """No answer: the connection was refused, reset, dropped, or TLS failed."""
+    """No answer: the connection was refused, reset or dropped, the host name is
+    unknown, or TLS failed."""
 
 
 class ApiTimeoutError(ApiConnectionError, TimeoutError):
     """No answer within the configured timeout, after retries."""
-
-
-def _rebuild(
-    cls: type[ServiceApiError], args: tuple[Any, ...], state: dict[str, Any]
-) -> ServiceApiError:
-    error = cls.__new__(cls, *args)
-    error.args = args
-    error.__dict__.update(state)
-    return error
 
 
 class PaginationWarning(UserWarning):
@@ -223,9 +226,9 @@ class PaginationWarning(UserWarning):
 
 
 def redacted_request(request: httpx.Request) -> httpx.Request:
-    """A copy of ``request``: method, URL and headers without credential values, no body."""
+    """A copy of ``request``: method, URL and headers without secret values, no body."""
     headers = request.headers.copy()
-    for name in CREDENTIAL_HEADERS & headers.keys():  # keys are lower case
+    for name in SECRET_HEADERS & headers.keys():  # keys are lower case
         headers[name] = "[redacted]"
     marker = {k: v for k, v in request.extensions.items() if k == TOKEN_REQUEST_EXTENSION}
     return httpx.Request(request.method, request.url, headers=headers, extensions=marker)
@@ -236,7 +239,21 @@ def is_token_request(request: httpx.Request | None) -> bool:
     return request is not None and TOKEN_REQUEST_EXTENSION in request.extensions
 
 
-def _json_object(text: str) -> dict[str, Any]:
+def challenge(headers: httpx.Headers, name: str) -> str | None:
+    """The parameter ``name`` of the ``www-authenticate`` header (its first occurrence,
+    quoted or not, RFC 9110 section 11.2), or ``None``; never raises.
+
+    Example::
+
+        challenge(httpx.Headers({"www-authenticate": 'Bearer error="x"'}), "error")  # "x"
+    """
+    # Headers longer than 4096 characters are not worth reading; the cap keeps parsing cheap.
+    param = rf'(?<![\w!#$%&\'*+.^`|~-]){name}\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]+))'
+    found = re.search(param, headers.get("www-authenticate", "")[:4096], re.IGNORECASE)
+    return found and (found[2] or re.sub(r"\\(.)", r"\1", found[1]))
+
+
+def _json_object(text: str) -> dict[str, object]:
     """``text`` parsed if it is a JSON object, else empty (a hostile body never raises)."""
     with contextlib.suppress(ValueError, RecursionError):
         if isinstance(data := json.loads(text), dict):
@@ -244,11 +261,7 @@ def _json_object(text: str) -> dict[str, Any]:
     return {}
 
 
-def _redacted_body(response: httpx.Response) -> str:
-    try:
-        text = response.text
-    except httpx.ResponseNotRead:  # a streamed answer nobody read: no body to show
-        return ""
+def _redacted_body(text: str) -> str:
     if _SECRET_FIELDS & (data := _json_object(text)).keys():
         text = json.dumps({k: "[redacted]" if k in _SECRET_FIELDS else v for k, v in data.items()})
     return text[:MAX_BODY_CHARS]
@@ -256,16 +269,7 @@ def _redacted_body(response: httpx.Response) -> str:
 
 def _body_field(body: str, name: str) -> str | None:
     value = _json_object(body).get(name)
-    return value[:200] if isinstance(value, str) else None
-
-
-_STATUS_ERRORS: dict[int, type[ApiStatusError]] = {
-    400: BadRequestError,
-    401: AuthenticationError,
-    403: PermissionDeniedError,
-    404: NotFoundError,
-    429: RateLimitError,
-}
+    return value[:200] if isinstance(value, str) and value else None
 
 
 def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatusError:
@@ -276,32 +280,32 @@ def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatu
         raise error_from_response(response)   # e.g. NotFoundError for a 404
     """
     status, request = response.status_code, response.request
-    cls = _STATUS_ERRORS.get(status, ServerError if status >= 500 else ApiStatusError)
+    statuses = {400: BadRequestError, 401: AuthenticationError, 403: PermissionDeniedError}
+    statuses |= {404: NotFoundError, 429: RateLimitError}
+    cls = statuses.get(status, ServerError if status >= 500 else ApiStatusError)
     message = f"{status} {response.reason_phrase or 'error'} for {request.method} {request.url}"
-    challenge = parse_www_authenticate(response.headers.get("www-authenticate"))
-    if status == 401 and challenge.says_expired:
-        cls = TokenExpiredError
-        expired = challenge.expired_at
+    read = AuthenticationError("", response=response)  # the headers and body, read once
+    if status == 401 and "expired" in (read.error_description or "").lower():
+        cls, expired = TokenExpiredError, read.expired_at
         message += ": the token expired" + (f" at {expired.isoformat()}" if expired else "")
-    elif status == 401 and challenge.error:
-        message += f" ({challenge.error})"
-    # A first, empty error reads the body and headers: the real one is built with its
-    # whole message, as the leak guard watching every error's message needs.
-    read = cls("", response=response)
+    elif status == 401 and (code := challenge(read.headers, "error")):
+        message += f" ({code})"
     fields = ("title", "detail", "error", "error_description")
     if parts := [value for key in fields if (value := _body_field(read.body, key))]:
         message += ": " + "; ".join(parts)
+    if status == 400 and "x-service-account-id" not in request.headers:
+        hint += "; no account header was sent: pass account_id= or use client.with_account()"
     if read.request_id is not None:
         hint += f" (request id {read.request_id})"
     return cls(message + hint, response=response)
 
 
-def is_tls_error(exc: BaseException) -> bool:
-    """Whether ``exc`` was caused by TLS (a wrong scheme or certificate): it never heals."""
-    seen: BaseException | None = exc
-    while seen is not None and not isinstance(seen, ssl.SSLError):
-        seen = seen.__cause__ or seen.__context__
-    return seen is not None
+def lasting_cause(exc: BaseException | None) -> BaseException | None:
+    """The TLS failure (a wrong scheme or certificate) or failed host name lookup that
+    caused ``exc``, if any: retrying cannot heal those."""
+    while exc is not None and not isinstance(exc, ssl.SSLError | socket.gaierror):
+        exc = exc.__cause__ or exc.__context__
+    return exc
 
 
 def error_from_httpx(
@@ -321,12 +325,14 @@ def error_from_httpx(
         request = exc.request
     where = f" for {request.method} {request.url}" if request is not None else ""
     detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    if is_tls_error(exc):
-        detail = "TLS failed (an https:// base URL for a plain-HTTP server, or a bad certificate)"
+    if isinstance(cause := lasting_cause(exc), ssl.SSLError):
+        detail = "TLS failed: an https:// URL for a plain-HTTP server, or a bad certificate"
+    elif isinstance(cause, socket.gaierror):
+        detail = f"unknown host, the name lookup failed: {cause.strerror}; check the base URL"
     elif isinstance(exc, httpx.LocalProtocolError | httpx.UnsupportedProtocol):
         detail = type(exc).__name__
-    if isinstance(exc, httpx.TimeoutException):
-        return ApiTimeoutError(f"no answer in time{where} ({detail})", request=request)
-    if isinstance(exc, httpx.TransportError):
-        return ApiConnectionError(f"no answer{where} ({detail})", request=request)
-    return InvalidResponseError(f"unusable answer{where} ({detail})", request=request)
+    if not isinstance(exc, httpx.TransportError):
+        return InvalidResponseError(f"unusable answer{where} ({detail})", request=request)
+    timeout = isinstance(exc, httpx.TimeoutException)
+    cls = ApiTimeoutError if timeout else ApiConnectionError
+    return cls(f"no answer{' in time' * timeout}{where} ({detail})", request=request)

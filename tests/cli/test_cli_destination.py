@@ -191,13 +191,19 @@ def test_a_fifo_is_written_directly(tmp_path: Path) -> None:
     assert stat.S_ISFIFO(fifo.stat().st_mode)
 
 
+@pytest.mark.parametrize("append", [False, True])
 @pytest.mark.parametrize(
     ("where", "why"),
-    [("missing-dir/out.jsonl", "no temporary file beside it"), (".", "it is a directory")],
+    [
+        ("missing-dir/out.jsonl", "the folder '[^']*/missing-dir' does not exist$"),
+        ("a/b/out.jsonl", "the folder '[^']*/a/b' does not exist$"),
+        (".", "[Ii]s a directory"),
+    ],
 )
 def test_an_output_that_cannot_be_opened_is_a_usage_error(
-    tmp_path: Path, where: str, why: str
+    tmp_path: Path, where: str, why: str, append: bool
 ) -> None:
-    with pytest.raises(UsageError, match=f"cannot open --output .*{why}"):
-        open_output(str(tmp_path / where), append=False).__enter__()
+    with pytest.raises(UsageError, match=f"cannot open --output .*{why}") as info:
+        open_output(str(tmp_path / where), append=append).__enter__()
+    assert "temporary" not in str(info.value)
     assert leftovers(tmp_path) == []

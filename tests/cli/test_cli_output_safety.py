@@ -168,3 +168,15 @@ def test_success_replaces_the_previous_file(mock: RunningMock, tmp_path: Path) -
     assert child.returncode == 0, stderr
     assert read_jsonl(out) == mock.service.dataset("shipments", "acct-1")
     assert [p.name for p in tmp_path.iterdir()] == [out.name]
+
+
+def test_a_missing_output_folder_is_named_before_any_request(
+    mock: RunningMock, tmp_path: Path
+) -> None:
+    before = mock.service.count("authenticate")
+    done = run_cli(export_argv(tmp_path / "nowhere" / "out.jsonl"), cli_env(mock.base_url))
+    assert done.returncode == 2, done.stderr
+    assert f"the folder '{tmp_path / 'nowhere'}' does not exist" in done.stderr
+    assert "temporary" not in done.stderr
+    assert mock.service.count("authenticate") == before
+    assert list(tmp_path.iterdir()) == []

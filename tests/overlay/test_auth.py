@@ -66,6 +66,7 @@ def test_first_request_fetches_a_token_from_the_generated_model() -> None:
     assert b'name="grant_type"' in body
     assert b"client_credentials" in body
     assert "authorization" not in token_request.headers
+    assert token_request.headers["accept"] == "text/plain"  # as the service's own client
     sent = flow.send(token_response(token_request))
     assert sent is request
     assert request.headers["authorization"] == "Bearer tok-1"
@@ -287,15 +288,29 @@ def test_not_json_is_a_token_response_error() -> None:
         parse_token_response(httpx.Response(200, content=b"<html>", request=request))
 
 
-def test_refused_credentials() -> None:
+@pytest.mark.parametrize(
+    ("status", "code"), [(401, "invalid_client"), (400, "invalid_request"), (400, None)]
+)
+def test_refused_credentials(status: int, code: str | None) -> None:
     request = httpx.Request("POST", f"{BASE}/authenticate")
-    body = json.dumps({"error": "invalid_client"}).encode()
+    body = json.dumps({"error": code} if code else {}).encode()
     response = httpx.Response(
-        401, content=body, headers={"content-type": "application/json"}, request=request
+        status, content=body, headers={"content-type": "application/json"}, request=request
     )
     with pytest.raises(InvalidCredentialsError) as info:
         parse_token_response(response)
-    assert info.value.error == "invalid_client"
+    assert type(info.value) is InvalidCredentialsError  # a 400 too: not a BadRequestError
+    assert (info.value.status_code, info.value.error) == (status, code)
+    assert str(info.value).startswith(f"the service refused the client credentials ({status}")
+
+
+def test_the_json_body_is_read_whatever_the_content_type() -> None:
+    request = httpx.Request("POST", f"{BASE}/authenticate")
+    for content_type in ("text/plain; charset=utf-8", "application/octet-stream", None):
+        body = b'{"access_token": "tok-plain", "token_type": "Bearer", "expires_in": "60"}'
+        headers = {"content-type": content_type} if content_type else {}
+        response = httpx.Response(200, content=body, headers=headers, request=request)
+        assert parse_token_response(response).lifetime == 60
 
 
 def test_reprs_show_no_secret() -> None:
@@ -368,6 +383,19 @@ def test_a_stored_token_is_used_instead_of_fetching() -> None:
     store = MemoryStore(StoredToken("tok-stored", expires_at=time.time() + 3600))
     assert drive(store_auth(store), ok) == ["Bearer tok-stored"]
     assert store.calls == ["lock", "load", "unlock"]
+
+
+def test_a_stored_token_keeps_its_remaining_lifetime() -> None:
+    clock = FakeClock()
+    store = MemoryStore(StoredToken("tok-stored", expires_at=time.time() + 600))
+    auth = TokenAuth(BASE, "cid", SECRET, clock=clock, token_store=store)
+    assert drive(auth, ok) == ["Bearer tok-stored"]
+    clock.now += 600 - 60 - 5  # short of the refresh time (skew 60 s): still the stored one
+    assert drive(auth, ok) == ["Bearer tok-stored"]
+    assert store.calls == ["lock", "load", "unlock"]  # no second look at the store
+    clock.now += 10  # past it: the store is asked again (its token is still valid)
+    assert drive(auth, ok) == ["Bearer tok-stored"]
+    assert store.calls == ["lock", "load", "unlock"] * 2
 
 
 def test_a_fetched_token_is_saved_under_the_lock() -> None:
@@ -521,6 +549,7 @@ class TokenServer:
 
     def __init__(self, held: int = 0) -> None:
         self.held, self.token_requests, self.fail_held = held, 0, False
+        self.accepts: list[str | None] = []  # the accept header of each token request
         self.release, self.token_request_seen = threading.Event(), threading.Event()
         self._lock = threading.Lock()
         server = self
@@ -531,9 +560,9 @@ class TokenServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def _send(self, body: bytes) -> None:
+            def _send(self, body: bytes, content_type: str = "application/json") -> None:
                 self.send_response(200)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -541,6 +570,7 @@ class TokenServer:
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("content-length") or 0))
                 with server._lock:
+                    server.accepts.append(self.headers.get("accept"))
                     server.token_requests += 1
                     number = server.token_requests
                 server.token_request_seen.set()
@@ -554,7 +584,8 @@ class TokenServer:
                 token = f"loopback-token-{number}"
                 register_secret(token, "loopback token")
                 fields = {"access_token": token, "token_type": "Bearer", "expires_in": "3600"}
-                self._send(json.dumps(fields).encode())
+                # As the seed's accept asks: JSON under a text/plain content type.
+                self._send(json.dumps(fields).encode(), "text/plain; charset=utf-8")
 
             def do_GET(self) -> None:
                 self._send(b"{}")
@@ -733,3 +764,50 @@ def test_an_async_waiter_in_the_leaders_loop_waits_for_it() -> None:
         return as_request(await waiting).headers["authorization"]
 
     assert in_thread(lambda: asyncio.run(leader_and_waiter())) == "Bearer tok-lead"
+
+
+# ---- the token-request marker, read by the retry loop ------------------------------------
+
+
+def test_a_post_is_retried_only_when_its_token_request_failed() -> None:
+    """A failed token request never sent the POST it was for: the retry loop sees the
+    marker on the error's request and retries; a POST's own 503 is not retried."""
+    answers = {"token": [503, 200], "post": [503]}
+    seen: list[str] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        kind = "token" if request.url.path.endswith("/authenticate") else "post"
+        seen.append(kind)
+        status = answers[kind].pop(0) if answers[kind] else 200
+        if kind == "token" and status == 200:
+            return token_response(request, "tok-marker")
+        return httpx.Response(status, json={}, request=request)
+
+    policy = service_api.RetryPolicy(max_retries=3)
+    args = {"transport": httpx.MockTransport(handle)}
+    with (
+        service_api.Client(BASE, "cid", SECRET, "acct-1", retry=policy, httpx_args=args) as c,
+        service_api.testing.no_retry_sleep() as delays,
+    ):
+        with pytest.raises(ServerError) as info:
+            c.get_httpx_client().post("/shipments", json={})
+        assert seen == ["token", "token", "post"]  # the token request again, the POST once
+        assert len(delays) == 1
+        assert info.value.request is not None
+        assert TOKEN_REQUEST_EXTENSION not in info.value.request.extensions
+        answers["token"] = [503] * 9  # now every token request fails: retried, then raised
+        c._family.auth.state.invalidate("tok-marker")
+        with pytest.raises(ServerError) as failed:
+            c.get_httpx_client().post("/shipments", json={})
+    assert failed.value.request is not None
+    assert TOKEN_REQUEST_EXTENSION in failed.value.request.extensions
+    assert len(delays) == 1 + 3
+
+
+def test_the_token_request_accepts_text_plain_and_reads_the_json_it_gets(
+    token_server: Callable[[int], TokenServer],
+) -> None:
+    server = token_server(0)
+    with service_api.Client(server.base_url, "cid", SECRET, None) as client:
+        assert client.get_httpx_client().get("/shipments").status_code == 200
+    assert server.accepts == ["text/plain"]

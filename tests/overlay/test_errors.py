@@ -2,23 +2,39 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import json
 import pickle
+import socket
+import time
+from typing import Any
 
 import httpx
 import pytest
 
 import service_api
 from service_api import testing
-from service_api._errors import MAX_BODY_CHARS, error_from_httpx, error_from_response
+from service_api._errors import (
+    MAX_BODY_CHARS,
+    challenge,
+    error_from_httpx,
+    error_from_response,
+    is_token_request,
+    redacted_request,
+)
+from service_api._errors import (
+    TOKEN_REQUEST_EXTENSION as TOKEN,
+)
 from service_api_client.api.shipments import list_shipments
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 
 BASE = "https://api.test/public/v3"
 
 
-def answer(status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> httpx.Response:
+def answer(
+    status: int, body: bytes = b"", headers: dict[str, str] | httpx.Headers | None = None
+) -> httpx.Response:
     request = httpx.Request("GET", f"{BASE}/shipments", headers={"authorization": "Bearer t0k"})
     response = httpx.Response(status, content=body, headers=headers, request=request)
     response.read()
@@ -83,6 +99,35 @@ def test_the_body_is_bounded_and_the_request_has_no_credentials() -> None:
     assert "t0k" not in repr(error.request.headers)
 
 
+def test_redaction_hides_only_the_secret_headers() -> None:
+    headers = {
+        "authorization": "Bearer t0k3n-abc",
+        "proxy-authorization": "Basic cHJveHk=",
+        "cookie": "session=s3ss10n",
+        "x-service-account-id": "acct-1",
+        "user-agent": "service-api/1",
+        "accept": "application/json",
+    }
+    request = httpx.Request("GET", f"{BASE}/shipments?pageSize=5", headers=headers)
+    copy = redacted_request(request)
+    secret = {"authorization", "proxy-authorization", "cookie"}
+    assert {k: v for k, v in copy.headers.items() if k in secret} == dict.fromkeys(
+        secret, "[redacted]"
+    )
+    assert {k: v for k, v in copy.headers.items() if k not in secret} == {
+        k: v for k, v in headers.items() if k not in secret
+    } | {"host": "api.test"}
+    assert str(copy.url) == f"{BASE}/shipments?pageSize=5"
+
+
+def test_the_token_request_marker_survives_redaction_and_nothing_else_does() -> None:
+    marked = httpx.Request("POST", f"{BASE}/authenticate", extensions={TOKEN: True, "x": 1})
+    assert redacted_request(marked).extensions == {TOKEN: True}
+    assert is_token_request(redacted_request(marked))
+    assert not is_token_request(redacted_request(httpx.Request("GET", f"{BASE}/shipments")))
+    assert not is_token_request(None)
+
+
 def test_a_body_nested_too_deeply_to_parse_is_kept_as_text() -> None:
     nested = b"[" * 1000 + b"]" * 1000  # deeper than json.loads goes: RecursionError
     error = error_from_response(answer(500, nested))
@@ -123,6 +168,81 @@ def test_resumable_only_where_a_resume_can_succeed() -> None:
     refused = service_api.InvalidCredentialsError("refused", status_code=401)
     refused.at_page(1, items_yielded=0)
     assert not refused.resumable
+
+
+# ---- www-authenticate: the service's exact form and anything else --------------------------
+
+EXPIRED = (
+    'Bearer error="invalid_token", error_description="The token expired at \'05/31/2024 13:45:10\'"'
+)
+
+
+def www(value: str) -> httpx.Headers:
+    return httpx.Headers({b"www-authenticate": value.encode()})  # as the wire may carry it
+
+
+def expired_at(value: str) -> datetime.datetime | None:
+    error = error_from_response(answer(401, headers=www(value)))
+    assert isinstance(error, service_api.AuthenticationError)
+    return error.expired_at
+
+
+def test_the_services_expired_token_header() -> None:
+    assert challenge(www(EXPIRED), "error") == "invalid_token"
+    description = "The token expired at '05/31/2024 13:45:10'"
+    assert challenge(www(EXPIRED), "error_description") == description
+    assert expired_at(EXPIRED) == datetime.datetime(2024, 5, 31, 13, 45, 10, tzinfo=datetime.UTC)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "",
+        "Bearer",
+        'Basic realm="x"',
+        "garbage ,,, ===",
+        "Bearer error=",
+        'x="unterminated',
+        "Bearer error_description=\"expired at '13/45/2024 99:99:99'\"",
+        "é" * 10_000,
+    ],
+)
+def test_other_forms_never_raise(value: str) -> None:
+    assert expired_at(value) is None
+    assert challenge(www(value), "error") is None
+
+
+def test_unquoted_and_escaped_values() -> None:
+    headers = www('Bearer realm=api, error=invalid_token, error_description="a \\"b\\""')
+    assert challenge(headers, "error") == "invalid_token"
+    assert challenge(headers, "error_description") == 'a "b"'
+    assert challenge(headers, "realm") == "api"
+
+
+def test_parameters_without_scheme_and_the_first_occurrence_counts() -> None:
+    assert challenge(www('error="invalid_token"'), "error") == "invalid_token"
+    assert challenge(www('Bearer error="first", error="second"'), "error") == "first"
+    assert challenge(www('Bearer xerror="no", error_x="no"'), "error") is None
+
+
+def test_expiry_time_is_utc() -> None:
+    when = expired_at("Bearer error_description=\"The token expired at '1/2/2025 03:04:05'\"")
+    assert when is not None
+    assert when.utcoffset() == datetime.timedelta(0)
+    assert (when.month, when.day) == (1, 2)
+
+
+def test_error_description_is_read_from_the_challenge_then_the_body() -> None:
+    from_header = error_from_response(
+        answer(401, headers={"www-authenticate": 'Bearer error_description="revoked"'})
+    )
+    assert isinstance(from_header, service_api.AuthenticationError)
+    assert from_header.error_description == "revoked"
+    body = json.dumps({"error": "invalid_client", "error_description": "unknown client"})
+    from_body = error_from_response(answer(401, body.encode()))
+    assert isinstance(from_body, service_api.AuthenticationError)
+    assert (from_body.error, from_body.error_description) == ("invalid_client", "unknown client")
+    assert "unknown client" in str(from_body)
 
 
 # ---- redaction by position ----------------------------------------------------------------
@@ -336,3 +456,99 @@ def test_errors_cross_a_process_pool_whole(error: service_api.ServiceApiError) -
 def test_a_status_error_from_a_response_without_a_request() -> None:
     error = service_api.ServerError("500", response=httpx.Response(500, text="down"))
     assert (error.status_code, error.body, error.request) == (500, "down", None)
+
+
+# ---- errors that say what to do -------------------------------------------------------------
+
+UNKNOWN_HOST = "http://api.nothing.invalid/public/v3"
+
+
+@pytest.fixture
+def no_dns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names under ``.invalid`` (RFC 6761) resolve to nothing, as a resolver answers them,
+    without asking one: no packet leaves the machine."""
+    resolve = socket.getaddrinfo
+
+    def getaddrinfo(host: object, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(host, str | bytes) and str(host).rstrip(".'").endswith(".invalid"):
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return resolve(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def failure(url: str, twin: str, **options: Any) -> tuple[service_api.ServiceApiError, float]:
+    """The error a first call against ``url`` ends with, and how long it took, with the
+    default retry policy sleeping for real."""
+    started = time.monotonic()
+    client = service_api.Client(url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1", **options)
+    try:
+        if twin == "sync":
+            list_shipments.sync(client=client)
+        else:
+
+            async def call() -> None:
+                async with client:
+                    await list_shipments.asyncio(client=client)
+
+            asyncio.run(call())
+    except service_api.ServiceApiError as exc:
+        return exc, time.monotonic() - started
+    finally:
+        client.close()
+    raise AssertionError("no error raised")
+
+
+@pytest.mark.usefixtures("no_dns")
+def test_an_unknown_host_ends_at_once_without_retries(twin: str) -> None:
+    with testing.no_retry_sleep() as delays:
+        error, _ = failure(UNKNOWN_HOST, twin)
+    assert delays == []
+    assert type(error) is service_api.ApiConnectionError
+    assert "unknown host" in str(error)
+    assert "check the base URL" in str(error)
+    assert "api.nothing.invalid" in str(error)
+    _, elapsed = failure(UNKNOWN_HOST, twin)  # retries sleeping for real: none
+    assert elapsed < 1.0
+
+
+def test_tls_against_a_plain_http_server_ends_at_once(mock: RunningMock, twin: str) -> None:
+    url = mock.base_url.replace("http://", "https://")
+    with testing.no_retry_sleep() as delays:
+        error, _ = failure(url, twin)
+    assert delays == []
+    assert type(error) is service_api.ApiConnectionError
+    assert "TLS failed: an https:// URL for a plain-HTTP server" in str(error)
+    _, elapsed = failure(url, twin)
+    assert elapsed < 1.0
+
+
+def test_a_server_that_never_answers_is_still_retried(twin: str) -> None:
+    with socket.socket() as silent:  # accepts connections (the backlog) and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/public/v3"
+        with testing.no_retry_sleep() as delays:
+            error, _ = failure(url, twin, timeout=0.2, max_retries=1)
+    assert len(delays) == 1
+    assert type(error) is service_api.ApiTimeoutError
+
+
+def test_a_refused_connection_is_still_retried(twin: str) -> None:
+    with testing.no_retry_sleep() as delays:
+        error, _ = failure("http://127.0.0.1:9/public/v3", twin)
+    assert len(delays) == 2
+    assert type(error) is service_api.ApiConnectionError
+    assert "unknown host" not in str(error)
+
+
+def test_a_missing_account_header_names_account_id_and_with_account(mock: RunningMock) -> None:
+    with service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, None) as client:
+        with pytest.raises(service_api.BadRequestError) as missing:
+            list_shipments.sync(client=client)
+        assert "x-service-account-id header is required" in str(missing.value)
+        assert "pass account_id= or use client.with_account()" in str(missing.value)
+        with pytest.raises(service_api.BadRequestError) as malformed:
+            list_shipments.sync(client=client.with_account("acct-1"), page_size=0)
+    assert "account_id=" not in str(malformed.value)  # sent with the header: another cause
+    assert "pageSize" in str(malformed.value)
