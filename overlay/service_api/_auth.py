@@ -48,7 +48,7 @@ from service_api._errors import (
     error_from_httpx,
     error_from_response,
 )
-from service_api._token_store import StoredToken, TokenStore
+from service_api._protocols import StoredToken, TokenStore
 from service_api._transport import TOKEN_ERROR_EXTENSION
 from service_api._www_authenticate import parse_www_authenticate
 from service_api_client.models.token_request import TokenRequest

@@ -8,13 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from service_api._rate_limit import (
-    AdaptiveRateLimiter,
-    RateLimiter,
-    StoreError,
-    build_limiter,
-    shared_limiter,
-)
+from service_api.quota import AdaptiveRateLimiter, RateLimiter, StoreError
+from service_api.quota import limiter as build_limiter
+from service_api.quota._limiter import shared_limiter
 
 
 class FakeClock:
@@ -36,12 +32,12 @@ def test_requests_are_spaced_to_the_rate() -> None:
     assert [limiter.try_acquire(), limiter.try_acquire()] == [0.0, 1.0]
 
 
-def test_idle_time_is_not_saved_up_beyond_the_burst() -> None:
+def test_idle_time_is_not_saved_up() -> None:
     clock = FakeClock()
-    limiter = RateLimiter(120, burst=2, clock=clock)
+    limiter = RateLimiter(120, clock=clock)
     assert limiter.try_acquire() == 0.0
     clock.now += 60
-    assert [limiter.try_acquire() for _ in range(3)] == [0.0, 0.0, 0.5]
+    assert [limiter.try_acquire() for _ in range(2)] == [0.0, 0.5]
 
 
 def test_a_sender_that_waits_what_it_is_told_keeps_the_exact_pace() -> None:
@@ -60,8 +56,6 @@ def test_invalid_rates_are_refused() -> None:
     for bad in (0, -1, math.inf, math.nan):
         with pytest.raises(ValueError, match="positive"):
             RateLimiter(bad)
-    with pytest.raises(ValueError, match="burst"):
-        RateLimiter(10, burst=0)
 
 
 # ---- adaptive ----------------------------------------------------------------------
@@ -189,7 +183,7 @@ def test_adaptive_settings_are_checked() -> None:
     assert "unlimited" in repr(AdaptiveRateLimiter())
 
 
-# ---- shared through a SQLite file (the multi-process and Redis tests are in tests/quota) --
+# ---- shared through a SQLite file (the multi-process and Redis tests are beside) --
 
 
 def test_a_sqlite_store_spreads_the_rate_over_short_windows(tmp_path: Path) -> None:

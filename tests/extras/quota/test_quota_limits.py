@@ -10,7 +10,8 @@ import pytest
 from quota_redis import redis_server
 from quota_workers import take_slots
 
-from service_api._rate_limit import StoreError, shared_limiter
+from service_api.quota import StoreError
+from service_api.quota._limiter import shared_limiter
 
 
 @pytest.fixture(params=["sqlite", "redis"])

@@ -1,13 +1,9 @@
 """Where processes of one integration share their bearer token.
 
-A :class:`TokenStore` lets N worker processes (cron jobs, Celery or Airflow tasks) of one
+A token store lets N worker processes (cron jobs, Celery or Airflow tasks) of one
 integration authenticate about once per token lifetime instead of N times: the client
 reads a token another process stored before fetching its own, and stores each token it
 fetches. Only one process refreshes at a time (the store's lock, checked again once held).
-
-* :class:`FileTokenStore`: a 0600 file and a lock file beside it, for one host.
-* :class:`RedisTokenStore`: a Redis key and a Redis lock, for several machines.
-* :func:`token_store` builds either from a URL.
 """
 
 from __future__ import annotations
@@ -22,64 +18,21 @@ import stat
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from service_api._rate_limit import StoreError, redis_connection, redis_location
+from filelock import FileLock
+from filelock import Timeout as LockTimeout
+
+from service_api._protocols import StoredToken
+from service_api.quota._stores import StoreError, redis_connection, redis_location
 
 if TYPE_CHECKING:
     import redis
 
 # A stored record is well under a kilobyte; a store holding more is not read whole.
 _MAX_RECORD = 64 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class StoredToken:
-    """A bearer token as a store keeps it.
-
-    Attributes:
-        access_token: the token itself (never shown in a repr).
-        expires_at: when it stops working, in seconds since the epoch (``time.time()``
-            of the process that fetched it, at the moment it sent the request).
-
-    Example::
-
-        StoredToken("eyJ...", expires_at=time.time() + 3600)
-    """
-
-    access_token: str = field(repr=False)
-    expires_at: float
-
-
-class TokenStore(Protocol):
-    """A place shared by processes where the integration's current token is kept.
-
-    Every method may raise ``OSError`` (or a store-specific error) when the store is
-    unreachable or corrupt: the client then fetches a token itself, never crashes.
-
-    Example::
-
-        with store.lock():
-            token = store.load()
-            if token is None or token.expires_at < time.time() + 60:
-                store.save(fetch_new_token())
-    """
-
-    def load(self) -> StoredToken | None:
-        """The stored token, or ``None`` when there is none (or it cannot be read)."""
-        ...
-
-    def save(self, token: StoredToken) -> None:
-        """Store ``token`` for the other processes."""
-        ...
-
-    def lock(self) -> AbstractContextManager[None]:
-        """Hold while refreshing, so that one process at a time fetches a token."""
-        ...
 
 
 def _digest(key: str) -> str:
@@ -116,8 +69,7 @@ class FileTokenStore:
     Example::
 
         store = FileTokenStore("/var/tmp/service-api.token", key="my-client")
-        with store.lock():
-            token = store.load()
+        client = service_api.Client(token_store=store)
     """
 
     def __init__(
@@ -172,12 +124,10 @@ class FileTokenStore:
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the ``.lock`` file beside the token (waits at most ``lock_timeout``)."""
-        from filelock import FileLock, Timeout
-
         file_lock = FileLock(f"{self.path}.lock", timeout=self._lock_timeout, thread_local=False)
         try:
             file_lock.acquire()
-        except (Timeout, OSError) as exc:
+        except (LockTimeout, OSError) as exc:
             raise StoreError(f"cannot lock the token file {str(self.path)!r}: {exc}") from None
         try:
             yield
@@ -190,71 +140,56 @@ class RedisTokenStore:
 
     The token is kept under a key that expires with it; refreshing is serialised by a
     Redis lock (redis-py's ``Lock``, released by a token of its own, with a timeout so
-    a crashed holder cannot block the others for long).
-
-    Example::
-
-        store = RedisTokenStore(redis_connection("redis://10.0.0.5:6379/0"), key="my-client")
+    a crashed holder cannot block the others for long). Built by :func:`token_store`.
     """
 
-    def __init__(
-        self, connection: redis.Redis, *, key: str, where: str, lock_timeout: float = 30.0
-    ) -> None:
-        self._redis = connection
+    def __init__(self, url: str, *, key: str, lock_timeout: float = 30.0) -> None:
+        self._redis = redis_connection(url, "SERVICE_API_TOKEN_STORE")
         self._name = f"service-api:token:{_digest(key)}"
         self._key = key
-        self._where = where
+        self._where = redis_location(url)
         self._lock_timeout = lock_timeout
 
     def __repr__(self) -> str:
         return f"RedisTokenStore({self._where!r})"
 
-    def load(self) -> StoredToken | None:
-        """The stored token, ``None`` if there is none; :class:`StoreError` if unusable."""
+    @contextlib.contextmanager
+    def _failing(self, doing: str) -> Iterator[redis.Redis]:
         import redis
 
         try:
-            data = self._redis.get(self._name)
+            yield self._redis
         except redis.RedisError as exc:
-            raise StoreError(f"cannot read the token from Redis at {self._where}: {exc}") from None
-        if data is None:
-            return None
-        assert isinstance(data, bytes)
-        return _decode(data, self._key, f"in Redis at {self._where}")
+            raise StoreError(f"cannot {doing} in Redis at {self._where}: {exc}") from None
+
+    def load(self) -> StoredToken | None:
+        """The stored token, ``None`` if there is none; :class:`StoreError` if unusable."""
+        with self._failing("read the token") as connection:
+            data = connection.get(self._name)
+        assert data is None or isinstance(data, bytes)
+        return None if data is None else _decode(data, self._key, f"in Redis at {self._where}")
 
     def save(self, token: StoredToken) -> None:
         """Store ``token`` until it expires."""
-        import redis
-
         ttl = math.ceil(token.expires_at - time.time())
-        if ttl <= 0:
-            return
-        try:
-            self._redis.set(self._name, _encode(token, self._key), ex=ttl)
-        except redis.RedisError as exc:
-            raise StoreError(f"cannot store the token in Redis at {self._where}: {exc}") from None
+        with self._failing("store the token") as connection:
+            if ttl > 0:
+                connection.set(self._name, _encode(token, self._key), ex=ttl)
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the integration's refresh lock in Redis (waits at most ``lock_timeout``)."""
-        import redis
-
-        lock = self._redis.lock(
-            f"{self._name}:lock",
-            timeout=self._lock_timeout,
-            blocking_timeout=self._lock_timeout,
-            thread_local=False,
-        )
-        try:
-            acquired = lock.acquire()
-        except redis.RedisError as exc:
-            raise StoreError(f"cannot lock the token in Redis at {self._where}: {exc}") from None
-        if not acquired:
-            raise StoreError(f"the token lock in Redis at {self._where} stayed taken")
+        wait = self._lock_timeout
+        with self._failing("lock the token") as connection:
+            lock = connection.lock(
+                f"{self._name}:lock", timeout=wait, blocking_timeout=wait, thread_local=False
+            )
+            if not lock.acquire():
+                raise StoreError(f"the token lock in Redis at {self._where} stayed taken")
         try:
             yield
         finally:
-            with contextlib.suppress(redis.RedisError):  # expired meanwhile: nothing to free
+            with contextlib.suppress(OSError), self._failing("unlock"):  # expired meanwhile
                 lock.release()
 
 
@@ -275,7 +210,7 @@ def token_store(url: str, *, key: str) -> FileTokenStore | RedisTokenStore:
             raise ValueError("a token file is named file:///absolute/path")
         return FileTokenStore(parts.path, key=key)
     if scheme in ("redis", "rediss"):
-        return RedisTokenStore(redis_connection(url), key=key, where=redis_location(url))
+        return RedisTokenStore(url, key=key)
     raise ValueError(
         f"token_store must be a file:///path or redis://host:port/db URL, not {scheme or url!r}"
     )
