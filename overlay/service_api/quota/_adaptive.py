@@ -14,16 +14,11 @@ class AdaptiveRateLimiter:
 
     It sends freely until the first 429. From then on it spaces requests to a rate it
     adjusts with CUBIC (the TCP congestion algorithm botocore uses): each 429 cuts the
-    rate to ``beta`` times what the service accepted over the last minute, and every
-    good answer lets it grow back
-    along a cubic curve that is flat near the rate of the last 429 (so a long export
-    settles just under the real limit) and climbs faster beyond it (so a raised quota
-    is found again). The rate is one for every thread and event loop using the limiter.
-
-    Rates are in requests per second inside, per minute at the edges, like the quota.
-    ``scale`` is CUBIC's constant relative to the rate: after a cut the rate is back at
-    its old value after ``((1 - beta) / scale) ** (1/3)`` seconds (about 20 s by default,
-    a third of a per-minute quota's window).
+    rate to :attr:`BETA` times what the service accepted over the last minute, and every
+    good answer lets it grow back along a cubic curve that is flat near the rate of the
+    last 429 (so a long export settles just under the real limit) and climbs faster
+    beyond it (so a raised quota is found again). The rate is one for every thread and
+    event loop using the limiter, and never below ``min_per_minute``.
 
     Example::
 
@@ -32,43 +27,28 @@ class AdaptiveRateLimiter:
         limiter.try_acquire()                    # > 0 once the first token is spent
     """
 
+    #: A 429 cuts the rate to this share of what the service accepted.
+    BETA = 0.7
+    #: CUBIC's constant relative to the rate: after a cut the rate is back at its old
+    #: value after ``((1 - BETA) / SCALE) ** (1/3)`` seconds (about 20 s, a third of a
+    #: per-minute quota's window). The cubic is scaled to the rate, so this is the same
+    #: at 10 or 10,000 requests per minute.
+    SCALE = 4e-5
+    _K = ((1.0 - BETA) / SCALE) ** (1.0 / 3.0)
+
     def __init__(
-        self,
-        *,
-        initial_per_minute: float | None = None,
-        min_per_minute: float = 3.0,
-        max_per_minute: float | None = None,
-        beta: float = 0.7,
-        scale: float = 4e-5,
-        clock: Callable[[], float] = time.monotonic,
+        self, *, min_per_minute: float = 3.0, clock: Callable[[], float] = time.monotonic
     ) -> None:
         if not min_per_minute > 0:
             raise ValueError("min_per_minute must be positive")
-        if max_per_minute is not None and not max_per_minute >= min_per_minute:
-            raise ValueError("max_per_minute must be at least min_per_minute")
-        if initial_per_minute is not None and not initial_per_minute > 0:
-            raise ValueError("initial_per_minute must be positive")
-        if not 0 < beta < 1:
-            raise ValueError("beta must be within 0..1 (exclusive)")
-        if not scale > 0:
-            raise ValueError("scale must be positive")
         self._min_rate = min_per_minute / 60.0
-        self._max_rate = math.inf if max_per_minute is None else max_per_minute / 60.0
-        self._beta = beta
-        self._scale = scale
         self._clock = clock
         self._lock = threading.Lock()
-        now = clock()
-        # Until the first 429 (or with no initial rate) the bucket lets everything pass.
-        self._enabled = initial_per_minute is not None
-        self._rate = self._bounded((initial_per_minute or 60.0) / 60.0)
+        # Until the first 429 the bucket lets everything pass.
+        self._enabled = False
+        self._rate = self._last_max_rate = max(1.0, self._min_rate)
         self._tokens = 1.0
-        self._refilled_at = now
-        self._last_max_rate = self._rate
-        self._last_throttle = now
-        # CUBIC's K: seconds of growth from rate * beta back to rate. The cubic is scaled
-        # to the rate, so K is the same at 10 or 10,000 requests per minute.
-        self._k = float(((1.0 - beta) / scale) ** (1.0 / 3.0))
+        self._refilled_at = self._last_throttle = clock()
         # Answers accepted per whole second: at most a minute's entries, whatever the rate.
         self._accepted: collections.Counter[int] = collections.Counter()
         self._first_answer = math.inf
@@ -112,10 +92,10 @@ class AdaptiveRateLimiter:
                 self._last_max_rate = max(measured, self._min_rate)
                 self._last_throttle = now
                 self._enabled = True
-                self._set_rate(now, self._last_max_rate * self._beta)
+                self._set_rate(now, self._last_max_rate * self.BETA)
             elif status_code < 400 and self._enabled:
-                t = now - self._last_throttle - self._k
-                cubic = self._last_max_rate * (1.0 + self._scale * t**3)
+                t = now - self._last_throttle - self._K
+                cubic = self._last_max_rate * (1.0 + self.SCALE * t**3)
                 # Never more than twice what is actually sent: an idle spell must not
                 # grant a rate nobody has tried.
                 self._set_rate(now, min(cubic, 2.0 * max(measured, self._rate / 2.0)))
@@ -136,9 +116,6 @@ class AdaptiveRateLimiter:
         # At least a second: a burst of three answers in 3 ms is not 1,000 per second.
         return self._accepted.total() / max(1.0, min(60.0, now - self._first_answer))
 
-    def _bounded(self, rate: float) -> float:
-        return min(max(rate, self._min_rate), self._max_rate)
-
     def _refill(self, now: float) -> None:
         capacity = max(1.0, self._rate)  # at most one second's worth of burst
         self._tokens = min(capacity, self._tokens + (now - self._refilled_at) * self._rate)
@@ -146,4 +123,4 @@ class AdaptiveRateLimiter:
 
     def _set_rate(self, now: float, rate: float) -> None:
         self._refill(now)
-        self._rate = self._bounded(rate)
+        self._rate = max(rate, self._min_rate)

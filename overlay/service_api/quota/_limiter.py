@@ -21,7 +21,15 @@ from typing import TypeAlias
 from urllib.parse import urlsplit
 
 from filelock import Timeout
-from pyrate_limiter import AbstractBucket, Decision, Rate, RateItem, SQLiteBucket, StateBucket
+from pyrate_limiter import (
+    AbstractBucket,
+    Decision,
+    Rate,
+    RateItem,
+    RedisBucket,
+    SQLiteBucket,
+    StateBucket,
+)
 
 from service_api._protocols import RequestLimiter
 from service_api.quota._adaptive import AdaptiveRateLimiter
@@ -38,18 +46,23 @@ class RateLimiter:
     """At most ``per_minute`` requests start in any minute, counted in a pyrate-limiter
     bucket.
 
-    Made directly, it counts in this process: GCRA in memory on ``clock``, requests spaced
-    ``60 / per_minute`` seconds apart, idle time not saved up. With a ``rate_store``
-    (:func:`limiter`), it counts in a store every process naming it shares: a sliding
-    window log in a SQLite file under a file lock (one host) or in Redis (several
-    machines), on the wall clock, so machines sharing Redis need NTP.
+    Without a ``store``, it counts in this process: GCRA in memory on ``clock``, requests
+    spaced ``60 / per_minute`` seconds apart, idle time not saved up. With a ``store``
+    URL, it counts where every process naming it shares the count: a sliding window log
+    in a SQLite file under a file lock (``sqlite:///path``, one host) or in Redis
+    (``redis://host:port/db``, several machines), on the wall clock (machines sharing
+    Redis need NTP). Windows of about ``window`` seconds hold ``per_minute * window / 60``
+    requests, so requests are spread rather than sent as a minute's burst; ``key`` (the
+    integration's client ID) keeps other integrations' counts in the same store apart.
+    A store that cannot be used is a :class:`StoreError` here (Redis gets
+    :data:`STORE_TIMEOUT` seconds to answer); a bad rate or URL a ``ValueError``.
 
     If the store fails while in use, the limiter logs one warning and goes on counting
     in memory at the same rate: the export continues, only the sharing is lost.
 
     Example::
 
-        limiter = RateLimiter(90)
+        limiter = RateLimiter(90, store="sqlite:///var/tmp/quota.db", key="my-client")
         time.sleep(limiter.try_acquire())   # 0.0 when the slot is taken; else ask again
     """
 
@@ -57,13 +70,16 @@ class RateLimiter:
         self,
         per_minute: float,
         *,
+        store: str | None = None,
+        key: str = "",
+        window: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
-        shared: _Store | None = None,
     ) -> None:
         if not 0 < per_minute < math.inf:
             raise ValueError("rate_limit must be a positive number of requests per minute")
         self.per_minute = float(per_minute)
-        self._clock = clock
+        self._clock = clock if store is None else time.time
+        shared = None if store is None else _shared_store(store, per_minute, key, window)
         self._bucket, self._store, self._errors, self._ticks = shared or _memory_store(
             per_minute, "in-process"
         )
@@ -125,38 +141,20 @@ def _memory_store(per_minute: float, name: str) -> _Store:
     return StateBucket([Rate(1, interval)]), name, (), 1_000_000
 
 
-def shared_limiter(url: str, *, per_minute: float, key: str, window: float = 1.0) -> RateLimiter:
-    """A :class:`RateLimiter` counting in the store ``url`` names (``sqlite:///path`` or
-    ``redis://host:port/db``), checked before it returns.
-
-    The window is about ``window`` seconds holding ``per_minute * window / 60`` requests,
-    so requests are spread out rather than sent as a minute's burst. ``key`` names the
-    budget (the integration's client ID): other integrations in the same store keep
-    separate counts. Raises :class:`StoreError` when the store cannot be used (Redis gets
-    :data:`STORE_TIMEOUT` seconds), ``ValueError`` for a bad rate or URL.
-    """
-    if not 0 < per_minute < math.inf:
-        raise ValueError("rate_limit must be a positive number of requests per minute")
+def _shared_store(url: str, per_minute: float, key: str, window: float) -> _Store:
     # A whole number of requests per window, the window stretched to keep the rate.
     limit = max(1, round(per_minute * window / 60.0))
     rates = [Rate(limit, max(1, math.ceil(limit * 60_000 / per_minute)))]
     # A fixed-length, SQL- and Redis-safe name for the integration.
     name = hashlib.sha256(key.encode()).hexdigest()[:24]
     parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    if scheme == "sqlite":
-        if parts.netloc or not parts.path or parts.query or parts.fragment:
-            raise ValueError(
-                "a SQLite store is named sqlite:///absolute/path or sqlite:relative/path"
-            )
-        shared = _sqlite_store(Path(parts.path), rates, name)
-    elif scheme in ("redis", "rediss"):
-        shared = _redis_store(url, rates, name)
-    else:
-        raise ValueError(
-            f"rate_store must be a sqlite:///path or redis://host:port/db URL, not {scheme!r}"
-        )
-    return RateLimiter(per_minute, clock=time.time, shared=shared)
+    if (scheme := parts.scheme.lower()) in ("redis", "rediss"):
+        return _redis_store(url, rates, name)
+    if scheme != "sqlite":
+        raise ValueError(f"rate_store must be sqlite:///path or redis://host:port/db: {scheme!r}")
+    if parts.netloc or not parts.path or parts.query or parts.fragment:
+        raise ValueError("a SQLite store is named sqlite:///absolute/path or sqlite:relative/path")
+    return _sqlite_store(Path(parts.path), rates, name)
 
 
 def _sqlite_store(path: Path, rates: list[Rate], name: str) -> _Store:
@@ -178,8 +176,6 @@ def _sqlite_store(path: Path, rates: list[Rate], name: str) -> _Store:
 
 
 def _redis_store(url: str, rates: list[Rate], name: str) -> _Store:
-    from pyrate_limiter import RedisBucket
-
     connection = redis_connection(url, "SERVICE_API_RATE_STORE")
     import redis
 
@@ -229,11 +225,9 @@ def limiter(
         found = _LIMITERS.get(identity)
         if found is None:
             per_minute = rate_limit if isinstance(rate_limit, int | float) else 90.0
-            if rate_store is not None:
-                found = shared_limiter(rate_store, per_minute=per_minute, key=key)
-            elif rate_limit == "adaptive":
+            if rate_store is None and rate_limit == "adaptive":
                 found = AdaptiveRateLimiter()
             else:
-                found = RateLimiter(per_minute)
+                found = RateLimiter(per_minute, store=rate_store, key=key)
             _LIMITERS[identity] = found
         return found

@@ -3,7 +3,7 @@
 import time
 from threading import Barrier
 
-from service_api.quota._limiter import shared_limiter
+from service_api.quota import RateLimiter
 
 
 def take_slots(
@@ -11,7 +11,7 @@ def take_slots(
 ) -> list[tuple[float, float]]:
     """Take every slot the shared limiter grants for ``seconds``: for each, wall times
     just before and just after the call that granted it."""
-    limiter = shared_limiter(url, per_minute=per_minute, key="demo-client", window=window)
+    limiter = RateLimiter(per_minute, store=url, key="demo-client", window=window)
     granted: list[tuple[float, float]] = []
     try:
         start.wait(timeout=30)
