@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TypeAlias
 from urllib.parse import urlsplit
 
-from filelock import Timeout
 from pyrate_limiter import (
     AbstractBucket,
     Decision,
@@ -33,7 +32,13 @@ from pyrate_limiter import (
 
 from service_api._protocols import RequestLimiter
 from service_api.quota._adaptive import AdaptiveRateLimiter
-from service_api.quota._stores import STORE_TIMEOUT, StoreError, redis_connection, redis_location
+from service_api.quota._stores import (
+    STORE_TIMEOUT,
+    StoreError,
+    redis_connection,
+    redis_location,
+    store_errors,
+)
 
 logger = logging.getLogger("service_api")
 
@@ -160,18 +165,10 @@ def _shared_store(url: str, per_minute: float, key: str, window: float) -> _Stor
 def _sqlite_store(path: Path, rates: list[Rate], name: str) -> _Store:
     if not path.parent.is_dir():
         raise StoreError(f"the rate store's directory {str(path.parent)!r} does not exist")
-    errors = (sqlite3.Error, OSError, Timeout)
-    try:
-        bucket = SQLiteBucket.init_from_file(
-            rates,
-            table=f"rate_{name}",
-            db_path=str(path),
-            create_new_table=True,
-            use_file_lock=True,
-        )
+    errors = (sqlite3.Error, OSError)  # filelock's Timeout is an OSError
+    with store_errors(errors, f"cannot use {str(path)!r} as a rate store"):
+        bucket = SQLiteBucket.init_from_file(rates, f"rate_{name}", str(path), use_file_lock=True)
         bucket.count()  # reads the table: a file that is not a database fails here
-    except errors as exc:
-        raise StoreError(f"cannot use {str(path)!r} as a rate store: {exc}") from None
     return bucket, f"sqlite:{path}", errors, 1000
 
 
@@ -184,10 +181,8 @@ def _redis_store(url: str, rates: list[Rate], name: str) -> _Store:
             key, wait = f"{self.bucket_key}:lock", STORE_TIMEOUT
             return connection.lock(key, timeout=wait, blocking_timeout=wait)
 
-    try:
+    with store_errors(redis.RedisError, f"cannot use Redis at {redis_location(url)}"):
         bucket = LockedRedisBucket.init(rates, connection, f"service-api:rate:{name}")
-    except redis.RedisError as exc:
-        raise StoreError(f"cannot use Redis at {redis_location(url)}: {exc}") from None
     return bucket, f"redis:{redis_location(url)}", (redis.RedisError,), 1000
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -30,6 +32,18 @@ class StoreError(OSError):
     """
 
 
+@contextlib.contextmanager
+def store_errors(
+    errors: type[BaseException] | tuple[type[BaseException], ...], message: str
+) -> Iterator[None]:
+    """``errors`` raised inside become a :class:`StoreError`: ``message``, then the
+    error's own words (an ``OSError``'s without the path, which ``message`` names)."""
+    try:
+        yield
+    except errors as exc:
+        raise StoreError(f"{message}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
 def redis_location(url: str) -> str:
     """``host:port/db`` of a Redis URL, without its password (for messages)."""
     parts = urlsplit(url)
@@ -44,12 +58,11 @@ def redis_connection(url: str, variable: str) -> redis.Redis:
     except ImportError:
         message = "a redis:// store needs the redis package: pip install 'service-api[redis]'"
         raise ConfigurationError(message, variable) from None
-    try:
+    # The message of a connection error names host and port, never the password.
+    errors = (redis.RedisError, ValueError)
+    with store_errors(errors, f"cannot reach Redis at {redis_location(url)}"):
         connection = redis.Redis.from_url(
             url, socket_connect_timeout=STORE_TIMEOUT, socket_timeout=STORE_TIMEOUT
         )
         connection.ping()
-    except (redis.RedisError, ValueError) as exc:
-        # The message of a connection error names host and port, never the password.
-        raise StoreError(f"cannot reach Redis at {redis_location(url)}: {exc}") from None
     return connection

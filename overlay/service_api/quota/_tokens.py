@@ -19,17 +19,12 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from filelock import FileLock
-from filelock import Timeout as LockTimeout
 
 from service_api._protocols import StoredToken
-from service_api.quota._stores import StoreError, redis_connection, redis_location
-
-if TYPE_CHECKING:
-    import redis
+from service_api.quota._stores import StoreError, redis_connection, redis_location, store_errors
 
 # A stored record is well under a kilobyte; a store holding more is not read whole.
 _MAX_RECORD = 64 * 1024
@@ -75,60 +70,47 @@ class FileTokenStore:
     def __init__(
         self, path: str | os.PathLike[str], *, key: str, lock_timeout: float = 30.0
     ) -> None:
-        self.path = Path(path)
-        self._key = key
-        self._lock_timeout = lock_timeout
+        self.path, self._key, self._lock_timeout = Path(path), key, lock_timeout
+        self._where = repr(str(self.path))
         if not self.path.parent.is_dir():
-            raise StoreError(
-                f"the token store's directory {str(self.path.parent)!r} does not exist"
-            )
+            raise StoreError(f"the token file's directory {str(self.path.parent)!r} does not exist")
 
     def __repr__(self) -> str:
-        return f"FileTokenStore({str(self.path)!r})"
+        return f"FileTokenStore({self._where})"
 
     def load(self) -> StoredToken | None:
         """The stored token, ``None`` if there is none; :class:`StoreError` if unusable."""
-        try:
-            with self.path.open("rb") as file:
-                mode = os.fstat(file.fileno()).st_mode
-                data = file.read(_MAX_RECORD)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise StoreError(
-                f"cannot read the token file {str(self.path)!r}: {exc.strerror}"
-            ) from None
+        with store_errors(OSError, f"cannot read the token file {self._where}"):
+            try:
+                with self.path.open("rb") as file:
+                    mode, data = os.fstat(file.fileno()).st_mode, file.read(_MAX_RECORD)
+            except FileNotFoundError:
+                return None
         if mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise StoreError(f"the token file {str(self.path)!r} is open to other users; not used")
-        return _decode(data, self._key, repr(str(self.path)))
+            raise StoreError(f"the token file {self._where} is open to other users; not used")
+        return _decode(data, self._key, self._where)
 
     def save(self, token: StoredToken) -> None:
         """Write ``token`` to a new private file and rename it over the old one."""
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
-        try:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        with store_errors(OSError, f"cannot write the token file {self._where}"):
             try:
-                os.fchmod(fd, 0o600)  # O_CREAT's mode does not apply to an existing file
-                os.write(fd, _encode(token, self._key))
-                os.fsync(fd)
+                with os.fdopen(os.open(temporary, flags, 0o600), "wb") as file:
+                    os.fchmod(file.fileno(), 0o600)  # O_CREAT's mode spares an existing file
+                    file.write(_encode(token, self._key))
+                    file.flush()
+                    os.fsync(file.fileno())
+                os.replace(temporary, self.path)
             finally:
-                os.close(fd)
-            os.replace(temporary, self.path)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-            raise StoreError(
-                f"cannot write the token file {str(self.path)!r}: {exc.strerror}"
-            ) from None
+                temporary.unlink(missing_ok=True)  # gone once renamed
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the ``.lock`` file beside the token (waits at most ``lock_timeout``)."""
         file_lock = FileLock(f"{self.path}.lock", timeout=self._lock_timeout, thread_local=False)
-        try:
-            file_lock.acquire()
-        except (LockTimeout, OSError) as exc:
-            raise StoreError(f"cannot lock the token file {str(self.path)!r}: {exc}") from None
+        with store_errors(OSError, f"cannot lock the token file {self._where}"):
+            file_lock.acquire()  # a timeout is an OSError too
         try:
             yield
         finally:
@@ -153,35 +135,31 @@ class RedisTokenStore:
     def __repr__(self) -> str:
         return f"RedisTokenStore({self._where!r})"
 
-    @contextlib.contextmanager
-    def _failing(self, doing: str) -> Iterator[redis.Redis]:
+    def _failing(self, doing: str) -> contextlib.AbstractContextManager[None]:
         import redis
 
-        try:
-            yield self._redis
-        except redis.RedisError as exc:
-            raise StoreError(f"cannot {doing} in Redis at {self._where}: {exc}") from None
+        return store_errors(redis.RedisError, f"cannot {doing} in Redis at {self._where}")
 
     def load(self) -> StoredToken | None:
         """The stored token, ``None`` if there is none; :class:`StoreError` if unusable."""
-        with self._failing("read the token") as connection:
-            data = connection.get(self._name)
+        with self._failing("read the token"):
+            data = self._redis.get(self._name)
         assert data is None or isinstance(data, bytes)
         return None if data is None else _decode(data, self._key, f"in Redis at {self._where}")
 
     def save(self, token: StoredToken) -> None:
         """Store ``token`` until it expires."""
         ttl = math.ceil(token.expires_at - time.time())
-        with self._failing("store the token") as connection:
+        with self._failing("store the token"):
             if ttl > 0:
-                connection.set(self._name, _encode(token, self._key), ex=ttl)
+                self._redis.set(self._name, _encode(token, self._key), ex=ttl)
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the integration's refresh lock in Redis (waits at most ``lock_timeout``)."""
         wait = self._lock_timeout
-        with self._failing("lock the token") as connection:
-            lock = connection.lock(
+        with self._failing("lock the token"):
+            lock = self._redis.lock(
                 f"{self._name}:lock", timeout=wait, blocking_timeout=wait, thread_local=False
             )
             if not lock.acquire():
