@@ -12,7 +12,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 PACKAGE := generated/service_api_client
 CODEGEN_INPUTS := openapi.yaml codegen/config.yaml codegen/generate.sh $(wildcard codegen/templates/*)
 
-.PHONY: generated generate check-generated lint typecheck docs test lock clean demo mock fuzz bench chaos redis-server
+.PHONY: generated generate check-generated lint typecheck docs test test-core lock clean demo mock fuzz bench chaos redis-server
 
 # ---- environment -----------------------------------------------------------
 
@@ -85,8 +85,19 @@ docs: | $(VENV)/.installed
 	$(BIN)/mkdocs build --quiet --strict
 	@echo "API reference: build/docs/index.html"
 
-test: check-generated lint typecheck docs
+test: check-generated lint typecheck docs test-core
 	pytest
+
+# The core alone, as `pip install service-api` gives it: a fresh virtualenv with the
+# pinned core dependencies and no extra (plus pytest), where importing service_api and
+# a full iteration must load none of the extras' dependencies.
+CORE_VENV := .venv-core
+test-core: $(PACKAGE)/__init__.py
+	rm -rf $(CORE_VENV)
+	$(PYTHON) -m venv $(CORE_VENV)
+	$(CORE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+	  -c requirements.lock . pytest hypothesis pytest-timeout
+	$(CORE_VENV)/bin/pytest -q -p no:cacheprovider --noconftest tests/core_only
 
 # ---- mock service -----------------------------------------------------------
 
@@ -125,4 +136,4 @@ demo: | $(VENV)/.installed
 	$(BIN)/python -m service_api_cli._demo
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build
+	rm -rf $(VENV) $(CORE_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build

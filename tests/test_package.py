@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ["service_api", "service_api_client", "service_api_mock", "service_api_cli"]
 
 
-@pytest.mark.parametrize("name", ["service_api", "service_api_mock", "service_api_cli"])
+@pytest.mark.parametrize(
+    "name", ["service_api", "service_api.quota", "service_api_mock", "service_api_cli"]
+)
 def test_public_names_are_sorted_exported_and_documented(name: str) -> None:
     module = importlib.import_module(name)
     exported = list(module.__all__)

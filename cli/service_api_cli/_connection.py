@@ -6,8 +6,10 @@ library's defaults hold (its retry budget, the environment's ``HTTP_PROXY``,
 ``--token-store`` (or ``SERVICE_API_RATE_LIMIT``, ``SERVICE_API_RATE_STORE``,
 ``SERVICE_API_TOKEN_STORE``; the flag wins) become the client's ``rate_limit``,
 ``rate_store`` and ``token_store``. A setting the library refuses (a ``ValueError`` or
-``TypeError`` at construction) or a store it cannot use (``StoreError``, an ``OSError``) is
-a usage error, exit code 2, in one line that never holds a store's password.
+``TypeError`` at construction, such as a quota option without the ``[quota]`` extra, whose
+message names the pip command) or a store it cannot use (``service_api.quota.StoreError``,
+an ``OSError``) is a usage error, exit code 2, in one line that never holds a store's
+password.
 """
 
 from __future__ import annotations

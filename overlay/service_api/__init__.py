@@ -38,9 +38,8 @@ from service_api._pagination import (
     iter_pages,
     paginate,
 )
-from service_api._rate_limit import StoreError
+from service_api._protocols import StoredToken, TokenStore
 from service_api._retry import RetryPolicy
-from service_api._token_store import FileTokenStore, StoredToken, TokenStore
 
 setup_logging()  # SERVICE_API_LOG=debug|info: readable logs with no code
 
@@ -52,7 +51,6 @@ __all__ = [
     "BadRequestError",
     "Client",
     "ConfigurationError",
-    "FileTokenStore",
     "InconsistentPageError",
     "InvalidCredentialsError",
     "InvalidRecordError",
@@ -68,7 +66,6 @@ __all__ = [
     "RetryPolicy",
     "ServerError",
     "ServiceApiError",
-    "StoreError",
     "StoredToken",
     "TokenExpiredError",
     "TokenResponseError",

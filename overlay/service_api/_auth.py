@@ -39,7 +39,7 @@ import attrs
 import httpx
 
 from service_api import _errors as errors
-from service_api._token_store import StoredToken, TokenStore
+from service_api._protocols import StoredToken, TokenStore
 from service_api._transport import TOKEN_ERROR_EXTENSION
 from service_api_client.models.token_request import TokenRequest
 

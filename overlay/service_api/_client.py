@@ -42,10 +42,8 @@ from service_api._errors import (
     lasting_cause,
 )
 from service_api._logs import log_response
-from service_api._rate_limit import RequestLimiter, build_limiter
+from service_api._protocols import QuotaFeatures, RequestLimiter, TokenStore
 from service_api._retry import IDEMPOTENT_METHODS, RETRY_SLEEP, RetryPolicy, retry_delay
-from service_api._token_store import TokenStore
-from service_api._token_store import token_store as token_store_from_url
 from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES, GuardedTransport
 
 logger = logging.getLogger("service_api")
@@ -416,6 +414,20 @@ def _base_url_problem(base_url: str) -> str | None:
     return None
 
 
+def _quota(option: str, url: str | None) -> QuotaFeatures:
+    """``service_api.quota``, imported when an option needs it; without its dependencies,
+    a :class:`ConfigurationError` naming the extra to install (as httpx does for h2)."""
+    try:
+        from service_api import quota
+    except ImportError as exc:
+        if (exc.name or "").partition(".")[0] not in ("pyrate_limiter", "filelock", "redis"):
+            raise
+        extra = "redis" if (url or "").lower().startswith("redis") else "quota"
+        message = f"{option}= needs the [{extra}] extra: pip install 'service-api[{extra}]'"
+        raise ConfigurationError(message, f"SERVICE_API_{option.upper()}") from None
+    return quota
+
+
 class Client(service_api_client.Client):
     """A client of the service that keeps its bearer token fresh (see the README,
     "Client behaviour and defaults", for every policy and default).
@@ -486,7 +498,7 @@ class Client(service_api_client.Client):
             args["proxy"] = proxy  # a route of the pools: never left to httpx (no guard)
         timeout = httpx.Timeout(timeout)
         if isinstance(token_store, str):  # a shared token named by URL
-            token_store = token_store_from_url(token_store, key=client_id)
+            token_store = _quota("token_store", token_store).token_store(token_store, key=client_id)
         state = TokenState(refresh_skew=refresh_skew)
         auth = TokenAuth(
             base_url,
@@ -497,7 +509,10 @@ class Client(service_api_client.Client):
             token_store=token_store,
         )
         policy = retry or RetryPolicy(max_retries=2 if max_retries is None else max_retries)
-        limiter = build_limiter(rate_limit, rate_store, key=client_id)
+        limiter = None
+        if rate_limit is not None or rate_store is not None:
+            quota = _quota("rate_store" if rate_store else "rate_limit", rate_store)
+            limiter = quota.limiter(rate_limit, rate_store, key=client_id)
         headers = dict(args.pop("headers", None) or {})
         agent = _user_agent(headers, user_agent)
         family = _Family(

@@ -25,7 +25,7 @@ from service_api._errors import (
     error_from_httpx,
     is_token_request,
 )
-from service_api._rate_limit import RequestLimiter
+from service_api._protocols import RequestLimiter
 from service_api._retry import parse_retry_after
 
 ACCOUNT_HEADER = "x-service-account-id"

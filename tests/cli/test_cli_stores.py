@@ -5,6 +5,7 @@ client cannot use is a usage error (exit code 2) that never prints a store's pas
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,13 @@ from cli_process import assert_no_credentials, cli_env, resume_argv, run_cli, st
 
 from service_api_cli import main
 from service_api_cli._app import build_parser
+from service_api_cli._config import Settings
 from service_api_cli._connection import (
     ENV_RATE_LIMIT,
     ENV_RATE_STORE,
     ENV_TOKEN_STORE,
     ConnectionOptions,
+    make_client,
     options_from,
     parse_rate_limit,
     shown_url,
@@ -244,3 +247,21 @@ def test_help_lists_the_options_and_the_variables(capsys: pytest.CaptureFixture[
     environment = text.split("environment:", 1)[1]
     for variable in (ENV_RATE_LIMIT, ENV_RATE_STORE, ENV_TOKEN_STORE):
         assert variable in environment
+
+
+def test_a_quota_flag_without_the_extra_is_a_usage_error_naming_the_pip_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An interpreter without pyrate-limiter: service_api.quota cannot be imported.
+    import service_api
+
+    monkeypatch.setitem(sys.modules, "pyrate_limiter", None)
+    for name in [n for n in sys.modules if n.startswith("service_api.quota")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.delattr(service_api, "quota", raising=False)
+    settings = Settings("http://127.0.0.1:9/public/v3", DEMO_CLIENT_ID, DEMO_CLIENT_SECRET)
+    with pytest.raises(UsageError, match=r"pip install 'service-api\[quota\]'"):
+        make_client(settings, "acct-1", ConnectionOptions(rate_limit=90.0))
+    with pytest.raises(UsageError, match=r"pip install 'service-api\[redis\]'") as caught:
+        make_client(settings, "acct-1", ConnectionOptions(token_store=REDIS_WITH_PASSWORD))
+    assert "hunter2" not in str(caught.value)

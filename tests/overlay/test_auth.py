@@ -15,14 +15,13 @@ import pytest
 from leak_guard import register_secret  # type: ignore[import-not-found]  # tests/ is on sys.path
 
 import service_api
-from service_api import InvalidCredentialsError, ServerError, TokenResponseError, _auth
+from service_api import InvalidCredentialsError, ServerError, StoredToken, TokenResponseError, _auth
 from service_api._auth import (
     TokenAuth,
     TokenState,
     parse_token_response,
 )
 from service_api._errors import TOKEN_REQUEST_EXTENSION
-from service_api._token_store import StoredToken
 
 BASE = "https://api.example.test/public/v3"
 SECRET = "unit-test-secret-value"

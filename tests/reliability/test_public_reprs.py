@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 import service_api
+import service_api.quota
 from service_api import testing
 from service_api_client.api.shipments import list_shipments
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
@@ -152,13 +153,13 @@ def instances(mock: RunningMock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 
     # A token shared through a file (the store, and the token it keeps), and a store that
     # cannot be used, refused when the client is built.
-    store = service_api.FileTokenStore(tmp_path / "token", key=DEMO_CLIENT_ID)
+    store = service_api.quota.FileTokenStore(tmp_path / "token", key=DEMO_CLIENT_ID)
     with service_api.Client(
         mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1", token_store=store
     ) as shared:
         list_shipments.sync(client=shared)
     out += [store, store.load()]
-    with pytest.raises(service_api.StoreError) as unusable:
+    with pytest.raises(service_api.quota.StoreError) as unusable:
         service_api.Client(
             mock.base_url,
             DEMO_CLIENT_ID,

@@ -8,13 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from service_api._rate_limit import (
-    AdaptiveRateLimiter,
-    RateLimiter,
-    StoreError,
-    build_limiter,
-    shared_limiter,
-)
+from service_api.quota import AdaptiveRateLimiter, RateLimiter, StoreError
+from service_api.quota import limiter as build_limiter
 
 
 class FakeClock:
@@ -36,12 +31,12 @@ def test_requests_are_spaced_to_the_rate() -> None:
     assert [limiter.try_acquire(), limiter.try_acquire()] == [0.0, 1.0]
 
 
-def test_idle_time_is_not_saved_up_beyond_the_burst() -> None:
+def test_idle_time_is_not_saved_up() -> None:
     clock = FakeClock()
-    limiter = RateLimiter(120, burst=2, clock=clock)
+    limiter = RateLimiter(120, clock=clock)
     assert limiter.try_acquire() == 0.0
     clock.now += 60
-    assert [limiter.try_acquire() for _ in range(3)] == [0.0, 0.0, 0.5]
+    assert [limiter.try_acquire() for _ in range(2)] == [0.0, 0.5]
 
 
 def test_a_sender_that_waits_what_it_is_told_keeps_the_exact_pace() -> None:
@@ -60,8 +55,6 @@ def test_invalid_rates_are_refused() -> None:
     for bad in (0, -1, math.inf, math.nan):
         with pytest.raises(ValueError, match="positive"):
             RateLimiter(bad)
-    with pytest.raises(ValueError, match="burst"):
-        RateLimiter(10, burst=0)
 
 
 # ---- adaptive ----------------------------------------------------------------------
@@ -143,13 +136,6 @@ def test_repeated_429s_never_stop_the_limiter() -> None:
     assert 0 < limiter.try_acquire() + limiter.try_acquire() <= 10.0
 
 
-def test_adaptive_never_exceeds_its_maximum() -> None:
-    clock = FakeClock()
-    limiter = AdaptiveRateLimiter(initial_per_minute=50, max_per_minute=60, clock=clock)
-    _accepted(limiter, clock, seconds=300.0, every=0.0)
-    assert limiter.per_minute == pytest.approx(60.0)
-
-
 def test_adaptive_against_a_window_quota_settles_under_it() -> None:
     # A sliding 6 s window of 24 requests (240 per minute), one sender, 10 ms answers.
     clock = FakeClock()
@@ -178,22 +164,14 @@ def test_adaptive_against_a_window_quota_settles_under_it() -> None:
 def test_adaptive_settings_are_checked() -> None:
     with pytest.raises(ValueError, match="min_per_minute"):
         AdaptiveRateLimiter(min_per_minute=0)
-    with pytest.raises(ValueError, match="max_per_minute"):
-        AdaptiveRateLimiter(min_per_minute=10, max_per_minute=5)
-    with pytest.raises(ValueError, match="beta"):
-        AdaptiveRateLimiter(beta=1.0)
-    with pytest.raises(ValueError, match="initial"):
-        AdaptiveRateLimiter(initial_per_minute=-1)
-    with pytest.raises(ValueError, match="scale"):
-        AdaptiveRateLimiter(scale=0)
     assert "unlimited" in repr(AdaptiveRateLimiter())
 
 
-# ---- shared through a SQLite file (the multi-process and Redis tests are in tests/quota) --
+# ---- shared through a SQLite file (the multi-process and Redis tests are beside) --
 
 
 def test_a_sqlite_store_spreads_the_rate_over_short_windows(tmp_path: Path) -> None:
-    limiter = shared_limiter(f"sqlite://{tmp_path}/q.db", per_minute=600, key="k", window=1.0)
+    limiter = RateLimiter(600, store=f"sqlite://{tmp_path}/q.db", key="k", window=1.0)
     try:
         assert [limiter.try_acquire() for _ in range(10)] == [0.0] * 10
         assert 0 < limiter.try_acquire() <= 1.0
@@ -204,8 +182,8 @@ def test_a_sqlite_store_spreads_the_rate_over_short_windows(tmp_path: Path) -> N
 
 def test_two_limiters_on_one_file_share_the_count(tmp_path: Path) -> None:
     url = f"sqlite://{tmp_path}/q.db"
-    first = shared_limiter(url, per_minute=120, key="k", window=60)
-    second = shared_limiter(url, per_minute=120, key="k", window=60)
+    first = RateLimiter(120, store=url, key="k", window=60)
+    second = RateLimiter(120, store=url, key="k", window=60)
     try:
         assert [first.try_acquire() for _ in range(60)] == [0.0] * 60
         assert [second.try_acquire() for _ in range(60)] == [0.0] * 60
@@ -226,26 +204,26 @@ def test_two_limiters_on_one_file_share_the_count(tmp_path: Path) -> None:
 )
 def test_a_bad_store_url_is_refused(url: str, match: str) -> None:
     with pytest.raises(ValueError, match=match):
-        shared_limiter(url, per_minute=60, key="k")
+        RateLimiter(60, store=url, key="k")
 
 
 def test_a_store_in_a_missing_directory_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="does not exist"):
-        shared_limiter(f"sqlite://{tmp_path}/no/such/dir/q.db", per_minute=60, key="k")
+        RateLimiter(60, store=f"sqlite://{tmp_path}/no/such/dir/q.db", key="k")
 
 
 def test_a_file_that_is_not_a_database_is_a_store_error(tmp_path: Path) -> None:
     path = tmp_path / "q.db"
     path.write_bytes(b"this is not a SQLite database, only text " * 100)
     with pytest.raises(StoreError, match="cannot use"):
-        shared_limiter(f"sqlite://{path}", per_minute=60, key="k")
+        RateLimiter(60, store=f"sqlite://{path}", key="k")
 
 
 def test_a_store_failing_in_use_falls_back_with_one_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "q.db"
-    limiter = shared_limiter(f"sqlite://{path}", per_minute=600, key="k", window=1.0)
+    limiter = RateLimiter(600, store=f"sqlite://{path}", key="k", window=1.0)
     try:
         assert limiter.try_acquire() == 0.0
         # Another program damages the store: the table is gone.
@@ -264,7 +242,7 @@ def test_a_store_failing_in_use_falls_back_with_one_warning(
 
 def test_a_shared_rate_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="positive"):
-        shared_limiter(f"sqlite://{tmp_path}/q.db", per_minute=0, key="k")
+        RateLimiter(0, store=f"sqlite://{tmp_path}/q.db", key="k")
 
 
 def test_clients_of_one_integration_share_one_budget_in_a_process() -> None:

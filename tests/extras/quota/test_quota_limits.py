@@ -10,7 +10,7 @@ import pytest
 from quota_redis import redis_server
 from quota_workers import take_slots
 
-from service_api._rate_limit import StoreError, shared_limiter
+from service_api.quota import RateLimiter, StoreError
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -44,8 +44,8 @@ def test_four_processes_share_one_budget(store_url: str) -> None:
 
 
 def test_integrations_keep_separate_counts(store_url: str) -> None:
-    mine = shared_limiter(store_url, per_minute=60, key="demo-client", window=60)
-    theirs = shared_limiter(store_url, per_minute=60, key="other-client", window=60)
+    mine = RateLimiter(60, store=store_url, key="demo-client", window=60)
+    theirs = RateLimiter(60, store=store_url, key="other-client", window=60)
     try:
         assert [mine.try_acquire() for _ in range(60)] == [0.0] * 60
         assert 0 < mine.try_acquire() <= 60
@@ -58,7 +58,7 @@ def test_integrations_keep_separate_counts(store_url: str) -> None:
 def test_an_unreachable_redis_is_a_clear_error_at_once() -> None:
     started = time.monotonic()
     with pytest.raises(StoreError, match=r"127\.0\.0\.1:1/0") as caught:
-        shared_limiter("redis://:hunter2@127.0.0.1:1/0", per_minute=60, key="k")
+        RateLimiter(60, store="redis://:hunter2@127.0.0.1:1/0", key="k")
     assert "hunter2" not in str(caught.value)
     assert time.monotonic() - started < 5
 
@@ -67,7 +67,7 @@ def test_a_redis_that_goes_away_leaves_an_in_process_limit_and_one_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with redis_server(tmp_path) as url:
-        limiter = shared_limiter(url, per_minute=600, key="k", window=1.0)
+        limiter = RateLimiter(600, store=url, key="k", window=1.0)
         assert limiter.try_acquire() == 0.0
     try:
         with caplog.at_level(logging.WARNING, logger="service_api"):

@@ -1,11 +1,12 @@
 """The client's quota and token arguments against the mock over loopback HTTP."""
 
+import time
 from pathlib import Path
 
 import pytest
 
 import service_api
-from service_api._rate_limit import StoreError
+from service_api.quota import StoreError
 from service_api_client.api.shipments import list_shipments
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 
@@ -71,3 +72,13 @@ def test_a_store_alone_opts_in_at_90_a_minute(mock: RunningMock, tmp_path: Path)
     with client(mock, rate_store=f"sqlite://{tmp_path}/q.db") as shared:
         assert list_shipments.sync(client=shared, page_size=1) is not None
     assert mock.service.count("listShipments", 200) == 1
+
+
+def test_client_side_rate_limit_spaces_requests(mock: RunningMock) -> None:
+    with client(mock, rate_limit=600) as c:  # one request per 0.1 s
+        started = time.monotonic()
+        for _ in range(4):
+            list_shipments.sync(client=c, page_size=1)
+        elapsed = time.monotonic() - started
+    # 5 requests (token included): the 2nd to 5th wait 0.1 s each
+    assert elapsed >= 0.39

@@ -1,4 +1,4 @@
-"""The Redis fixtures of tests/quota; they live in quota_redis (type-checked there: mypy
+"""The Redis fixtures of tests/extras/quota; they live in quota_redis (type-checked there: mypy
 sees one ``conftest`` module per search path, and tests/hostile has one)."""
 
 from quota_redis import redis_db, redis_url

@@ -3,7 +3,7 @@
 import time
 from threading import Barrier
 
-from service_api._rate_limit import shared_limiter
+from service_api.quota import RateLimiter
 
 
 def take_slots(
@@ -11,7 +11,7 @@ def take_slots(
 ) -> list[tuple[float, float]]:
     """Take every slot the shared limiter grants for ``seconds``: for each, wall times
     just before and just after the call that granted it."""
-    limiter = shared_limiter(url, per_minute=per_minute, key="demo-client", window=window)
+    limiter = RateLimiter(per_minute, store=url, key="demo-client", window=window)
     granted: list[tuple[float, float]] = []
     try:
         start.wait(timeout=30)
@@ -33,7 +33,8 @@ def refresh_once(store_url: str, fetches_url: str, start: Barrier) -> str:
     take the store's lock, look again, fetch and store only if still needed."""
     import redis
 
-    from service_api._token_store import StoredToken, token_store
+    from service_api import StoredToken
+    from service_api.quota import token_store
 
     store = token_store(store_url, key="demo-client")
     start.wait(timeout=30)

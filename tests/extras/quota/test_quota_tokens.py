@@ -11,8 +11,8 @@ import pytest
 import redis
 from quota_workers import refresh_once
 
-from service_api._rate_limit import StoreError
-from service_api._token_store import FileTokenStore, StoredToken, token_store
+from service_api import StoredToken
+from service_api.quota import FileTokenStore, StoreError, token_store
 
 
 @pytest.fixture(params=["file", "redis"])
