@@ -33,9 +33,6 @@ from service_api._pagination import (
     Page,
     PageModel,
     Pager,
-    aiter_pages,
-    apaginate,
-    iter_pages,
     paginate,
 )
 from service_api._rate_limit import StoreError
@@ -73,9 +70,6 @@ __all__ = [
     "TokenExpiredError",
     "TokenResponseError",
     "TokenStore",
-    "aiter_pages",
-    "apaginate",
-    "iter_pages",
     "paginate",
     "setup_logging",
     "testing",
