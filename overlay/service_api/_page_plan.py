@@ -52,17 +52,6 @@ _NOTES = {
 _COUNTS = {"totalRecords": "total_records", "pageNumber": "page_number", "pageSize": "page_size"}
 
 
-class PageOptions(NamedTuple):
-    """The options of one ``paginate`` call, checked by the pager before any request."""
-
-    page_size: int
-    start_page: int
-    max_items: int | None
-    max_pages: int | None
-    concurrency: int
-    key: KeyFunction
-
-
 @functools.cache
 def _id_field(cls: Any) -> str | None:
     names = [field.name for field in attrs.fields(cls)] if attrs.has(cls) else []
@@ -85,6 +74,18 @@ def id_key(item: Any) -> Hashable | None:
     return value if isinstance(value, str | int) and not isinstance(value, bool) else None
 
 
+class PageOptions(NamedTuple):
+    """The options of one iteration (``client.<tag>.list(**options)``), with their
+    defaults; the pager checks them before any request."""
+
+    page_size: int = 50
+    start_page: int = 1
+    max_items: int | None = None
+    max_pages: int | None = None
+    concurrency: int = 1
+    key: KeyFunction | None = None  # None: id_key
+
+
 class PagePlan:
     """Decides which pages to fetch and checks each page that arrives, with no I/O.
 
@@ -103,7 +104,9 @@ class PagePlan:
 
     def __init__(self, options: PageOptions, *, warn: Callable[[str], None]):
         self.page_size, self.start_page = options.page_size, options.start_page
-        self.max_items, self.key = options.max_items, options.key
+        self.max_items, self.key = options.max_items, options.key or id_key
+        # Pages asked for ahead of the one in hand: twice the requests in flight, if any.
+        self.window = 2 * options.concurrency if options.concurrency > 1 else 0
         self._warn = warn
         items = None if self.max_items is None else math.ceil(self.max_items / self.page_size)
         bound = min([n for n in (options.max_pages, items) if n is not None] or [sys.maxsize])
@@ -122,13 +125,13 @@ class PagePlan:
         number = self.start_page + self.pages_accepted
         return number if number <= self.last_page else None
 
-    def pages_ahead(self, number: int, window: int) -> list[int]:
+    def pages_ahead(self, number: int) -> list[int]:
         """The pages after ``number`` (the page in hand) up to ``number + window`` and
         within the plan that no earlier call named: what concurrent drivers fetch ahead.
         None until the first page told how many pages there are."""
         if self._first_total is None:
             return []
-        first, stop = max(self._asked, number) + 1, min(self.last_page, number + window) + 1
+        first, stop = max(self._asked, number) + 1, min(self.last_page, number + self.window) + 1
         self._asked = max(self._asked, stop - 1)
         return list(range(first, stop))
 

@@ -24,28 +24,20 @@ import inspect
 import json
 import sys
 import warnings
-from collections.abc import AsyncGenerator, Callable, Generator, Sequence
+from collections.abc import AsyncGenerator, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Generic, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import httpx
-from typing_extensions import TypeVar
 
-from service_api._errors import (
-    InvalidResponseError,
-    PaginationWarning,
-    ServiceApiError,
-    error_from_httpx,
-    error_from_response,
-)
-from service_api._page_plan import MAX_PAGE_SIZE, KeyFunction, PageOptions, PagePlan, id_key
+import service_api._errors as errors
+from service_api._page_plan import MAX_PAGE_SIZE, PageOptions, PagePlan, id_key
 from service_api_client import Client
 
-T = TypeVar("T", default=Any)
+T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
-M = TypeVar("M", bound="PageModel[Any]", default=Any)
 M_co = TypeVar("M_co", bound="PageModel[Any]", covariant=True)
 
 
@@ -139,7 +131,7 @@ class Page(Generic[M_co]):
         return f"Page(number={self.number}, items={len(self._items)}, model={model})"
 
 
-class InvalidRecordError(InvalidResponseError):
+class InvalidRecordError(errors.InvalidResponseError):
     """A record of a page cannot become its model (a number, a list or ``null`` in
     ``data``, or an object the model still refuses). Nothing is lost: the error names
     the page and the record, and carries every record of the page as sent. Resuming at
@@ -161,10 +153,8 @@ class InvalidRecordError(InvalidResponseError):
         super().__init__(message)
         self.index, self.raw_item, self.raw_items = index, raw_item, raw_items
 
-    @property
-    def resumable(self) -> bool:
-        """Always false: the page fails again the same way."""
-        return False
+    #: Always false: the page fails again the same way.
+    resumable = False
 
 
 # The least value of each numeric option (max_items and max_pages may also be None).
@@ -181,7 +171,7 @@ def _warn(message: str) -> None:
     frame, level = sys._getframe(1), 2
     while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGES):
         frame, level = frame.f_back, level + 1
-    warnings.warn(message, PaginationWarning, stacklevel=level)
+    warnings.warn(message, errors.PaginationWarning, stacklevel=level)
 
 
 def _builds(model: type[Any], doc: dict[str, Any], data: list[Any]) -> bool:
@@ -213,7 +203,10 @@ class Pager(Generic[M_co]):
         concurrency: requests in flight at once after the first page (threads or
             tasks); up to twice as many pages are fetched ahead of the loop.
         key: a record's identity, to drop records served again; default (``None``) its id.
-        **params: the endpoint's other arguments.
+        **params: the endpoint's own parameters.
+
+    ``client.<tag>.list()`` names every option in its signature, typed; here they come
+    as keywords, checked when the pager is made.
 
     Raises:
         TypeError: not an endpoint module, not a client, or an argument the endpoint
@@ -232,37 +225,23 @@ class Pager(Generic[M_co]):
             print(shipment.shipment_id)
     """
 
-    def __init__(
-        self,
-        endpoint: ListOperation[M_co],
-        client: Client,
-        /,
-        *,
-        page_size: int = 50,
-        start_page: int = 1,
-        max_items: int | None = None,
-        max_pages: int | None = None,
-        concurrency: int = 1,
-        key: KeyFunction | None = None,
-        **params: Any,
-    ) -> None:
+    def __init__(self, endpoint: ListOperation[M_co], client: Client, /, **given: Any) -> None:
         """Every check of the arguments, before any request."""
-        key = id_key if key is None else key
-        options = PageOptions(page_size, start_page, max_items, max_pages, concurrency, key)
-        kwargs, model = (
-            getattr(endpoint, "_get_kwargs", None),
-            getattr(endpoint, "SUCCESS_MODEL", None),
-        )
+        # The iteration's options (PageOptions, with their defaults); the rest are the
+        # endpoint's own parameters.
+        params = {name: v for name, v in given.items() if name not in PageOptions._fields}
+        options = PageOptions(**{name: v for name, v in given.items() if name not in params})
+        kwargs = getattr(endpoint, "_get_kwargs", None)
+        model = getattr(endpoint, "SUCCESS_MODEL", None)
         if not isinstance(endpoint, ModuleType) or not callable(kwargs) or model is None:
             raise TypeError(f"not a generated list endpoint module (list_shipments): {endpoint!r}")
         if not all(callable(getattr(client, f"get_{k}httpx_client", None)) for k in ("", "async_")):
             raise TypeError(f"client must be a service_api.Client, not {type(client).__name__}")
         for name, least in _LEAST.items():
             value = getattr(options, name)
-            bad = isinstance(value, bool) or not isinstance(value, int) or value < least
-            if bad and not (value is None and name.startswith("max_")):
+            if not ((type(value) is int and value >= least) or (value is None and "max_" in name)):
                 raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
-        if not callable(options.key):
+        if not callable(options.key or id_key):
             raise TypeError(f"key must be a function of an item, not {options.key!r}")
         self._name = endpoint.__name__.rpartition(".")[2]
         try:
@@ -275,13 +254,7 @@ class Pager(Generic[M_co]):
             options = options._replace(page_size=MAX_PAGE_SIZE)
         self._model, self._client, self._options = model, client, options
         # The page request of the generated module, built against the client's base URL.
-        self._request: Callable[[int], dict[str, Any]] = lambda number: kwargs(
-            **params, page_number=number, page_size=options.page_size
-        )
-        # Pages asked for ahead of the one in hand, twice the requests in flight: none
-        # without concurrency.
-        self._concurrency = concurrency
-        self._window = 2 * concurrency if concurrency > 1 else 0
+        self._kwargs = functools.partial(kwargs, **params, page_size=options.page_size)
 
     def __repr__(self) -> str:
         return f"Pager({self._name}, page_size={self._options.page_size})"
@@ -311,17 +284,17 @@ class Pager(Generic[M_co]):
     def _pages(self) -> Generator[Page[M_co], None, None]:
         plan = PagePlan(self._options, warn=_warn)
         pending: dict[int, Future[httpx.Response]] = {}
-        pool = ThreadPoolExecutor(self._concurrency, thread_name_prefix="service-api-pages")
+        pool = ThreadPoolExecutor(self._options.concurrency, thread_name_prefix="service-api-pages")
         try:
             while (number := plan.next_page_info()) is not None:
                 future = pending.pop(number, None)
                 response = self._fetch(number) if future is None else future.result()
                 page = self._judge(plan, number, response)
                 # The pool works through the pages asked ahead while this thread parses.
-                for ahead in plan.pages_ahead(number, self._window):
+                for ahead in plan.pages_ahead(number):
                     pending[ahead] = pool.submit(self._fetch, ahead)
                 yield page
-        except ServiceApiError as exc:  # the plan stays on the page that failed
+        except errors.ServiceApiError as exc:  # the plan stays on the page that failed
             exc.at_page(plan.start_page + plan.pages_accepted, items_yielded=plan.items_yielded)
             raise
         finally:
@@ -329,7 +302,8 @@ class Pager(Generic[M_co]):
             pool.shutdown(wait=True, cancel_futures=True)
 
     async def _apages(self) -> AsyncGenerator[Page[M_co], None]:
-        plan, in_flight = PagePlan(self._options, warn=_warn), asyncio.Semaphore(self._concurrency)
+        plan = PagePlan(self._options, warn=_warn)
+        in_flight = asyncio.Semaphore(self._options.concurrency)
         pending: dict[int, asyncio.Task[httpx.Response]] = {}
         try:
             while (number := plan.next_page_info()) is not None:
@@ -341,10 +315,10 @@ class Pager(Generic[M_co]):
                 if pending:  # let a queued task send its request before this page is parsed
                     await asyncio.sleep(0)
                 page = self._judge(plan, number, response)
-                for ahead in plan.pages_ahead(number, self._window):
+                for ahead in plan.pages_ahead(number):
                     pending[ahead] = asyncio.ensure_future(self._afetch(ahead, in_flight))
                 yield page
-        except ServiceApiError as exc:  # the plan stays on the page that failed
+        except errors.ServiceApiError as exc:  # the plan stays on the page that failed
             exc.at_page(plan.start_page + plan.pages_accepted, items_yielded=plan.items_yielded)
             raise
         finally:
@@ -355,29 +329,28 @@ class Pager(Generic[M_co]):
     def _fetch(self, number: int) -> httpx.Response:
         """The page's response (the client retries what is worth retrying)."""
         try:
-            return self._client.get_httpx_client().request(**self._request(number))
+            return self._client.get_httpx_client().request(**self._kwargs(page_number=number))
         except httpx.HTTPError as exc:  # a plain generated client's transport error
-            raise error_from_httpx(exc) from exc
+            raise errors.error_from_httpx(exc) from exc
 
     async def _afetch(self, number: int, in_flight: asyncio.Semaphore) -> httpx.Response:
         """Async twin of :meth:`_fetch`, with at most ``concurrency`` requests in flight."""
+        kwargs = self._kwargs(page_number=number)
         async with in_flight:
             try:
-                return await self._client.get_async_httpx_client().request(**self._request(number))
+                return await self._client.get_async_httpx_client().request(**kwargs)
             except httpx.HTTPError as exc:
-                raise error_from_httpx(exc) from exc
+                raise errors.error_from_httpx(exc) from exc
 
     def _judge(self, plan: PagePlan, number: int, response: httpx.Response) -> Page[Any]:
         """Parse the page and let the plan judge it; the page to hand over."""
-        where, status = f"{self._name}: page {number}", response.status_code
-        if status >= 400:  # from a plain generated client (service_api.Client raises them)
-            raise error_from_response(response)
-        if status != 200:
-            raise InvalidResponseError(f"{where}: unexpected status {status}")
+        where = f"{self._name}: page {number}"
+        if response.status_code != 200:  # from a plain generated client (ours raises them)
+            raise errors.error_from_response(response)
         try:
             doc = response.json()
         except ValueError as exc:
-            raise InvalidResponseError(f"{where}: unreadable answer (not JSON)") from exc
+            raise errors.InvalidResponseError(f"{where}: unreadable answer (not JSON)") from exc
         try:
             parsed = self._model.from_dict(doc)
         except _PARSE_ERRORS as exc:
@@ -386,7 +359,7 @@ class Pager(Generic[M_co]):
         items = tuple(parsed.data[index] for index in kept)
         return Page(number, parsed, items, response.content, tuple(kept))
 
-    def _unreadable(self, where: str, doc: Any) -> InvalidResponseError:
+    def _unreadable(self, where: str, doc: Any) -> errors.InvalidResponseError:
         """The error of a JSON answer that is not a page: the record at fault, if the
         envelope itself is fine."""
         data: Any = doc.get("data") if isinstance(doc, dict) else None
@@ -397,7 +370,9 @@ class Pager(Generic[M_co]):
                 msg = f"{where}: record {index} of data cannot be read as a record ({what})"
                 return InvalidRecordError(msg, index=index, raw_item=raw, raw_items=data)
         shape = "object" if isinstance(doc, dict) else type(doc).__name__
-        return InvalidResponseError(f"{where}: unreadable answer (not a page: a JSON {shape})")
+        return errors.InvalidResponseError(
+            f"{where}: unreadable answer (not a page: a JSON {shape})"
+        )
 
 
 class Pages(Generic[M_co]):

@@ -60,10 +60,11 @@ class RecordingPlan(PagePlan):
         start_page: int,
         max_items: int | None = None,
         max_pages: int | None = None,
+        concurrency: int = 1,
         key: KeyFunction = id_key,
     ) -> None:
         self.notes: list[str] = []
-        options = PageOptions(page_size, start_page, max_items, max_pages, 1, key)
+        options = PageOptions(page_size, start_page, max_items, max_pages, concurrency, key)
         super().__init__(options, warn=self.notes.append)
 
     def judge(self, number: int, page: FakePage) -> Verdict:
@@ -131,20 +132,27 @@ def test_a_well_behaved_server_gives_each_item_once_with_minimal_requests(
 
 
 def test_pages_ahead_are_known_after_the_first_page_only_and_named_once() -> None:
-    plan = plan_of(page_size=10, start_page=2, max_pages=3)
-    assert plan.pages_ahead(2, 4) == []
+    plan = plan_of(page_size=10, start_page=2, max_pages=3, concurrency=2)
+    assert plan.pages_ahead(2) == []
     assert plan.next_page_info() == 2
     plan.judge(2, page_of(records(95), 2, 10))
-    assert plan.pages_ahead(2, 1) == [3]  # within the window
-    assert plan.pages_ahead(2, 4) == [4]  # within the plan, not 3 again
-    assert plan.pages_ahead(3, 4) == []
+    assert plan.pages_ahead(2) == [3, 4]  # within the plan (pages 2 to 4)
+    assert plan.pages_ahead(3) == []  # not named again
 
 
-def test_without_a_window_no_page_is_fetched_ahead() -> None:
+def test_the_window_ahead_is_twice_the_concurrency() -> None:
+    plan = plan_of(page_size=10, start_page=1, concurrency=3)
+    plan.judge(1, page_of(records(200), 1, 10))
+    assert plan.pages_ahead(1) == [2, 3, 4, 5, 6, 7]
+    plan.judge(2, page_of(records(200), 2, 10))
+    assert plan.pages_ahead(2) == [8]  # the window moves on with the page in hand
+
+
+def test_without_concurrency_no_page_is_fetched_ahead() -> None:
     plan = plan_of(page_size=10, start_page=1)
     plan.judge(1, page_of(records(95), 1, 10))
-    assert plan.pages_ahead(1, 0) == []
-    assert plan.pages_ahead(2, 0) == []  # page 2, in hand, is never named
+    assert plan.pages_ahead(1) == []
+    assert plan.pages_ahead(2) == []  # page 2, in hand, is never named
 
 
 def test_pages_must_be_accepted_in_order() -> None:

@@ -39,7 +39,6 @@ def refused(client: service_api.Client) -> None:
     # Only the endpoint module is an endpoint; its functions are not.
     service_api.paginate(list_shipments.sync, client)  # type: ignore[arg-type]
     service_api.paginate(list_shipments.sync_detailed, client)  # type: ignore[arg-type]
-    service_api.paginate(list_shipments, client, page_size="10")  # type: ignore[arg-type]
 
 
 async def async_items(client: service_api.Client) -> list[Device]:
