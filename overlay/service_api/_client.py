@@ -582,11 +582,8 @@ class Client(service_api_client.Client):
         view = type(self).__new__(type(self))
         return view._setup(self._family, account, kept | given, timeout, retry or self._policy)
 
-    def _pager(
-        self, operation: Any, /, **options: Any
-    ) -> service_api_client.client.ListPager[Any, Any]:
-        # What the generated client.<tag>.list() returns; imported here, where it is used.
-        from service_api._pagination import Pager
+    def _pager(self, operation: Any, /, **options: Any) -> Any:
+        from service_api._pagination import Pager  # what the generated client.<tag>.list() returns
 
         return Pager(operation, self, **options)
 
