@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import inspect
 import os
 import sys
-from collections.abc import Callable, Iterator
-from typing import IO
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import IO, Any
 
 import httpx
 
@@ -24,7 +27,6 @@ from service_api_cli._connection import (
     shown_url,
 )
 from service_api_cli._destination import Outcome, open_output
-from service_api_cli._discovery import discover_list_endpoints, find_endpoint, parse_params
 from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for
 from service_api_cli._export import ExportResult, PageLike, export, resume_commands
 from service_api_cli._formats import choose_format
@@ -32,11 +34,120 @@ from service_api_cli._interrupts import InterruptGuard
 from service_api_cli._mock_entry import load_mock_main
 from service_api_cli._output import make_writer
 from service_api_cli._progress import make_progress
+from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
 from service_api_client.models.token_request import TokenRequest
 
-__all__ = ["run_list", "run_mock", "run_token"]
+__all__ = ["find_endpoint", "parse_params", "run_list", "run_mock", "run_token"]
 
 PROG = "service-api"
+
+
+# Parameters the pagination drives itself; offering them as --param would fight it.
+PAGING_PARAMETERS = frozenset({"client", "page_number", "page_size"})
+
+
+def endpoint_parameters(endpoint: ListEndpoint) -> dict[str, inspect.Parameter]:
+    """The endpoint's own parameters (``--param NAME=VALUE``), from its generated function.
+
+    Example::
+
+        endpoint_parameters(LIST_ENDPOINTS["shipments"])   # {} today
+    """
+    signature = inspect.signature(endpoint.module.sync_detailed, eval_str=True)
+    return {
+        name: p
+        for name, p in signature.parameters.items()
+        if name not in PAGING_PARAMETERS
+        and p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    }
+
+
+def find_endpoint(name: str, endpoints: Mapping[str, ListEndpoint]) -> ListEndpoint:
+    """The endpoint called ``name`` (or by its module name, such as ``list_shipments``),
+    among the generated ``LIST_ENDPOINTS``: an endpoint added to ``openapi.yaml`` is
+    offered with no change here.
+
+    Example::
+
+        find_endpoint("shipments", LIST_ENDPOINTS)
+    """
+    if name in endpoints:
+        return endpoints[name]
+    for endpoint in endpoints.values():
+        if endpoint.module.__name__.rsplit(".", 1)[-1] == name:
+            return endpoint
+    known = ", ".join(endpoints) or "none"
+    raise UsageError(f"unknown endpoint {name!r} (known: {known})")
+
+
+def _union_members(annotation: Any) -> list[Any]:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [m for arg in typing.get_args(annotation) for m in _union_members(arg)]
+    return [annotation]
+
+
+def _convert(raw: str, annotation: Any) -> Any:
+    # Generated parameters are scalars or Literal "enums", usually ``X | Unset``; try each
+    # member of the union in a fixed order so "5" becomes 5 where an int is accepted.
+    expected: list[str] = []
+    for member in _union_members(annotation):
+        if typing.get_origin(member) is typing.Literal:
+            choices = typing.get_args(member)
+            for choice in choices:
+                if str(choice) == raw:
+                    return choice
+            expected.append("one of " + ", ".join(str(c) for c in choices))
+        elif member is bool:
+            lowered = raw.lower()
+            if lowered in ("true", "1", "yes"):
+                return True
+            if lowered in ("false", "0", "no"):
+                return False
+            expected.append("true or false")
+        elif member is int or member is float:
+            try:
+                return member(raw)
+            except ValueError:
+                expected.append("an integer" if member is int else "a number")
+        elif member is str or member is inspect.Parameter.empty or member is Any:
+            return raw
+    if not expected:
+        return raw
+    raise ValueError("expected " + " or ".join(expected))
+
+
+def parse_params(endpoint: ListEndpoint, pairs: Sequence[str]) -> dict[str, Any]:
+    """Turn ``NAME=VALUE`` strings into keyword arguments of the endpoint's function.
+
+    Names are checked against the generated function's signature; values are converted
+    to the type it declares.
+
+    Example::
+
+        parse_params(find_endpoint("shipments", LIST_ENDPOINTS), ["status=delivered"])
+    """
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or not name:
+            raise UsageError(f"--param wants NAME=VALUE, got {pair!r}")
+        if name in PAGING_PARAMETERS:
+            raise UsageError(
+                f"--param {name} is driven by the pagination; use --page-size / --start-page"
+            )
+        parameters = endpoint_parameters(endpoint)
+        parameter = parameters.get(name)
+        if parameter is None:
+            accepted = ", ".join(parameters) or "none"
+            raise UsageError(
+                f"endpoint {endpoint.name!r} has no parameter {name!r} (accepted: {accepted})"
+            )
+        try:
+            out[name] = _convert(raw, parameter.annotation)
+        except ValueError as exc:
+            raise UsageError(f"--param {name}={raw!r}: {exc}") from None
+    return out
 
 
 def _say(message: str) -> None:
@@ -76,7 +187,7 @@ def run_list(
     args: argparse.Namespace, settings_from: Callable[[argparse.Namespace], Settings]
 ) -> int:
     """``service-api list``: export an endpoint for every account, then print a summary."""
-    endpoint = find_endpoint(args.endpoint, discover_list_endpoints())
+    endpoint = find_endpoint(args.endpoint, LIST_ENDPOINTS)
     params = parse_params(endpoint, args.param)
     args.accounts = resolve_accounts(args.account, _environ())
     args.format = choose_format(args.format, args.output)
@@ -98,14 +209,14 @@ def run_list(
         def pages(account: str, start_page: int) -> Iterator[PageLike]:
             # One child client per account, sharing the token; closed before the parent.
             with client.with_account(account) as child:
-                yield from service_api.iter_pages(
+                yield from service_api.paginate(
                     endpoint.module,
                     child,
                     page_size=args.page_size,
                     start_page=start_page,
                     concurrency=args.concurrency,
                     **params,
-                )
+                ).pages()
 
         writer = output.track(make_writer(args.format, output.stream))
         # Records streaming to the same terminal would tear the bar apart; a table is

@@ -141,7 +141,7 @@ def export(
     Example::
 
         result = export(accounts=["acct-1"], start_page=1, page_size=50, max_items=None,
-                        pages=lambda account, start: iter_pages(...), writer=writer,
+                        pages=lambda account, start: paginate(...).pages(), writer=writer,
                         progress=NoProgress(), guard=guard, tag=False)
     """
     states = [AccountState(account=a, next_page=start_page) for a in accounts]

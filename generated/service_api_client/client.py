@@ -10,19 +10,17 @@ if TYPE_CHECKING:
     from .api.devices import DevicesResource
     from .api.shipments import ShipmentsResource
 
-_M = TypeVar("_M")
-_T = TypeVar("_T")
 _M_co = TypeVar("_M_co", covariant=True)
 _T_co = TypeVar("_T_co", covariant=True)
 
 
 class ListPage(Protocol[_M_co, _T_co]):
-    """One page of a list endpoint as ``client.<tag>.pages()`` yields it
+    """One page of a list endpoint, as ``client.<tag>.list().pages()`` yields it
     (``service_api.Page`` is one).
 
     Example::
 
-        for page in client.shipments.pages(max_pages=2):
+        for page in client.shipments.list(max_pages=2).pages():
             print(page.number, page.total_records, len(page.items), page.model.page_size)
     """
 
@@ -39,80 +37,37 @@ class ListPage(Protocol[_M_co, _T_co]):
     def total_records(self) -> int: ...
 
 
-class Paginator(Protocol):
-    """What the resource accessors' ``iterate`` / ``pages`` (and async twins) delegate
-    to: page iteration, which this package leaves to ``service_api.Client``. Each method
-    takes the endpoint module, its page model and item model (so that the result is
-    typed), the iteration's options and the endpoint's other arguments (``params``).
-
-    A client supplies one by overriding ``_paginator`` (as ``service_api.Client`` does).
+class ListPages(Protocol[_M_co, _T_co]):
+    """The pages of a list endpoint, as ``client.<tag>.list().pages()`` returns them:
+    with ``for`` or ``async for``.
 
     Example::
 
-        class PagingClient(Client):
-            def _paginator(self) -> Paginator:
-                return MyPaginator(self)   # items(), aitems(), pages(), apages()
+        async for page in client.shipments.list().pages():
+            print(page.number, len(page.items))
     """
 
-    def items(
-        self,
-        operation: ModuleType,
-        page_model: type[_M],
-        item_model: type[_T],
-        /,
-        *,
-        page_size: int,
-        start_page: int,
-        max_items: int | None,
-        max_pages: int | None,
-        concurrency: int,
-        params: dict[str, Any],
-    ) -> Generator[_T, None, None]: ...
+    def __iter__(self) -> Generator[ListPage[_M_co, _T_co], None, None]: ...
 
-    def aitems(
-        self,
-        operation: ModuleType,
-        page_model: type[_M],
-        item_model: type[_T],
-        /,
-        *,
-        page_size: int,
-        start_page: int,
-        max_items: int | None,
-        max_pages: int | None,
-        concurrency: int,
-        params: dict[str, Any],
-    ) -> AsyncGenerator[_T, None]: ...
+    def __aiter__(self) -> AsyncGenerator[ListPage[_M_co, _T_co], None]: ...
 
-    def pages(
-        self,
-        operation: ModuleType,
-        page_model: type[_M],
-        item_model: type[_T],
-        /,
-        *,
-        page_size: int,
-        start_page: int,
-        max_items: int | None,
-        max_pages: int | None,
-        concurrency: int,
-        params: dict[str, Any],
-    ) -> Generator[ListPage[_M, _T], None, None]: ...
 
-    def apages(
-        self,
-        operation: ModuleType,
-        page_model: type[_M],
-        item_model: type[_T],
-        /,
-        *,
-        page_size: int,
-        start_page: int,
-        max_items: int | None,
-        max_pages: int | None,
-        concurrency: int,
-        params: dict[str, Any],
-    ) -> AsyncGenerator[ListPage[_M, _T], None]: ...
+class ListPager(Protocol[_M_co, _T_co]):
+    """What ``client.<tag>.list()`` returns (``service_api.Pager`` is one): the items
+    with ``for`` or ``async for``, the pages with ``pages()``. Iterators left early are
+    closed with ``close()`` / ``aclose()``.
+
+    Example::
+
+        for shipment in client.shipments.list(max_items=100):
+            print(shipment.shipment_id)
+    """
+
+    def __iter__(self) -> Generator[_T_co, None, None]: ...
+
+    def __aiter__(self) -> AsyncGenerator[_T_co, None]: ...
+
+    def pages(self) -> ListPages[_M_co, _T_co]: ...
 
 
 @define
@@ -241,22 +196,24 @@ class Client:
         """Exit a context manager for underlying httpx.AsyncClient (see httpx docs)"""
         await self.get_async_httpx_client().__aexit__(*args, **kwargs)
 
-    def _paginator(self) -> Paginator:
-        """The page iteration the resource accessors' ``iterate`` / ``pages`` use. This
+    def _pager(self, operation: ModuleType, /, **options: Any) -> ListPager[Any, Any]:
+        """The pages of a list endpoint, as ``client.<tag>.list()`` returns them. This
         package sends one request per call only: ``service_api.Client`` overrides this."""
+        name = operation.__name__.rpartition(".")[2]
         raise TypeError(
             f"iterating pages needs service_api.Client, not {type(self).__name__}; "
-            "list() / alist() send one request with any client"
+            f"one page with any client: {name}.sync(client=...)"
         )
 
     @property
     def shipments(self) -> "ShipmentsResource":
-        """The list endpoints of ``shipments``: ``list`` / ``alist`` (one page),
-        ``iterate`` / ``aiterate`` (items), ``pages`` / ``apages``.
+        """The list endpoints of ``shipments``: ``list()`` and its kin give their items
+        and pages (needs ``service_api.Client``).
 
         Example::
 
-            page = client.shipments.list(page_size=10)
+            for item in client.shipments.list(max_items=10):
+                print(item)
         """
         # Imported here: the endpoint modules import this module.
         from .api.shipments import ShipmentsResource
@@ -265,12 +222,13 @@ class Client:
 
     @property
     def devices(self) -> "DevicesResource":
-        """The list endpoints of ``devices``: ``list`` / ``alist`` (one page),
-        ``iterate`` / ``aiterate`` (items), ``pages`` / ``apages``.
+        """The list endpoints of ``devices``: ``list()`` and its kin give their items
+        and pages (needs ``service_api.Client``).
 
         Example::
 
-            page = client.devices.list(page_size=10)
+            for item in client.devices.list(max_items=10):
+                print(item)
         """
         # Imported here: the endpoint modules import this module.
         from .api.devices import DevicesResource
@@ -413,22 +371,24 @@ class AuthenticatedClient:
         """Exit a context manager for underlying httpx.AsyncClient (see httpx docs)"""
         await self.get_async_httpx_client().__aexit__(*args, **kwargs)
 
-    def _paginator(self) -> Paginator:
-        """The page iteration the resource accessors' ``iterate`` / ``pages`` use. This
+    def _pager(self, operation: ModuleType, /, **options: Any) -> ListPager[Any, Any]:
+        """The pages of a list endpoint, as ``client.<tag>.list()`` returns them. This
         package sends one request per call only: ``service_api.Client`` overrides this."""
+        name = operation.__name__.rpartition(".")[2]
         raise TypeError(
             f"iterating pages needs service_api.Client, not {type(self).__name__}; "
-            "list() / alist() send one request with any client"
+            f"one page with any client: {name}.sync(client=...)"
         )
 
     @property
     def shipments(self) -> "ShipmentsResource":
-        """The list endpoints of ``shipments``: ``list`` / ``alist`` (one page),
-        ``iterate`` / ``aiterate`` (items), ``pages`` / ``apages``.
+        """The list endpoints of ``shipments``: ``list()`` and its kin give their items
+        and pages (needs ``service_api.Client``).
 
         Example::
 
-            page = client.shipments.list(page_size=10)
+            for item in client.shipments.list(max_items=10):
+                print(item)
         """
         # Imported here: the endpoint modules import this module.
         from .api.shipments import ShipmentsResource
@@ -437,12 +397,13 @@ class AuthenticatedClient:
 
     @property
     def devices(self) -> "DevicesResource":
-        """The list endpoints of ``devices``: ``list`` / ``alist`` (one page),
-        ``iterate`` / ``aiterate`` (items), ``pages`` / ``apages``.
+        """The list endpoints of ``devices``: ``list()`` and its kin give their items
+        and pages (needs ``service_api.Client``).
 
         Example::
 
-            page = client.devices.list(page_size=10)
+            for item in client.devices.list(max_items=10):
+                print(item)
         """
         # Imported here: the endpoint modules import this module.
         from .api.devices import DevicesResource

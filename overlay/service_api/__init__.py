@@ -33,9 +33,6 @@ from service_api._pagination import (
     Page,
     PageModel,
     Pager,
-    aiter_pages,
-    apaginate,
-    iter_pages,
     paginate,
 )
 from service_api._protocols import StoredToken, TokenStore
@@ -70,9 +67,6 @@ __all__ = [
     "TokenExpiredError",
     "TokenResponseError",
     "TokenStore",
-    "aiter_pages",
-    "apaginate",
-    "iter_pages",
     "paginate",
     "setup_logging",
     "testing",

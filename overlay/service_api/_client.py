@@ -508,7 +508,9 @@ class Client(service_api_client.Client):
             timeout=timeout,
             token_store=token_store,
         )
-        policy = retry or RetryPolicy(max_retries=2 if max_retries is None else max_retries)
+        policy = retry or RetryPolicy()  # max_retries: the policy's default unless given
+        if max_retries is not None:
+            policy = attrs.evolve(policy, max_retries=max_retries)
         limiter = None
         if rate_limit is not None or rate_store is not None:
             quota = _quota("rate_store" if rate_store else "rate_limit", rate_store)
@@ -595,12 +597,10 @@ class Client(service_api_client.Client):
         view = type(self).__new__(type(self))
         return view._setup(self._family, account, kept | given, timeout, retry or self._policy)
 
-    def _paginator(self) -> service_api_client.client.Paginator:
-        # The generated resource accessors (client.shipments.iterate() ...) page through
-        # this; imported here to keep the accessors' whole hook in one place.
-        from service_api._resources import ResourcePaginator
+    def _pager(self, operation: Any, /, **options: Any) -> Any:
+        from service_api._pagination import Pager  # what the generated client.<tag>.list() returns
 
-        return ResourcePaginator(self)
+        return Pager(operation, self, **options)
 
     def with_account(self, account_id: str | None) -> Client:
         """A client for another account, sharing this one's token and pools.

@@ -10,7 +10,8 @@ decision and the unit tests drive it with plain objects.
 What the plan does with a misbehaving server is the policy table of the README
 ("Pagination"). The plan never asks for a page beyond ``ceil(totalRecords / pageSize)``
 of the first page (or, when ``start_page`` is already past the end, beyond
-``start_page``), so iteration is bounded whatever the server says.
+``start_page``), so iteration is bounded whatever the server says. Pages go by number:
+a ``next`` link is neither followed nor checked.
 
 Repeats are recognised by the record's key (by default its id, see :func:`id_key`)
 among the keys of the items handed over from the last ``REPEAT_WINDOW_PAGES`` pages:
@@ -25,10 +26,8 @@ import math
 import sys
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple
-from urllib.parse import parse_qsl
 
 import attrs
-import httpx
 
 from service_api._errors import InconsistentPageError, InvalidResponseError
 
@@ -40,65 +39,17 @@ REPEAT_WINDOW_PAGES = 8
 #: A record's identity: equal keys are the same record; ``None`` means "unknown", so
 #: the record is never taken for a repeat.
 KeyFunction = Callable[[Any], Hashable | None]
+# What the plan warns of, once per kind, after "page N".
+_NOTES = {
+    "total": ": totalRecords changed from {first} to {total}; keeping the {last} pages planned",
+    "long": " holds {n} items, more than pageSize {size}; the extra items are ignored",
+    "beyond-total": " holds {n} items but its totalRecords ({total}) allows {allowed}; "
+    "the rest are ignored, stopping",
+    "shrank": " is empty: the result set shrank to {total} records; stopping",
+    "repeat": ": {n} items already yielded were dropped",
+}
 # The counts of the envelope: their names on the wire and in the page models.
 _COUNTS = {"totalRecords": "total_records", "pageNumber": "page_number", "pageSize": "page_size"}
-
-
-class PageOptions(NamedTuple):
-    """The options of one ``paginate`` call, checked by the pager before any request."""
-
-    page_size: int
-    start_page: int
-    max_items: int | None
-    max_pages: int | None
-    concurrency: int
-    page_retries: int
-    key: KeyFunction
-
-
-def check_next_link(link: str, *, base_url: str, number: int, size: int) -> str | None:
-    """Why the ``next`` link of page ``number`` cannot be trusted, or ``None`` if it is
-    the expected page.
-
-    The link is never followed (the next request is built from pageNumber/pageSize
-    against the client's base URL, so credentials go nowhere else); it is only
-    checked, so that a server pointing elsewhere or backwards is reported. Accepted:
-    same host and port, a path under the base URL's path, and the same scheme or
-    ``http`` under an ``https`` base (public documentation shows such links).
-
-    Example::
-
-        check_next_link("https://evil.example/x", base_url=base, number=1, size=50)
-        # 'next link to another origin (https://evil.example)'
-    """
-    place, _, query = link.partition("?")
-    if problem := _place_problem(place, base_url):
-        return problem
-    # Parsed as httpx parses a query; the first of repeated names counts, as in httpx.
-    given = dict(reversed(parse_qsl(query.partition("#")[0], keep_blank_values=True)))
-    for name, value in (("pageNumber", number + 1), ("pageSize", size)):
-        if given.get(name, str(value)) != str(value):
-            return f"next link with {name}={given[name]}, expected {value}"
-    return None
-
-
-# Cached: URL parsing is most of the cost of a check, and a server sends the same origin
-# and path on every page.
-@functools.lru_cache(maxsize=16)
-def _place_problem(place: str, base_url: str) -> str | None:
-    base = httpx.URL(base_url)
-    try:
-        url = base.join(place)
-    except (httpx.InvalidURL, TypeError, ValueError):
-        return f"unparsable next link {place!r}"
-    scheme_ok = url.scheme == base.scheme or (url.scheme == "http" and base.scheme == "https")
-    # A scheme upgrade changes the default port; compare explicit ports only.
-    port_ok = url.port == base.port or (url.scheme != base.scheme and url.port is None)
-    if not (scheme_ok and url.host == base.host and port_ok):
-        return f"next link to another origin ({url.scheme}://{url.host})"
-    if not url.path.startswith(base.path.rstrip("/") + "/"):
-        return f"next link outside the API path ({url.path})"
-    return None
 
 
 @functools.cache
@@ -123,6 +74,18 @@ def id_key(item: Any) -> Hashable | None:
     return value if isinstance(value, str | int) and not isinstance(value, bool) else None
 
 
+class PageOptions(NamedTuple):
+    """The options of one iteration (``client.<tag>.list(**options)``), with their
+    defaults; the pager checks them before any request."""
+
+    page_size: int = 50
+    start_page: int = 1
+    max_items: int | None = None
+    max_pages: int | None = None
+    concurrency: int = 1
+    key: KeyFunction | None = None  # None: id_key
+
+
 class PagePlan:
     """Decides which pages to fetch and checks each page that arrives, with no I/O.
 
@@ -133,16 +96,18 @@ class PagePlan:
 
     Example::
 
-        plan = PagePlan(options, base_url=base_url, warn=print)
+        plan = PagePlan(options, warn=print)
         while (number := plan.next_page_info()) is not None:
             page = fetch(number, plan.page_size)
             yield from (page.data[index] for index in plan.accept(number, page))
     """
 
-    def __init__(self, options: PageOptions, *, base_url: str, warn: Callable[[str], None]):
+    def __init__(self, options: PageOptions, *, warn: Callable[[str], None]):
         self.page_size, self.start_page = options.page_size, options.start_page
-        self.max_items, self.key = options.max_items, options.key
-        self.base_url, self._warn = base_url, warn
+        self.max_items, self.key = options.max_items, options.key or id_key
+        # Pages asked for ahead of the one in hand: twice the requests in flight, if any.
+        self.window = 2 * options.concurrency if options.concurrency > 1 else 0
+        self._warn = warn
         items = None if self.max_items is None else math.ceil(self.max_items / self.page_size)
         bound = min([n for n in (options.max_pages, items) if n is not None] or [sys.maxsize])
         #: The last page to fetch: what max_items and max_pages allow, then also what the
@@ -160,13 +125,13 @@ class PagePlan:
         number = self.start_page + self.pages_accepted
         return number if number <= self.last_page else None
 
-    def pages_ahead(self, number: int, window: int) -> list[int]:
+    def pages_ahead(self, number: int) -> list[int]:
         """The pages after ``number`` (the page in hand) up to ``number + window`` and
         within the plan that no earlier call named: what concurrent drivers fetch ahead.
         None until the first page told how many pages there are."""
         if self._first_total is None:
             return []
-        first, stop = max(self._asked, number) + 1, min(self.last_page, number + window) + 1
+        first, stop = max(self._asked, number) + 1, min(self.last_page, number + self.window) + 1
         self._asked = max(self._asked, stop - 1)
         return list(range(first, stop))
 
@@ -179,12 +144,11 @@ class PagePlan:
         """
         if number != self.next_page_info():
             raise RuntimeError(f"page {number} accepted out of order")  # a driver bug
-        total, data, link = self._envelope(number, model)
+        total, data = self._envelope(number, model)
         self._track_total(total, number)
         data, cut = self._fit(data, total, number)
         kept = self._drop_repeats(data, number)
         last = cut or number >= self._end
-        self._read_next_link(link, total, number, last)
         if self.max_items is not None and len(kept) >= self.max_items - self.items_yielded:
             kept, last = kept[: self.max_items - self.items_yielded], True
         self.items_yielded += len(kept)
@@ -193,9 +157,9 @@ class PagePlan:
             self.last_page = number
         return kept
 
-    def _envelope(self, number: int, model: Any) -> tuple[int, Sequence[Any], str | None]:
-        """``totalRecords``, ``data`` and the ``next`` link, once the envelope is
-        complete and names the page asked for."""
+    def _envelope(self, number: int, model: Any) -> tuple[int, Sequence[Any]]:
+        """``totalRecords`` and ``data``, once the envelope is complete and names the
+        page asked for."""
         for wire, name in _COUNTS.items():
             value = getattr(model, name, None)
             # bool is an int in Python, but never a count.
@@ -209,9 +173,7 @@ class PagePlan:
             if got != want:
                 msg = f"page {number}: asked for {what} {want}, the server answered {what} {got}"
                 raise InconsistentPageError(msg, page_number=number)
-        # UNSET, None and "" all mean "no next page".
-        link = getattr(model, "next_", None)
-        return model.total_records, model.data, link if isinstance(link, str) and link else None
+        return model.total_records, model.data
 
     def _track_total(self, total: int, number: int) -> None:
         """The first page's ``totalRecords`` plans the iteration; a change is reported."""
@@ -220,47 +182,26 @@ class PagePlan:
             self._end = math.ceil(total / self.page_size)
             self.last_page = min(self.last_page, self._end)
         elif total != self._first_total:  # reported once: the first change is the news
-            self._note(
-                "total",
-                f"totalRecords changed from {self._first_total} to {total} at page {number}; "
-                f"keeping the {self.last_page} pages planned",
-            )
+            self._note("total", number, first=self._first_total, total=total, last=self.last_page)
 
     def _fit(self, data: Sequence[Any], total: int, number: int) -> tuple[Sequence[Any], bool]:
         """The items the page may hold, and whether it ends the iteration: no more than
         pageSize (the rest belong to the next page), nor than its own totalRecords allows
         (no page can follow by that count); none before the planned end only if
-        something explains it."""
+        something explains it (the set shrank)."""
         if len(data) > self.page_size:
-            self._note(
-                "long",
-                f"page {number} holds {len(data)} items, more than pageSize "
-                f"{self.page_size}; the extra items are ignored",
-            )
+            self._note("long", number, n=len(data), size=self.page_size)
             data = data[: self.page_size]
         allowed = max(0, min(self.page_size, total - (number - 1) * self.page_size))
         if len(data) > allowed:
-            self._note(
-                "beyond-total",
-                f"page {number} holds {len(data)} items but its totalRecords "
-                f"({total}) allows {allowed}; the rest are ignored, stopping",
-            )
+            self._note("beyond-total", number, n=len(data), total=total, allowed=allowed)
             return data[:allowed], True
         if data or number > self._end:
             return data, False
-        if allowed == 0:
-            self._note(
-                "shrank",
-                f"page {number} is empty: the result set shrank to {total} records; stopping",
-            )
-        elif "no-next" in self._warned:  # a missing next link was reported
-            self._note(
-                "no-next-end", f"page {number} is empty, as the missing next link said; stopping"
-            )
-        else:
-            raise InconsistentPageError(
-                f"page {number} is empty although totalRecords is {total}", page_number=number
-            )
+        if allowed:
+            msg = f"page {number} is empty although totalRecords is {total}"
+            raise InconsistentPageError(msg, page_number=number)
+        self._note("shrank", number, total=total)
         return data, True
 
     def _drop_repeats(self, data: Sequence[Any], number: int) -> list[int]:
@@ -276,38 +217,14 @@ class PagePlan:
         while len(self._recent) > REPEAT_WINDOW_PAGES * self.page_size:
             self._recent.popitem(last=False)
         if data and not kept:
-            raise InconsistentPageError(
-                f"page {number} repeats items already yielded (a page served twice?)",
-                page_number=number,
-            )
+            msg = f"page {number} repeats items already yielded (a page served twice?)"
+            raise InconsistentPageError(msg, page_number=number)
         if len(kept) < len(data):
-            dropped = len(data) - len(kept)
-            self._note("repeat", f"page {number}: {dropped} items already yielded were dropped")
+            self._note("repeat", number, n=len(data) - len(kept))
         return kept
 
-    def _read_next_link(self, link: str | None, total: int, number: int, last: bool) -> None:
-        """The ``next`` link is a signal, checked but never followed."""
-        if link is None and not last:
-            # totalRecords promises more: going on by page number loses nothing, and the
-            # plan still bounds the pages; an empty page ends it without an error.
-            self._note(
-                "no-next",
-                f"page {number} has no next link although totalRecords implies "
-                f"{self._end} pages; going on by page number",
-            )
-        elif link is not None:
-            size = self.page_size
-            if problem := check_next_link(link, base_url=self.base_url, number=number, size=size):
-                self._note("link", f"page {number}: {problem}; link ignored")
-            if last and total == self._first_total:
-                self._note(
-                    "extra-next",
-                    f"page {number} links a next page beyond the {self._end} pages "
-                    "totalRecords implies; stopping",
-                )
-
-    def _note(self, kind: str, message: str) -> None:
+    def _note(self, kind: str, number: int, **facts: int | None) -> None:
         # Once per kind: a server that repeats a fault on every page should not flood.
         if kind not in self._warned:
             self._warned.add(kind)
-            self._warn(message)
+            self._warn(f"page {number}" + _NOTES[kind].format(**facts))

@@ -2,7 +2,7 @@
 
 :func:`source` is a dlt source with one resource per list endpoint of the generated
 client (an endpoint added to ``openapi.yaml`` becomes a resource after ``make``), driven
-by this package's :class:`~service_api.Client` and :func:`~service_api.iter_pages`: token
+by this package's :class:`~service_api.Client` and :class:`~service_api.Pager`: token
 refresh, account header, retries and rate limit are the client's. :func:`load` runs it
 through a pipeline and is what ``service-api load`` uses.
 
@@ -44,9 +44,8 @@ from dlt.common.pipeline import LoadInfo
 from dlt.extract import DltResource, DltSource
 
 # Only the package's public API drives the load, as any user's code would.
-from service_api import Client, ServiceApiError, iter_pages
-from service_api._endpoints import ListEndpoint, discover_list_endpoints
-from service_api._pagination import PAGE_RETRIES
+from service_api import Client, ServiceApiError, paginate
+from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
 
 __all__ = ["ACCOUNT_COLUMN", "SOURCE_NAME", "list_endpoints", "load", "source"]
 
@@ -68,7 +67,7 @@ def list_endpoints() -> dict[str, str | None]:
         >>> list_endpoints()
         {'devices': 'deviceId', 'shipments': 'shipmentId'}
     """
-    return {name: e.id_field for name, e in discover_list_endpoints().items()}
+    return {name: e.id_field for name, e in LIST_ENDPOINTS.items()}
 
 
 @dataclass
@@ -156,7 +155,6 @@ def _pages(
     *,
     page_size: int,
     concurrency: int,
-    page_retries: int,
     stop: _Stop,
     resource_state: Callable[[], dict[str, Any]],
 ) -> Iterator[list[dict[str, Any]]]:
@@ -172,13 +170,14 @@ def _pages(
         if stop.requested():
             return
         with client.with_account(account) as child:
-            pages = iter_pages(
-                endpoint.module,
-                child,
-                page_size=page_size,
-                start_page=start_page,
-                concurrency=concurrency,
-                page_retries=page_retries,
+            pages = iter(
+                paginate(
+                    endpoint.module,
+                    child,
+                    page_size=page_size,
+                    start_page=start_page,
+                    concurrency=concurrency,
+                ).pages()
             )
             try:
                 while True:
@@ -216,7 +215,6 @@ def _resource(
     id_field: str,
     page_size: int,
     concurrency: int,
-    page_retries: int,
     stop: _Stop,
 ) -> DltResource:
     def pages() -> Iterator[list[dict[str, Any]]]:
@@ -226,7 +224,6 @@ def _resource(
             accounts,
             page_size=page_size,
             concurrency=concurrency,
-            page_retries=page_retries,
             stop=stop,
             resource_state=dlt.current.resource_state,
         )
@@ -248,7 +245,6 @@ def source(
     endpoints: Sequence[str] | None = None,
     page_size: int = _MAX_PAGE_SIZE,
     concurrency: int = 1,
-    page_retries: int = PAGE_RETRIES,
     primary_keys: Mapping[str, str] | None = None,
     errors: list[BaseException] | None = None,
 ) -> DltSource:
@@ -260,9 +256,7 @@ def source(
         accounts: the accounts to load, in order.
         endpoints: endpoint names (``"shipments"``); all list endpoints when ``None``.
         page_size: records per request (the service's maximum, 50, by default).
-        concurrency: pages fetched ahead per account (see :func:`service_api.iter_pages`).
-        page_retries: times a failed page is fetched again before the run stops (see
-            :func:`service_api.iter_pages`).
+        concurrency: pages fetched ahead per account (see :class:`service_api.Pager`).
         primary_keys: the identifier field of an endpoint whose model has no single
             ``...Id`` field (``{"parcels": "parcelRef"}``); it wins over the one found.
         errors: how a failure ends the run. ``None``: the error propagates and dlt
@@ -279,7 +273,7 @@ def source(
         if errors:
             raise errors[0]
     """
-    chosen = _select(endpoints, discover_list_endpoints())
+    chosen = _select(endpoints, LIST_ENDPOINTS)
     accounts = _check_accounts(accounts)
     if not 1 <= page_size <= _MAX_PAGE_SIZE:
         raise ValueError(f"page_size must be within 1..{_MAX_PAGE_SIZE}, got {page_size}")
@@ -302,7 +296,6 @@ def source(
                 id_field=id_field,
                 page_size=page_size,
                 concurrency=concurrency,
-                page_retries=page_retries,
                 stop=stop,
             )
         )
@@ -323,7 +316,6 @@ def load(
     endpoints: Sequence[str] | None = None,
     page_size: int = _MAX_PAGE_SIZE,
     concurrency: int = 1,
-    page_retries: int = PAGE_RETRIES,
     primary_keys: Mapping[str, str] | None = None,
 ) -> LoadInfo:
     """Run :func:`source` through ``pipeline``; returns dlt's ``LoadInfo``.
@@ -347,7 +339,6 @@ def load(
         endpoints=endpoints,
         page_size=page_size,
         concurrency=concurrency,
-        page_retries=page_retries,
         primary_keys=primary_keys,
         errors=errors,
     )

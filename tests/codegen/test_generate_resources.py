@@ -1,6 +1,8 @@
-"""codegen/generate.sh: list endpoints added to a copy of the spec get their resource
-accessors (``client.<tag>.list()`` / ``.iterate()`` / ``.pages()`` and async twins) with
-no hand edit, typed, and only list endpoints get them."""
+"""codegen/generate.sh: list endpoints added to a copy of the spec get their one door
+(``client.<tag>.list()`` and, for another list endpoint of the tag,
+``client.<tag>.list_<name>()``) and their entry in the registry
+``service_api_client.api.LIST_ENDPOINTS`` with no hand edit, typed; and only list
+endpoints get them."""
 
 import os
 import shutil
@@ -86,6 +88,7 @@ NEW_PATHS = {
 }
 
 NEW_SCHEMAS = {
+    # One ``...Id`` field: the registry names it; none (AlertRule): the registry says None.
     "Alert": {"type": "object", "properties": {"alertId": {"type": "string"}}},
     "AlertRule": {"type": "object", "properties": {"name": {"type": "string"}}},
     "AlertPage": envelope_of("Alert"),
@@ -106,14 +109,13 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work / "out"
 
 
-def test_every_list_endpoint_gets_its_accessors(generated: Path) -> None:
+def test_every_list_endpoint_gets_one_accessor(generated: Path) -> None:
     source = (generated / "service_api_client/api/alerts/__init__.py").read_text()
-    for suffix in ("", "_alert_rules"):
-        for method in ("list", "iterate", "pages"):
-            assert f"    def {method}{suffix}(" in source
-        assert f"    async def alist{suffix}(" in source
-        for method in ("aiterate", "apages"):
-            assert f"    def {method}{suffix}(" in source
+    methods = [line.split("(")[0] for line in source.splitlines() if line.startswith("    def ")]
+    assert methods == ["    def __init__", "    def list", "    def list_alert_rules"]
+    # Every option and the endpoint's own query parameter, typed in the signature.
+    assert "        severity: str | Unset = UNSET,\n    ) -> ListPager[AlertPage, Alert]:" in source
+    assert "key: Callable[[AlertRule], Hashable | None] | None = None," in source
     assert "get_alert" not in source.replace("from . import", "")
     client = (generated / "service_api_client/client.py").read_text()
     assert "    def alerts(self) -> " in client
@@ -129,8 +131,10 @@ import sys
 sys.path.insert(0, sys.argv[1])
 import httpx
 import service_api_client
-from service_api._resources import ResourcePaginator
-from service_api_client.api.alerts import AlertsResource
+import service_api
+from service_api_client.api import LIST_ENDPOINTS
+from service_api_client.api.alerts import AlertsResource, list_alert_rules, list_alerts
+from service_api_client.models import Alert, AlertPage, AlertRule, AlertRulePage
 
 assert service_api_client.__file__.startswith(sys.argv[1]), service_api_client.__file__
 ALERTS = [{"alertId": f"a-{n}"} for n in range(5)]
@@ -147,35 +151,54 @@ def serve(request):
         "totalRecords": len(ALERTS), "pageNumber": number, "pageSize": size, "data": data,
     })
 
-class Paging(service_api_client.Client):
-    def _paginator(self):
-        return ResourcePaginator(self)
+assert list(LIST_ENDPOINTS) == ["alert-rules", "alerts", "devices", "shipments"]
+alert_entry, rules_entry = LIST_ENDPOINTS["alerts"], LIST_ENDPOINTS["alert-rules"]
+assert (alert_entry.name, alert_entry.module, alert_entry.page_model) == (
+    "alerts", list_alerts, AlertPage
+), alert_entry
+assert (alert_entry.item_model, alert_entry.id_field) == (Alert, "alertId"), alert_entry
+assert (rules_entry.module, rules_entry.item_model, rules_entry.id_field) == (
+    list_alert_rules, AlertRule, None
+), rules_entry
 
 args = {"base_url": "http://127.0.0.1:9", "httpx_args": {"transport": httpx.MockTransport(serve)}}
 plain = service_api_client.Client(**args)
 assert type(plain.alerts) is AlertsResource
-page = plain.alerts.list(page_size=2, severity="high")
+page = list_alerts.sync(client=plain, page_size=2, severity="high")
 assert [a.alert_id for a in page.data] == ["a-0", "a-1"], page
 assert seen[-1]["severity"] == "high", seen
-assert plain.alerts.list_alert_rules().data[0].name == "r"
 try:
-    plain.alerts.iterate()
+    plain.alerts.list()
 except TypeError as exc:
     assert "service_api.Client" in str(exc), exc
 else:
-    raise AssertionError("a plain client iterated")
+    raise AssertionError("a plain client paged")
 
+# The overlay's client, on the same transport: its token request is answered too.
+def serve_all(request):
+    if request.url.path.endswith("/authenticate"):
+        token = {"access_token": "t", "token_type": "Bearer", "expires_in": 3600}
+        return httpx.Response(200, json=token)
+    return serve(request)
+
+paging = service_api.Client(
+    "http://127.0.0.1:9", "cid", "secret", "acct-1",
+    httpx_args={"transport": httpx.MockTransport(serve_all)},
+)
 seen.clear()
-alerts = list(Paging(**args).alerts.iterate(page_size=2, severity="low"))
+alerts = list(paging.alerts.list(page_size=2, severity="low"))
 assert [a.alert_id for a in alerts] == [f"a-{n}" for n in range(5)], alerts
 assert [p["pageNumber"] for p in seen] == ["1", "2", "3"], seen
 assert all(p["severity"] == "low" for p in seen), seen
-numbers = [p.number for p in Paging(**args).alerts.pages(page_size=4)]
+numbers = [p.number for p in paging.alerts.list(page_size=4).pages()]
 assert numbers == [1, 2], numbers
+rules = list(paging.alerts.list_alert_rules())
+assert [r.name for r in rules] == ["r"], rules
+paging.close()
 """
 
 
-def test_the_new_accessors_work(generated: Path) -> None:
+def test_the_new_accessors_and_registry_entries_work(generated: Path) -> None:
     subprocess.run([sys.executable, "-c", RUNTIME_CHECK, str(generated)], check=True)
 
 
@@ -184,20 +207,27 @@ from collections.abc import AsyncGenerator, Generator
 from typing import assert_type
 
 from service_api_client import Client
-from service_api_client.client import ListPage
+from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
+from service_api_client.client import ListPage, ListPager
 from service_api_client.models import Alert, AlertPage, AlertRule, AlertRulePage
 
 
 async def use(client: Client) -> None:
-    assert_type(client.alerts.list(severity="high"), AlertPage)
-    assert_type(await client.alerts.alist_alert_rules(page_size=5), AlertRulePage)
-    assert_type(client.alerts.iterate(severity="high"), Generator[Alert, None, None])
-    assert_type(client.alerts.aiterate_alert_rules(), AsyncGenerator[AlertRule, None])
-    for page in client.alerts.pages(max_pages=2):
+    assert_type(client.alerts.list(severity="high"), ListPager[AlertPage, Alert])
+    for alert in client.alerts.list(severity="high", max_items=3):
+        assert_type(alert, Alert)
+    async for rule in client.alerts.list_alert_rules(page_size=5):
+        assert_type(rule, AlertRule)
+    assert_type(iter(client.alerts.list()), Generator[Alert, None, None])
+    assert_type(aiter(client.alerts.list_alert_rules()), AsyncGenerator[AlertRule, None])
+    for page in client.alerts.list(max_pages=2).pages():
         assert_type(page, ListPage[AlertPage, Alert])
-    async for rules in client.alerts.apages_alert_rules():
+    async for rules in client.alerts.list_alert_rules().pages():
         assert_type(rules.items[0], AlertRule)
-    client.alerts.iterate(severity=3)  # type: ignore[arg-type]
+        assert_type(rules.model, AlertRulePage)
+    assert_type(LIST_ENDPOINTS["alerts"], ListEndpoint)
+    client.alerts.list(severity=3)  # type: ignore[arg-type]
+    client.alerts.iterate()  # type: ignore[attr-defined]
     client.notes  # type: ignore[attr-defined]
 """
 

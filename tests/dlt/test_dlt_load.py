@@ -48,19 +48,18 @@ def test_one_resource_per_list_endpoint_with_merge_keys(client: service_api.Clie
 def test_resources_yield_whole_pages_tagged_with_their_account(
     client: service_api.Client, mock: RunningMock
 ) -> None:
-    from service_api._endpoints import discover_list_endpoints
     from service_api.dlt import _pages, _Stop
+    from service_api_client.api import LIST_ENDPOINTS
 
     mock.service.reset(records=60)
     state: dict[str, Any] = {}
     pages = list(
         _pages(
-            discover_list_endpoints()["devices"],
+            LIST_ENDPOINTS["devices"],
             client,
             ACCOUNTS,
             page_size=50,
             concurrency=2,
-            page_retries=0,
             stop=_Stop(None),
             resource_state=lambda: state,
         )
@@ -149,7 +148,7 @@ def test_an_interrupted_load_resumes_from_dlt_state_without_duplicates(
     # client's and the page's) the 5th page request ends the run.
     mock.service.reset(records=120, rate_limit=5)
     with pytest.raises(service_api.RateLimitError) as caught:
-        load(make_pipeline(), client, ACCOUNTS, endpoints=["shipments"], page_retries=0)
+        load(make_pipeline(), client, ACCOUNTS, endpoints=["shipments"])
     assert caught.value.page_number == 2
     assert caught.value.resumable
     # What was fetched before the failure is loaded: acct-1 whole, acct-2 page 1.
@@ -212,7 +211,7 @@ def test_without_an_error_list_a_failure_propagates_and_nothing_is_committed(
     mock.service.reset(records=120, rate_limit=3)
     pipeline = make_pipeline()
     with pytest.raises(PipelineStepFailed) as caught:
-        pipeline.run(source(client, ACCOUNTS, endpoints=["devices"], page_retries=0))
+        pipeline.run(source(client, ACCOUNTS, endpoints=["devices"]))
     assert isinstance(caught.value.__cause__, Exception)
     cause: BaseException | None = caught.value
     while cause is not None and not isinstance(cause, service_api.ServiceApiError):
@@ -234,7 +233,7 @@ def test_the_resume_point_travels_with_the_data_to_the_destination(
     # pipelines directory (a fresh CI runner) still resumes where the last run stopped.
     mock.service.reset(records=120, rate_limit=5)
     with pytest.raises(service_api.RateLimitError):
-        load(make_pipeline(), client, ACCOUNTS, endpoints=["shipments"], page_retries=0)
+        load(make_pipeline(), client, ACCOUNTS, endpoints=["shipments"])
     shutil.rmtree(tmp_path / "pipelines")
 
     mock.service.set_faults(rate_limit=None)

@@ -121,11 +121,13 @@ def test_an_endpoint_without_an_identifier_asks_for_one(
     offline_client: service_api.Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import service_api.dlt
-    from service_api._endpoints import ListEndpoint, discover_list_endpoints
+    from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
 
-    devices = discover_list_endpoints()["devices"]
-    nameless = ListEndpoint("readings", devices.module, devices.item_model, None)
-    monkeypatch.setattr(service_api.dlt, "discover_list_endpoints", lambda: {"readings": nameless})
+    devices = LIST_ENDPOINTS["devices"]
+    nameless = ListEndpoint(
+        "readings", devices.module, devices.page_model, devices.item_model, None
+    )
+    monkeypatch.setattr(service_api.dlt, "LIST_ENDPOINTS", {"readings": nameless})
     with pytest.raises(ValueError, match=r"pass primary_keys=\{'readings': 'fieldName'\}"):
         source(offline_client, ["acct-1"])
     built = source(offline_client, ["acct-1"], primary_keys={"readings": "deviceId"})

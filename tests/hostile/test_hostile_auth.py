@@ -97,7 +97,7 @@ async def test_async_html_page_stops_pagination_with_a_typed_error(
     state.reset("html_200")
     async with make_client(origin) as client:
         with pytest.raises(service_api.InvalidResponseError) as info:
-            [item async for item in service_api.apaginate(list_shipments, client)]
+            [item async for item in client.shipments.list()]
     assert info.value.page_number == 1
     assert state.count("/shipments") == 1
 

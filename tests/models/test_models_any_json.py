@@ -11,7 +11,7 @@ names the spec guesses:
   not match is not cast into the attribute but kept as sent (``record["field"]``);
 
 through the generated ``from_dict`` / ``to_dict``, and through ``service_api.paginate``
-and ``apaginate`` against a small server on 127.0.0.1 that serves the records.
+and ``paginate`` (``async for``) against a small server on 127.0.0.1 that serves the records.
 """
 
 from __future__ import annotations
@@ -377,7 +377,7 @@ def test_paginate_hands_over_every_record_as_sent(
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(items=RECORD_LISTS)
-def test_apaginate_hands_over_every_record_as_sent(
+def test_async_paginate_hands_over_every_record_as_sent(
     record_server: RecordServer, client: Client, items: list[dict[str, Any]]
 ) -> None:
     record_server.records.items = items
@@ -386,7 +386,7 @@ def test_apaginate_hands_over_every_record_as_sent(
         async with Client(base_url=record_server.base_url, timeout=httpx.Timeout(30.0)) as aclient:
             return [
                 _canonical(r.to_dict())
-                async for r in service_api.apaginate(
+                async for r in service_api.paginate(
                     list_shipments, aclient, page_size=3, concurrency=2
                 )
             ]

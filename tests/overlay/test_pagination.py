@@ -14,29 +14,20 @@ from collections.abc import AsyncIterator, Callable
 from types import ModuleType
 from typing import Any, cast
 
-import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service_api import (
-    ApiConnectionError,
-    ApiTimeoutError,
     AuthenticationError,
     Client,
     InvalidCredentialsError,
-    InvalidResponseError,
     Page,
     PaginationWarning,
     ServiceApiError,
-    aiter_pages,
-    apaginate,
-    iter_pages,
     paginate,
     testing,
 )
-from service_api._errors import error_from_response
-from service_api._pagination import page_retry_delay
 from service_api_client.api.devices import list_devices
 from service_api_client.api.shipments import list_shipments
 from service_api_client.models import DevicePage, ShipmentPage
@@ -83,9 +74,10 @@ def resource(request: pytest.FixtureRequest) -> str:
 
 
 async def drain(twin: str, endpoint: Any, client: Client, **options: Any) -> list[Any]:
+    pager = paginate(endpoint, client, **options)
     if twin == "sync":
-        return list(paginate(endpoint, client, **options))
-    return [item async for item in apaginate(endpoint, client, **options)]
+        return list(pager)
+    return [item async for item in pager]
 
 
 def ids_of(items: list[Any], resource: str) -> list[str]:
@@ -183,26 +175,25 @@ async def test_every_record_once_in_order_with_minimal_requests(
     assert settled_requests(mock, resource, expected_requests(total, size, start_page, max_items))
 
 
-async def test_module_and_function_forms_page_alike(
+async def test_the_list_accessor_and_paginate_page_alike(
     mock: RunningMock, client: Client, twin: str, resource: str
 ) -> None:
     mock.service.reset(records=37)
     module = ENDPOINTS[resource][0]
-    function = module.asyncio_detailed if twin == "async" else module.sync_detailed
-    by_module = await drain(twin, module, client, page_size=10, concurrency=3)
-    by_function = await drain(twin, function, client, page_size=10)
-    assert ids_of(by_module, resource) == ids_of(by_function, resource)
-    assert ids_of(by_module, resource) == dataset_ids(mock, resource)
+    pager = getattr(client, resource).list(page_size=10, concurrency=3)
+    assert repr(pager) == repr(paginate(module, client, page_size=10))
+    by_list = list(pager) if twin == "sync" else [item async for item in pager]
+    by_module = await drain(twin, module, client, page_size=10)
+    assert ids_of(by_list, resource) == ids_of(by_module, resource)
+    assert ids_of(by_list, resource) == dataset_ids(mock, resource)
 
 
 async def test_pages_carry_number_model_and_items(
     mock: RunningMock, client: Client, twin: str
 ) -> None:
     mock.service.reset(records=23)
-    if twin == "sync":
-        pages = list(iter_pages(list_shipments, client, page_size=10, start_page=2))
-    else:
-        pages = [p async for p in aiter_pages(list_shipments, client, page_size=10, start_page=2)]
+    paged = client.shipments.list(page_size=10, start_page=2).pages()
+    pages = list(paged) if twin == "sync" else [p async for p in paged]
     assert [p.number for p in pages] == [2, 3]
     assert [len(p.items) for p in pages] == [10, 3]
     assert all(p.total_records == 23 for p in pages)
@@ -215,10 +206,8 @@ async def test_raw_items_are_the_records_as_the_api_sent_them(
 ) -> None:
     mock.service.reset(records=23)
     module = ENDPOINTS[resource][0]
-    if twin == "sync":
-        pages: list[Page[Any]] = list(iter_pages(module, client, page_size=10, concurrency=2))
-    else:
-        pages = [p async for p in aiter_pages(module, client, page_size=10, concurrency=2)]
+    paged = paginate(module, client, page_size=10, concurrency=2).pages()
+    pages: list[Page[Any]] = list(paged) if twin == "sync" else [p async for p in paged]
     raw = [record for page in pages for record in page.raw_items]
     # Exactly, undeclared fields and the spelling of date-times included.
     assert raw == mock.service.dataset(resource, "acct-1")
@@ -235,17 +224,8 @@ async def test_max_pages_bounds_page_iteration(
     mock: RunningMock, client: Client, twin: str
 ) -> None:
     mock.service.reset(records=100)
-    if twin == "sync":
-        pages: list[Page[Any]] = list(
-            iter_pages(list_devices, client, page_size=10, max_pages=3, concurrency=4)
-        )
-    else:
-        pages = [
-            p
-            async for p in aiter_pages(
-                list_devices, client, page_size=10, max_pages=3, concurrency=4
-            )
-        ]
+    paged = client.devices.list(page_size=10, max_pages=3, concurrency=4).pages()
+    pages = list(paged) if twin == "sync" else [p async for p in paged]
     assert [p.number for p in pages] == [1, 2, 3]
     assert settled_requests(mock, "devices", 3)
 
@@ -267,22 +247,30 @@ async def test_max_pages_bounds_page_iteration(
 async def test_bad_arguments_fail_before_any_request(
     mock: RunningMock, client: Client, twin: str, options: dict[str, Any]
 ) -> None:
-    call: Callable[..., object] = paginate if twin == "sync" else apaginate
+    call: Callable[..., object] = client.shipments.list
+    if twin == "sync":
+        call = functools.partial(paginate, list_shipments, client)
     with pytest.raises(ValueError, match="must be"):
-        call(list_shipments, client, **options)
+        call(**options)
     assert mock.service.counts() == {}
 
 
 async def test_reserved_and_unknown_parameters_are_refused_before_any_request(
-    mock: RunningMock, client: Client, twin: str
+    mock: RunningMock, client: Client
 ) -> None:
-    call: Callable[..., object] = paginate if twin == "sync" else apaginate
     with pytest.raises(TypeError, match="start_page"):
-        call(list_shipments, client, page_number=3)
+        paginate(list_shipments, client, page_number=3)
     with pytest.raises(TypeError, match=r"list_shipments: .*'colour'"):
-        call(list_shipments, client, colour="red")
+        paginate(list_shipments, client, colour="red")
     with pytest.raises(TypeError, match="key must be a function of an item, not 'shipmentId'"):
-        call(list_shipments, client, key="shipmentId")
+        paginate(list_shipments, client, key=cast(Any, "shipmentId"))
+    # The accessor's signature names every option: anything else is Python's TypeError.
+    unknown: Any = {"colour": "red"}
+    for options in (unknown, {"page_number": 3}, {"page_retries": 3}):
+        with pytest.raises(TypeError, match="unexpected keyword argument"):
+            client.shipments.list(**options)
+    with pytest.raises(TypeError, match="key must be a function of an item"):
+        client.shipments.list(key=cast(Any, "shipmentId"))
     assert mock.service.counts() == {}
 
 
@@ -325,13 +313,19 @@ async def test_leaving_a_sync_loop_early_stops_every_thread(
     gc.collect()
     assert page_threads() == []
 
+    pages = iter(client.shipments.list(page_size=10, concurrency=6).pages())
+    assert next(pages).number == 1
+    assert page_threads()
+    pages.close()
+    assert page_threads() == []
+
 
 async def test_leaving_an_async_loop_early_cancels_every_task(
     mock: RunningMock, client: Client
 ) -> None:
     mock.service.reset(records=400)
     before = asyncio.all_tasks()
-    items = apaginate(list_shipments, client, page_size=10, concurrency=6)
+    items = aiter(client.shipments.list(page_size=10, concurrency=6))
     taken = 0
     async for _ in items:
         taken += 1
@@ -341,6 +335,13 @@ async def test_leaving_an_async_loop_early_cancels_every_task(
     await items.aclose()
     assert asyncio.all_tasks() == before
     assert page_requests(mock, "shipments") <= 2 + 1 + 6
+
+    pages = aiter(client.shipments.list(page_size=10, concurrency=6).pages())
+    assert (await anext(pages)).number == 1
+    await anext(pages)  # the first page told how many: the pages after it are in flight
+    assert asyncio.all_tasks() != before
+    await pages.aclose()
+    assert asyncio.all_tasks() == before
 
 
 async def test_resuming_after_failures_gives_every_record_once(
@@ -353,16 +354,15 @@ async def test_resuming_after_failures_gives_every_record_once(
     async with make_client(mock, tls_context, max_retries=0) as flaky:
         with flaky:
             while True:
-                # No page retries: each failure shows, and is resumed by the caller.
-                options: dict[str, Any] = dict(
-                    page_size=20, start_page=start, concurrency=3, page_retries=0
-                )
+                # No retries (the client's are the only ones): each failure shows, and
+                # is resumed by the caller.
+                options: dict[str, Any] = dict(page_size=20, start_page=start, concurrency=3)
                 try:
                     if twin == "sync":
                         for item in paginate(ENDPOINTS[resource][0], flaky, **options):
                             collected.append(item)
                     else:
-                        async for item in apaginate(ENDPOINTS[resource][0], flaky, **options):
+                        async for item in paginate(ENDPOINTS[resource][0], flaky, **options):
                             collected.append(item)
                     break
                 except ServiceApiError as exc:
@@ -392,7 +392,7 @@ async def test_paging_survives_token_revocation_and_retries(
                         if len(items) == 30:
                             mock.service.revoke_tokens()
                 else:
-                    async for item in apaginate(list_devices, sturdy, page_size=10, concurrency=5):
+                    async for item in sturdy.devices.list(page_size=10, concurrency=5):
                         items.append(item)
                         if len(items) == 30:
                             mock.service.revoke_tokens()
@@ -401,47 +401,27 @@ async def test_paging_survives_token_revocation_and_retries(
     assert mock.service.count("authenticate", status=200) <= 3
 
 
-# -- which endpoint: modules and functions, no network -----------------------------------
-
-
 # -- which endpoint, which client: refused before any request ------------------------------
-
-
-async def test_a_function_leads_back_to_its_module(mock: RunningMock, client: Client) -> None:
-    mock.service.reset(records=3)
-    for endpoint in (list_devices, list_devices.sync_detailed, list_devices.asyncio_detailed):
-        pager = paginate(endpoint, client)
-        assert repr(pager) == "Pager(list_devices, page_size=50)"
-        # Names, not identity: another test may have imported a fresh copy of the package.
-        assert [type(page.model).__name__ for page in pager.pages()] == ["DevicePage"]
-
-
-def _wrapped() -> Callable[..., Any]:
-    @functools.wraps(list_devices.sync_detailed)
-    def wrapper(**kwargs: Any) -> Any:
-        return list_devices.sync_detailed(**kwargs)
-
-    return wrapper
 
 
 @pytest.mark.parametrize(
     ("endpoint", "message"),
     [
-        (list_shipments.sync, "pass the generated endpoint module .*list_shipments"),
-        (list_shipments.asyncio, "pass the generated endpoint module .*list_shipments"),
-        (_wrapped(), "not a list endpoint"),
-        (lambda **kwargs: None, "not a list endpoint"),
-        (42, "not a list endpoint"),
-        (ShipmentPage, "not a list endpoint"),
+        # Functions are no longer endpoints: the module is.
+        (list_shipments.sync, "not a generated list endpoint module"),
+        (list_shipments.sync_detailed, "not a generated list endpoint module"),
+        (list_shipments.asyncio_detailed, "not a generated list endpoint module"),
+        (lambda **kwargs: None, "not a generated list endpoint module"),
+        (42, "not a generated list endpoint module"),
+        (ShipmentPage, "not a generated list endpoint module"),
         (functools, "not a generated list endpoint module"),
     ],
 )
 async def test_what_is_not_an_endpoint_is_a_type_error_before_any_request(
     mock: RunningMock, client: Client, endpoint: Any, message: str
 ) -> None:
-    for call in (paginate, apaginate, iter_pages, aiter_pages):
-        with pytest.raises(TypeError, match=message):
-            call(endpoint, client)
+    with pytest.raises(TypeError, match=message):
+        paginate(endpoint, client)
     assert mock.service.counts() == {}
 
 
@@ -449,9 +429,8 @@ async def test_what_is_not_an_endpoint_is_a_type_error_before_any_request(
 async def test_what_is_not_a_client_is_a_type_error_before_any_request(
     mock: RunningMock, not_a_client: Any
 ) -> None:
-    for call in (paginate, apaginate, iter_pages, aiter_pages):
-        with pytest.raises(TypeError, match=r"client must be a service_api\.Client"):
-            call(list_shipments, not_a_client)
+    with pytest.raises(TypeError, match=r"client must be a service_api\.Client"):
+        paginate(list_shipments, not_a_client)
     assert mock.service.counts() == {}
 
 
@@ -473,7 +452,7 @@ async def test_pages_fetched_ahead_are_parsed_by_the_consumer(
     assert parsed_on == [threading.current_thread().name] * 10
 
 
-# -- the pager: items with for / async for, pages with pages() / apages() ------------------
+# -- the pager: items with for / async for, pages with pages() and for / async for ---------
 
 
 async def test_the_pager_gives_items_and_pages_sync_and_async_and_starts_afresh(
@@ -486,54 +465,8 @@ async def test_the_pager_gives_items_and_pages_sync_and_async_and_starts_afresh(
     assert ids_of(list(pager), "shipments") == expected
     assert ids_of([item async for item in pager], "shipments") == expected
     assert [page.number for page in pager.pages()] == [1, 2, 3]
-    assert [len(page.items) async for page in pager.apages()] == [10, 10, 3]
+    assert [len(page.items) async for page in pager.pages()] == [10, 10, 3]
     assert page_requests(mock, "shipments") == 3 * 4  # each iteration fetches every page
-
-
-# -- the page retry decision, no network ------------------------------------------------------
-
-
-def _answer(status: int, **headers: str) -> ServiceApiError:
-    request = httpx.Request("GET", "http://127.0.0.1/public/v3/shipments")
-    return error_from_response(httpx.Response(status, headers=headers, request=request))
-
-
-@pytest.mark.parametrize(
-    "error",
-    [
-        _answer(500),
-        _answer(503),
-        _answer(429),
-        _answer(401, **{"www-authenticate": 'Bearer error="invalid_token"'}),
-        ApiConnectionError("dropped"),
-        ApiTimeoutError("no answer"),
-    ],
-    ids=repr,
-)
-def test_a_page_failure_a_new_attempt_can_fix_is_retried_with_growing_backoff(
-    error: ServiceApiError,
-) -> None:
-    for attempt, ceiling in enumerate([1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]):
-        delay = page_retry_delay(error, attempt, 10)
-        assert delay is not None
-        assert 0.0 <= delay <= ceiling
-    assert page_retry_delay(error, 3, 3) is None  # the budget is spent
-    assert page_retry_delay(error, 0, 0) is None
-
-
-def test_a_page_retry_waits_what_the_server_asks_within_a_minute() -> None:
-    assert page_retry_delay(_answer(503, **{"retry-after": "7"}), 0, 3) == 7.0
-    assert page_retry_delay(_answer(429, **{"retry-after": "0"}), 2, 3) == 0.0
-    assert page_retry_delay(_answer(429, **{"retry-after": "61"}), 0, 3) is None
-
-
-@pytest.mark.parametrize(
-    "error",
-    [_answer(400), _answer(403), _answer(404), InvalidResponseError("not a page")],
-    ids=repr,
-)
-def test_a_page_failure_a_new_attempt_cannot_fix_is_not_retried(error: ServiceApiError) -> None:
-    assert page_retry_delay(error, 0, 3) is None
 
 
 async def test_refused_credentials_are_raised_at_once_and_not_advised_to_resume(
@@ -559,6 +492,6 @@ async def test_refused_credentials_are_raised_at_once_and_not_advised_to_resume(
     assert isinstance(caught, InvalidCredentialsError)
     assert (caught.start_page, caught.items_yielded) == (1, 0)
     assert not caught.resumable
-    assert delays == []  # no page retry
+    assert delays == []  # refused credentials are not retried
     assert mock.service.count("authenticate") == 1
     assert page_requests(mock, "shipments") == 0

@@ -1,5 +1,6 @@
-"""The resource accessors (``client.shipments.list()`` / ``.iterate()`` / ``.pages()``
-and their async twins) against the mock over loopback HTTP, sync and async side by side."""
+"""The one door per list endpoint, ``client.<tag>.list(**options)``: its items with
+``for`` / ``async for`` and its pages with ``.pages()``, against the mock over loopback
+HTTP, sync and async side by side; and the registry ``service_api_client.api.LIST_ENDPOINTS``."""
 
 from __future__ import annotations
 
@@ -13,8 +14,7 @@ import pytest
 
 import service_api
 import service_api_client
-from service_api._endpoints import discover_list_endpoints
-from service_api._resources import ResourcePaginator
+from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
 from service_api_client.api.authentication import authenticate
 from service_api_client.api.devices import list_devices
 from service_api_client.api.shipments import list_shipments
@@ -68,52 +68,43 @@ def served_pages(mock: RunningMock, resource: str, expected: int) -> int:
     return mock.service.count(operation, status=200)
 
 
-async def one_page(twin: str, accessor: Any, **options: Any) -> Any:
-    if twin == "sync":
-        return accessor.list(**options)
-    return await accessor.alist(**options)
-
-
 async def all_items(twin: str, accessor: Any, **options: Any) -> list[Any]:
+    pager = accessor.list(**options)
     if twin == "sync":
-        with closing(accessor.iterate(**options)) as items:
+        with closing(iter(pager)) as items:
             return list(items)
-    async with aclosing(accessor.aiterate(**options)) as aitems:
+    async with aclosing(aiter(pager)) as aitems:
         return [item async for item in aitems]
 
 
 async def all_pages(twin: str, accessor: Any, **options: Any) -> list[Any]:
+    pages = accessor.list(**options).pages()
     if twin == "sync":
-        with closing(accessor.pages(**options)) as pages:
-            return list(pages)
-    async with aclosing(accessor.apages(**options)) as apages:
-        return [page async for page in apages]
+        with closing(iter(pages)) as sync_pages:
+            return list(sync_pages)
+    async with aclosing(aiter(pages)) as async_pages:
+        return [page async for page in async_pages]
 
 
-async def test_list_returns_one_typed_page(
-    twin: str, resource: str, client: service_api.Client, mock: RunningMock
-) -> None:
-    page = await one_page(twin, getattr(client, resource), page_number=2, page_size=5)
-    assert type(page) is RESOURCES[resource][1]
-    assert page.page_number == 2
-    assert ids_of(page.data, resource) == dataset_ids(mock, resource)[5:10]
-    assert page.total_records == len(dataset_ids(mock, resource))
-    assert served_pages(mock, resource, 1) == 1
+async def test_list_returns_the_pager_paginate_returns(client: service_api.Client) -> None:
+    pager = client.shipments.list(page_size=5)
+    assert isinstance(pager, service_api.Pager)
+    assert repr(pager) == repr(service_api.paginate(list_shipments, client, page_size=5))
+    assert repr(client.devices.list()) == "Pager(list_devices, page_size=50)"
 
 
-async def test_list_is_the_module_function(
+async def test_one_page_by_hand_stays_the_module_function(
     twin: str, client: service_api.Client, mock: RunningMock
 ) -> None:
-    """The module functions keep working and give the same page."""
-    through_accessor = await one_page(twin, client.shipments, page_size=4)
     if twin == "sync":
-        direct = list_shipments.sync_or_raise(client=client, page_size=4)
+        page = list_shipments.sync_or_raise(client=client, page_number=2, page_size=4)
     else:
-        direct = await list_shipments.asyncio_or_raise(client=client, page_size=4)
-    assert through_accessor.to_dict() == direct.to_dict()
+        page = await list_shipments.asyncio_or_raise(client=client, page_number=2, page_size=4)
+    assert type(page) is ShipmentPage
+    assert ids_of(page.data, "shipments") == dataset_ids(mock, "shipments")[4:8]
 
 
-async def test_iterate_yields_every_item(
+async def test_list_yields_every_item(
     twin: str, resource: str, client: service_api.Client, mock: RunningMock
 ) -> None:
     items = await all_items(twin, getattr(client, resource), page_size=7)
@@ -124,7 +115,7 @@ async def test_iterate_yields_every_item(
     assert served_pages(mock, resource, -(-len(expected) // 7)) == -(-len(expected) // 7)
 
 
-async def test_iterate_passes_its_options_on(
+async def test_list_passes_its_options_on(
     twin: str, client: service_api.Client, mock: RunningMock
 ) -> None:
     items = await all_items(
@@ -194,55 +185,51 @@ def plain_client(mock: RunningMock) -> service_api_client.Client:
     )
 
 
-async def test_a_plain_generated_client_lists_one_page(
+async def test_a_plain_generated_client_gets_one_page_by_hand(
     twin: str, plain_client: service_api_client.Client, mock: RunningMock
 ) -> None:
     async with plain_client:
         with plain_client:
-            page = await one_page(twin, plain_client.devices, page_size=3)
+            if twin == "sync":
+                page = list_devices.sync_or_raise(client=plain_client, page_size=3)
+            else:
+                page = await list_devices.asyncio_or_raise(client=plain_client, page_size=3)
     assert type(page) is DevicePage
     assert ids_of(page.data, "devices") == dataset_ids(mock, "devices")[:3]
 
 
-@pytest.mark.parametrize("method", ["iterate", "aiterate", "pages", "apages"])
-def test_a_plain_generated_client_cannot_iterate(
-    method: str, plain_client: service_api_client.Client, mock: RunningMock
+def test_a_plain_generated_client_cannot_page(
+    plain_client: service_api_client.Client, mock: RunningMock
 ) -> None:
-    with pytest.raises(TypeError, match=r"needs service_api\.Client, not Client"):
-        getattr(plain_client.shipments, method)()
+    with pytest.raises(TypeError, match=r"needs service_api\.Client, not Client.*list_shipments"):
+        plain_client.shipments.list()
     assert mock.service.count("listShipments") == 0
 
 
-async def test_the_paginator_refuses_a_page_model_the_module_does_not_return(
-    client: service_api.Client,
-) -> None:
-    paginator = ResourcePaginator(client)
-    with pytest.raises(TypeError, match="list_devices does not return ShipmentPage"):
-        paginator.items(
-            list_devices,
-            ShipmentPage,
-            Shipment,
-            page_size=50,
-            start_page=1,
-            max_items=None,
-            max_pages=None,
-            concurrency=1,
-            params={},
-        )
-    assert repr(paginator) == "ResourcePaginator(Client)"
+def test_the_registry_names_every_list_endpoint_with_its_models_and_id() -> None:
+    assert list(LIST_ENDPOINTS) == ["devices", "shipments"]
+    assert LIST_ENDPOINTS["shipments"] == ListEndpoint(
+        "shipments", list_shipments, ShipmentPage, Shipment, "shipmentId"
+    )
+    assert LIST_ENDPOINTS["devices"] == ListEndpoint(
+        "devices", list_devices, DevicePage, Device, "deviceId"
+    )
+    for endpoint in LIST_ENDPOINTS.values():
+        assert endpoint.module.SUCCESS_MODEL is endpoint.page_model
+    assert repr(LIST_ENDPOINTS["devices"]) == "ListEndpoint(name='devices', id_field='deviceId')"
+    with pytest.raises(TypeError):
+        LIST_ENDPOINTS["parcels"] = LIST_ENDPOINTS["devices"]  # type: ignore[index]
 
 
 async def test_every_list_endpoint_has_an_accessor_the_client_does_not_shadow() -> None:
-    """The generation rule agrees with the package's own discovery of list endpoints,
-    and no method of service_api.Client hides a tag's property."""
+    """The accessors and the registry come from one generation rule, and no method of
+    service_api.Client hides a tag's property."""
     generated = {
         name
         for name, value in vars(service_api_client.Client).items()
         if isinstance(value, property)
     }
-    tags = {
-        endpoint.module.__name__.split(".")[-2] for endpoint in discover_list_endpoints().values()
-    }
+    tags = {endpoint.module.__name__.split(".")[-2] for endpoint in LIST_ENDPOINTS.values()}
     assert tags == generated == {"devices", "shipments"}
     for tag in tags:
         assert (

@@ -6,12 +6,12 @@ import random
 import pytest
 
 from service_api import RetryPolicy, testing
-from service_api._retry import RETRY_SLEEP, backoff_delay, parse_retry_after, retry_delay
+from service_api._retry import RETRY_SLEEP, parse_retry_after, retry_delay
 
 
 def test_defaults_match_the_documented_policy() -> None:
     policy = RetryPolicy()
-    assert (policy.max_retries, policy.initial_delay, policy.max_delay) == (2, 0.5, 8.0)
+    assert (policy.max_retries, policy.initial_delay, policy.max_delay) == (8, 0.25, 8.0)
     assert policy.jitter
     assert policy.max_retry_after == 60.0
     assert policy.retry_statuses == {429, 502, 503, 504}
@@ -64,24 +64,33 @@ def test_parse_retry_after_http_date() -> None:
 
 
 def test_backoff_is_exponential_and_capped() -> None:
+    policy = RetryPolicy(jitter=False, max_retries=20_000)
+    expected = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
+    assert [retry_delay(policy, n) for n in range(8)] == expected
+    assert retry_delay(policy, 10_000) == 8.0
+
+
+def test_the_default_waits_ride_out_about_half_a_minute_at_most() -> None:
+    # The budget the defaults promise (the RetryPolicy docstring): ~32 s of waits in all.
     policy = RetryPolicy(jitter=False)
-    assert [backoff_delay(policy, n) for n in range(6)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
-    assert backoff_delay(policy, 10_000) == 8.0
+    waits = [retry_delay(policy, n) for n in range(policy.max_retries + 1)]
+    assert waits[-1] is None  # the last attempt's failure is raised
+    assert sum(w for w in waits if w is not None) == 31.75
 
 
 def test_full_jitter_stays_between_zero_and_the_backoff() -> None:
     policy = RetryPolicy()
     rng = random.Random(1)
-    delays = [backoff_delay(policy, 3, rng) for _ in range(200)]
-    assert all(0.0 <= d <= 4.0 for d in delays)
-    assert max(delays) - min(delays) > 1.0  # really jittered
+    delays = [retry_delay(policy, 3, rng=rng) for _ in range(200)]
+    assert all(d is not None and 0.0 <= d <= 2.0 for d in delays)
+    assert max(d or 0.0 for d in delays) - min(d or 0.0 for d in delays) > 1.0  # jittered
 
 
 def test_retry_after_wins_up_to_its_cap() -> None:
     policy = RetryPolicy(max_retry_after=10.0)
     assert retry_delay(policy, 0, status=429, retry_after=3.0) == 3.0
     assert retry_delay(policy, 0, status=429, retry_after=10.5) is None
-    assert retry_delay(RetryPolicy(jitter=False), 1, status=503) == 1.0
+    assert retry_delay(RetryPolicy(jitter=False), 1, status=503) == 0.5
 
 
 def test_no_retry_sleep_records_and_restores() -> None:

@@ -544,8 +544,9 @@ def test_retries_and_the_size_bound_apply_through_a_proxy(
             pytest.raises((service_api.ServerError, service_api.RateLimitError)),
         ):
             list_shipments.sync(client=client, page_size=1)
-    assert delays == [0.25, 0.25]
-    assert proxy.paths()[-3:] == ["GET /public/v3/shipments"] * 3
+    retries = service_api.RetryPolicy().max_retries  # the default
+    assert delays == [0.25] * retries
+    assert proxy.paths()[-1 - retries :] == ["GET /public/v3/shipments"] * (1 + retries)
 
 
 def test_off_origin_redirect_through_a_proxy_carries_no_credentials(

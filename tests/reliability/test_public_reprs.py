@@ -74,13 +74,13 @@ def page_number_lie(request: httpx.Request) -> httpx.Response:
     )
 
 
-def offsite_next(request: httpx.Request) -> httpx.Response:
+def beyond_total(request: httpx.Request) -> httpx.Response:
+    # Two records under totalRecords 1: the second is ignored, with a PaginationWarning.
     body = {
         "totalRecords": 1,
         "pageNumber": 1,
         "pageSize": 50,
-        "data": [{"shipmentId": "s-1"}],
-        "next": "https://evil.invalid/public/v3/shipments?pageNumber=2&pageSize=50",
+        "data": [{"shipmentId": "s-1"}, {"shipmentId": "s-2"}],
     }
     return httpx.Response(200, json=body)
 
@@ -101,7 +101,9 @@ def instances(mock: RunningMock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
         )
 
     with client() as c, client(None) as no_account, client("acct-3") as foreign_account:
-        pages = list(service_api.iter_pages(list_shipments, c))
+        pager = c.shipments.list()
+        pages = list(pager.pages())
+        out += [pager, pager.pages()]
         out += [c, c.with_account("acct-2"), service_api.RetryPolicy(), *pages]
         out.append(raised(lambda: list_shipments.sync(client=no_account)))
         out.append(raised(lambda: list_shipments.sync(client=foreign_account)))
@@ -167,7 +169,7 @@ def instances(mock: RunningMock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
             rate_store=f"sqlite:///{tmp_path}/no-such-dir/quota.db",
         )
     out.append(unusable.value)
-    with transport_client(offsite_next) as tc, warnings.catch_warnings(record=True) as caught:
+    with transport_client(beyond_total) as tc, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         list(service_api.paginate(list_shipments, tc))
         out += [w.message for w in caught]

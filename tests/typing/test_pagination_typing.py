@@ -1,4 +1,4 @@
-"""Type-checked by mypy --strict: pagination infers the item type from the endpoint
+"""Type-checked by mypy --strict: ``paginate`` infers the item type from the endpoint
 module, with no cast. ``assert_type`` fails the type check if inference drifts.
 
 Importing it is the only runtime test; nothing here talks to a server.
@@ -6,7 +6,7 @@ Importing it is the only runtime test; nothing here talks to a server.
 
 from collections.abc import AsyncGenerator, Generator, Sequence
 from contextlib import aclosing, closing
-from typing import Any, TypeVar, assert_type
+from typing import TypeVar, assert_type
 
 import service_api
 from service_api_client.api.devices import list_devices
@@ -30,17 +30,19 @@ async def pager_both_ways(client: service_api.Client) -> list[Shipment]:
     found = [s async for s in shipments]
     for page in shipments.pages():
         assert_type(page, service_api.Page[ShipmentPage])
-    async for apage in shipments.apages():
+    async for apage in shipments.pages():
         assert_type(apage.items, Sequence[Shipment])
     return found + list(shipments)
 
 
 def refused(client: service_api.Client) -> None:
+    # Only the endpoint module is an endpoint; its functions are not.
     service_api.paginate(list_shipments.sync, client)  # type: ignore[arg-type]
+    service_api.paginate(list_shipments.sync_detailed, client)  # type: ignore[arg-type]
 
 
 async def async_items(client: service_api.Client) -> list[Device]:
-    devices = service_api.apaginate(list_devices, client, max_items=100)
+    devices = aiter(service_api.paginate(list_devices, client, max_items=100))
     assert_type(devices, AsyncGenerator[Device, None])
     async with aclosing(devices):
         return [device async for device in devices]
@@ -48,7 +50,7 @@ async def async_items(client: service_api.Client) -> list[Device]:
 
 def pages(client: service_api.Client) -> int:
     total = 0
-    for page in service_api.iter_pages(list_shipments, client, max_pages=3):
+    for page in service_api.paginate(list_shipments, client, max_pages=3).pages():
         assert_type(page, service_api.Page[ShipmentPage])
         assert_type(page.model, ShipmentPage)
         assert_type(page.items, Sequence[Shipment])
@@ -59,22 +61,13 @@ def pages(client: service_api.Client) -> int:
 
 async def async_pages(client: service_api.Client) -> list[Sequence[Device]]:
     found: list[Sequence[Device]] = []
-    async for page in service_api.aiter_pages(list_devices, client, concurrency=2):
-        assert_type(page.model, DevicePage)
-        found.append(page.items)
+    pages = aiter(service_api.paginate(list_devices, client, concurrency=2).pages())
+    assert_type(pages, AsyncGenerator[service_api.Page[DevicePage], None])
+    async with aclosing(pages):
+        async for page in pages:
+            assert_type(page.model, DevicePage)
+            found.append(page.items)
     return found
-
-
-def function_form(client: service_api.Client) -> list[Any]:
-    # The function form is accepted too; its items are Any (the union return type of
-    # sync_detailed does not name the page model).
-    pager = service_api.paginate(list_shipments.sync_detailed, client)
-    assert_type(pager, service_api.Pager[Any])
-    assert_type(
-        service_api.aiter_pages(list_shipments.asyncio_detailed, client),
-        AsyncGenerator[service_api.Page[Any], None],
-    )
-    return list(pager)
 
 
 def generic_export(

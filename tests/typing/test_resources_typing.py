@@ -1,54 +1,51 @@
-"""Type-checked by mypy --strict: the resource accessors (``client.shipments.list()``
-and friends) are typed from the spec, with no cast. Each result is assigned to an
-annotated variable and checked with ``assert_type``, so the check fails if a type drifts
-either wider (``Any`` would pass an assignment but not ``assert_type``) or narrower.
+"""Type-checked by mypy --strict: the one door per list endpoint,
+``client.<tag>.list(**options)``, is typed from the spec, with no cast: its items are
+the endpoint's model with ``for`` and ``async for``, its pages are typed pages. Each
+result is checked with ``assert_type``, so the check fails if a type drifts either wider
+(``Any`` would pass an assignment but not ``assert_type``) or narrower.
 
 Importing it is the only runtime test; nothing here talks to a server.
 """
 
 from collections.abc import AsyncGenerator, Generator, Sequence
+from contextlib import aclosing, closing
 from typing import assert_type
 
 import service_api
 import service_api_client
+from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
 from service_api_client.api.devices import DevicesResource
 from service_api_client.api.shipments import ShipmentsResource
-from service_api_client.client import ListPage
+from service_api_client.client import ListPage, ListPager, ListPages
 from service_api_client.models import Device, DevicePage, Shipment, ShipmentPage
 
 
-def one_page(client: service_api.Client) -> int:
-    shipments: ShipmentsResource = client.shipments
-    page: ShipmentPage = shipments.list(page_number=2, page_size=10)
-    assert_type(client.shipments.list(), ShipmentPage)
-    assert_type(client.devices.list(page_size=5), DevicePage)
-    return page.total_records
-
-
-async def one_page_async(client: service_api.Client) -> list[Device]:
-    devices: DevicesResource = client.devices
-    page: DevicePage = await devices.alist(page_size=5)
-    assert_type(await client.shipments.alist(), ShipmentPage)
-    return page.data
-
-
 def items(client: service_api.Client) -> list[str]:
-    shipments: Generator[Shipment, None, None] = client.shipments.iterate(
+    shipments = client.shipments.list(
         page_size=20, start_page=2, max_items=100, max_pages=5, concurrency=4
     )
-    assert_type(client.devices.iterate(), Generator[Device, None, None])
-    return [shipment.shipment_id for shipment in shipments if isinstance(shipment.shipment_id, str)]
+    assert_type(shipments, ListPager[ShipmentPage, Shipment])
+    for shipment in shipments:
+        assert_type(shipment, Shipment)
+    assert_type(iter(client.devices.list()), Generator[Device, None, None])
+    with closing(iter(shipments)) as found:
+        return [s.shipment_id for s in found if isinstance(s.shipment_id, str)]
 
 
 async def items_async(client: service_api.Client) -> list[Device]:
-    devices: AsyncGenerator[Device, None] = client.devices.aiterate(max_items=10)
-    assert_type(client.shipments.aiterate(), AsyncGenerator[Shipment, None])
-    return [device async for device in devices]
+    async for shipment in client.shipments.list(key=lambda s: s.shipment_id):
+        assert_type(shipment, Shipment)
+    devices = aiter(client.devices.list(max_items=10))
+    assert_type(devices, AsyncGenerator[Device, None])
+    async with aclosing(devices):
+        return [device async for device in devices]
 
 
 def pages(client: service_api.Client) -> int:
     total = 0
-    for page in client.shipments.pages(max_pages=3):
+    paged = client.shipments.list(max_pages=3).pages()
+    assert_type(paged, ListPages[ShipmentPage, Shipment])
+    for page in paged:
         assert_type(page, ListPage[ShipmentPage, Shipment])
         model: ShipmentPage = page.model
         found: Sequence[Shipment] = page.items
@@ -59,31 +56,56 @@ def pages(client: service_api.Client) -> int:
 
 async def pages_async(client: service_api.Client) -> list[Sequence[Device]]:
     found: list[Sequence[Device]] = []
-    apages: AsyncGenerator[ListPage[DevicePage, Device], None] = client.devices.apages()
-    async for page in apages:
+    async for page in client.devices.list().pages():
+        assert_type(page, ListPage[DevicePage, Device])
         assert_type(page.model, DevicePage)
+        assert_type(page.items, Sequence[Device])
         found.append(page.items)
     return found
 
 
-def a_plain_generated_client_has_them_too(client: service_api_client.Client) -> ShipmentPage:
+def a_plain_generated_client_has_them_too(
+    client: service_api_client.Client,
+) -> ListPager[ShipmentPage, Shipment]:
     assert_type(client.devices, DevicesResource)
-    return client.shipments.list()
+    shipments: ShipmentsResource = client.shipments
+    return shipments.list()  # typed alike; raises TypeError at run time (needs service_api)
+
+
+def registry() -> str | None:
+    endpoint = LIST_ENDPOINTS["shipments"]
+    assert_type(endpoint, ListEndpoint)
+    assert_type(endpoint.id_field, str | None)
+    return endpoint.id_field
 
 
 def refused(client: service_api.Client) -> None:
     client.shipments.list(page_size="10")  # type: ignore[arg-type]
-    client.shipments.iterate(page_number=1)  # type: ignore[call-arg]
-    client.shipments.iterate(10)  # type: ignore[call-arg]
+    client.shipments.list(page_number=1)  # type: ignore[call-arg]
+    client.shipments.list(10)  # type: ignore[call-arg]
+    client.shipments.list(key=lambda d: d.device_id)  # type: ignore[attr-defined]
+    client.shipments.iterate()  # type: ignore[attr-defined]
+    client.shipments.alist()  # type: ignore[attr-defined]
+    client.shipments.apages()  # type: ignore[attr-defined]
     client.alerts.list()  # type: ignore[attr-defined]
+
+
+def the_package_pager_is_a_list_pager(
+    pager: service_api.Pager[ShipmentPage],
+) -> ListPager[ShipmentPage, Shipment]:
+    # What service_api.Client's hook returns must be what the accessors promise.
+    return pager
 
 
 def the_package_page_is_a_list_page(
     page: service_api.Page[ShipmentPage],
 ) -> ListPage[ShipmentPage, Shipment]:
-    # What service_api.Client's paginator yields must be what the accessors promise.
     return page
 
 
 def another_model_is_not(page: service_api.Page[DevicePage]) -> ListPage[ShipmentPage, Shipment]:
     return page  # type: ignore[return-value]
+
+
+def test_module_imports() -> None:
+    assert callable(items)

@@ -1,36 +1,30 @@
-"""List endpoints are found in the generated package, never named in the CLI's code."""
+"""List endpoints come from the generated registry (``LIST_ENDPOINTS``), never named in
+the CLI's code; ``--param`` values are checked against the endpoint's own parameters."""
 
 from __future__ import annotations
 
 import importlib
 import sys
 import textwrap
-import types
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from service_api_cli._discovery import (
-    discover_list_endpoints,
-    find_endpoint,
-    parse_params,
-)
+from service_api_cli._commands import endpoint_parameters, find_endpoint, parse_params
 from service_api_cli._exit_codes import UsageError
+from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
 
 
-def test_the_generated_list_endpoints_are_found_by_their_path() -> None:
-    endpoints = discover_list_endpoints()
-    assert list(endpoints) == ["devices", "shipments"]
-    assert (
-        endpoints["shipments"].module.__name__ == "service_api_client.api.shipments.list_shipments"
-    )
-    # /authenticate answers a token, not a page: not a list endpoint.
-    assert all("authenticate" not in e.qualified_name for e in endpoints.values())
+def test_the_cli_offers_the_generated_list_endpoints_by_their_path() -> None:
+    assert list(LIST_ENDPOINTS) == ["devices", "shipments"]
+    shipments = find_endpoint("shipments", LIST_ENDPOINTS)
+    assert shipments.module.__name__ == "service_api_client.api.shipments.list_shipments"
+    assert find_endpoint("list_devices", LIST_ENDPOINTS) is LIST_ENDPOINTS["devices"]
 
 
-# A generated-looking package with one list endpoint that did not exist before, with
-# parameters of every kind the generator writes, and an operation that is not a list.
+# A generated-looking list endpoint that did not exist before, with parameters of every
+# kind the generator writes (its registry entry is built here as the generator would).
 _FAKE_ENDPOINT = """
 from typing import Literal
 import attrs
@@ -60,22 +54,11 @@ def sync_detailed(*, client: object, page_number: int | Unset = 1, page_size: in
 SUCCESS_MODEL = ParcelPage
 """
 
-_FAKE_NOT_A_LIST = """
-import attrs
-
-@attrs.define
-class Thing:
-    data: list[dict]
-
-def sync_detailed(*, client: object) -> None:
-    return None
-
-SUCCESS_MODEL = Thing
-"""
-
 
 @pytest.fixture
-def fake_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
+def fake_endpoints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dict[str, ListEndpoint]]:
     root = tmp_path / "fake_api_pkg"
     (root / "api" / "parcels").mkdir(parents=True)
     (root / "__init__.py").write_text("")
@@ -85,34 +68,32 @@ def fake_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ty
     (root / "api" / "parcels" / "list_archived_parcels.py").write_text(
         textwrap.dedent(_FAKE_ENDPOINT)
     )
-    (root / "api" / "parcels" / "get_thing.py").write_text(textwrap.dedent(_FAKE_NOT_A_LIST))
     monkeypatch.syspath_prepend(str(tmp_path))
-    package = importlib.import_module("fake_api_pkg.api")
-    yield package
+    module = importlib.import_module("fake_api_pkg.api.parcels.list_archived_parcels")
+    entry = ListEndpoint("parcels-archived", module, module.ParcelPage, dict, None)
+    yield {entry.name: entry}
     for name in [m for m in sys.modules if m.startswith("fake_api_pkg")]:
         del sys.modules[name]
 
 
-def test_an_endpoint_added_to_the_spec_appears_without_cli_change(
-    fake_package: types.ModuleType,
+def test_an_endpoint_of_the_registry_is_offered_with_its_own_parameters(
+    fake_endpoints: dict[str, ListEndpoint],
 ) -> None:
-    endpoints = discover_list_endpoints(fake_package)
-    assert list(endpoints) == ["parcels-archived"]
-    endpoint = endpoints["parcels-archived"]
-    assert list(endpoint.parameters) == [
+    endpoint = fake_endpoints["parcels-archived"]
+    assert list(endpoint_parameters(endpoint)) == [
         "status",
         "min_weight",
         "fragile",
         "limit",
         "carrier",
     ]
-    assert find_endpoint("list_archived_parcels", endpoints) is endpoint
+    assert find_endpoint("list_archived_parcels", fake_endpoints) is endpoint
 
 
 def test_params_are_checked_and_converted_to_the_declared_types(
-    fake_package: types.ModuleType,
+    fake_endpoints: dict[str, ListEndpoint],
 ) -> None:
-    endpoint = discover_list_endpoints(fake_package)["parcels-archived"]
+    endpoint = fake_endpoints["parcels-archived"]
     params = parse_params(
         endpoint,
         ["status=delivered", "min-weight=2.5", "fragile=true", "limit=7", "carrier=7"],
@@ -138,9 +119,9 @@ def test_params_are_checked_and_converted_to_the_declared_types(
     ],
 )
 def test_bad_params_are_usage_errors_that_say_why(
-    fake_package: types.ModuleType, pair: str, message: str
+    fake_endpoints: dict[str, ListEndpoint], pair: str, message: str
 ) -> None:
-    endpoint = discover_list_endpoints(fake_package)["parcels-archived"]
+    endpoint = fake_endpoints["parcels-archived"]
     with pytest.raises(UsageError, match=message):
         parse_params(endpoint, [pair])
 
@@ -149,11 +130,11 @@ def test_an_unknown_endpoint_lists_the_known_ones() -> None:
     with pytest.raises(
         UsageError, match=r"unknown endpoint 'parcels' \(known: devices, shipments\)"
     ):
-        find_endpoint("parcels", discover_list_endpoints())
+        find_endpoint("parcels", LIST_ENDPOINTS)
 
 
 def test_the_generated_endpoints_take_no_extra_params_today() -> None:
-    endpoint = find_endpoint("shipments", discover_list_endpoints())
+    endpoint = find_endpoint("shipments", LIST_ENDPOINTS)
     assert parse_params(endpoint, []) == {}
     with pytest.raises(UsageError, match="accepted: none"):
         parse_params(endpoint, ["status=x"])
