@@ -102,16 +102,16 @@ class _Family:
             self.user_transport.close()
 
 
+#: What one attempt ends with, short of a success: an error answer or an exception.
+_Outcome = httpx.Response | httpx.HTTPError | ServiceApiError
+
+
 def _next_delay(
-    policy: RetryPolicy,
-    hint_404: str,
-    request: httpx.Request,
-    attempt: int,
-    outcome: httpx.Response | httpx.HTTPError | ServiceApiError,
+    policy: RetryPolicy, hint_404: str, request: httpx.Request, attempt: int, outcome: _Outcome
 ) -> float:
-    """Seconds before the next attempt after ``outcome`` (an error answer or an
-    exception) under ``policy``; raises the typed error when there is none. Logs
-    retries at INFO."""
+    """Seconds before the next attempt after ``outcome`` under ``policy`` (pure but for
+    the log line and the test sleep switch); raises the typed error when there is none.
+    Logs retries at INFO."""
     error: ServiceApiError
     cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
     heals = True
@@ -145,7 +145,7 @@ class _ViewClient:
     _pool_class: type
 
     def __init__(self, view: Client) -> None:
-        self._family, self._policy = view._family, view._policy
+        self._family, self._policy, self._hint = view._family, view._policy, view._family.hint_404
         super().__init__(**view._client_args())
 
     def _init_transport(self, *args: Any, transport: Any = None, **pool: Any) -> Any:
@@ -164,7 +164,7 @@ class _ServiceHttpxClient(_ViewClient, httpx.Client):
         request.read()  # a body read once can be sent again
         attempts = itertools.count()
         while True:
-            outcome: httpx.Response | httpx.HTTPError | ServiceApiError
+            outcome: _Outcome
             try:
                 started = time.monotonic()
                 outcome = super().send(request, **kwargs)
@@ -174,8 +174,7 @@ class _ServiceHttpxClient(_ViewClient, httpx.Client):
                 outcome.read()  # an error body: bounded by the transport
             except (httpx.HTTPError, ServiceApiError) as exc:
                 outcome = exc
-            hint = self._family.hint_404
-            time.sleep(_next_delay(self._policy, hint, request, next(attempts), outcome))
+            time.sleep(_next_delay(self._policy, self._hint, request, next(attempts), outcome))
 
 
 class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
@@ -187,7 +186,7 @@ class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
         await request.aread()
         attempts = itertools.count()
         while True:
-            outcome: httpx.Response | httpx.HTTPError | ServiceApiError
+            outcome: _Outcome
             try:
                 started = time.monotonic()
                 outcome = await super().send(request, **kwargs)
@@ -197,8 +196,9 @@ class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
                 await outcome.aread()
             except (httpx.HTTPError, ServiceApiError) as exc:
                 outcome = exc
-            hint = self._family.hint_404
-            await asyncio.sleep(_next_delay(self._policy, hint, request, next(attempts), outcome))
+            await asyncio.sleep(
+                _next_delay(self._policy, self._hint, request, next(attempts), outcome)
+            )
 
 
 # httpx_args that would reach the network around the guard, retries and size bound.
@@ -216,18 +216,14 @@ def _check_httpx_args(args: dict[str, Any]) -> None:
         raise TypeError(f"httpx_args must not contain {name!r}: {_REFUSED_ARGS[name]}")
     if args.get("transport") is not None and args.get("proxy") is not None:
         raise TypeError(
-            "httpx_args must not hold both 'transport' and 'proxy': a proxy route would "
-            "never reach the transport (give the transport proxy=, or use mounts)"
+            "'transport' and 'proxy' exclude each other (pass proxy or httpx_args 'transport', "
+            "not both): a proxy route would never reach the transport"
         )
-    mounts = args.get("mounts") or {}
-    if not isinstance(mounts, Mapping):
-        raise TypeError("httpx_args 'mounts' must be a mapping of URL pattern to transport")
-    for pattern, inner in mounts.items():
-        if not isinstance(inner, httpx.BaseTransport | httpx.AsyncBaseTransport | None):
-            raise TypeError(
-                f"httpx_args 'mounts'[{pattern!r}] must be an httpx transport or None, "
-                f"not {type(inner).__name__}"
-            )
+    mounts, kinds = args.get("mounts") or {}, httpx.BaseTransport | httpx.AsyncBaseTransport
+    if not isinstance(mounts, Mapping) or not all(
+        isinstance(t, kinds | None) for t in mounts.values()
+    ):
+        raise TypeError("httpx_args 'mounts' must map URL patterns to httpx transports or None")
 
 
 def _user_agent(headers: dict[str, str], extra: str | None) -> str:
@@ -377,11 +373,9 @@ class Client(service_api_client.Client):
             base_url, client_id, client_secret, account_id
         )
         args = dict(httpx_args or {})
-        _check_httpx_args(args)
-        if proxy is not None and args.get("transport") is not None:
-            raise TypeError("pass proxy or httpx_args 'transport', not both")
         if proxy is not None:
-            args["proxy"] = proxy  # a route of the pools: never left to httpx (no guard)
+            args["proxy"] = proxy  # httpx routes it, through the family's guarded pools
+        _check_httpx_args(args)
         timeout = httpx.Timeout(timeout)
         if isinstance(token_store, str):  # a shared token named by URL
             token_store = token_store_from_url(token_store, key=client_id)

@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import attrs
 import httpx
 
 from service_api._errors import (
@@ -117,6 +118,7 @@ class ServiceResponse(httpx.Response):
         return self._abounded(super().aiter_bytes(chunk_size))
 
 
+@attrs.frozen(eq=False)
 class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """Guard, size bound and rate limit around an inner (sync or async) transport,
     which it never closes (the client closes its pools; a mount is the user's).
@@ -126,24 +128,18 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         GuardedTransport(httpx.HTTPTransport(), base_url=httpx.URL(url))
     """
 
-    def __init__(
-        self,
-        inner: Any,
-        *,
-        base_url: httpx.URL,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-        limiter: RequestLimiter | None = None,
-        user_agent: str | None = None,
-    ) -> None:
-        self._inner, self._limiter = inner, limiter
-        self.user_agent, self.max_response_bytes = user_agent, max_response_bytes
-        self.origin = origin(base_url)
+    _inner: Any
+    base_url: httpx.URL = attrs.field(kw_only=True)
+    max_response_bytes: int = attrs.field(default=DEFAULT_MAX_RESPONSE_BYTES, kw_only=True)
+    limiter: RequestLimiter | None = attrs.field(default=None, kw_only=True)
+    user_agent: str | None = attrs.field(default=None, kw_only=True)
 
     def strip_credentials(self, request: httpx.Request) -> None:
         """Off the base origin: no ``Authorization``, no account header; a token request
         (only a redirect can send one elsewhere) is refused. The token request never
         carries the account header."""
-        off_origin, token_request = origin(request.url) != self.origin, is_token_request(request)
+        off_origin = origin(request.url) != origin(self.base_url)
+        token_request = is_token_request(request)
         if token_request and off_origin:
             where = f"{request.url.host}, outside the base URL's origin"
             raise TokenResponseError(
@@ -171,8 +167,8 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         # I/O-free, for both twins: refuses a redirected token request and a success
         # body declared too large, else puts the body behind its bound.
         status, token_request = response.status_code, is_token_request(request)
-        if self._limiter is not None:
-            self._limiter.observe(status, parse_retry_after(response.headers.get("retry-after")))
+        if self.limiter is not None:
+            self.limiter.observe(status, parse_retry_after(response.headers.get("retry-after")))
         if token_request and 300 <= status < 400:
             raise TokenResponseError(
                 f"the token endpoint answered {status} (a redirect); "
@@ -196,7 +192,7 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         try:
             inner = self._inner_for(request, httpx.BaseTransport)
             # Here every request on the wire asks the limiter (token requests too).
-            while self._limiter is not None and (wait := self._limiter.try_acquire()):
+            while self.limiter is not None and (wait := self.limiter.try_acquire()):
                 time.sleep(wait)
             response = inner.handle_request(request)
             try:
@@ -213,7 +209,7 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         try:
             inner = self._inner_for(request, httpx.AsyncBaseTransport)
             # The limiter is polled (it may be shared with other processes): no event to await.
-            while self._limiter is not None and (wait := self._limiter.try_acquire()):  # noqa: ASYNC110
+            while self.limiter is not None and (wait := self.limiter.try_acquire()):  # noqa: ASYNC110
                 await asyncio.sleep(wait)
             response = await inner.handle_async_request(request)
             try:
