@@ -515,7 +515,7 @@ class Client(service_api_client.Client):
     def get_async_httpx_client(self) -> httpx.AsyncClient:
         """The ``httpx.AsyncClient`` the generated async functions use, in any event loop:
         each loop gets its own pool, shared by the client's family (views and children)
-        and closed with the original client or when ``asyncio.run`` ends that loop."""
+        and closed by the original's :meth:`aclose` in that loop or when the loop ends."""
         if self._async_client is None:
             self._async_client = _ServiceAsyncHttpxClient(self)
         return self._async_client

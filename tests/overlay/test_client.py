@@ -552,7 +552,7 @@ async def test_async_401_forever_with_a_new_token_each_time_ends_after_three_tok
 def test_a_call_after_close_opens_the_pools_again(mock: RunningMock) -> None:
     client = make_client(mock)
     list_shipments.sync(client=client)
-    pool = client._family.pools._sync[None]
+    pool: Any = client._family.pools._sync[None]  # the direct route's sync pool
     assert pool._pool.connections
     client.close()
     assert pool._pool.connections == []  # closed
