@@ -1,17 +1,17 @@
 """The client: a generated ``service_api_client.Client`` that authenticates itself.
 
-Layers, top down: the retry loop (:meth:`_Family.next_delay`, in ``send``), the
-auth flow (:class:`~service_api._auth.TokenAuth`), redirects, then the guarded
-transport for the route (direct or through a proxy), whose inner transport is the
-family's pool of the calling side: the sync pool, or that of the running event loop.
-Each retry attempt therefore asks the auth flow for the token of that moment. The
-behaviour is documented in the README ("Client behaviour and defaults").
+Layers, top down: the retry loop (in ``send``, deciding with :func:`_next_delay`), the
+auth flow (:class:`~service_api._auth.TokenAuth`), redirects, then the transport httpx
+routes the URL to (direct, a proxy from ``proxy=`` or the environment, a mount), each
+one the family's pool (:mod:`service_api._pools`: sync, or that of the running event
+loop) or the user's transport, behind the guard. Each retry attempt therefore asks the
+auth flow for the token of that moment. The behaviour is documented in the README
+("Client behaviour and defaults").
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 import functools
 import importlib.metadata
@@ -19,15 +19,12 @@ import itertools
 import logging
 import os
 import sys
-import threading
 import time
-import weakref
 from collections.abc import Mapping
 from typing import Any, Self
 
 import attrs
 import httpx
-from httpx._utils import get_environment_proxies  # the proxy rules httpx applies itself
 
 import service_api_client
 from service_api._auth import BASE_URL_HINT, TokenAuth, TokenState
@@ -42,6 +39,7 @@ from service_api._errors import (
     lasting_cause,
 )
 from service_api._logs import log_response
+from service_api._pools import Pools
 from service_api._protocols import QuotaFeatures, RequestLimiter, TokenStore
 from service_api._retry import IDEMPOTENT_METHODS, RETRY_SLEEP, RetryPolicy, retry_delay
 from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES, GuardedTransport
@@ -59,212 +57,112 @@ try:
 except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
     _VERSION = "0+unknown"
 
-# httpx.Client arguments that configure a connection pool: they go to the
-# transports we build, since httpx ignores them when given a transport.
-_POOL_ARGS = frozenset({"verify", "cert", "trust_env", "http1", "http2", "limits", "local_address"})
-
-# Connections closed after each answer.
-_NO_KEEP_ALIVE = httpx.Limits(max_keepalive_connections=0)
-#: The pools of one side, by route: ``None`` for the default, else a mount pattern.
-_Pools = dict[str | None, Any]
-
 
 class _Family:
     """What a client shares with its views and children: the token, the limiter, the
-    retry decision and the connection pools (one set for sync calls, one per event loop)."""
+    guard's settings and the connection pools."""
 
     def __init__(
-        self,
-        auth: TokenAuth,
-        limiter: RequestLimiter | None,
-        args: dict[str, Any],
-        **guard: Any,
+        self, auth: TokenAuth, limiter: RequestLimiter | None, args: dict[str, Any], **guard: Any
     ) -> None:
-        """``args`` are the checked ``httpx_args``: those that shape the pools stay here,
-        the others go to every httpx client of the family; ``guard`` configures
-        :class:`GuardedTransport`."""
-        self.auth, self.limiter = auth, limiter
+        """``args`` are the checked ``httpx_args``, for every httpx client of the family;
+        ``guard`` configures :class:`GuardedTransport`."""
+        self.auth, self.limiter, self.pools = auth, limiter, Pools()
         self.hint_404 = "" if auth.base_url.endswith("/public/v3") else BASE_URL_HINT
-        self.pool_args = {key: args.pop(key) for key in list(args) if key in _POOL_ARGS}
-        proxy, self.transport = args.pop("proxy", None), args.pop("transport", None)
-        # Routes as httpx builds them: an explicit proxy for everything, else the
-        # environment's (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY) when trusted.
-        self.routes: dict[str, Any] = {} if proxy is None else {"all://": proxy}
-        if proxy is None and self.transport is None and self.pool_args.get("trust_env", True):
-            self.routes = get_environment_proxies()
-        self._lock = threading.Lock()
-        self._pools: dict[asyncio.AbstractEventLoop | None, _Pools] = {}
-        self._keepers: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
-        # Loops asyncio.run is closing: a request sent from their last cleanup gets a
-        # pool of its own that keeps no connection, since no keeper would close it.
-        self._ending: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
-        self._released: weakref.WeakSet[asyncio.Task[None]] = weakref.WeakSet()  # by close()
-        base_url = httpx.URL(auth.base_url)
-
-        def guarded(inner: Any) -> GuardedTransport:
-            return GuardedTransport(inner, base_url=base_url, limiter=limiter, **guard)
-
-        # Every httpx client of the family sends through guarded routes to the shared
-        # pools, and through the user's mounts behind the same guard (theirs to close).
-        mounts = {k: url and guarded(_SharedPool(self, k)) for k, url in self.routes.items()}
-        for pattern, inner in (args.pop("mounts", None) or {}).items():
-            mounts[pattern] = inner and guarded(inner)
-        transport = guarded(_SharedPool(self, None))
+        self.guard_args = {"base_url": httpx.URL(auth.base_url), "limiter": limiter, **guard}
+        self.user_transport = args.get("transport")
+        # The user's mounts sit behind the same guard (theirs to close).
+        mounts = {k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()}
         #: The arguments of the family's httpx clients, but base URL, headers and timeout.
-        self.client_args = {"auth": auth, "transport": transport, "mounts": mounts, **args}
+        self.client_args = {"auth": auth, **args, "mounts": mounts}
 
-    def pools(self, loop: asyncio.AbstractEventLoop | None) -> _Pools:
-        """The sync pools (``loop`` ``None``) or those of ``loop``, built on first use;
-        a loop's are closed inside it when it ends (or by :meth:`close_pools`).
+    def guard(self, inner: Any) -> GuardedTransport:
+        """``inner`` (a sync or async transport) behind the family's guard."""
+        return GuardedTransport(inner, **self.guard_args)
 
-        Raises ``TypeError`` when the user's transport does not serve the calling side:
-        a default pool there would send around it, to the network."""
-        pools = self._pools.get(loop)  # every request asks: no lock when the pools exist
-        if pools is not None:
-            return pools
-        kind = httpx.BaseTransport if loop is None else httpx.AsyncBaseTransport
-        if self.transport is not None and not isinstance(self.transport, kind):
-            served = "async" if loop is None else "sync"
-            raise TypeError(
-                f"the transport in httpx_args ({type(self.transport).__name__}) serves "
-                f"{served} requests only"
-            )
-        with self._lock:
-            for dead in [k for k in self._keepers if k.is_closed()]:  # closed by hand
-                self._pools.pop(dead, None)  # close() may have dropped them already
-                del self._keepers[dead]
-            pools = self._pools.get(loop)
-            if pools is not None:
-                return pools
-            ending = loop is not None and loop in self._ending
-            pools = self._new_pools(loop, keep_alive=not ending)
-            if not ending:  # an ending loop (asyncio.run closing it) keeps no connection
-                self._pools[loop] = pools
-            if loop is not None and not ending:
-                keeper = loop.create_task(self._close_with_loop(loop, pools))
-                # Pending until the loop ends: a loop closed by hand destroys it pending.
-                keeper._log_destroy_pending = False  # type: ignore[attr-defined]
-                self._keepers[loop] = keeper
-            return pools
+    def transport(
+        self, cls: type, proxy: httpx.Proxy | None, pool_args: dict[str, Any], given: Any = None
+    ) -> GuardedTransport:
+        """The guard over a route httpx built for a client of the family: the user's
+        transport (``given``), else the family's pool of ``cls`` (``httpx.HTTPTransport``
+        or ``httpx.AsyncHTTPTransport``), direct or through ``proxy``."""
+        if given is None:
+            build = functools.partial(cls, proxy=proxy, **pool_args)
+            route = proxy and (proxy.url, proxy.auth)
+            sync = cls is httpx.HTTPTransport
+            given = self.pools.sync(route, build) if sync else self.pools.loop(route, build)
+        return self.guard(given)
 
-    def _new_pools(self, loop: asyncio.AbstractEventLoop | None, *, keep_alive: bool) -> _Pools:
-        cls = httpx.HTTPTransport if loop is None else httpx.AsyncHTTPTransport
-        args = self.pool_args if keep_alive else {**self.pool_args, "limits": _NO_KEEP_ALIVE}
-        pools: _Pools = {k: cls(proxy=url, **args) for k, url in self.routes.items() if url}
-        pools[None] = self.transport if self.transport is not None else cls(**args)
-        return pools
-
-    async def _close_with_loop(self, loop: asyncio.AbstractEventLoop, pools: _Pools) -> None:
-        """Hold ``pools`` open until this task is cancelled (``asyncio.run`` cancels every
-        task before closing its loop), then close them inside their own loop."""
-        try:
-            await loop.create_future()
-        finally:
-            # Run by the garbage collector after loop.close() by hand, it can neither
-            # await nor take the lock (this thread may hold it): the sockets go with GC.
-            if not loop.is_closed():
-                with self._lock:
-                    if self._keepers.get(loop) is asyncio.current_task():
-                        del self._keepers[loop]
-                    if asyncio.current_task() not in self._released:
-                        self._ending.add(loop)  # not closed by us: asyncio.run ends the loop
-                    if self._pools.get(loop) is pools:
-                        del self._pools[loop]
-                for pool in pools.values():
-                    if pool is not self.transport:
-                        await pool.aclose()
-
-    async def aclose_loop_pools(self) -> None:
-        """Close the pools of the running loop now (they are built anew if needed)."""
-        with self._lock:
-            keeper = self._keepers.get(asyncio.get_running_loop())
-            self._released.update([keeper] if keeper else [])
-        if keeper is not None:
-            keeper.cancel()
-            await asyncio.wait([keeper])
-
-    def close_pools(self) -> None:
-        """Close the sync pools, whichever client created them, and ask every live event
-        loop to close the family's pools there. A user's transport is closed with the
-        sync pools, as ``httpx.Client.close`` closes its transport; a loop's end leaves
-        it open (other loops may still use it)."""
-        with self._lock:
-            pools = self._pools.pop(None, {})
-            # The keepers stay known until they end, for aclose_loop_pools to await.
-            keepers, self._pools = dict(self._keepers), {}
-            self._released.update(keepers.values())
-        for pool in pools.values():
-            pool.close()
-        for loop, keeper in keepers.items():
-            with contextlib.suppress(RuntimeError):  # a closed loop took its pools along
-                loop.call_soon_threadsafe(keeper.cancel)
-
-    def next_delay(
-        self,
-        policy: RetryPolicy,
-        request: httpx.Request,
-        attempt: int,
-        outcome: httpx.Response | httpx.HTTPError | ServiceApiError,
-    ) -> float:
-        """Seconds before the next attempt after ``outcome`` (an error answer or an
-        exception) under ``policy`` (the view's); raises the typed error when there is
-        none. Logs retries at INFO."""
-        error: ServiceApiError
-        cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
-        heals = True
-        if isinstance(outcome, httpx.Response):
-            hint = self.hint_404 if outcome.status_code == 404 else ""
-            error = error_from_response(outcome, hint=hint)
-        elif isinstance(outcome, httpx.HTTPError):
-            error, heals = error_from_httpx(outcome, request=request), not lasting_cause(outcome)
-        else:
-            error, cause = outcome, outcome.__cause__
-        # A failed token request never sent the request it was for: retrying it is safe.
-        safe = request.method in IDEMPOTENT_METHODS or is_token_request(error.request)
-        delay = None
-        if safe and heals and isinstance(error, ApiStatusError | ApiConnectionError):
-            status, after = getattr(error, "status_code", None), getattr(error, "retry_after", None)
-            delay = retry_delay(policy, attempt, status=status, retry_after=after)
-        if delay is None:
-            raise error from cause
-        logger.info(
-            "retrying %s %s after %s in %.2f s (retry %d of %d)",
-            *(request.method, request.url.path, type(error).__name__, delay, attempt + 1),
-            policy.max_retries,
-        )
-        return RETRY_SLEEP.wait_for(delay)
+    def close(self) -> None:
+        """Close the pools; also the user's transport, as ``httpx.Client.close`` does."""
+        self.pools.close()
+        if isinstance(self.user_transport, httpx.BaseTransport):
+            self.user_transport.close()
 
 
-class _SharedPool(httpx.BaseTransport, httpx.AsyncBaseTransport):
-    """The family's pool of one route for the calling side: the sync one, or that of
-    the running event loop. It owns nothing (the family closes the pools)."""
-
-    def __init__(self, family: _Family, route: str | None) -> None:
-        self.family, self.route = family, route
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        """Send ``request`` through the family's sync pool of the route."""
-        pool: httpx.BaseTransport = self.family.pools(None)[self.route]
-        return pool.handle_request(request)
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Send ``request`` through the family's pool of the route in this event loop."""
-        pool: httpx.AsyncBaseTransport = self.family.pools(asyncio.get_running_loop())[self.route]
-        return await pool.handle_async_request(request)
+#: What one attempt ends with, short of a success: an error answer or an exception.
+_Outcome = httpx.Response | httpx.HTTPError | ServiceApiError
 
 
-class _ServiceHttpxClient(httpx.Client):
-    """``httpx.Client`` whose ``send`` retries above authentication and raises typed errors."""
+def _next_delay(
+    policy: RetryPolicy, hint_404: str, request: httpx.Request, attempt: int, outcome: _Outcome
+) -> float:
+    """Seconds before the next attempt after ``outcome`` under ``policy`` (pure but for
+    the log line and the test sleep switch); raises the typed error when there is none.
+    Logs retries at INFO."""
+    error: ServiceApiError
+    cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
+    heals = True
+    if isinstance(outcome, httpx.Response):
+        error = error_from_response(outcome, hint=hint_404 if outcome.status_code == 404 else "")
+    elif isinstance(outcome, httpx.HTTPError):
+        error, heals = error_from_httpx(outcome, request=request), not lasting_cause(outcome)
+    else:
+        error, cause = outcome, outcome.__cause__
+    # A failed token request never sent the request it was for: retrying it is safe.
+    safe = request.method in IDEMPOTENT_METHODS or is_token_request(error.request)
+    delay = None
+    if safe and heals and isinstance(error, ApiStatusError | ApiConnectionError):
+        status, after = getattr(error, "status_code", None), getattr(error, "retry_after", None)
+        delay = retry_delay(policy, attempt, status=status, retry_after=after)
+    if delay is None:
+        raise error from cause
+    logger.info(
+        "retrying %s %s after %s in %.2f s (retry %d of %d)",
+        *(request.method, request.url.path, type(error).__name__, delay, attempt + 1),
+        policy.max_retries,
+    )
+    return RETRY_SLEEP.wait_for(delay)
+
+
+class _ViewClient:
+    """What both httpx clients of a view share: the view's family and retry policy, and
+    the transports httpx builds (from ``proxy``, ``transport`` and the environment's
+    proxies, as it always does) replaced by the family's pools behind the guard."""
+
+    _pool_class: type
 
     def __init__(self, view: Client) -> None:
+        self._family, self._policy, self._hint = view._family, view._policy, view._family.hint_404
         super().__init__(**view._client_args())
-        self._next_delay = functools.partial(view._family.next_delay, view._policy)
+
+    def _init_transport(self, *args: Any, transport: Any = None, **pool: Any) -> Any:
+        return self._family.transport(self._pool_class, None, pool, transport)
+
+    def _init_proxy_transport(self, proxy: httpx.Proxy, *args: Any, **pool: Any) -> Any:
+        return self._family.transport(self._pool_class, proxy, pool)
+
+
+class _ServiceHttpxClient(_ViewClient, httpx.Client):
+    """``httpx.Client`` whose ``send`` retries above authentication and raises typed errors."""
+
+    _pool_class = httpx.HTTPTransport
 
     def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         request.read()  # a body read once can be sent again
         attempts = itertools.count()
         while True:
-            outcome: httpx.Response | httpx.HTTPError | ServiceApiError
+            outcome: _Outcome
             try:
                 started = time.monotonic()
                 outcome = super().send(request, **kwargs)
@@ -274,21 +172,19 @@ class _ServiceHttpxClient(httpx.Client):
                 outcome.read()  # an error body: bounded by the transport
             except (httpx.HTTPError, ServiceApiError) as exc:
                 outcome = exc
-            time.sleep(self._next_delay(request, next(attempts), outcome))
+            time.sleep(_next_delay(self._policy, self._hint, request, next(attempts), outcome))
 
 
-class _ServiceAsyncHttpxClient(httpx.AsyncClient):
+class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
     """Async twin of :class:`_ServiceHttpxClient`; differs only in the awaits."""
 
-    def __init__(self, view: Client) -> None:
-        super().__init__(**view._client_args())
-        self._next_delay = functools.partial(view._family.next_delay, view._policy)
+    _pool_class = httpx.AsyncHTTPTransport
 
     async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         await request.aread()
         attempts = itertools.count()
         while True:
-            outcome: httpx.Response | httpx.HTTPError | ServiceApiError
+            outcome: _Outcome
             try:
                 started = time.monotonic()
                 outcome = await super().send(request, **kwargs)
@@ -298,7 +194,9 @@ class _ServiceAsyncHttpxClient(httpx.AsyncClient):
                 await outcome.aread()
             except (httpx.HTTPError, ServiceApiError) as exc:
                 outcome = exc
-            await asyncio.sleep(self._next_delay(request, next(attempts), outcome))
+            await asyncio.sleep(
+                _next_delay(self._policy, self._hint, request, next(attempts), outcome)
+            )
 
 
 # httpx_args that would reach the network around the guard, retries and size bound.
@@ -316,18 +214,14 @@ def _check_httpx_args(args: dict[str, Any]) -> None:
         raise TypeError(f"httpx_args must not contain {name!r}: {_REFUSED_ARGS[name]}")
     if args.get("transport") is not None and args.get("proxy") is not None:
         raise TypeError(
-            "httpx_args must not hold both 'transport' and 'proxy': a proxy route would "
-            "never reach the transport (give the transport proxy=, or use mounts)"
+            "'transport' and 'proxy' exclude each other (pass proxy or httpx_args 'transport', "
+            "not both): a proxy route would never reach the transport"
         )
-    mounts = args.get("mounts") or {}
-    if not isinstance(mounts, Mapping):
-        raise TypeError("httpx_args 'mounts' must be a mapping of URL pattern to transport")
-    for pattern, inner in mounts.items():
-        if not isinstance(inner, httpx.BaseTransport | httpx.AsyncBaseTransport | None):
-            raise TypeError(
-                f"httpx_args 'mounts'[{pattern!r}] must be an httpx transport or None, "
-                f"not {type(inner).__name__}"
-            )
+    mounts, kinds = args.get("mounts") or {}, httpx.BaseTransport | httpx.AsyncBaseTransport
+    if not isinstance(mounts, Mapping) or not all(
+        isinstance(t, kinds | None) for t in mounts.values()
+    ):
+        raise TypeError("httpx_args 'mounts' must map URL patterns to httpx transports or None")
 
 
 def _user_agent(headers: dict[str, str], extra: str | None) -> str:
@@ -491,11 +385,9 @@ class Client(service_api_client.Client):
             base_url, client_id, client_secret, account_id
         )
         args = dict(httpx_args or {})
-        _check_httpx_args(args)
-        if proxy is not None and args.get("transport") is not None:
-            raise TypeError("pass proxy or httpx_args 'transport', not both")
         if proxy is not None:
-            args["proxy"] = proxy  # a route of the pools: never left to httpx (no guard)
+            args["proxy"] = proxy  # httpx routes it, through the family's guarded pools
+        _check_httpx_args(args)
         timeout = httpx.Timeout(timeout)
         if isinstance(token_store, str):  # a shared token named by URL
             token_store = _quota("token_store", token_store).token_store(token_store, key=client_id)
@@ -638,7 +530,7 @@ class Client(service_api_client.Client):
     def get_async_httpx_client(self) -> httpx.AsyncClient:
         """The ``httpx.AsyncClient`` the generated async functions use, in any event loop:
         each loop gets its own pool, shared by the client's family (views and children)
-        and closed with the original client or when ``asyncio.run`` ends that loop."""
+        and closed by the original's :meth:`aclose` in that loop or when the loop ends."""
         if self._async_client is None:
             self._async_client = _ServiceAsyncHttpxClient(self)
         return self._async_client
@@ -658,21 +550,20 @@ class Client(service_api_client.Client):
         self.close()
 
     async def __aenter__(self) -> Self:
-        self._family.pools(asyncio.get_running_loop())  # open the loop's pools, as httpx does
         return self
 
     async def __aexit__(self, *args: Any, **kwargs: Any) -> None:
         await self.aclose()
 
     def close(self) -> None:
-        """Close the connections: for the original, the family's shared pools (sync now,
-        async by asking each live event loop); for a child or a view, nothing is shared
-        to close."""
+        """Close the connections: for the original, the family's shared sync pools (an
+        event loop's pools close when the loop ends, or by :meth:`aclose` in it); for a
+        child or a view, nothing is shared to close."""
         if self._owner:
-            self._family.close_pools()
+            self._family.close()
 
     async def aclose(self) -> None:
         """As :meth:`close`; the original also closes the running loop's pools now."""
         if self._owner:
-            await self._family.aclose_loop_pools()
-            self._family.close_pools()
+            await self._family.pools.aclose()
+            self._family.close()

@@ -453,6 +453,11 @@ def test_retries_and_refreshes_are_logged_at_info(
 # ---- one client, any event loop ---------------------------------------------------------------
 
 
+def loop_pools(client: service_api.Client) -> Any:
+    """The client's per-loop pools of the direct route."""
+    return client._family.pools._async[None]
+
+
 def test_one_client_serves_consecutive_asyncio_runs_sharing_its_token(mock: RunningMock) -> None:
     client = make_client(mock)
 
@@ -460,7 +465,7 @@ def test_one_client_serves_consecutive_asyncio_runs_sharing_its_token(mock: Runn
         page = await list_shipments.asyncio(client=client)
         assert isinstance(page, ShipmentPage)
         loop = asyncio.get_running_loop()
-        return loop, client._family.pools(loop)[None]  # the loop's pool the call used
+        return loop, loop_pools(client)._open[loop][0]  # the loop's pool the call used
 
     first_loop, first_pool = asyncio.run(fetch())
     second_loop, second_pool = asyncio.run(fetch())  # used to raise "Event loop is closed"
@@ -469,9 +474,8 @@ def test_one_client_serves_consecutive_asyncio_runs_sharing_its_token(mock: Runn
         # closed inside its loop when asyncio.run ended it
         assert pool._pool.connections == []
     asyncio.run(fetch())
-    assert first_loop not in client._family._pools  # nothing kept for a dead loop
-    assert second_loop not in client._family._pools
-    assert first_loop not in client._family._keepers
+    assert first_loop not in loop_pools(client)._open  # nothing kept for a dead loop
+    assert second_loop not in loop_pools(client)._open
     assert mock.service.count("authenticate") == 1  # one token for every loop
     client.close()
 
@@ -538,37 +542,51 @@ async def test_async_401_forever_with_a_new_token_each_time_ends_after_three_tok
 def test_a_call_after_close_opens_the_pools_again(mock: RunningMock) -> None:
     client = make_client(mock)
     list_shipments.sync(client=client)
-    first = client._family.pools(None)[None]
+    pool: Any = client._family.pools._sync[None]  # the direct route's sync pool
+    assert pool._pool.connections
     client.close()
-    assert first._pool.connections == []  # closed
+    assert pool._pool.connections == []  # closed
     assert isinstance(list_shipments.sync(client=client), ShipmentPage)
-    assert client._family.pools(None)[None] is not first
+    assert pool._pool.connections  # open again
     client.close()
+    assert pool._pool.connections == []
     assert mock.service.count("authenticate") == 1  # the token outlives the pools
 
 
-def test_close_then_a_loop_closed_by_hand_leaves_the_client_usable() -> None:
-    def answer(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/authenticate"):
-            token = {"access_token": "t-1", "token_type": "Bearer", "expires_in": "3600"}
-            return httpx.Response(200, json=token)
-        return httpx.Response(200, json={"ok": True})
+# No connection stays open after an answer: what a loop closed by hand (never finalizing
+# its async generators) pins is the bookkeeping, not a socket.
+NO_KEEP_ALIVE = {"limits": httpx.Limits(max_keepalive_connections=0)}
 
-    # A transport with no sockets: what is pinned is the bookkeeping, not a leak.
-    client = service_api.Client(
-        "https://api.test/public/v3",
-        "cid",
-        "s3cret",
-        httpx_args={"transport": httpx.MockTransport(answer)},
-    )
+
+def test_close_then_a_loop_closed_by_hand_leaves_the_client_usable(mock: RunningMock) -> None:
+    client = make_client(mock, httpx_args=NO_KEEP_ALIVE)
     loop = asyncio.new_event_loop()
     try:
-        response = loop.run_until_complete(client.get_async_httpx_client().get("/shipments"))
-        assert response.status_code == 200
-        client.close()  # asks the loop to close its pools; the loop never runs again
+        assert isinstance(
+            loop.run_until_complete(list_shipments.asyncio(client=client)), ShipmentPage
+        )
+        client.close()  # the loop's pool is left to the loop, which may send again
+        assert loop in loop_pools(client)._open
+    finally:
+        loop.close()  # by hand: the loop never learns to close the pool
+    assert isinstance(list_shipments.sync(client=client), ShipmentPage)
+    client.close()
+    assert loop not in loop_pools(client)._open  # dropped, once its loop is closed
+
+
+def test_a_loop_closed_by_hand_is_dropped_when_another_loop_opens_its_pool(
+    mock: RunningMock,
+) -> None:
+    client = make_client(mock, httpx_args=NO_KEEP_ALIVE)
+    loop = asyncio.new_event_loop()
+    try:
+        assert isinstance(
+            loop.run_until_complete(list_shipments.asyncio(client=client)), ShipmentPage
+        )
     finally:
         loop.close()
-    # The next call sweeps the dead loop's entries, which close() already dropped.
-    assert client.get_httpx_client().get("/shipments").status_code == 200
-    assert loop not in client._family._keepers
+    assert loop in loop_pools(client)._open  # nothing told the client that the loop ended
+    assert isinstance(asyncio.run(list_shipments.asyncio(client=client)), ShipmentPage)
+    assert loop not in loop_pools(client)._open
+    assert loop_pools(client)._open == {}  # and asyncio.run's loop closed its own
     client.close()

@@ -164,10 +164,16 @@ def test_a_view_shares_the_sync_pool_of_its_client() -> None:
     with recorded_client(service) as client:
         view = client.with_options(max_retries=0)
         list_shipments.sync(client=client)
-        ours = client._family.pools(None)[None]  # the sync pool the client's call used
         list_shipments.sync(client=view)
-        assert view._family.pools(None)[None] is ours
+        ours = client.get_httpx_client()._transport._inner  # type: ignore[attr-defined]
+        assert view.get_httpx_client()._transport._inner is ours  # type: ignore[attr-defined]
         assert isinstance(ours, httpx.MockTransport)  # the user's transport, not a new pool
+    assert len(service.lists()) == 2
+
+
+def loop_pool(client: service_api.Client) -> Any:
+    """The running loop's pool of the client's direct route."""
+    return client._family.pools._async[None]._open[asyncio.get_running_loop()][0]
 
 
 @pytest.mark.anyio
@@ -176,13 +182,12 @@ async def test_views_share_the_async_pool_of_their_loop_and_leave_it_open(
 ) -> None:
     async with mock_client(mock) as client:
         await list_shipments.asyncio(client=client)
-        loop = asyncio.get_running_loop()
-        ours = client._family.pools(loop)[None]  # this loop's pool, opened by the call
+        ours = loop_pool(client)  # this loop's pool, opened by the call
         for retries in range(5):  # a view per call opens no pool of its own
             view = client.with_options(max_retries=retries)
             assert isinstance(await list_shipments.asyncio(client=view), ShipmentPage)
             await view.aclose()
-            assert view._family.pools(loop)[None] is ours  # left open by the view
+            assert loop_pool(view) is ours  # left open by the view
         assert ours._pool.connections  # still holding the connection the calls used
         assert isinstance(await list_shipments.asyncio(client=client), ShipmentPage)
     assert mock.service.count("authenticate") == 1

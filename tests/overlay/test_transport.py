@@ -685,7 +685,7 @@ def test_a_sync_only_mount_refuses_async_calls_clearly() -> None:
         async def call() -> None:
             await list_shipments.asyncio(client=client)
 
-        with pytest.raises(TypeError, match="HTTPTransport serves sync requests only"):
+        with pytest.raises(TypeError, match=r"\(HTTPTransport\) serves sync requests only"):
             asyncio.run(call())
 
 

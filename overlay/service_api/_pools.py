@@ -1,0 +1,106 @@
+"""The connection pools a client shares with its views and children, by route (``None``
+for direct, else a proxy): one sync pool each, and one async pool each per event loop.
+
+An async connection belongs to the event loop that opened it: used from another loop it
+fails ("Event loop is closed"), left open when its loop closes it leaks its socket. So
+each loop gets pools of its own, closed by ``aclose()`` in that loop or when it ends.
+
+The end of a loop is learnt without a task: each loop's pool is held by an async
+generator started in that loop, and ``asyncio.run`` finalizes every live async generator
+of its loop (``loop.shutdown_asyncgens()``, after cancelling the tasks, before closing the
+loop), which runs the generator's ``finally``, closing the pool, inside its own loop.
+The map from loop to pool is a plain ``dict``, not a weak one: the generator holds its
+loop (asyncio keeps the loop's finalizer on it), so entries leave by hand: at the loop's
+end, on ``aclose()``, or (a loop closed by hand) on ``close()`` or at the next new loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncGenerator, Callable, Hashable
+
+import httpx
+
+_Entry = tuple[httpx.AsyncBaseTransport, AsyncGenerator[None]]
+
+
+class LoopPools(httpx.AsyncBaseTransport):
+    """One async transport per event loop, built by ``build()`` on first use there."""
+
+    def __init__(self, build: Callable[..., httpx.AsyncBaseTransport]) -> None:
+        self._build = build
+        self._open: dict[asyncio.AbstractEventLoop, _Entry] = {}
+        self._lock = threading.Lock()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` through the running loop's transport."""
+        loop = asyncio.get_running_loop()
+        entry = self._open.get(loop)  # every request asks: no lock once the entry exists
+        if entry is None:
+            transport = self._build()
+            holder = self._close_at_end(transport)
+            await anext(holder)  # started in this loop: it is finalized when the loop ends
+            self.drop_closed()
+            with self._lock:
+                entry = self._open[loop] = (transport, holder)
+        return await entry[0].handle_async_request(request)
+
+    async def _close_at_end(self, transport: httpx.AsyncBaseTransport) -> AsyncGenerator[None]:
+        try:
+            yield
+        finally:
+            loop = asyncio.get_running_loop()
+            with self._lock:
+                if self._open.get(loop, (None,))[0] is transport:  # the loop ends
+                    del self._open[loop]
+            await transport.aclose()
+
+    async def aclose(self) -> None:
+        """Close the running loop's transport now (built anew if needed)."""
+        with self._lock:
+            entry = self._open.pop(asyncio.get_running_loop(), None)
+        if entry is not None:
+            await entry[1].aclose()  # its ``finally`` closes the transport
+
+    def drop_closed(self) -> None:
+        """Forget the transports of loops closed by hand (``asyncio.run`` finalizes its
+        generators, ``loop.close()`` does not): their sockets went with their loop."""
+        with self._lock:
+            for loop in [k for k in self._open if k.is_closed()]:
+                del self._open[loop]
+
+
+class Pools:
+    """The pools of a client family: ``sync`` and ``loop`` give a route's, built by
+    ``build`` (httpx's arguments bound) the first time."""
+
+    def __init__(self) -> None:
+        self._sync: dict[Hashable, httpx.BaseTransport] = {}
+        self._async: dict[Hashable, LoopPools] = {}
+
+    def sync(
+        self, route: Hashable, build: Callable[[], httpx.BaseTransport]
+    ) -> httpx.BaseTransport:
+        """The sync transport of ``route``."""
+        if route not in self._sync:  # building costs an SSL context: not for each view
+            self._sync.setdefault(route, build())
+        return self._sync[route]
+
+    def loop(self, route: Hashable, build: Callable[..., httpx.AsyncBaseTransport]) -> LoopPools:
+        """The per-loop async transports of ``route``."""
+        return self._async.setdefault(route, LoopPools(build))
+
+    def close(self) -> None:
+        """Close the sync pools (a call made afterwards opens them again). An async pool
+        can only be closed in its own loop: by :meth:`aclose` there, or at its end."""
+        for pool in list(self._sync.values()):
+            pool.close()
+        for pools in list(self._async.values()):
+            pools.drop_closed()
+
+    async def aclose(self) -> None:
+        """As :meth:`close`, closing the running loop's pools now."""
+        for pools in list(self._async.values()):
+            await pools.aclose()
+        self.close()
