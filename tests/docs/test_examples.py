@@ -101,7 +101,10 @@ def page_env(
     block = request.node.callspec.params["block"]
     folder = page_folders.get(block.path)
     if folder is None:  # the first block of a page: a fresh folder and a fresh mock
-        folder = page_folders[block.path] = tmp_path_factory.mktemp(block.path.stem)
+        # The development pages read the repository (openapi.yaml, ...) and write nothing.
+        developing = block.path.is_relative_to(ROOT / "docs" / "development")
+        folder = ROOT if developing else tmp_path_factory.mktemp(block.path.stem)
+        page_folders[block.path] = folder
         mock_server.service.reset()
     monkeypatch.chdir(folder)
     env = {
