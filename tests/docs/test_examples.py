@@ -84,7 +84,7 @@ def _id(block: Fence | CodeExample) -> str:
 
 
 @pytest.fixture(scope="session")
-def page_folders(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, Path]:
+def page_folders() -> dict[Path, Path]:
     """One working folder per page, shared by its blocks in page order."""
     return {}
 
