@@ -12,7 +12,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 PACKAGE := generated/service_api_client
 CODEGEN_INPUTS := openapi.yaml codegen/config.yaml codegen/generate.sh $(wildcard codegen/templates/*)
 
-.PHONY: generated generate check-generated lint typecheck docs test test-core lock clean demo mock fuzz bench chaos redis-server
+.PHONY: generated generate check-generated lint typecheck docs dist test test-core lock clean demo mock fuzz bench chaos redis-server
 
 # ---- environment -----------------------------------------------------------
 
@@ -79,11 +79,21 @@ typecheck: | $(VENV)/.installed
 	mypy overlay/service_api mock/service_api_mock cli/service_api_cli tests bench
 	mypy generated/service_api_client
 
-# The API reference, from the docstrings, into build/docs/ (mkdocs + mkdocstrings); strict,
-# so a broken cross-reference or link fails the build (and make test).
+# The docs site (guides, extras, API reference from the docstrings, development) into
+# build/docs/; strict, so a broken cross-reference or link fails the build (and make test).
+# The performance page shows the chart of the last `make bench`: mkdocs serves only docs/.
+# The examples of the README and the docs run in pytest (tests/docs).
 docs: | $(VENV)/.installed
+	cp bench/results/concurrency.png docs/development/concurrency.png
 	$(BIN)/mkdocs build --quiet --strict
-	@echo "API reference: build/docs/index.html"
+	@echo "docs: build/docs/index.html"
+
+# A wheel of the package (library, generated client, CLI, mock) into dist/, built with
+# the pinned hatchling: `pip install 'dist/service_api-<version>-py3-none-any.whl[cli,dlt]'`
+# into any virtualenv.
+dist: generated
+	$(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation -w dist .
+	@ls dist/*.whl
 
 test: check-generated lint typecheck docs test-core
 	pytest
