@@ -191,7 +191,8 @@ class Pager(Generic[M_co]):
     iteration left early is closed by ``close()`` / ``aclose()`` (``contextlib.closing``
     / ``aclosing``) or by garbage collection, which stops every thread or task it started.
 
-    Args:
+    What it takes (the options as keywords, checked when the pager is made):
+
         endpoint: a generated list endpoint module (``list_shipments``: items typed
             ``Shipment``); ``client.<tag>.list()`` passes its own.
         client: the client (``service_api.Client`` or a generated ``Client``).
@@ -205,8 +206,7 @@ class Pager(Generic[M_co]):
         key: a record's identity, to drop records served again; default (``None``) its id.
         **params: the endpoint's own parameters.
 
-    ``client.<tag>.list()`` names every option in its signature, typed; here they come
-    as keywords, checked when the pager is made.
+    ``client.<tag>.list()`` names every option in its signature, typed.
 
     Raises:
         TypeError: not an endpoint module, not a client, or an argument the endpoint
