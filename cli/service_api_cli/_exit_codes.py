@@ -1,7 +1,7 @@
 """Exit codes of ``service-api`` and the mapping from errors to them.
 
 The codes are part of the command's interface (scripts branch on them), so they are
-listed in ``--help`` and in the README, and kept in one place here.
+listed in ``--help`` and in docs/extras/cli.md, and kept in one place here.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ consistent and which items are repeats, ``accept``); the sync and async drivers 
 does no I/O (its warnings go to the function it is given), both twins share every
 decision and the unit tests drive it with plain objects.
 
-What the plan does with a misbehaving server is the policy table of the README
-("Pagination"). The plan never asks for a page beyond ``ceil(totalRecords / pageSize)``
+What the plan does with a misbehaving server is the policy table of
+docs/guides/pagination.md ("Pagination policy"). The plan never asks for a page beyond ``ceil(totalRecords / pageSize)``
 of the first page (or, when ``start_page`` is already past the end, beyond
 ``start_page``), so iteration is bounded whatever the server says. Pages go by number:
 a ``next`` link is neither followed nor checked.

@@ -11,8 +11,8 @@ endpoint's page model and hand pages back in order. A failed request is retried 
 client's own retry loop only. With ``concurrency > 1`` threads or tasks send the
 requests and read the answers while the consumer parses the pages, in order.
 
-The policies (misbehaving servers, records that cannot become their model) are in the
-README, "Pagination".
+The policies (misbehaving servers, records that cannot become their model) are in
+docs/guides/pagination.md ("Pagination policy").
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class Page(Generic[M_co]):
         model: the typed page model the endpoint returned (``ShipmentPage``, ...), with
             its envelope and any field the spec does not name (``additional_properties``).
         items: the items of the page to use: ``model.data`` without repeats of earlier
-            pages (see the pagination policy in the README).
+            pages (see "Repeats" in docs/guides/pagination.md).
         total_records: ``totalRecords`` of this page.
         raw_items: each of ``items`` as the JSON the server sent, decoded on first use.
 
