@@ -48,21 +48,20 @@ def test_one_resource_per_list_endpoint_with_merge_keys(client: service_api.Clie
 def test_resources_yield_whole_pages_tagged_with_their_account(
     client: service_api.Client, mock: RunningMock
 ) -> None:
-    from service_api._endpoints import discover_list_endpoints
-    from service_api.dlt import _pages, _Stop
+    from service_api.dlt._source import LIST_ENDPOINTS, _pages
 
     mock.service.reset(records=60)
     state: dict[str, Any] = {}
     pages = list(
         _pages(
-            discover_list_endpoints()["devices"],
+            LIST_ENDPOINTS["devices"],
             client,
             ACCOUNTS,
+            errors=None,
+            resource_state=lambda: state,
             page_size=50,
             concurrency=2,
             page_retries=0,
-            stop=_Stop(None),
-            resource_state=lambda: state,
         )
     )
     # One list per page: 50 + 10 records for each account.

@@ -11,7 +11,8 @@ import pytest
 pytest.importorskip("dlt", reason="dlt is not installed: pip install 'service-api[dlt]'")
 
 import service_api
-from service_api.dlt import _rows, _start_pages, list_endpoints, source
+from service_api.dlt import list_endpoints, source
+from service_api.dlt._source import _start_pages
 
 
 def test_endpoints_and_their_identifiers_come_from_the_generated_client() -> None:
@@ -43,16 +44,6 @@ def test_start_pages(
     state: dict[str, Any], accounts: list[str], page_size: int, expected: dict[str, int]
 ) -> None:
     assert _start_pages(state, accounts, page_size) == expected
-
-
-def test_rows_keep_the_record_as_sent_and_add_the_account() -> None:
-    record = {"deviceId": "d1", "nested": {"x": [1, 2]}, "account": "spoofed"}
-    raw: list[Any] = [record, 7]
-    assert _rows(raw, "acct-1") == [
-        {"deviceId": "d1", "nested": {"x": [1, 2]}, "account": "acct-1"},
-        {"value": 7, "account": "acct-1"},
-    ]
-    assert record["account"] == "spoofed"  # the page's own item is left alone
 
 
 @pytest.fixture
@@ -120,12 +111,13 @@ def test_public_names_are_sorted_and_documented() -> None:
 def test_an_endpoint_without_an_identifier_asks_for_one(
     offline_client: service_api.Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import service_api.dlt
-    from service_api._endpoints import ListEndpoint, discover_list_endpoints
+    import dataclasses
 
-    devices = discover_list_endpoints()["devices"]
-    nameless = ListEndpoint("readings", devices.module, devices.item_model, None)
-    monkeypatch.setattr(service_api.dlt, "discover_list_endpoints", lambda: {"readings": nameless})
+    from service_api.dlt import _source
+
+    devices = _source.LIST_ENDPOINTS["devices"]
+    nameless = dataclasses.replace(devices, name="readings", id_field=None)
+    monkeypatch.setattr(_source, "LIST_ENDPOINTS", {"readings": nameless})
     with pytest.raises(ValueError, match=r"pass primary_keys=\{'readings': 'fieldName'\}"):
         source(offline_client, ["acct-1"])
     built = source(offline_client, ["acct-1"], primary_keys={"readings": "deviceId"})

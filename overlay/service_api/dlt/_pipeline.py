@@ -1,0 +1,105 @@
+"""Running the sources through a pipeline, in the fastest file format the destination takes."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import dlt
+from dlt.common.pipeline import LoadInfo
+
+from service_api import Client
+from service_api.dlt._source import file_source, source
+
+# Fastest first (bench case "load"): dlt's writers stream either to files that the
+# destination bulk-loads; parquet needs pyarrow. Slower formats are dlt's own choice.
+_FAST_FORMATS = ("jsonl", "parquet")
+
+
+def fastest_file_format(pipeline: dlt.Pipeline) -> str | None:
+    """The loader file format :func:`load` gives ``pipeline``: ``None`` (dlt decides) when
+    the user chose one (``[normalize] loader_file_format`` in dlt's config, or
+    ``preferred_loader_file_format`` on the destination), else the first of ``jsonl``
+    and ``parquet`` (with pyarrow installed) that the destination supports.
+
+    Example::
+
+        >>> fastest_file_format(dlt.pipeline("p", destination="duckdb"))
+        'jsonl'
+    """
+    destination = pipeline.destination
+    if destination is None or "preferred_loader_file_format" in destination.caps_params:
+        return None
+    if dlt.config.get("normalize.loader_file_format"):
+        return None
+    supported = destination.capabilities().supported_loader_file_formats or ()
+    for name in _FAST_FORMATS:
+        if name in supported and (name != "parquet" or importlib.util.find_spec("pyarrow")):
+            return name
+    return None
+
+
+def _run(pipeline: dlt.Pipeline, data: Any, loader_file_format: str | None) -> LoadInfo:
+    if loader_file_format is None:
+        configured = dlt.config.get("normalize.loader_file_format")
+        loader_file_format = configured or fastest_file_format(pipeline)
+    info: LoadInfo = pipeline.run(data, loader_file_format=loader_file_format)  # type: ignore[arg-type]
+    return info
+
+
+def load(
+    pipeline: dlt.Pipeline,
+    client: Client,
+    accounts: Sequence[str],
+    *,
+    endpoints: Sequence[str] | None = None,
+    loader_file_format: str | None = None,
+    **options: Any,
+) -> LoadInfo:
+    """Run :func:`source` through ``pipeline`` (``options`` go to :func:`source`) in
+    ``loader_file_format`` or else :func:`fastest_file_format`; returns dlt's ``LoadInfo``.
+
+    A failure while fetching (any :class:`~service_api.ServiceApiError`, with its
+    ``page_number`` and ``resumable``, or ``KeyboardInterrupt``) is raised as itself,
+    after the pages fetched before it are loaded with the state to resume from: run
+    ``load`` again to fetch the rest. A failure of dlt itself (a destination down) is
+    dlt's ``PipelineStepFailed``; dlt finishes its pending packages on the next run.
+
+    Example::
+
+        pipeline = dlt.pipeline("service_api", destination="duckdb", dataset_name="raw")
+        info = load(pipeline, client, ["acct-1", "acct-2"])
+    """
+    errors: list[BaseException] = []
+    built = source(client, accounts, endpoints=endpoints, errors=errors, **options)
+    try:
+        info = _run(pipeline, built, loader_file_format)
+    except Exception as exc:
+        if errors:
+            # dlt failed after fetching had already stopped: say both.
+            exc.add_note(f"fetching had stopped first on: {type(errors[0]).__name__}")
+        raise
+    if errors:
+        raise errors[0]
+    return info
+
+
+def load_files(
+    pipeline: dlt.Pipeline,
+    endpoint: str,
+    paths: Sequence[str],
+    *,
+    account: str | None = None,
+    primary_keys: Mapping[str, str] | None = None,
+    loader_file_format: str | None = None,
+) -> LoadInfo:
+    """Load JSONL files of ``service-api list ENDPOINT`` through ``pipeline``, into the
+    tables :func:`load` fills (see :func:`file_source`): loading a file twice adds nothing.
+
+    Example::
+
+        load_files(pipeline, "shipments", ["shipments.jsonl"], account="acct-1")
+    """
+    built = file_source(endpoint, paths, account=account, primary_keys=primary_keys)
+    return _run(pipeline, built, loader_file_format)

@@ -1,0 +1,261 @@
+"""The dlt sources: one merge resource per list endpoint, fed by the API or by files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import dlt
+from dlt.extract import DltResource, DltSource
+
+from service_api import Client, ServiceApiError, paginate
+from service_api._endpoints import discover_list_endpoints
+
+# The only place the list endpoints come from: name -> ListEndpoint (name, module,
+# item_model, id_field).
+LIST_ENDPOINTS = discover_list_endpoints()
+
+ACCOUNT_COLUMN = "account"
+"""The column every row gets, holding the account it was listed for."""
+
+SOURCE_NAME = "service_api"
+"""Name of the dlt source, hence of its schema and of its state in the pipeline."""
+
+_MAX_PAGE_SIZE = 50  # the service's largest page: the fewest requests
+_FILE_CHUNK = 1000  # rows of a file handed to dlt at once
+
+Rows = Iterator[list[dict[str, Any]]]
+
+
+def list_endpoints() -> dict[str, str | None]:
+    """The list endpoints a :func:`source` can load, with each one's identifier field.
+
+    Example::
+
+        >>> list_endpoints()
+        {'devices': 'deviceId', 'shipments': 'shipmentId'}
+    """
+    return {name: e.id_field for name, e in LIST_ENDPOINTS.items()}
+
+
+def _keyed(endpoints: Sequence[str] | None, primary_keys: Mapping[str, str] | None) -> list[Any]:
+    """``(endpoint, identifier field)`` of each endpoint asked for, all when ``None``."""
+    chosen = []
+    for name in LIST_ENDPOINTS if endpoints is None else dict.fromkeys(endpoints):
+        if name not in LIST_ENDPOINTS:
+            raise ValueError(f"unknown endpoint {name!r} (known: {', '.join(LIST_ENDPOINTS)})")
+        id_field = (primary_keys or {}).get(name, LIST_ENDPOINTS[name].id_field)
+        if id_field is None:
+            raise ValueError(
+                f"endpoint {name!r} has no single identifier field: "
+                f"pass primary_keys={{{name!r}: 'fieldName'}}"
+            )
+        chosen.append((LIST_ENDPOINTS[name], id_field))
+    return chosen
+
+
+def _merged(name: str, id_field: str, rows: Callable[[], Rows]) -> DltResource:
+    resource: DltResource = dlt.resource(
+        rows,
+        name=name,
+        table_name=name,
+        primary_key=[id_field, ACCOUNT_COLUMN],
+        write_disposition="merge",
+    )
+    return resource
+
+
+def _as_source(resources: list[DltResource]) -> DltSource:
+    @dlt.source(name=SOURCE_NAME)
+    def service_api() -> list[DltResource]:
+        return resources
+
+    built: DltSource = service_api()
+    return built
+
+
+def _check_accounts(accounts: Sequence[str]) -> list[str]:
+    if isinstance(accounts, str):
+        raise TypeError("accounts is a sequence of account IDs, not one string")
+    unique = list(dict.fromkeys(accounts))
+    if not unique:
+        raise ValueError("at least one account is needed")
+    for account in unique:
+        if not isinstance(account, str) or not account or not account.isprintable():
+            raise ValueError(f"account {account!r} is not a non-empty printable string")
+    return unique
+
+
+def _start_pages(state: dict[str, Any], accounts: Sequence[str], page_size: int) -> dict[str, int]:
+    """Where each account starts in this run (accounts left out are done for this pass),
+    from the resource state the last committed run left. Pure: unit-tested without dlt.
+    """
+    pending: dict[str, int] = state.get("pending") or {}
+    if not pending:
+        # The last pass ended (or this is the first run): a new pass from page 1.
+        return dict.fromkeys(accounts, 1)
+    done = set(state.get("done") or ())
+    previous_size = int(state.get("page_size") or page_size)
+    starts: dict[str, int] = {}
+    for account in accounts:
+        if account in pending:
+            # Same records from the same place whatever the page size: the first record
+            # not yet loaded is (next - 1) * previous_size; re-reading a few is harmless.
+            starts[account] = (int(pending[account]) - 1) * previous_size // page_size + 1
+        elif account not in done:
+            starts[account] = 1
+    # Only accounts no longer asked for were unfinished: their pass is over.
+    return starts or dict.fromkeys(accounts, 1)
+
+
+def _pages(
+    endpoint: Any,
+    client: Client,
+    accounts: Sequence[str],
+    *,
+    errors: list[BaseException] | None,
+    resource_state: Callable[[], dict[str, Any]],
+    **options: Any,
+) -> Rows:
+    """The rows of each page in turn, one page in memory at a time; ``resource_state``
+    keeps where each account goes on. With ``errors`` a failure is appended to it and
+    ends the resource cleanly, and every resource sharing the list stops at its next page.
+    """
+    state = resource_state()
+    starts = _start_pages(state, accounts, options["page_size"])
+    state["page_size"] = options["page_size"]
+    # Accounts no longer asked for are forgotten: they cannot hold a pass open.
+    pending: dict[str, int] = dict(starts)
+    state["pending"] = pending
+    done = [a for a in state.get("done") or () if a in accounts and a not in starts]
+    state["done"] = done
+    for account, start_page in starts.items():
+        if errors:
+            return
+        with client.with_account(account) as child:
+            pages = paginate(endpoint.module, child, start_page=start_page, **options).pages()
+            try:
+                while True:
+                    try:
+                        page = next(pages)
+                    except StopIteration:
+                        break
+                    except (ServiceApiError, KeyboardInterrupt) as exc:
+                        if errors is None:
+                            raise
+                        errors.append(exc)
+                        return
+                    yield [{**raw, ACCOUNT_COLUMN: account} for raw in page.raw_items]
+                    # Only once dlt has taken the page: never marked loaded before it is.
+                    pending[account] = page.number + 1
+                    if errors:
+                        return
+            finally:
+                pages.close()
+        del pending[account]
+        done.append(account)
+    if not pending:
+        # The pass is complete: the next run starts a new one from page 1.
+        state["done"] = []
+
+
+def source(
+    client: Client,
+    accounts: Sequence[str],
+    *,
+    endpoints: Sequence[str] | None = None,
+    page_size: int = _MAX_PAGE_SIZE,
+    concurrency: int = 1,
+    primary_keys: Mapping[str, str] | None = None,
+    errors: list[BaseException] | None = None,
+    **options: Any,
+) -> DltSource:
+    """A dlt source with one resource per list endpoint (or per name in ``endpoints``),
+    each loading every record of every account in ``accounts``, page by page.
+
+    Args:
+        client: the client to use; one child per account shares its token and pool.
+        accounts: the accounts to load, in order.
+        endpoints: endpoint names (``"shipments"``); all list endpoints when ``None``.
+        page_size: records per request (the service's maximum, 50, by default).
+        concurrency: pages fetched ahead per account (see :func:`service_api.paginate`).
+        primary_keys: the identifier field of an endpoint whose model has no single
+            ``...Id`` field (``{"parcels": "parcelRef"}``); it wins over the one found.
+        errors: how a failure ends the run. ``None``: the error propagates and dlt
+            abandons the extract (nothing of this run is committed). A list: the error
+            (a :class:`~service_api.ServiceApiError` or ``KeyboardInterrupt``) is
+            appended to it and every resource stops at its next page, so the pipeline
+            commits what was fetched and where to resume; raise it after
+            ``pipeline.run`` (:func:`load` does).
+        options: any other option of :func:`service_api.paginate`.
+
+    Example::
+
+        errors: list[BaseException] = []
+        pipeline.run(source(client, ["acct-1"], endpoints=["devices"], errors=errors))
+        if errors:
+            raise errors[0]
+    """
+    chosen = _keyed(endpoints, primary_keys)
+    accounts = _check_accounts(accounts)
+    if not 1 <= page_size <= _MAX_PAGE_SIZE:
+        raise ValueError(f"page_size must be within 1..{_MAX_PAGE_SIZE}, got {page_size}")
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    options.update(page_size=page_size, concurrency=concurrency)
+
+    def resource(endpoint: Any, id_field: str) -> DltResource:
+        def rows() -> Rows:
+            state = dlt.current.resource_state
+            yield from _pages(
+                endpoint, client, accounts, errors=errors, resource_state=state, **options
+            )
+
+        return _merged(endpoint.name, id_field, rows)
+
+    return _as_source([resource(endpoint, id_field) for endpoint, id_field in chosen])
+
+
+def _file_rows(paths: Sequence[str], account: str | None) -> Rows:
+    for path in paths:
+        with open(path, encoding="utf-8") as lines:
+            rows: list[dict[str, Any]] = []
+            for number, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                    tag = record.get(ACCOUNT_COLUMN) or account
+                except (ValueError, AttributeError):
+                    raise ValueError(f"{path}:{number}: not a JSON object") from None
+                if not tag:
+                    raise ValueError(f"{path}:{number}: a record without an account: pass account=")
+                rows.append({**record, ACCOUNT_COLUMN: tag})
+                if len(rows) == _FILE_CHUNK:
+                    yield rows
+                    rows = []
+            if rows:
+                yield rows
+
+
+def file_source(
+    endpoint: str,
+    paths: Sequence[str],
+    *,
+    account: str | None = None,
+    primary_keys: Mapping[str, str] | None = None,
+) -> DltSource:
+    """A dlt source loading JSONL files written by ``service-api list ENDPOINT`` into the
+    tables :func:`source` loads, merged on the same keys: no request, no credentials.
+
+    A record's ``account`` field (``service-api list`` writes it for several accounts or
+    with ``--tag-account``) says its account; ``account`` is for records without one.
+
+    Example::
+
+        pipeline.run(file_source("shipments", ["s.jsonl"], account="acct-1"))
+    """
+    ((found, id_field),) = _keyed([endpoint], primary_keys)
+    files = list(paths)
+    return _as_source([_merged(found.name, id_field, lambda: _file_rows(files, account))])
