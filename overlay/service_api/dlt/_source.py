@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
+from contextlib import closing
 from typing import Any
 
 import dlt
@@ -25,7 +26,7 @@ SOURCE_NAME = "service_api"
 _MAX_PAGE_SIZE = 50  # the service's largest page: the fewest requests
 _FILE_CHUNK = 1000  # rows of a file handed to dlt at once
 
-Rows = Iterator[list[dict[str, Any]]]
+Rows = Generator[list[dict[str, Any]], None, None]
 
 
 def list_endpoints() -> dict[str, str | None]:
@@ -56,34 +57,18 @@ def _keyed(endpoints: Sequence[str] | None, primary_keys: Mapping[str, str] | No
 
 
 def _merged(name: str, id_field: str, rows: Callable[[], Rows]) -> DltResource:
-    resource: DltResource = dlt.resource(
-        rows,
-        name=name,
-        table_name=name,
-        primary_key=[id_field, ACCOUNT_COLUMN],
-        write_disposition="merge",
-    )
-    return resource
+    key = [id_field, ACCOUNT_COLUMN]
+    return dlt.resource(rows, name=name, primary_key=key, write_disposition="merge")
 
 
 def _as_source(resources: list[DltResource]) -> DltSource:
-    @dlt.source(name=SOURCE_NAME)
-    def service_api() -> list[DltResource]:
-        return resources
-
-    built: DltSource = service_api()
-    return built
+    return dlt.source(lambda: resources, name=SOURCE_NAME)()
 
 
 def _check_accounts(accounts: Sequence[str]) -> list[str]:
-    if isinstance(accounts, str):
-        raise TypeError("accounts is a sequence of account IDs, not one string")
-    unique = list(dict.fromkeys(accounts))
-    if not unique:
-        raise ValueError("at least one account is needed")
-    for account in unique:
-        if not isinstance(account, str) or not account or not account.isprintable():
-            raise ValueError(f"account {account!r} is not a non-empty printable string")
+    unique = [] if isinstance(accounts, str) else list(dict.fromkeys(accounts))
+    if not unique or not all(isinstance(a, str) and a and a.isprintable() for a in unique):
+        raise ValueError(f"accounts must be a list of printable account IDs, not {accounts!r}")
     return unique
 
 
@@ -133,26 +118,21 @@ def _pages(
     for account, start_page in starts.items():
         if errors:
             return
-        with client.with_account(account) as child:
-            pages = paginate(endpoint.module, child, start_page=start_page, **options).pages()
-            try:
-                while True:
-                    try:
-                        page = next(pages)
-                    except StopIteration:
-                        break
-                    except (ServiceApiError, KeyboardInterrupt) as exc:
-                        if errors is None:
-                            raise
-                        errors.append(exc)
-                        return
-                    yield [{**raw, ACCOUNT_COLUMN: account} for raw in page.raw_items]
-                    # Only once dlt has taken the page: never marked loaded before it is.
-                    pending[account] = page.number + 1
-                    if errors:
-                        return
-            finally:
-                pages.close()
+        try:
+            with client.with_account(account) as child:
+                pages = paginate(endpoint.module, child, start_page=start_page, **options).pages()
+                with closing(pages):
+                    for page in pages:
+                        yield [{**raw, ACCOUNT_COLUMN: account} for raw in page.raw_items]
+                        # Only once dlt has taken the page: never marked loaded before it is.
+                        pending[account] = page.number + 1
+                        if errors:
+                            return
+        except (ServiceApiError, KeyboardInterrupt) as exc:
+            if errors is None:
+                raise
+            errors.append(exc)  # ends this resource cleanly: dlt commits what it took
+            return
         del pending[account]
         done.append(account)
     if not pending:
@@ -166,7 +146,6 @@ def source(
     *,
     endpoints: Sequence[str] | None = None,
     page_size: int = _MAX_PAGE_SIZE,
-    concurrency: int = 1,
     primary_keys: Mapping[str, str] | None = None,
     errors: list[BaseException] | None = None,
     **options: Any,
@@ -179,7 +158,6 @@ def source(
         accounts: the accounts to load, in order.
         endpoints: endpoint names (``"shipments"``); all list endpoints when ``None``.
         page_size: records per request (the service's maximum, 50, by default).
-        concurrency: pages fetched ahead per account (see :func:`service_api.paginate`).
         primary_keys: the identifier field of an endpoint whose model has no single
             ``...Id`` field (``{"parcels": "parcelRef"}``); it wins over the one found.
         errors: how a failure ends the run. ``None``: the error propagates and dlt
@@ -188,7 +166,8 @@ def source(
             appended to it and every resource stops at its next page, so the pipeline
             commits what was fetched and where to resume; raise it after
             ``pipeline.run`` (:func:`load` does).
-        options: any other option of :func:`service_api.paginate`.
+        options: any other option of :func:`service_api.paginate` (``concurrency``: pages
+            fetched ahead per account), checked here, before any request.
 
     Example::
 
@@ -201,9 +180,9 @@ def source(
     accounts = _check_accounts(accounts)
     if not 1 <= page_size <= _MAX_PAGE_SIZE:
         raise ValueError(f"page_size must be within 1..{_MAX_PAGE_SIZE}, got {page_size}")
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    options.update(page_size=page_size, concurrency=concurrency)
+    options["page_size"] = page_size
+    for endpoint, _ in chosen:
+        paginate(endpoint.module, client, **options)  # its checks, no request
 
     def resource(endpoint: Any, id_field: str) -> DltResource:
         def rows() -> Rows:

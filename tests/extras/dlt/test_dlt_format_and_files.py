@@ -167,4 +167,5 @@ def test_a_bad_file_fails_the_load_naming_the_line_and_loads_nothing(
         cause = cause.__cause__ or cause.__context__
     assert isinstance(cause, ValueError)
     assert cause.args[0].endswith(message.replace("\\", ""))
+    assert pipeline.last_trace is not None
     assert pipeline.last_trace.last_normalize_info is None

@@ -55,12 +55,13 @@ def offline_client() -> service_api.Client:
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"accounts": []}, ValueError, "at least one account"),
-        ({"accounts": "acct-1"}, TypeError, "not one string"),
+        ({"accounts": []}, ValueError, "accounts must be a list of printable account IDs"),
+        ({"accounts": "acct-1"}, ValueError, "not 'acct-1'"),
         ({"accounts": ["acct\n1"]}, ValueError, "printable"),
         ({"endpoints": ["parcels"]}, ValueError, "unknown endpoint 'parcels' (known: devices"),
         ({"page_size": 51}, ValueError, "page_size must be within 1..50"),
-        ({"concurrency": 0}, ValueError, "concurrency must be at least 1"),
+        ({"concurrency": 0}, ValueError, "concurrency must be an integer of at least 1"),
+        ({"max_itemz": 3}, TypeError, "unexpected keyword argument 'max_itemz'"),
     ],
 )
 def test_bad_arguments_are_refused_with_a_clear_error(
