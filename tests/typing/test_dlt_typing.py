@@ -20,7 +20,6 @@ from service_api.dlt import (
     ACCOUNT_COLUMN,
     SOURCE_NAME,
     fastest_file_format,
-    file_source,
     list_endpoints,
     load,
     load_files,
@@ -39,7 +38,6 @@ def build(client: service_api.Client, pipeline: dlt.Pipeline) -> None:
     assert_type(load(pipeline, client, ["acct-1"], concurrency=4), LoadInfo)
     assert_type(list_endpoints(), dict[str, str | None])
     assert_type(load_files(pipeline, "shipments", ["s.jsonl"], account="acct-1"), LoadInfo)
-    assert_type(file_source("devices", ["d.jsonl"]), DltSource)
     assert_type(fastest_file_format(pipeline), str | None)
     assert_type(ACCOUNT_COLUMN, str)
     assert_type(SOURCE_NAME, str)

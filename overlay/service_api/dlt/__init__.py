@@ -37,19 +37,12 @@ except ImportError:  # pragma: no cover - exercised in a subprocess without dlt
     raise ImportError("service_api.dlt needs dlt: pip install 'service-api[dlt]'") from None
 
 from service_api.dlt._pipeline import fastest_file_format, load, load_files
-from service_api.dlt._source import (
-    ACCOUNT_COLUMN,
-    SOURCE_NAME,
-    file_source,
-    list_endpoints,
-    source,
-)
+from service_api.dlt._source import ACCOUNT_COLUMN, SOURCE_NAME, list_endpoints, source
 
 __all__ = [
     "ACCOUNT_COLUMN",
     "SOURCE_NAME",
     "fastest_file_format",
-    "file_source",
     "list_endpoints",
     "load",
     "load_files",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import dlt
@@ -89,15 +89,16 @@ def load_files(
     paths: Sequence[str],
     *,
     account: str | None = None,
-    primary_keys: Mapping[str, str] | None = None,
     loader_file_format: str | None = None,
 ) -> LoadInfo:
-    """Load JSONL files of ``service-api list ENDPOINT`` through ``pipeline``, into the
-    tables :func:`load` fills (see :func:`file_source`): loading a file twice adds nothing.
+    """Load JSONL files of ``service-api list ENDPOINT`` through ``pipeline`` into the
+    tables :func:`load` fills, merged on the same keys: no request, no credentials, and
+    loading a file twice adds nothing. A record's ``account`` field (``service-api list``
+    writes it for several accounts or with ``--tag-account``) says its account;
+    ``account`` is for records without one.
 
     Example::
 
         load_files(pipeline, "shipments", ["shipments.jsonl"], account="acct-1")
     """
-    built = file_source(endpoint, paths, account=account, primary_keys=primary_keys)
-    return _run(pipeline, built, loader_file_format)
+    return _run(pipeline, file_source(endpoint, paths, account), loader_file_format)

@@ -77,19 +77,16 @@ def _start_pages(state: dict[str, Any], accounts: Sequence[str], page_size: int)
     from the resource state the last committed run left. Pure: unit-tested without dlt.
     """
     pending: dict[str, int] = state.get("pending") or {}
-    if not pending:
-        # The last pass ended (or this is the first run): a new pass from page 1.
-        return dict.fromkeys(accounts, 1)
-    done = set(state.get("done") or ())
+    # No pending account: the last pass ended (or this is the first run), a new one starts.
+    done = set(state.get("done") or ()) if pending else set()
     previous_size = int(state.get("page_size") or page_size)
-    starts: dict[str, int] = {}
-    for account in accounts:
-        if account in pending:
-            # Same records from the same place whatever the page size: the first record
-            # not yet loaded is (next - 1) * previous_size; re-reading a few is harmless.
-            starts[account] = (int(pending[account]) - 1) * previous_size // page_size + 1
-        elif account not in done:
-            starts[account] = 1
+    # Same records from the same place whatever the page size: the first record not yet
+    # loaded is (next - 1) * previous_size; re-reading a few is harmless.
+    starts = {
+        a: (int(pending[a]) - 1) * previous_size // page_size + 1 if a in pending else 1
+        for a in accounts
+        if a not in done
+    }
     # Only accounts no longer asked for were unfinished: their pass is over.
     return starts or dict.fromkeys(accounts, 1)
 
@@ -111,10 +108,8 @@ def _pages(
     starts = _start_pages(state, accounts, options["page_size"])
     state["page_size"] = options["page_size"]
     # Accounts no longer asked for are forgotten: they cannot hold a pass open.
-    pending: dict[str, int] = dict(starts)
-    state["pending"] = pending
-    done = [a for a in state.get("done") or () if a in accounts and a not in starts]
-    state["done"] = done
+    pending = state["pending"] = dict(starts)
+    done = state["done"] = [a for a in state.get("done") or () if a in accounts and a not in starts]
     for account, start_page in starts.items():
         if errors:
             return
@@ -218,23 +213,9 @@ def _file_rows(paths: Sequence[str], account: str | None) -> Rows:
                 yield rows
 
 
-def file_source(
-    endpoint: str,
-    paths: Sequence[str],
-    *,
-    account: str | None = None,
-    primary_keys: Mapping[str, str] | None = None,
-) -> DltSource:
-    """A dlt source loading JSONL files written by ``service-api list ENDPOINT`` into the
-    tables :func:`source` loads, merged on the same keys: no request, no credentials.
-
-    A record's ``account`` field (``service-api list`` writes it for several accounts or
-    with ``--tag-account``) says its account; ``account`` is for records without one.
-
-    Example::
-
-        pipeline.run(file_source("shipments", ["s.jsonl"], account="acct-1"))
-    """
-    ((found, id_field),) = _keyed([endpoint], primary_keys)
+def file_source(endpoint: str, paths: Sequence[str], account: str | None) -> DltSource:
+    """A dlt source of JSONL files written by ``service-api list ENDPOINT``, into the
+    tables of :func:`source`, merged on the same keys (see :func:`load_files`)."""
+    ((found, id_field),) = _keyed([endpoint], None)
     files = list(paths)
     return _as_source([_merged(found.name, id_field, lambda: _file_rows(files, account))])
