@@ -38,8 +38,8 @@ examples:
   {PROG} load shipments devices --account acct-1 --account acct-2
   {PROG} load shipments --account acct-1 --dataset raw --pipelines-dir .dlt-pipelines
   {PROG} load devices --account acct-1 --destination postgres   # credentials as dlt reads them
-  {PROG} list shipments --account acct-1 -o s.jsonl && {PROG} load shipments --from s.jsonl \
-      --account acct-1   # no request, no credentials; --account for records without one
+  {PROG} list shipments --account acct-1 -o s.jsonl
+  {PROG} load shipments --from s.jsonl --account acct-1   # no request, no credentials
 
 what it does:
   One table per endpoint, one row per record as the API sent it plus an "account"
@@ -108,8 +108,8 @@ def add_load_parser(
         "--pipelines-dir",
         metavar="DIR",
         default=DEFAULT_PIPELINES_DIR,
-        help="where dlt keeps pipeline state and load packages "
-        f"(default: {DEFAULT_PIPELINES_DIR} in the current directory)",
+        help="where dlt keeps pipeline state and load packages, never a system folder "
+        "(relative to the current directory)",
     )
     load.add_argument(
         "--from",

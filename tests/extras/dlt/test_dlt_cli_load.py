@@ -195,7 +195,8 @@ def test_without_pipelines_dir_the_state_goes_where_help_says(
     assert (tmp_path / ".dlt-pipelines" / "service_api" / "state.json").is_file()
     assert list(home.iterdir()) == []
     shown = run_load(["--help"], mock, tmp_path)
-    assert ".dlt-pipelines in the current directory" in " ".join(shown.stdout.split())
+    assert "(default: .dlt-pipelines)" in " ".join(shown.stdout.split())
+    assert ".dlt-pipelines/ in the current directory" in " ".join(shown.stdout.split())
 
 
 def test_a_missing_duckdb_folder_is_the_first_thing_said(mock: RunningMock, tmp_path: Path) -> None:
