@@ -1046,9 +1046,9 @@ def load(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
     accounts = list(sizes.load_accounts)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-load-") as scratch:
-        for records in sizes.load_records:
+        for size, records in enumerate(sizes.load_records):
             mock.reset(records=records)
-            for contender in _rotated(CONTENDERS, len(rows)):
+            for contender in _rotated(CONTENDERS, size):
                 work = Path(scratch) / f"{contender}-{records}"
                 for run in (1, 2):
                     completed = subprocess.run(
