@@ -20,6 +20,7 @@ import math
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import timeit
@@ -49,6 +50,7 @@ __all__ = [
     "TLS",
     "Sizes",
     "latency",
+    "load",
     "memory",
     "mock_throughput",
     "overhead",
@@ -99,6 +101,9 @@ class Sizes:
     quota_processes: int = 4
     quota_token_processes: tuple[int, ...] = (4, 16)
     quota_max_retries: int = 10
+    # case 8: records per account, each size loaded twice by each contender.
+    load_records: tuple[int, ...] = (10_000, 50_000)
+    load_accounts: tuple[str, ...] = ("acct-1", "acct-2")
 
 
 FULL = Sizes()
@@ -122,6 +127,7 @@ SMOKE = Sizes(
     quota_records=100,
     quota_processes=2,
     quota_token_processes=(2,),
+    load_records=(100, 200),
 )
 
 
@@ -1017,4 +1023,92 @@ def _quota_row(
         "records": sum(w["records"] for w in workers),
         "lost_or_duplicated": lost,
         "errors": [w["error"] for w in workers if w["error"]],
+    }
+
+
+# ---- case 8: loading into DuckDB ------------------------------------------------------
+
+
+def _load_rows(database: Path) -> int:
+    import duckdb
+
+    with duckdb.connect(str(database), read_only=True) as connection:
+        row = connection.execute("select count(*) from raw.shipments").fetchone()
+    return int(row[0]) if row else 0
+
+
+def load(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
+    """``service-api load shipments`` for two accounts, beside the floor (``service-api
+    list`` to JSONL, then DuckDB's ``read_json_auto``) and dlt's ``rest_api`` source
+    configured by hand for this API, each loading twice into its own DuckDB file in a
+    fresh process per run: wall time, peak RSS (the kernel's high-water mark), rows.
+    """
+    from ._load_probe import CONTENDERS, DATABASE
+
+    accounts = list(sizes.load_accounts)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-load-") as scratch:
+        for size, records in enumerate(sizes.load_records):
+            mock.reset(records=records)
+            for contender in _rotated(CONTENDERS, size):
+                work = Path(scratch) / f"{contender}-{records}"
+                for run in (1, 2):
+                    completed = subprocess.run(
+                        [
+                            sys.executable,
+                            "-m",
+                            "bench._load_probe",
+                            contender,
+                            mock.base_url,
+                            str(work),
+                            *accounts,
+                        ],
+                        cwd=_REPO,
+                        capture_output=True,
+                        text=True,
+                        check=False,
+                        timeout=1800,
+                    )
+                    if completed.returncode != 0:
+                        raise RuntimeError(f"{contender} failed: {completed.stderr[-2000:]}")
+                    row = json.loads(completed.stdout.strip().splitlines()[-1])
+                    expected = records * len(accounts)
+                    row.update(records=expected, run=run, rows=_load_rows(work / DATABASE))
+                    rows.append(row)
+
+    def first(contender: str, records: int) -> dict[str, Any]:
+        total = records * len(accounts)
+        return next(
+            r
+            for r in rows
+            if r["contender"] == contender and r["records"] == total and r["run"] == 1
+        )
+
+    small, large = min(sizes.load_records), max(sizes.load_records)
+    ours, floor = first("service_api", large), first("floor", large)
+    ratio = ours["wall_s"] / floor["wall_s"]
+    peak = max(r["peak_rss_mb"] for r in rows if r["contender"] == "service_api")
+    growth = peak - max(
+        r["peak_rss_mb"]
+        for r in rows
+        if r["contender"] == "service_api" and r["records"] == small * len(accounts)
+    )
+    exact = all(r["rows"] == r["records"] for r in rows if r["contender"] == "service_api")
+    return {
+        "accounts": accounts,
+        "rows": rows,
+        "ratio_to_floor": ratio,
+        "targets": [
+            _target(
+                "load / floor, largest size (first load)",
+                ratio,
+                "<= 2.0 (stretch 1.5)",
+                ratio <= 2.0,
+            ),
+            _target("peak RSS of the load, largest size (MB)", peak, "<= 400 MB", peak <= 400),
+            _target("peak RSS, largest minus smallest size (MB)", growth, "<= 50 MB", growth <= 50),
+            _target(
+                "rows = records after a first and a second load", float(exact), "1 (true)", exact
+            ),
+        ],
     }

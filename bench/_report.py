@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["markdown", "write_chart", "write_markdown"]
+__all__ = ["markdown", "write_chart", "write_load_chart", "write_markdown"]
 
 _CASE_TITLES = {
     "sequential": "1. Sequential iteration",
@@ -21,6 +21,7 @@ _CASE_TITLES = {
     "overhead": "5. Per-call overhead",
     "mock_throughput": "6. The mock's throughput",
     "quota": "7. Worker processes under one quota",
+    "load": "8. Loading into DuckDB",
 }
 
 
@@ -305,6 +306,31 @@ def _quota(case: dict[str, Any]) -> list[str]:
     )
 
 
+def _load(case: dict[str, Any]) -> list[str]:
+    lines = [
+        f"Shipments of {len(case['accounts'])} accounts into DuckDB, each contender loading "
+        "twice into its own file, a fresh process per load: `service-api load`; the floor "
+        "(`service-api list` to JSONL, then DuckDB's `read_json_auto`); dlt's `rest_api` "
+        "source configured by hand for this API. Peak RSS is the kernel's high-water mark. "
+        f"Load / floor at the largest size: {_num(case['ratio_to_floor'])}.",
+        "",
+    ]
+    rows = [
+        [
+            row["contender"],
+            f"{row['records']:,}",
+            str(row["run"]),
+            _num(row["wall_s"]),
+            _num(row["peak_rss_mb"], 0),
+            f"{row['rows']:,}",
+        ]
+        for row in case["rows"]
+    ]
+    return lines + _table(
+        ["Contender", "Records", "Load", "Wall (s)", "Peak RSS (MB)", "Rows"], rows
+    )
+
+
 _SECTIONS = {
     "sequential": _sequential,
     "latency": _latency,
@@ -313,6 +339,7 @@ _SECTIONS = {
     "overhead": _overhead,
     "mock_throughput": _throughput,
     "quota": _quota,
+    "load": _load,
 }
 
 
@@ -416,5 +443,33 @@ def write_chart(results: dict[str, Any], path: Path) -> None:
     ax.set_xlabel("concurrency k (pages in flight)")
     ax.set_ylabel("wall time (s)")
     ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def write_load_chart(results: dict[str, Any], path: Path) -> None:
+    """Wall time and peak RSS of each contender of the load case (case 8), per size."""
+    from matplotlib.figure import Figure
+
+    case = results["cases"].get("load")
+    if case is None:
+        return
+    fig = Figure(figsize=(9, 4), dpi=110)
+    wall_ax, rss_ax = fig.subplots(1, 2)
+    firsts = [r for r in case["rows"] if r["run"] == 1]
+    sizes = sorted({r["records"] for r in firsts})
+    contenders = list(dict.fromkeys(r["contender"] for r in firsts))
+    width = 0.8 / len(contenders)
+    for i, contender in enumerate(contenders):
+        mine = {r["records"]: r for r in firsts if r["contender"] == contender}
+        xs = [k + i * width for k in range(len(sizes))]
+        for ax, key in ((wall_ax, "wall_s"), (rss_ax, "peak_rss_mb")):
+            ax.bar(xs, [mine[n][key] for n in sizes], width, label=contender, color=f"C{i}")
+    for ax, label in ((wall_ax, "wall time of the first load (s)"), (rss_ax, "peak RSS (MB)")):
+        ax.set_xticks([k + 0.4 - width / 2 for k in range(len(sizes))], [f"{n:,}" for n in sizes])
+        ax.set_xlabel("records (all accounts)")
+        ax.set_ylabel(label)
+        ax.grid(True, axis="y", alpha=0.3)
+    wall_ax.legend(fontsize="small")
     fig.tight_layout()
     fig.savefig(path)

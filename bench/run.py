@@ -1,6 +1,7 @@
 """Run the benchmarks: ``python -m bench.run [--smoke] [--out DIR] [--cases NAME,...]``.
 
-Writes ``results.json``, ``results.md`` and ``concurrency.png`` to ``--out``
+Writes ``results.json``, ``results.md``, ``concurrency.png`` (case 2) and ``load.png``
+(case 8) to ``--out``
 (``bench/results`` by default). ``--smoke`` runs every case at toy sizes in a few
 seconds, to prove the harness still works; its numbers mean nothing.
 
@@ -30,6 +31,7 @@ from ._cases import (
     SMOKE,
     Sizes,
     latency,
+    load,
     memory,
     mock_throughput,
     overhead,
@@ -38,7 +40,7 @@ from ._cases import (
     tokens,
 )
 from ._mock_process import MockProcess
-from ._report import write_chart, write_markdown
+from ._report import write_chart, write_load_chart, write_markdown
 
 __all__ = ["CASES", "main", "run"]
 
@@ -50,8 +52,9 @@ CASES: dict[str, Callable[[MockProcess, Sizes], dict[str, Any]]] = {
     "overhead": overhead,
     "mock_throughput": mock_throughput,
     "quota": quota,
+    "load": load,
 }
-"""Case name to function, in the order of the README's Performance section (1 to 7)."""
+"""Case name to function, in the order of the docs' performance page (1 to 8)."""
 
 _DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 
@@ -169,8 +172,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     results = run(names, SMOKE if args.smoke else FULL, smoke=args.smoke, out=out)
     write_markdown(results, out / "results.md")
-    write_chart(results, out / "concurrency.png")
-    print(f"[bench] wrote {out}/results.json, results.md, concurrency.png", file=sys.stderr)
+    if "latency" in results["cases"]:
+        write_chart(results, out / "concurrency.png")
+    if "load" in results["cases"]:
+        write_load_chart(results, out / "load.png")
+    print(f"[bench] wrote {out}/results.json, results.md and charts", file=sys.stderr)
     return 0
 
 

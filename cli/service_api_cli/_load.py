@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -19,24 +20,37 @@ from service_api_cli._config import ENV_ACCOUNT_ID, Settings, resolve_accounts
 from service_api_cli._connection import make_client, options_from
 from service_api_cli._exit_codes import ExitCode, UsageError
 
-__all__ = ["DEFAULT_DATASET", "DEFAULT_PIPELINE", "add_load_parser", "run_load"]
+__all__ = [
+    "DEFAULT_DATASET",
+    "DEFAULT_PIPELINE",
+    "DEFAULT_PIPELINES_DIR",
+    "add_load_parser",
+    "run_load",
+]
 
 PROG = "service-api"
 DEFAULT_PIPELINE = "service_api"
 DEFAULT_DATASET = "raw"
+DEFAULT_PIPELINES_DIR = ".dlt-pipelines"
 
 _LOAD_EPILOG = f"""\
 examples:
   {PROG} load shipments devices --account acct-1 --account acct-2
   {PROG} load shipments --account acct-1 --dataset raw --pipelines-dir .dlt-pipelines
   {PROG} load devices --account acct-1 --destination postgres   # credentials as dlt reads them
+  {PROG} list shipments --account acct-1 -o s.jsonl
+  {PROG} load shipments --from s.jsonl --account acct-1   # no request, no credentials
 
 what it does:
   One table per endpoint, one row per record as the API sent it plus an "account"
   column; nested lists become child tables (shipments__shipment_legs). Rows are merged
   on the record's id and account, so a nightly re-run updates them instead of adding
   duplicates. DuckDB writes {DEFAULT_PIPELINE}.duckdb in the current directory (set
-  DESTINATION__DUCKDB__CREDENTIALS=path/to/file.duckdb to choose another file).
+  DESTINATION__DUCKDB__CREDENTIALS=path/to/file.duckdb to choose another file). Rows go
+  through dlt's fastest file format the destination supports (jsonl for DuckDB) unless
+  dlt's config sets one (NORMALIZE__LOADER_FILE_FORMAT, [normalize] loader_file_format).
+  dlt's state and load packages are kept in {DEFAULT_PIPELINES_DIR}/ in the current
+  directory (--pipelines-dir to choose another).
 
 resume:
   After an API error or Ctrl-C the pages fetched so far are loaded, with where each
@@ -93,7 +107,17 @@ def add_load_parser(
     load.add_argument(
         "--pipelines-dir",
         metavar="DIR",
-        help="where dlt keeps pipeline state and load packages (default: dlt's, ~/.dlt)",
+        default=DEFAULT_PIPELINES_DIR,
+        help="where dlt keeps pipeline state and load packages, never a system folder "
+        "(relative to the current directory)",
+    )
+    load.add_argument(
+        "--from",
+        dest="files",
+        action="append",
+        metavar="FILE",
+        help="load this JSONL file of `service-api list ENDPOINT` instead of calling the API "
+        "(repeatable; one ENDPOINT; no credentials needed)",
     )
     load.add_argument(
         "--page-size", type=positive_int, default=50, metavar="N", help="records per page"
@@ -129,22 +153,33 @@ def run_load(
     unknown = [name for name in args.endpoints if name not in known]
     if unknown:
         raise UsageError(f"unknown endpoint {unknown[0]!r} (known: {', '.join(known) or 'none'})")
-    accounts = resolve_accounts(args.account, dict(os.environ))
+    if args.files:
+        if len(args.endpoints) != 1:
+            raise UsageError("--from loads files of one endpoint: name exactly one ENDPOINT")
+        missing = [path for path in args.files if not os.path.isfile(path)]
+        if missing:
+            raise UsageError(f"--from {missing[0]!r}: no such file")
+        accounts = _account_list(args.account) or _account_list(
+            [os.environ.get(ENV_ACCOUNT_ID, "")]
+        )
+        if len(accounts) > 1:
+            raise UsageError("--from takes at most one --account, for records without one")
+    else:
+        accounts = resolve_accounts(args.account, dict(os.environ))
     if args.page_size > 50:
         raise UsageError(f"--page-size is at most 50 (the service's maximum), got {args.page_size}")
-    settings = settings_from(args)
-    options: dict[str, Any] = {}
-    if args.pipelines_dir:
-        options["pipelines_dir"] = args.pipelines_dir
     try:
         pipeline = dlt.pipeline(
             pipeline_name=args.pipeline_name,
             destination=args.destination,
             dataset_name=args.dataset,
-            **options,
+            pipelines_dir=args.pipelines_dir,
         )
     except Exception as exc:  # dlt's errors for an unknown destination and the like
         raise UsageError(f"cannot set up the pipeline: {_first_line(exc)}") from None
+    if args.files:
+        return _load_files(pipeline, args, accounts[0] if accounts else None)
+    settings = settings_from(args)
     began = time.monotonic()
     with make_client(settings, None, options_from(args)) as client:
         try:
@@ -162,11 +197,7 @@ def run_load(
                 # nothing of the run is lost that a rerun cannot bring back.
                 _say(_RESUME)
                 raise KeyboardInterrupt from None
-            # dlt's own failure (destination, disk, schema): its message is many lines.
-            _say(f"error: dlt failed at its {exc.step} step: {_first_line(exc.exception)}")
-            if exc.step in ("normalize", "load"):
-                _say("dlt keeps what was fetched and finishes it on the next run")
-            return ExitCode.FAILURE
+            return _dlt_failed(exc)
         except (service_api.ServiceApiError, KeyboardInterrupt) as exc:
             resumable = isinstance(exc, KeyboardInterrupt) or exc.resumable
             _say(_summary(pipeline, args.endpoints, time.monotonic() - began))
@@ -175,6 +206,46 @@ def run_load(
             raise
     _say(_summary(pipeline, args.endpoints, time.monotonic() - began))
     return ExitCode.OK
+
+
+def _load_files(pipeline: Any, args: argparse.Namespace, account: str | None) -> int:
+    from dlt.pipeline.exceptions import PipelineStepFailed
+
+    from service_api.dlt import load_files
+
+    began = time.monotonic()
+    try:
+        load_files(pipeline, args.endpoints[0], args.files, account=account)
+    except PipelineStepFailed as exc:
+        return _dlt_failed(exc)
+    _say(_summary(pipeline, args.endpoints, time.monotonic() - began))
+    return ExitCode.OK
+
+
+def _dlt_failed(exc: Any) -> int:
+    """dlt's own failure (destination, disk, schema, a bad file): the cause first, then
+    dlt's generic text, which is many lines, cut to its first."""
+    cause: BaseException = exc.exception
+    while cause.__cause__ is not None or cause.__context__ is not None:
+        cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
+    _say(f"error: {_explained(cause)}")
+    if cause is not exc.exception:
+        _say(f"dlt failed at its {exc.step} step: {_first_line(exc.exception)}")
+    if exc.step in ("normalize", "load"):
+        _say("dlt keeps what was extracted and finishes it on the next run")
+    return ExitCode.FAILURE
+
+
+def _explained(cause: BaseException) -> str:
+    # DuckDB names the file it cannot open; a missing folder is the usual reason.
+    opened = re.search(r'Cannot open file "([^"]+)"', str(cause))
+    if opened and not os.path.isdir(folder := os.path.dirname(opened.group(1)) or "."):
+        return f"the folder {folder!r} does not exist (for the DuckDB file {opened.group(1)!r})"
+    return _first_line(cause)
+
+
+def _account_list(values: Any) -> list[str]:
+    return [a.strip() for value in values or () for a in value.split(",") if a.strip()]
 
 
 def _summary(pipeline: Any, endpoints: list[str], elapsed: float) -> str:

@@ -8,10 +8,10 @@ does no I/O (its warnings go to the function it is given), both twins share ever
 decision and the unit tests drive it with plain objects.
 
 What the plan does with a misbehaving server is the policy table of
-docs/guides/pagination.md ("Pagination policy"). The plan never asks for a page beyond ``ceil(totalRecords / pageSize)``
-of the first page (or, when ``start_page`` is already past the end, beyond
-``start_page``), so iteration is bounded whatever the server says. Pages go by number:
-a ``next`` link is neither followed nor checked.
+docs/guides/pagination.md ("Pagination policy"). The plan never asks for a page beyond
+``ceil(totalRecords / pageSize)`` of the first page (or, when ``start_page`` is already
+past the end, beyond ``start_page``), so iteration is bounded whatever the server says.
+Pages go by number: a ``next`` link is neither followed nor checked.
 
 Repeats are recognised by the record's key (by default its id, see :func:`id_key`)
 among the keys of the items handed over from the last ``REPEAT_WINDOW_PAGES`` pages:

@@ -1,4 +1,5 @@
-"""When to retry and how long to wait: pure decisions, no I/O (the table in docs/guides/errors.md, "Retries").
+"""When to retry and how long to wait: pure decisions, no I/O (the table in
+docs/guides/errors.md, "Retries").
 
 The client's retry loop sits above authentication and does the sleeping itself, so
 the sync and async paths share every decision and differ only in the sleep.

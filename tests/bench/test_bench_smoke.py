@@ -15,7 +15,16 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-CASES = ("sequential", "latency", "memory", "tokens", "overhead", "mock_throughput", "quota")
+CASES = (
+    "sequential",
+    "latency",
+    "memory",
+    "tokens",
+    "overhead",
+    "mock_throughput",
+    "quota",
+    "load",
+)
 
 
 @pytest.fixture(scope="module")
@@ -148,8 +157,25 @@ def test_targets_table_markdown_and_chart_are_written(
         "4. Tokens",
         "5. Per-call",
         "6. The mock",
+        "8. Loading into DuckDB",
     ):
         assert f"## {title}" in markdown
-    chart = (out / "concurrency.png").read_bytes()
-    assert chart.startswith(b"\x89PNG\r\n\x1a\n")
-    assert len(chart) > 5_000
+    for name in ("concurrency.png", "load.png"):
+        chart = (out / name).read_bytes()
+        assert chart.startswith(b"\x89PNG\r\n\x1a\n")
+        assert len(chart) > 5_000
+
+
+def test_load_case_runs_three_contenders_twice_at_each_size(
+    smoke_run: tuple[Path, dict[str, Any]],
+) -> None:
+    case = smoke_run[1]["cases"]["load"]
+    runs = {(r["contender"], r["records"], r["run"]) for r in case["rows"]}
+    assert runs == {
+        (contender, records, run)
+        for contender in ("service_api", "floor", "rest_api")
+        for records in (200, 400)
+        for run in (1, 2)
+    }
+    assert all(r["rows"] == r["records"] for r in case["rows"])
+    assert all(r["peak_rss_mb"] > 0 and r["wall_s"] > 0 for r in case["rows"])

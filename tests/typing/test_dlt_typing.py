@@ -16,7 +16,15 @@ from dlt.common.pipeline import LoadInfo
 from dlt.extract import DltSource
 
 import service_api
-from service_api.dlt import ACCOUNT_COLUMN, SOURCE_NAME, list_endpoints, load, source
+from service_api.dlt import (
+    ACCOUNT_COLUMN,
+    SOURCE_NAME,
+    fastest_file_format,
+    list_endpoints,
+    load,
+    load_files,
+    source,
+)
 from service_api_mock import MockService
 
 
@@ -29,6 +37,8 @@ def build(client: service_api.Client, pipeline: dlt.Pipeline) -> None:
     assert_type(source(client, ("acct-1", "acct-2"), primary_keys={"devices": "x"}), DltSource)
     assert_type(load(pipeline, client, ["acct-1"], concurrency=4), LoadInfo)
     assert_type(list_endpoints(), dict[str, str | None])
+    assert_type(load_files(pipeline, "shipments", ["s.jsonl"], account="acct-1"), LoadInfo)
+    assert_type(fastest_file_format(pipeline), str | None)
     assert_type(ACCOUNT_COLUMN, str)
     assert_type(SOURCE_NAME, str)
 

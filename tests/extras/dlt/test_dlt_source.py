@@ -11,7 +11,8 @@ import pytest
 pytest.importorskip("dlt", reason="dlt is not installed: pip install 'service-api[dlt]'")
 
 import service_api
-from service_api.dlt import _rows, _start_pages, list_endpoints, source
+from service_api.dlt import list_endpoints, source
+from service_api.dlt._source import _start_pages
 
 
 def test_endpoints_and_their_identifiers_come_from_the_generated_client() -> None:
@@ -45,16 +46,6 @@ def test_start_pages(
     assert _start_pages(state, accounts, page_size) == expected
 
 
-def test_rows_keep_the_record_as_sent_and_add_the_account() -> None:
-    record = {"deviceId": "d1", "nested": {"x": [1, 2]}, "account": "spoofed"}
-    raw: list[Any] = [record, 7]
-    assert _rows(raw, "acct-1") == [
-        {"deviceId": "d1", "nested": {"x": [1, 2]}, "account": "acct-1"},
-        {"value": 7, "account": "acct-1"},
-    ]
-    assert record["account"] == "spoofed"  # the page's own item is left alone
-
-
 @pytest.fixture
 def offline_client() -> service_api.Client:
     # Never sends a request: these tests fail before any I/O.
@@ -64,12 +55,13 @@ def offline_client() -> service_api.Client:
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"accounts": []}, ValueError, "at least one account"),
-        ({"accounts": "acct-1"}, TypeError, "not one string"),
+        ({"accounts": []}, ValueError, "accounts must be a list of printable account IDs"),
+        ({"accounts": "acct-1"}, ValueError, "not 'acct-1'"),
         ({"accounts": ["acct\n1"]}, ValueError, "printable"),
         ({"endpoints": ["parcels"]}, ValueError, "unknown endpoint 'parcels' (known: devices"),
         ({"page_size": 51}, ValueError, "page_size must be within 1..50"),
-        ({"concurrency": 0}, ValueError, "concurrency must be at least 1"),
+        ({"concurrency": 0}, ValueError, "concurrency must be an integer of at least 1"),
+        ({"max_itemz": 3}, TypeError, "unexpected keyword argument 'max_itemz'"),
     ],
 )
 def test_bad_arguments_are_refused_with_a_clear_error(
@@ -120,14 +112,14 @@ def test_public_names_are_sorted_and_documented() -> None:
 def test_an_endpoint_without_an_identifier_asks_for_one(
     offline_client: service_api.Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import service_api.dlt
-    from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
+    import dataclasses
+
+    from service_api.dlt import _source
+    from service_api_client.api import LIST_ENDPOINTS
 
     devices = LIST_ENDPOINTS["devices"]
-    nameless = ListEndpoint(
-        "readings", devices.module, devices.page_model, devices.item_model, None
-    )
-    monkeypatch.setattr(service_api.dlt, "LIST_ENDPOINTS", {"readings": nameless})
+    nameless = dataclasses.replace(devices, name="readings", id_field=None)
+    monkeypatch.setattr(_source, "LIST_ENDPOINTS", {"readings": nameless})
     with pytest.raises(ValueError, match=r"pass primary_keys=\{'readings': 'fieldName'\}"):
         source(offline_client, ["acct-1"])
     built = source(offline_client, ["acct-1"], primary_keys={"readings": "deviceId"})

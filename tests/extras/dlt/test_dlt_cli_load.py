@@ -60,12 +60,18 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
 
 
 def run_load(
-    args: list[str], mock: RunningMock, cwd: Path, **env: str
+    args: list[str],
+    mock: RunningMock,
+    cwd: Path,
+    *,
+    pipelines: bool = True,
+    environment: dict[str, str] | None = None,
+    **env: str,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*LOAD, *args, "--pipelines-dir", str(cwd / "pipelines")],
+        [*LOAD, *args, *(["--pipelines-dir", str(cwd / "pipelines")] if pipelines else [])],
         cwd=cwd,
-        env=child_env(mock, **env),
+        env=child_env(mock, **env) if environment is None else environment,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -174,3 +180,104 @@ def test_help_names_the_extra_and_the_resume(mock: RunningMock, tmp_path: Path) 
     assert done.returncode == 0
     assert "pip install 'service-api[dlt]'" in done.stdout
     assert "run the same" in done.stdout
+
+
+def test_without_pipelines_dir_the_state_goes_where_help_says(
+    mock: RunningMock, tmp_path: Path
+) -> None:
+    mock.service.reset(records=10)
+    home = tmp_path / "home"
+    home.mkdir()
+    done = run_load(
+        ["devices", "--account", "acct-1"], mock, tmp_path, pipelines=False, HOME=str(home)
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / ".dlt-pipelines" / "service_api" / "state.json").is_file()
+    assert list(home.iterdir()) == []
+    shown = run_load(["--help"], mock, tmp_path)
+    assert "(default: .dlt-pipelines)" in " ".join(shown.stdout.split())
+    assert ".dlt-pipelines/ in the current directory" in " ".join(shown.stdout.split())
+
+
+def test_a_missing_duckdb_folder_is_the_first_thing_said(mock: RunningMock, tmp_path: Path) -> None:
+    mock.service.reset(records=10)
+    database = tmp_path / "missing" / "x.duckdb"
+    done = run_load(
+        ["devices", "--account", "acct-1"],
+        mock,
+        tmp_path,
+        DESTINATION__DUCKDB__CREDENTIALS=str(database),
+    )
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.splitlines()
+    first = next(line for line in lines if "error:" in line)
+    assert first == (
+        f"service-api: error: the folder {str(database.parent)!r} does not exist "
+        f"(for the DuckDB file {str(database)!r})"
+    )
+    generic = next(i for i, line in enumerate(lines) if "check if you configured" in line)
+    assert lines.index(first) < generic
+    assert "Traceback" not in done.stderr
+
+
+def test_from_loads_exported_files_without_credentials_and_twice_adds_nothing(
+    mock: RunningMock, tmp_path: Path
+) -> None:
+    mock.service.reset(records=70)
+    export_env = child_env(mock)
+    exported = []
+    for account, tag in (("acct-1", []), ("acct-2", ["--tag-account"])):
+        path = tmp_path / f"{account}.jsonl"
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "service_api_cli",
+                "list",
+                "shipments",
+                "--account",
+                account,
+                *tag,
+                "--output",
+                str(path),
+            ],
+            env=export_env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        exported += ["--from", str(path)]
+    # No base URL, no client ID, no secret: nothing is asked of the API.
+    offline = {k: v for k, v in export_env.items() if not k.startswith("SERVICE_API_")}
+    before = mock.service.counts()
+    for _ in range(2):
+        done = run_load(
+            ["shipments", *exported, "--account", "acct-1"], mock, tmp_path, environment=offline
+        )
+        assert done.returncode == 0, done.stderr
+        assert "service-api: loaded shipments: 140 rows (+" in done.stderr
+        assert counts(tmp_path / "service_api.duckdb", "shipments") == [
+            ("acct-1", 70, 70),
+            ("acct-2", 70, 70),
+        ]
+    assert mock.service.counts() == before
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["shipments", "devices", "--from", "x.jsonl"], "--from loads files of one endpoint"),
+        (["shipments", "--from", "absent.jsonl"], "--from 'absent.jsonl': no such file"),
+        (
+            ["shipments", "--from", "x.jsonl", "--account", "a", "--account", "b"],
+            "--from takes at most one --account",
+        ),
+    ],
+)
+def test_from_usage_errors(
+    mock: RunningMock, tmp_path: Path, args: list[str], message: str
+) -> None:
+    (tmp_path / "x.jsonl").write_text("")
+    done = run_load(args, mock, tmp_path, SERVICE_API_ACCOUNT_ID="")
+    assert done.returncode == 2, done.stderr
+    assert f"service-api: error: {message}" in done.stderr

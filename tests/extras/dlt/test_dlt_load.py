@@ -48,7 +48,7 @@ def test_one_resource_per_list_endpoint_with_merge_keys(client: service_api.Clie
 def test_resources_yield_whole_pages_tagged_with_their_account(
     client: service_api.Client, mock: RunningMock
 ) -> None:
-    from service_api.dlt import _pages, _Stop
+    from service_api.dlt._source import _pages
     from service_api_client.api import LIST_ENDPOINTS
 
     mock.service.reset(records=60)
@@ -58,10 +58,10 @@ def test_resources_yield_whole_pages_tagged_with_their_account(
             LIST_ENDPOINTS["devices"],
             client,
             ACCOUNTS,
+            errors=None,
+            resource_state=lambda: state,
             page_size=50,
             concurrency=2,
-            stop=_Stop(None),
-            resource_state=lambda: state,
         )
     )
     # One list per page: 50 + 10 records for each account.

@@ -1,0 +1,219 @@
+"""The dlt sources: one merge resource per list endpoint, fed by the API or by files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Generator, Mapping, Sequence
+from contextlib import closing
+from typing import Any
+
+import dlt
+from dlt.extract import DltResource, DltSource
+
+from service_api import Client, ServiceApiError, paginate
+from service_api_client.api import LIST_ENDPOINTS  # generated: name -> ListEndpoint
+
+ACCOUNT_COLUMN = "account"
+"""The column every row gets, holding the account it was listed for."""
+
+SOURCE_NAME = "service_api"
+"""Name of the dlt source, hence of its schema and of its state in the pipeline."""
+
+_MAX_PAGE_SIZE = 50  # the service's largest page: the fewest requests
+_FILE_CHUNK = 1000  # rows of a file handed to dlt at once
+
+Rows = Generator[list[dict[str, Any]], None, None]
+
+
+def list_endpoints() -> dict[str, str | None]:
+    """The list endpoints a :func:`source` can load, with each one's identifier field.
+
+    Example::
+
+        >>> list_endpoints()
+        {'devices': 'deviceId', 'shipments': 'shipmentId'}
+    """
+    return {name: e.id_field for name, e in LIST_ENDPOINTS.items()}
+
+
+def _keyed(endpoints: Sequence[str] | None, primary_keys: Mapping[str, str] | None) -> list[Any]:
+    """``(endpoint, identifier field)`` of each endpoint asked for, all when ``None``."""
+    chosen = []
+    for name in LIST_ENDPOINTS if endpoints is None else dict.fromkeys(endpoints):
+        if name not in LIST_ENDPOINTS:
+            raise ValueError(f"unknown endpoint {name!r} (known: {', '.join(LIST_ENDPOINTS)})")
+        id_field = (primary_keys or {}).get(name, LIST_ENDPOINTS[name].id_field)
+        if id_field is None:
+            raise ValueError(
+                f"endpoint {name!r} has no single identifier field: "
+                f"pass primary_keys={{{name!r}: 'fieldName'}}"
+            )
+        chosen.append((LIST_ENDPOINTS[name], id_field))
+    return chosen
+
+
+def _merged(name: str, id_field: str, rows: Callable[[], Rows]) -> DltResource:
+    key = [id_field, ACCOUNT_COLUMN]
+    return dlt.resource(rows, name=name, primary_key=key, write_disposition="merge")
+
+
+def _as_source(resources: list[DltResource]) -> DltSource:
+    return dlt.source(lambda: resources, name=SOURCE_NAME)()
+
+
+def _check_accounts(accounts: Sequence[str]) -> list[str]:
+    unique = [] if isinstance(accounts, str) else list(dict.fromkeys(accounts))
+    if not unique or not all(isinstance(a, str) and a and a.isprintable() for a in unique):
+        raise ValueError(f"accounts must be a list of printable account IDs, not {accounts!r}")
+    return unique
+
+
+def _start_pages(state: dict[str, Any], accounts: Sequence[str], page_size: int) -> dict[str, int]:
+    """Where each account starts in this run (accounts left out are done for this pass),
+    from the resource state the last committed run left. Pure: unit-tested without dlt.
+    """
+    pending: dict[str, int] = state.get("pending") or {}
+    # No pending account: the last pass ended (or this is the first run), a new one starts.
+    done = set(state.get("done") or ()) if pending else set()
+    previous_size = int(state.get("page_size") or page_size)
+    # Same records from the same place whatever the page size: the first record not yet
+    # loaded is (next - 1) * previous_size; re-reading a few is harmless.
+    starts = {
+        a: (int(pending[a]) - 1) * previous_size // page_size + 1 if a in pending else 1
+        for a in accounts
+        if a not in done
+    }
+    # Only accounts no longer asked for were unfinished: their pass is over.
+    return starts or dict.fromkeys(accounts, 1)
+
+
+def _pages(
+    endpoint: Any,
+    client: Client,
+    accounts: Sequence[str],
+    *,
+    errors: list[BaseException] | None,
+    resource_state: Callable[[], dict[str, Any]],
+    **options: Any,
+) -> Rows:
+    """The rows of each page in turn, one page in memory at a time; ``resource_state``
+    keeps where each account goes on. With ``errors`` a failure is appended to it and
+    ends the resource cleanly, and every resource sharing the list stops at its next page.
+    """
+    state = resource_state()
+    starts = _start_pages(state, accounts, options["page_size"])
+    state["page_size"] = options["page_size"]
+    # Accounts no longer asked for are forgotten: they cannot hold a pass open.
+    pending = state["pending"] = dict(starts)
+    done = state["done"] = [a for a in state.get("done") or () if a in accounts and a not in starts]
+    for account, start_page in starts.items():
+        if errors:
+            return
+        try:
+            with client.with_account(account) as child:
+                pages = iter(
+                    paginate(endpoint.module, child, start_page=start_page, **options).pages()
+                )
+                with closing(pages):
+                    for page in pages:
+                        yield [{**raw, ACCOUNT_COLUMN: account} for raw in page.raw_items]
+                        # Only once dlt has taken the page: never marked loaded before it is.
+                        pending[account] = page.number + 1
+                        if errors:
+                            return
+        except (ServiceApiError, KeyboardInterrupt) as exc:
+            if errors is None:
+                raise
+            errors.append(exc)  # ends this resource cleanly: dlt commits what it took
+            return
+        del pending[account]
+        done.append(account)
+    if not pending:
+        # The pass is complete: the next run starts a new one from page 1.
+        state["done"] = []
+
+
+def source(
+    client: Client,
+    accounts: Sequence[str],
+    *,
+    endpoints: Sequence[str] | None = None,
+    page_size: int = _MAX_PAGE_SIZE,
+    primary_keys: Mapping[str, str] | None = None,
+    errors: list[BaseException] | None = None,
+    **options: Any,
+) -> DltSource:
+    """A dlt source with one resource per list endpoint (or per name in ``endpoints``),
+    each loading every record of every account in ``accounts``, page by page.
+
+    Args:
+        client: the client to use; one child per account shares its token and pool.
+        accounts: the accounts to load, in order.
+        endpoints: endpoint names (``"shipments"``); all list endpoints when ``None``.
+        page_size: records per request (the service's maximum, 50, by default).
+        primary_keys: the identifier field of an endpoint whose model has no single
+            ``...Id`` field (``{"parcels": "parcelRef"}``); it wins over the one found.
+        errors: how a failure ends the run. ``None``: the error propagates and dlt
+            abandons the extract (nothing of this run is committed). A list: the error
+            (a :class:`~service_api.ServiceApiError` or ``KeyboardInterrupt``) is
+            appended to it and every resource stops at its next page, so the pipeline
+            commits what was fetched and where to resume; raise it after
+            ``pipeline.run`` (:func:`load` does).
+        options: any other option of :func:`service_api.paginate` (``concurrency``: pages
+            fetched ahead per account), checked here, before any request.
+
+    Example::
+
+        errors: list[BaseException] = []
+        pipeline.run(source(client, ["acct-1"], endpoints=["devices"], errors=errors))
+        if errors:
+            raise errors[0]
+    """
+    chosen = _keyed(endpoints, primary_keys)
+    accounts = _check_accounts(accounts)
+    if not 1 <= page_size <= _MAX_PAGE_SIZE:
+        raise ValueError(f"page_size must be within 1..{_MAX_PAGE_SIZE}, got {page_size}")
+    options["page_size"] = page_size
+    for endpoint, _ in chosen:
+        paginate(endpoint.module, client, **options)  # its checks, no request
+
+    def resource(endpoint: Any, id_field: str) -> DltResource:
+        def rows() -> Rows:
+            state = dlt.current.resource_state
+            yield from _pages(
+                endpoint, client, accounts, errors=errors, resource_state=state, **options
+            )
+
+        return _merged(endpoint.name, id_field, rows)
+
+    return _as_source([resource(endpoint, id_field) for endpoint, id_field in chosen])
+
+
+def _file_rows(paths: Sequence[str], account: str | None) -> Rows:
+    for path in paths:
+        with open(path, encoding="utf-8") as lines:
+            rows: list[dict[str, Any]] = []
+            for number, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                    tag = record.get(ACCOUNT_COLUMN) or account
+                except (ValueError, AttributeError):
+                    raise ValueError(f"{path}:{number}: not a JSON object") from None
+                if not tag:
+                    raise ValueError(f"{path}:{number}: a record without an account: pass account=")
+                rows.append({**record, ACCOUNT_COLUMN: tag})
+                if len(rows) == _FILE_CHUNK:
+                    yield rows
+                    rows = []
+            if rows:
+                yield rows
+
+
+def file_source(endpoint: str, paths: Sequence[str], account: str | None) -> DltSource:
+    """A dlt source of JSONL files written by ``service-api list ENDPOINT``, into the
+    tables of :func:`source`, merged on the same keys (see :func:`load_files`)."""
+    ((found, id_field),) = _keyed([endpoint], None)
+    files = list(paths)
+    return _as_source([_merged(found.name, id_field, lambda: _file_rows(files, account))])
