@@ -60,8 +60,6 @@ MAX_REFRESHES = 2
 MAX_REFRESH_WAIT = 120.0
 # A token is a header value: printable ASCII without spaces, or it could inject headers.
 _TOKEN = re.compile(r"[!-~]{1,8192}")
-# expires_in: the spec says a string holding an integer; a JSON integer is accepted too.
-_LIFETIME = re.compile(r"\s*[0-9]{1,9}\s*")
 WHOLE = f"not an integer between 1 and {MAX_TOKEN_LIFETIME} seconds"
 BASE_URL_HINT = "; the base URL probably lacks its /public/v3 prefix"
 
@@ -115,12 +113,10 @@ def parse_token_response(response: httpx.Response) -> IssuedToken:
     """
     request, status = response.request, response.status_code
     if status in (400, 401):  # RFC 6749: a malformed or refused client authentication
-        code = errors.InvalidCredentialsError("", response=response).error  # for the message
-        raise errors.InvalidCredentialsError(
-            f"the service refused the client credentials ({status}{f' {code}' if code else ''})"
-            f" for POST {request.url}",
-            response=response,
-        )
+        error = errors.InvalidCredentialsError("", response=response)  # reads the error code
+        code = f" {error.error}" if error.error else ""
+        why = f"the service refused the client credentials ({status}{code}) for POST {request.url}"
+        raise errors.InvalidCredentialsError(why, response=response)
     if status != 200:
         raise errors.error_from_response(response, hint=BASE_URL_HINT if status == 404 else "")
     try:
@@ -129,7 +125,8 @@ def parse_token_response(response: httpx.Response) -> IssuedToken:
         raise errors.TokenResponseError("token response is not JSON", request=request) from None
     fields = data if isinstance(data, dict) else {}
     token, kind, expires_in = (fields.get(k) for k in ("access_token", "token_type", "expires_in"))
-    lifetime = int(str(expires_in)) if _LIFETIME.fullmatch(str(expires_in)) else 0
+    # The spec says a string holding an integer; a JSON integer is accepted too.
+    lifetime = int(str(expires_in)) if re.fullmatch(r"\s*[0-9]{1,9}\s*", str(expires_in)) else 0
     problems = (  # the first problem found is the one reported
         (not isinstance(data, dict), "is not a JSON object"),
         (not isinstance(token, str) or not token, "has no access_token"),
