@@ -55,13 +55,13 @@ MAX_TOKEN_LIFETIME = 7 * 24 * 3600
 #: forever" ends after at most 1 + this many token requests (2 when the same token is
 #: issued again).
 MAX_REFRESHES = 2
+#: Longest wait, in seconds, for a token fetch another flow leads; a waiter that waited
+#: that long (the leader's event loop stopped, say) fetches a token on its own.
+MAX_REFRESH_WAIT = 120.0
 # A token is a header value: printable ASCII without spaces, or it could inject headers.
 _TOKEN = re.compile(r"[!-~]{1,8192}")
 WHOLE = f"not an integer between 1 and {MAX_TOKEN_LIFETIME} seconds"
 BASE_URL_HINT = "; the base URL probably lacks its /public/v3 prefix"
-#: Longest wait, in seconds, for a token fetch another flow leads; a waiter that waited
-#: that long (the leader's event loop stopped, say) fetches a token on its own.
-MAX_REFRESH_WAIT = 120.0
 
 
 class _Refresh(concurrent.futures.Future["errors.ServiceApiError | None"]):
@@ -113,12 +113,10 @@ def parse_token_response(response: httpx.Response) -> IssuedToken:
     """
     request, status = response.request, response.status_code
     if status in (400, 401):  # RFC 6749: a malformed or refused client authentication
-        code = errors.InvalidCredentialsError("", response=response).error  # for the message
-        raise errors.InvalidCredentialsError(
-            f"the service refused the client credentials ({status}{f' {code}' if code else ''})"
-            f" for POST {request.url}",
-            response=response,
-        )
+        error = errors.InvalidCredentialsError("", response=response)  # reads the error code
+        code = f" {error.error}" if error.error else ""
+        why = f"the service refused the client credentials ({status}{code}) for POST {request.url}"
+        raise errors.InvalidCredentialsError(why, response=response)
     if status != 200:
         raise errors.error_from_response(response, hint=BASE_URL_HINT if status == 404 else "")
     try:
@@ -128,8 +126,7 @@ def parse_token_response(response: httpx.Response) -> IssuedToken:
     fields = data if isinstance(data, dict) else {}
     token, kind, expires_in = (fields.get(k) for k in ("access_token", "token_type", "expires_in"))
     # The spec says a string holding an integer; a JSON integer is accepted too.
-    text = "" if isinstance(expires_in, bool) else str(expires_in).strip()
-    lifetime = int(text) if text.isascii() and text.isdigit() and len(text) < 10 else 0
+    lifetime = int(str(expires_in)) if re.fullmatch(r"\s*[0-9]{1,9}\s*", str(expires_in)) else 0
     problems = (  # the first problem found is the one reported
         (not isinstance(data, dict), "is not a JSON object"),
         (not isinstance(token, str) or not token, "has no access_token"),
@@ -142,28 +139,25 @@ def parse_token_response(response: httpx.Response) -> IssuedToken:
     return IssuedToken(access_token=str(token), lifetime=lifetime)
 
 
+@attrs.define(repr=False, eq=False)
 class TokenState:
     """The token shared by every client of one integration, and the fetch in progress.
 
-    Thread-safe; the lock is never held across I/O.
+    Thread-safe; the lock is never held across I/O. ``refused`` is the last token a
+    401 invalidated, ``stored`` the number of tokens stored so far (for the log).
 
     Example::
 
         auth = TokenAuth(base_url, client_id, secret, state=TokenState(refresh_skew=60.0))
     """
 
-    def __init__(self, *, refresh_skew: float = 60.0) -> None:
-        if refresh_skew < 0:
-            raise ValueError("refresh_skew must be >= 0")
-        self.refresh_skew, self._lock = float(refresh_skew), threading.Lock()
-        self._token: str | None = None
-        self._refresh: _Refresh | None
-        self._refresh_at, self._refresh = 0.0, None
-        self.refused: str | None = None  # the last token a 401 invalidated
-        self.stored = 0  # tokens stored so far, to number them in the log
-
-    def __repr__(self) -> str:
-        return f"TokenState(has_token={self._token is not None})"
+    refresh_skew: float = attrs.field(default=60.0, kw_only=True, validator=attrs.validators.ge(0))
+    refused: str | None = attrs.field(default=None, init=False)
+    stored: int = attrs.field(default=0, init=False)
+    _token: str | None = attrs.field(default=None, init=False)
+    _refresh_at: float = attrs.field(default=0.0, init=False)
+    _refresh: _Refresh | None = attrs.field(default=None, init=False)
+    _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
 
     def claim(self, now: float) -> str | _Refresh | _Lead:
         """The token if it is fresh, else the fetch under way, else a new fetch that
@@ -176,12 +170,14 @@ class TokenState:
             self._refresh = _Refresh()
             return _Lead(self._refresh)
 
-    def store(self, token: str, lifetime: float, *, sent_at: float) -> None:
-        """Keep a new token; its lifetime counts from when its request was sent, less a
-        margin of at most half the lifetime (a short-lived token is still used)."""
+    def store(self, token: str, lifetime: float, *, sent_at: float) -> int:
+        """Keep a new token and return its number; its lifetime counts from when its
+        request was sent, less a margin of at most half the lifetime (a short-lived
+        token is still used)."""
         with self._lock:
             self._token, self.stored = token, self.stored + 1
             self._refresh_at = sent_at + lifetime - min(self.refresh_skew, lifetime / 2)
+            return self.stored
 
     def invalidate(self, token: str) -> None:
         """Forget ``token`` if it is still the current one (a 401 for an older token
@@ -207,7 +203,8 @@ def _without_slash(url: object) -> str:
 
 @attrs.define(repr=False, eq=False)
 class TokenAuth(httpx.Auth):
-    """``httpx.Auth`` that keeps a bearer token fresh for one base URL (see the README).
+    """``httpx.Auth`` that keeps a bearer token fresh for one base URL (see the README);
+    its repr is the default one, so that it shows no secret.
 
     Example::
 
@@ -224,9 +221,6 @@ class TokenAuth(httpx.Auth):
     _token_store: TokenStore | None = attrs.field(default=None, kw_only=True)
     _store_failed: bool = attrs.field(default=False, init=False)
 
-    def __repr__(self) -> str:
-        return f"TokenAuth(base_url={self.base_url!r}, client_id={self.client_id!r})"
-
     def build_token_request(self) -> httpx.Request:
         """The ``POST /authenticate`` request, from the generated request model; it
         accepts ``text/plain`` as the service's own client does (the seed)."""
@@ -241,8 +235,9 @@ class TokenAuth(httpx.Auth):
 
     def auth_flow(self, request: httpx.Request) -> _Flow:  # type: ignore[override]
         """Yield the token request when this flow leads a fetch, a :data:`_Refresh` to
-        wait for when another flow does, then ``request``; after a 401 for a token not
-        refused before, refresh and replay (at most ``MAX_REFRESHES`` times).
+        wait for when another flow does (what the driver sends back after it is not
+        read), then ``request``; after a 401 for a token not refused before, refresh
+        and replay (at most ``MAX_REFRESHES`` times).
 
         Only the two drivers below call it, hence the wider type than httpx's.
         """
@@ -250,12 +245,11 @@ class TokenAuth(httpx.Auth):
         while True:
             token = self.state.claim(self._clock())
             if isinstance(token, _Lead):
-                yield from self._lead(token.refresh)
+                yield from self._fetch(token.refresh, self._token_store)
             elif isinstance(token, _Refresh):
                 yield token  # the driver waits for it, at most MAX_REFRESH_WAIT
-                if not token.done():
-                    logger.info("token fetch of another flow not over: fetching one alone")
-                    yield from self._request_token()
+                if not token.done():  # fetch alone, for a refresh nobody waits for
+                    yield from self._fetch(_Refresh(), None)
                 elif (error := token.result()) is not None:
                     raise _own_copy(error) from error.__cause__  # at_page() is per caller
             else:
@@ -270,47 +264,41 @@ class TokenAuth(httpx.Auth):
                 self.state.invalidate(token)
                 refused.append(token)
 
-    def _lead(self, refresh: _Refresh) -> _Flow:
-        """Adopt the token store's token (for its remaining lifetime), or fetch one and
-        save it there, under the store's lock; then finish ``refresh``, with the typed
-        error the fetch ended with. When sending the token request fails, httpx closes
-        the flow (``GeneratorExit``): the transport recorded the error on the request."""
+    def _fetch(self, refresh: _Refresh, store: TokenStore | None) -> _Flow:
+        """Adopt the store's token (for its remaining lifetime), or fetch one and save it
+        there, under the store's lock; then finish ``refresh``, with the typed error the
+        fetch ended with. When sending the token request fails, httpx closes the flow
+        (``GeneratorExit``): the transport recorded the error on the request."""
         token_request, error = self.build_token_request(), None
         try:
             with contextlib.ExitStack() as stack:  # the waiters hear once the lock is free
-                self._use_store(lambda store: stack.enter_context(store.lock()))
-                stored = self._use_store(lambda store: store.load())
+                self._use(store, lambda store: stack.enter_context(store.lock()))
+                stored = self._use(store, lambda store: store.load())
                 lifetime = stored.expires_at - time.time() if stored else 0.0
                 if stored and stored.access_token != self.state.refused and lifetime > 0:
                     self.state.store(stored.access_token, lifetime, sent_at=self._clock())
                     return
-                issued = yield from self._request_token(token_request)
-                self._use_store(lambda store: store.save(issued))
+                sent_at = self._clock()
+                logger.info("fetching a bearer token for %s", self.client_id)
+                response = yield token_request
+                assert response is not None  # the drivers answer every request
+                issued = parse_token_response(response)
+                token, lifetime = issued.access_token, issued.lifetime
+                n = self.state.store(token, lifetime, sent_at=sent_at)
+                logger.info("bearer token #%d for %s, valid %d s", n, self.client_id, lifetime)
+                expires_at = time.time() + lifetime - (self._clock() - sent_at)
+                self._use(store, lambda store: store.save(StoredToken(token, expires_at)))
         except BaseException as exc:
             error = token_request.extensions.get(TOKEN_ERROR_EXTENSION, exc)
             raise
         finally:
             self.state.finish(refresh, error)
 
-    def _request_token(
-        self, request: httpx.Request | None = None
-    ) -> Generator[httpx.Request, httpx.Response | None, StoredToken]:
-        """Fetch a token and keep it in the state; returns it as the store keeps it."""
-        sent_at = self._clock()
-        logger.info("fetching a bearer token for %s", self.client_id)
-        response = yield request or self.build_token_request()
-        assert response is not None  # the drivers answer every request
-        issued = parse_token_response(response)
-        self.state.store(issued.access_token, issued.lifetime, sent_at=sent_at)
-        n, lifetime = self.state.stored, issued.lifetime
-        logger.info("bearer token #%d for %s received, valid %d s", n, self.client_id, lifetime)
-        return StoredToken(issued.access_token, time.time() + lifetime - (self._clock() - sent_at))
-
-    def _use_store(self, action: Callable[[TokenStore], _T]) -> _T | None:
+    def _use(self, store: TokenStore | None, action: Callable[[TokenStore], _T]) -> _T | None:
         """``action(store)``, or ``None`` without a store or when the store fails
         (a broken store falls back to fetching; said once)."""
         try:
-            return None if self._token_store is None else action(self._token_store)
+            return None if store is None else action(store)
         except Exception as exc:
             if not self._store_failed:
                 self._store_failed = True
@@ -323,7 +311,6 @@ class TokenAuth(httpx.Auth):
         with contextlib.closing(self.auth_flow(request)) as flow:
             answer = None
             while (step := _advance(flow, answer)) is not None:
-                answer = None
                 if isinstance(step, httpx.Request):
                     answer = yield step
                     if errors.is_token_request(step):
@@ -336,7 +323,6 @@ class TokenAuth(httpx.Auth):
         with contextlib.closing(self.auth_flow(request)) as flow:
             answer = None
             while (step := _advance(flow, answer)) is not None:
-                answer = None
                 if isinstance(step, httpx.Request):
                     answer = yield step
                     if errors.is_token_request(step):
