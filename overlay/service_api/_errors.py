@@ -94,13 +94,12 @@ class ApiStatusError(ServiceApiError):
     def __init__(
         self, message: str, *, response: httpx.Response | None = None, status_code: int = 0
     ) -> None:
-        request = None
+        response, request = response or httpx.Response(status_code), None
         with contextlib.suppress(RuntimeError):  # a response built by hand may have none
-            request = response.request if response is not None else None
+            request = response.request
         super().__init__(message, request=request)
-        self.status_code = status_code or (response.status_code if response else 0)
-        self.headers = httpx.Headers(response.headers if response else None)
-        self.body = _redacted_body(response.text) if response else ""
+        self.status_code, self.headers = response.status_code, httpx.Headers(response.headers)
+        self.body = _redacted_body(response.text)
 
     @property
     def retry_after(self) -> float | None:
@@ -143,10 +142,9 @@ class AuthenticationError(ApiStatusError):
     @property
     def expired_at(self) -> datetime.datetime | None:
         """When the token expired (UTC, as the server wrote it), or ``None``."""
-        match = _EXPIRED_AT.search(challenge(self.headers, "error_description") or "")
-        with contextlib.suppress(ValueError):  # 13/45/2024 and such
-            when = datetime.datetime.strptime(match[1], "%m/%d/%Y %H:%M:%S") if match else None
-            return when.replace(tzinfo=datetime.UTC) if when else None
+        if found := _EXPIRED_AT.search(challenge(self.headers, "error_description") or ""):
+            with contextlib.suppress(ValueError):  # 13/45/2024 and such
+                return datetime.datetime.strptime(f"{found[1]}Z", "%m/%d/%Y %H:%M:%S%z")
         return None
 
 
@@ -227,9 +225,8 @@ class PaginationWarning(UserWarning):
 
 def redacted_request(request: httpx.Request) -> httpx.Request:
     """A copy of ``request``: method, URL and headers without secret values, no body."""
-    headers = request.headers.copy()
-    for name in SECRET_HEADERS & headers.keys():  # keys are lower case
-        headers[name] = "[redacted]"
+    headers = request.headers.multi_items()  # names in lower case
+    headers = [(name, "[redacted]" if name in SECRET_HEADERS else v) for name, v in headers]
     marker = {k: v for k, v in request.extensions.items() if k == TOKEN_REQUEST_EXTENSION}
     return httpx.Request(request.method, request.url, headers=headers, extensions=marker)
 

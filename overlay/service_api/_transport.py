@@ -17,14 +17,7 @@ from typing import Any
 import attrs
 import httpx
 
-from service_api._errors import (
-    MAX_BODY_CHARS,
-    InvalidResponseError,
-    ServiceApiError,
-    TokenResponseError,
-    error_from_httpx,
-    is_token_request,
-)
+from service_api import _errors as errors
 from service_api._protocols import RequestLimiter
 from service_api._retry import parse_retry_after
 
@@ -33,7 +26,7 @@ ACCOUNT_HEADER = "x-service-account-id"
 #: 12 KB); a hostile server cannot make the client hold more than about this.
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 #: Bytes of an error body kept: enough for ``MAX_BODY_CHARS`` UTF-8 characters.
-ERROR_BODY_BYTES = 4 * MAX_BODY_CHARS
+ERROR_BODY_BYTES = 4 * errors.MAX_BODY_CHARS
 #: Cap on the body of a token response: a token is at most 8 KiB of header value.
 TOKEN_RESPONSE_BYTES = 64 * 1024
 #: Request extension where a failed token request keeps its typed error: httpx closes
@@ -52,8 +45,8 @@ def origin(url: httpx.URL) -> tuple[str, str, int | None]:
     return url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme)
 
 
-def _too_large(request: httpx.Request, limit: int) -> InvalidResponseError:
-    return InvalidResponseError(
+def _too_large(request: httpx.Request, limit: int) -> errors.InvalidResponseError:
+    return errors.InvalidResponseError(
         f"answer to {request.method} {request.url} is larger than {limit} bytes "
         "(raise max_response_bytes if such answers are expected)",
         request=request,
@@ -73,20 +66,22 @@ class ServiceResponse(httpx.Response):
         try:
             return super().json(**kwargs)
         except (ValueError, RecursionError):  # too deeply nested is not JSON for us either
-            raise InvalidResponseError(
-                f"{self.status_code} answer to {self.request.method} {self.request.url} "
-                "is not valid JSON",
-                request=self.request,
-            ) from None
+            what = f"{self.status_code} answer to {self.request.method} {self.request.url}"
+            error = errors.InvalidResponseError(f"{what} is not valid JSON", request=self.request)
+            raise error from None
+
+    def _rest(self, chunk: bytes, left: int) -> bytes:
+        # What is kept of the chunk that crossed the bound (the stream is closed by then).
+        if self.status_code < 400:
+            raise _too_large(self.request, self.limit)
+        return chunk[:left]
 
     def _bounded(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
         left = self.limit
         for chunk in chunks:
             if self.limit and (left := left - len(chunk)) < 0:
                 self.close()
-                if self.status_code < 400:
-                    raise _too_large(self.request, self.limit)
-                yield chunk[:left]
+                yield self._rest(chunk, left)
                 return
             yield chunk
 
@@ -95,9 +90,7 @@ class ServiceResponse(httpx.Response):
         async for chunk in chunks:
             if self.limit and (left := left - len(chunk)) < 0:
                 await self.aclose()
-                if self.status_code < 400:
-                    raise _too_large(self.request, self.limit)
-                yield chunk[:left]
+                yield self._rest(chunk, left)
                 return
             yield chunk
 
@@ -118,7 +111,7 @@ class ServiceResponse(httpx.Response):
         return self._abounded(super().aiter_bytes(chunk_size))
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, kw_only=True)
 class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """Guard, size bound and rate limit around an inner (sync or async) transport,
     which it never closes (the client closes its pools; a mount is the user's).
@@ -128,26 +121,21 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         GuardedTransport(httpx.HTTPTransport(), base_url=httpx.URL(url))
     """
 
-    _inner: Any
-    base_url: httpx.URL = attrs.field(kw_only=True)
-    max_response_bytes: int = attrs.field(default=DEFAULT_MAX_RESPONSE_BYTES, kw_only=True)
-    limiter: RequestLimiter | None = attrs.field(default=None, kw_only=True)
-    user_agent: str | None = attrs.field(default=None, kw_only=True)
+    _inner: Any = attrs.field(kw_only=False)
+    base_url: httpx.URL
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    limiter: RequestLimiter | None = None
+    user_agent: str | None = None
 
     def strip_credentials(self, request: httpx.Request) -> None:
-        """Off the base origin: no ``Authorization``, no account header; a token request
-        (only a redirect can send one elsewhere) is refused. The token request never
-        carries the account header."""
-        off_origin = origin(request.url) != origin(self.base_url)
-        token_request = is_token_request(request)
-        if token_request and off_origin:
-            where = f"{request.url.host}, outside the base URL's origin"
-            raise TokenResponseError(
-                f"refusing to send the token request to {where}", request=request
-            )
-        if off_origin or token_request:
+        """Off the base origin: no ``Authorization``, no account header, and no token
+        request at all (only a redirect could send one elsewhere)."""
+        if origin(request.url) != origin(self.base_url):
+            if errors.is_token_request(request):
+                where = f"{request.url.host}, outside the base URL's origin"
+                message = f"refusing to send the token request to {where}"
+                raise errors.TokenResponseError(message, request=request)
             request.headers.pop(ACCOUNT_HEADER, None)
-        if off_origin:
             request.headers.pop("authorization", None)
         # httpx gives the client's headers to the requests it builds, not to those an
         # auth flow yields (the token request): this is where every request passes.
@@ -166,11 +154,11 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     def _bound(self, request: httpx.Request, response: httpx.Response) -> ServiceResponse:
         # I/O-free, for both twins: refuses a redirected token request and a success
         # body declared too large, else puts the body behind its bound.
-        status, token_request = response.status_code, is_token_request(request)
+        status, token_request = response.status_code, errors.is_token_request(request)
         if self.limiter is not None:
             self.limiter.observe(status, parse_retry_after(response.headers.get("retry-after")))
         if token_request and 300 <= status < 400:
-            raise TokenResponseError(
+            raise errors.TokenResponseError(
                 f"the token endpoint answered {status} (a redirect); "
                 "the token request is never redirected",
                 request=request,
@@ -200,7 +188,7 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             except BaseException:
                 response.close()
                 raise
-        except (httpx.HTTPError, ServiceApiError) as exc:
+        except (httpx.HTTPError, errors.ServiceApiError) as exc:
             _record_token_error(request, exc)
             raise
 
@@ -217,12 +205,12 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             except BaseException:
                 await response.aclose()
                 raise
-        except (httpx.HTTPError, ServiceApiError) as exc:
+        except (httpx.HTTPError, errors.ServiceApiError) as exc:
             _record_token_error(request, exc)
             raise
 
 
 def _record_token_error(request: httpx.Request, exc: Exception) -> None:
-    if is_token_request(request):
-        error = error_from_httpx(exc, request=request) if isinstance(exc, httpx.HTTPError) else exc
-        request.extensions[TOKEN_ERROR_EXTENSION] = error
+    if errors.is_token_request(request):
+        typed = isinstance(exc, httpx.HTTPError) and errors.error_from_httpx(exc, request=request)
+        request.extensions[TOKEN_ERROR_EXTENSION] = typed or exc
