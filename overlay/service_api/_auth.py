@@ -25,6 +25,7 @@ and their own retries claim again (one new leader).
 """
 
 import asyncio
+import collections
 import concurrent.futures
 import contextlib
 import copy
@@ -55,6 +56,10 @@ MAX_TOKEN_LIFETIME = 7 * 24 * 3600
 #: forever" ends after at most 1 + this many token requests (2 when the same token is
 #: issued again).
 MAX_REFRESHES = 2
+#: Replays one attempt may make in all, counting those for tokens that had worked before
+#: (revoked ones, which do not count against ``MAX_REFRESHES``): a burst of revocations is
+#: survived, and "401 forever" still ends.
+MAX_REPLAYS = 8
 #: Longest wait, in seconds, for a token fetch another flow leads; a waiter that waited
 #: that long (the leader's event loop stopped, say) fetches a token on its own.
 MAX_REFRESH_WAIT = 120.0
@@ -144,7 +149,8 @@ class TokenState:
     """The token shared by every client of one integration, and the fetch in progress.
 
     Thread-safe; the lock is never held across I/O. ``refused`` is the last token a
-    401 invalidated, ``stored`` the number of tokens stored so far (for the log).
+    401 invalidated, ``stored`` the number of tokens stored so far (for the log),
+    ``proven`` the last tokens that got a successful answer.
 
     Example::
 
@@ -154,6 +160,9 @@ class TokenState:
     refresh_skew: float = attrs.field(default=60.0, kw_only=True, validator=attrs.validators.ge(0))
     refused: str | None = attrs.field(default=None, init=False)
     stored: int = attrs.field(default=0, init=False)
+    proven: collections.deque[str] = attrs.field(
+        factory=lambda: collections.deque(maxlen=8), init=False
+    )
     _token: str | None = attrs.field(default=None, init=False)
     _refresh_at: float = attrs.field(default=0.0, init=False)
     _refresh: _Refresh | None = attrs.field(default=None, init=False)
@@ -256,9 +265,19 @@ class TokenAuth(httpx.Auth):
                 request.headers["Authorization"] = f"Bearer {token}"
                 response = yield request
                 if response is None or response.status_code != 401 or token in refused:
+                    if (
+                        response is not None
+                        and response.status_code < 400
+                        and token not in self.state.proven
+                    ):
+                        self.state.proven.append(token)  # it works: a later 401 is a revocation
                     return
                 code = errors.challenge(response.headers, "error")
-                if len(refused) >= MAX_REFRESHES or code not in (None, "invalid_token"):
+                # Only tokens that never worked count against MAX_REFRESHES: a server that
+                # refuses every token is given up on soon, a revoked token is replaced.
+                never_worked = sum(t not in self.state.proven for t in refused)
+                limit = never_worked >= MAX_REFRESHES or len(refused) >= MAX_REPLAYS
+                if limit or code not in (None, "invalid_token"):
                     return
                 logger.info("401 for %s: replaying with a new token", request.url)
                 self.state.invalidate(token)

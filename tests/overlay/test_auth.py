@@ -147,6 +147,35 @@ def test_a_401_refreshes_and_replays_while_each_refused_token_is_new() -> None:
         flow.send(expired)
 
 
+def test_revoked_tokens_that_had_worked_are_replaced_up_to_max_replays() -> None:
+    """A burst of revocations: each new token works for another request, then is
+    revoked before this request's replay. Only tokens that never worked count against
+    MAX_REFRESHES; MAX_REPLAYS still ends the flow."""
+    auth = make_auth(FakeClock())
+    request = httpx.Request("GET", f"{BASE}/x")
+    flow = auth.auth_flow(request)
+    flow.send(token_response(as_request(next(flow)), "tok-0"))
+    revoked = httpx.Response(
+        401, headers={"www-authenticate": 'Bearer error="invalid_token"'}, request=request
+    )
+
+    def works_for_another_request(token: str) -> None:
+        other = auth.auth_flow(httpx.Request("GET", f"{BASE}/y"))
+        assert as_request(next(other)).headers["authorization"] == f"Bearer {token}"
+        with pytest.raises(StopIteration):
+            other.send(httpx.Response(200))
+
+    works_for_another_request("tok-0")
+    for number in range(1, _auth.MAX_REPLAYS + 1):
+        refresh = as_request(flow.send(revoked))
+        assert TOKEN_REQUEST_EXTENSION in refresh.extensions
+        assert flow.send(token_response(refresh, f"tok-{number}")) is request
+        works_for_another_request(f"tok-{number}")
+    assert number > _auth.MAX_REFRESHES
+    with pytest.raises(StopIteration):  # MAX_REPLAYS reached: the 401 goes to the caller
+        flow.send(revoked)
+
+
 def test_a_401_for_a_token_issued_again_is_not_refreshed_again() -> None:
     auth = make_auth(FakeClock())
     request = httpx.Request("GET", f"{BASE}/x")

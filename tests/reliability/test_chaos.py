@@ -307,12 +307,10 @@ def run_chaos(settings: ChaosSettings, mode: Mode, concurrency: int) -> ChaosRep
     return report
 
 
-# Revocations every 12 requests (or every second): a short run sees a few. Every 10
-# requests at concurrency 8 turns into a storm fed by its own 401s (7 revocations in 70
-# requests), where one request can meet three revoked tokens in a row: beyond the auth
-# flow's replays (``_auth.MAX_REFRESHES``), and with one retry layer nothing else retries
-# a 401 (a page retry used to).
-SMALL = ChaosSettings(records=250, revoke_every=1.0, revoke_every_requests=12, seed=11)
+# Revocations every 10 requests (or every second): a short run sees several, and at
+# concurrency 8 a storm fed by its own 401s, where one request can meet several revoked
+# tokens in a row.
+SMALL = ChaosSettings(records=250, revoke_every=1.0, revoke_every_requests=10, seed=11)
 
 
 @pytest.mark.slow
