@@ -358,9 +358,8 @@ class Client(service_api_client.Client):
         policy = _policy(RetryPolicy(), max_retries, retry)
         if max_response_bytes < 1:
             raise ValueError("max_response_bytes must be at least 1")
-        base_url = _base_url(base_url)
-        client_id = _setting(client_id, ENV_CLIENT_ID)
-        client_secret = _setting(client_secret, ENV_CLIENT_SECRET)
+        url, client_id = _base_url(base_url), _setting(client_id, ENV_CLIENT_ID)
+        secret = _setting(client_secret, ENV_CLIENT_SECRET)
         account_id = _account(account_id)
         args = dict(httpx_args or {})
         if proxy is not None:
@@ -371,12 +370,7 @@ class Client(service_api_client.Client):
             token_store = _quota("token_store", token_store).token_store(token_store, key=client_id)
         state = TokenState(refresh_skew=refresh_skew)
         auth = TokenAuth(
-            base_url,
-            client_id,
-            client_secret,
-            state=state,
-            timeout=timeout,
-            token_store=token_store,
+            url, client_id, secret, state=state, timeout=timeout, token_store=token_store
         )
         limiter = None
         if rate_limit is not None or rate_store is not None:
@@ -403,10 +397,7 @@ class Client(service_api_client.Client):
             if not account_id or not account_id.isprintable():
                 raise ValueError("account_id must be a non-empty printable string")
             headers[ACCOUNT_HEADER] = account_id
-        base_url = family.auth.base_url
-        service_api_client.Client.__init__(
-            self, base_url=base_url, headers=headers, timeout=timeout
-        )
+        super().__init__(base_url=family.auth.base_url, headers=headers, timeout=timeout)
         self._family, self._policy, self._account_id = family, policy, account_id
         return self
 
