@@ -223,12 +223,10 @@ def _user_agent(headers: dict[str, str], extra: str | None) -> str:
     given: str | None = httpx.Headers(headers).get("user-agent")
     if given is not None and extra is not None:
         raise TypeError("pass user_agent or a User-Agent header, not both")
-    python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    ours = (
-        f"service-api/{_VERSION} python/{python} httpx/{httpx.__version__} {(extra or '').strip()}"
-    )
     if given is None:
-        headers["User-Agent"] = given = ours.strip()
+        python = f"{sys.version_info.major}.{sys.version_info.minor}"
+        given = f"service-api/{_VERSION} python/{python} httpx/{httpx.__version__}"
+        headers["User-Agent"] = given = f"{given} {extra.strip()}" if extra else given
     return given
 
 
@@ -280,7 +278,9 @@ def _policy(policy: RetryPolicy, max_retries: int | None, retry: RetryPolicy | N
     """``retry``, or ``policy`` with ``max_retries`` if given (validated there); not both."""
     if max_retries is not None and retry is not None:
         raise TypeError("pass max_retries or retry, not both")
-    return retry or policy if max_retries is None else attrs.evolve(policy, max_retries=max_retries)
+    if max_retries is not None:
+        return attrs.evolve(policy, max_retries=max_retries)
+    return retry or policy
 
 
 def _quota(option: str, url: str | None) -> QuotaFeatures:
