@@ -40,7 +40,7 @@ from service_api._errors import (
 )
 from service_api._logs import log_response
 from service_api._pools import Pools
-from service_api._protocols import QuotaFeatures, TokenStore
+from service_api._protocols import QuotaFeatures, RequestLimiter, TokenStore
 from service_api._retry import IDEMPOTENT_METHODS, RETRY_SLEEP, RetryPolicy, retry_delay
 from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES, GuardedTransport
 
@@ -66,6 +66,7 @@ class _Family:
         """``args`` are the checked ``httpx_args``, for every httpx client of the family;
         ``guard`` configures :class:`GuardedTransport`."""
         self.auth, self.pools, self.user_transport = auth, Pools(), args.get("transport")
+        self.limiter: RequestLimiter | None = guard["limiter"]
         self.guard_args = {"base_url": httpx.URL(auth.base_url), **guard}
         # The user's mounts sit behind the same guard (theirs to close).
         mounts = {k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()}
