@@ -59,18 +59,15 @@ except importlib.metadata.PackageNotFoundError:  # run from a source tree, not i
 
 
 class _Family:
-    """What a client shares with its views and children: the token, the limiter, the
-    guard's settings and the connection pools."""
+    """What a client shares with its views and children: the token, the guard (with the
+    rate limiter) and the connection pools."""
 
-    def __init__(
-        self, auth: TokenAuth, limiter: RequestLimiter | None, args: dict[str, Any], **guard: Any
-    ) -> None:
+    def __init__(self, auth: TokenAuth, args: dict[str, Any], **guard: Any) -> None:
         """``args`` are the checked ``httpx_args``, for every httpx client of the family;
         ``guard`` configures :class:`GuardedTransport`."""
-        self.auth, self.limiter, self.pools = auth, limiter, Pools()
-        self.hint_404 = "" if auth.base_url.endswith("/public/v3") else BASE_URL_HINT
-        self.guard_args = {"base_url": httpx.URL(auth.base_url), "limiter": limiter, **guard}
-        self.user_transport = args.get("transport")
+        self.auth, self.pools, self.user_transport = auth, Pools(), args.get("transport")
+        self.limiter: RequestLimiter | None = guard["limiter"]
+        self.guard_args = {"base_url": httpx.URL(auth.base_url), **guard}
         # The user's mounts sit behind the same guard (theirs to close).
         mounts = {k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()}
         #: The arguments of the family's httpx clients, but base URL, headers and timeout.
@@ -79,19 +76,6 @@ class _Family:
     def guard(self, inner: Any) -> GuardedTransport:
         """``inner`` (a sync or async transport) behind the family's guard."""
         return GuardedTransport(inner, **self.guard_args)
-
-    def transport(
-        self, cls: type, proxy: httpx.Proxy | None, pool_args: dict[str, Any], given: Any = None
-    ) -> GuardedTransport:
-        """The guard over a route httpx built for a client of the family: the user's
-        transport (``given``), else the family's pool of ``cls`` (``httpx.HTTPTransport``
-        or ``httpx.AsyncHTTPTransport``), direct or through ``proxy``."""
-        if given is None:
-            build = functools.partial(cls, proxy=proxy, **pool_args)
-            route = proxy and (proxy.url, proxy.auth)
-            sync = cls is httpx.HTTPTransport
-            given = self.pools.sync(route, build) if sync else self.pools.loop(route, build)
-        return self.guard(given)
 
     def close(self) -> None:
         """Close the pools; also the user's transport, as ``httpx.Client.close`` does."""
@@ -143,14 +127,22 @@ class _ViewClient:
     _pool_class: type
 
     def __init__(self, view: Client) -> None:
-        self._family, self._policy, self._hint = view._family, view._policy, view._family.hint_404
-        super().__init__(**view._client_args())
+        self._family, self._policy = view._family, view._policy
+        self._hint = "" if view._base_url.endswith("/public/v3") else BASE_URL_HINT
+        mine = {"base_url": view._base_url, "headers": view._headers, "timeout": view._timeout}
+        super().__init__(**mine, **self._family.client_args)
 
     def _init_transport(self, *args: Any, transport: Any = None, **pool: Any) -> Any:
-        return self._family.transport(self._pool_class, None, pool, transport)
+        if transport is not None:  # the user's, behind the guard
+            return self._family.guard(transport)
+        return self._init_proxy_transport(None, **pool)
 
-    def _init_proxy_transport(self, proxy: httpx.Proxy, *args: Any, **pool: Any) -> Any:
-        return self._family.transport(self._pool_class, proxy, pool)
+    def _init_proxy_transport(self, proxy: httpx.Proxy | None, *args: Any, **pool: Any) -> Any:
+        """The family's pool of the route, direct or through ``proxy``, behind the guard."""
+        build = functools.partial(self._pool_class, proxy=proxy, **pool)
+        route, pools = proxy and (proxy.url, proxy.auth), self._family.pools
+        sync = self._pool_class is httpx.HTTPTransport
+        return self._family.guard(pools.sync(route, build) if sync else pools.loop(route, build))
 
 
 class _ServiceHttpxClient(_ViewClient, httpx.Client):
@@ -199,7 +191,7 @@ class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
             )
 
 
-# httpx_args that would reach the network around the guard, retries and size bound.
+#: httpx_args that would reach the network around the guard, retries and size bound.
 _REFUSED_ARGS = {
     "auth": "the client authenticates itself",
     "app": "pass transport=httpx.ASGITransport(app) or httpx.WSGITransport(app)",
@@ -213,15 +205,15 @@ def _check_httpx_args(args: dict[str, Any]) -> None:
     for name in filter(args.__contains__, _REFUSED_ARGS):
         raise TypeError(f"httpx_args must not contain {name!r}: {_REFUSED_ARGS[name]}")
     if args.get("transport") is not None and args.get("proxy") is not None:
-        raise TypeError(
-            "'transport' and 'proxy' exclude each other (pass proxy or httpx_args 'transport', "
-            "not both): a proxy route would never reach the transport"
-        )
-    mounts, kinds = args.get("mounts") or {}, httpx.BaseTransport | httpx.AsyncBaseTransport
-    if not isinstance(mounts, Mapping) or not all(
-        isinstance(t, kinds | None) for t in mounts.values()
-    ):
+        message = "pass proxy or httpx_args 'transport', not both: a proxy route never reaches it"
+        raise TypeError(f"'transport' and 'proxy' exclude each other ({message})")
+    mounts = args.get("mounts") or {}
+    if not isinstance(mounts, Mapping) or not all(map(_is_transport, mounts.values())):
         raise TypeError("httpx_args 'mounts' must map URL patterns to httpx transports or None")
+
+
+def _is_transport(value: object) -> bool:
+    return isinstance(value, httpx.BaseTransport | httpx.AsyncBaseTransport | None)
 
 
 def _user_agent(headers: dict[str, str], extra: str | None) -> str:
@@ -246,66 +238,50 @@ class FromEnvironment(enum.Enum):
     FROM_ENVIRONMENT = "from the environment"
 
 
-FROM_ENVIRONMENT = FromEnvironment.FROM_ENVIRONMENT
+def _setting(value: str | None, variable: str) -> str:
+    """``value`` if given, else the variable's: unset or blank is a
+    :class:`ConfigurationError` naming it."""
+    if value is None and not (value := os.environ.get(variable, "").strip()):
+        name = variable.removeprefix("SERVICE_API_").lower()
+        raise ConfigurationError(f"no {name}: pass {name}= or set {variable}", variable)
+    return value
 
 
-def settings_from_environment(
-    base_url: str | None,
-    client_id: str | None,
-    client_secret: str | None,
-    account_id: str | FromEnvironment | None,
-) -> tuple[str, str, str, str | None]:
-    """The four settings, each one not given read from its ``SERVICE_API_*`` variable,
-    the base URL checked.
-
-    An explicit argument wins; a variable that is unset or blank counts as missing. A
-    missing base URL, client ID or client secret is a :class:`ConfigurationError`
-    naming the variable, as is a bad base URL read from it (a bad one given is a
-    ``ValueError``); an account not given and not set means no account header.
-
-    Example::
-
-        settings_from_environment(None, None, None, FROM_ENVIRONMENT)   # all four read
-    """
-
-    def read(value: str | None, variable: str) -> str | None:
-        return value if value is not None else (os.environ.get(variable, "").strip() or None)
-
-    def required(value: str | None, variable: str) -> str:
-        if (found := read(value, variable)) is None:
-            name = variable.removeprefix("SERVICE_API_").lower()
-            raise ConfigurationError(f"no {name}: pass {name}= or set {variable}", variable)
-        return found
-
-    url = required(base_url, ENV_BASE_URL)
-    if (problem := _base_url_problem(url)) is not None and base_url is not None:
-        raise ValueError(problem)
-    if problem is not None:
-        raise ConfigurationError(f"{ENV_BASE_URL}: {problem}", ENV_BASE_URL)
-    cid, secret = required(client_id, ENV_CLIENT_ID), required(client_secret, ENV_CLIENT_SECRET)
-    if not isinstance(account_id, FromEnvironment):
-        return url, cid, secret, account_id
-    account = read(None, ENV_ACCOUNT_ID)
-    if account is not None and "," in account:
-        # The CLI takes a list here; one client has one account.
-        raise ConfigurationError(
-            f"{ENV_ACCOUNT_ID} names several accounts: pass account_id= for one, "
-            "then with_account() for the others",
-            ENV_ACCOUNT_ID,
-        )
-    return url, cid, secret, account
-
-
-def _base_url_problem(base_url: str) -> str | None:
+def _base_url(given: str | None) -> str:
+    """The base URL given (a bad one is a ``ValueError``) or read from its variable (a
+    bad one is a :class:`ConfigurationError` naming it)."""
+    base_url = _setting(given, ENV_BASE_URL)
     try:
         url = httpx.URL(base_url)
     except httpx.InvalidURL as exc:
-        return f"base_url is not a URL: {exc}"
-    if url.scheme not in ("http", "https") or not url.host:
-        return "base_url must be an absolute http(s) URL"
-    if "?" in base_url or "#" in base_url:
-        return "base_url must not have a query or a fragment"
-    return None
+        problem = f"base_url is not a URL: {exc}"
+    else:
+        bad = url.scheme not in ("http", "https") or not url.host or {"?", "#"} & set(base_url)
+        problem = "base_url must be an absolute http(s) URL, no query, no fragment" if bad else ""
+    if problem and given is None:
+        raise ConfigurationError(f"{ENV_BASE_URL}: {problem}", ENV_BASE_URL)
+    if problem:
+        raise ValueError(problem)
+    return base_url
+
+
+def _account(account_id: str | FromEnvironment | None) -> str | None:
+    """The account given, or read from its variable (unset or blank: none)."""
+    if not isinstance(account_id, FromEnvironment):
+        return account_id
+    if "," in (account := os.environ.get(ENV_ACCOUNT_ID, "").strip()):  # the CLI's list form
+        message = "names several accounts: pass account_id= for one, with_account() for others"
+        raise ConfigurationError(f"{ENV_ACCOUNT_ID} {message}", ENV_ACCOUNT_ID)
+    return account or None
+
+
+def _policy(policy: RetryPolicy, max_retries: int | None, retry: RetryPolicy | None) -> RetryPolicy:
+    """``retry``, or ``policy`` with ``max_retries`` if given (validated there); not both."""
+    if max_retries is not None and retry is not None:
+        raise TypeError("pass max_retries or retry, not both")
+    if max_retries is not None:
+        return attrs.evolve(policy, max_retries=max_retries)
+    return retry or policy
 
 
 def _quota(option: str, url: str | None) -> QuotaFeatures:
@@ -358,12 +334,15 @@ class Client(service_api_client.Client):
         client = service_api.Client()   # all four settings from SERVICE_API_*
     """
 
+    #: Whether this client made its family (and closes its pools), not a view or child.
+    _owner = False
+
     def __init__(
         self,
         base_url: str | None = None,
         client_id: str | None = None,
         client_secret: str | None = None,
-        account_id: str | FromEnvironment | None = FROM_ENVIRONMENT,
+        account_id: str | FromEnvironment | None = FromEnvironment.FROM_ENVIRONMENT,
         *,
         refresh_skew: float = 60.0,
         max_retries: int | None = None,
@@ -377,13 +356,12 @@ class Client(service_api_client.Client):
         httpx_args: dict[str, Any] | None = None,
         user_agent: str | None = None,
     ) -> None:
-        if max_retries is not None and retry is not None:
-            raise TypeError("pass max_retries or retry, not both")
+        policy = _policy(RetryPolicy(), max_retries, retry)
         if max_response_bytes < 1:
             raise ValueError("max_response_bytes must be at least 1")
-        base_url, client_id, client_secret, account_id = settings_from_environment(
-            base_url, client_id, client_secret, account_id
-        )
+        url, client_id = _base_url(base_url), _setting(client_id, ENV_CLIENT_ID)
+        secret = _setting(client_secret, ENV_CLIENT_SECRET)
+        account_id = _account(account_id)
         args = dict(httpx_args or {})
         if proxy is not None:
             args["proxy"] = proxy  # httpx routes it, through the family's guarded pools
@@ -393,26 +371,16 @@ class Client(service_api_client.Client):
             token_store = _quota("token_store", token_store).token_store(token_store, key=client_id)
         state = TokenState(refresh_skew=refresh_skew)
         auth = TokenAuth(
-            base_url,
-            client_id,
-            client_secret,
-            state=state,
-            timeout=timeout,
-            token_store=token_store,
+            url, client_id, secret, state=state, timeout=timeout, token_store=token_store
         )
-        policy = retry or RetryPolicy()  # max_retries: the policy's default unless given
-        if max_retries is not None:
-            policy = attrs.evolve(policy, max_retries=max_retries)
         limiter = None
         if rate_limit is not None or rate_store is not None:
             quota = _quota("rate_store" if rate_store else "rate_limit", rate_store)
             limiter = quota.limiter(rate_limit, rate_store, key=client_id)
         headers = dict(args.pop("headers", None) or {})
         agent = _user_agent(headers, user_agent)
-        family = _Family(
-            auth, limiter, args, max_response_bytes=max_response_bytes, user_agent=agent
-        )
-        self._setup(family, account_id, headers, timeout, policy)
+        guard = {"limiter": limiter, "max_response_bytes": max_response_bytes, "user_agent": agent}
+        self._setup(_Family(auth, args, **guard), account_id, headers, timeout, policy)
         self._owner = True
 
     def _setup(
@@ -430,13 +398,15 @@ class Client(service_api_client.Client):
             if not account_id or not account_id.isprintable():
                 raise ValueError("account_id must be a non-empty printable string")
             headers[ACCOUNT_HEADER] = account_id
-        base_url = family.auth.base_url
-        service_api_client.Client.__init__(
-            self, base_url=base_url, headers=headers, timeout=timeout
-        )
+        super().__init__(base_url=family.auth.base_url, headers=headers, timeout=timeout)
         self._family, self._policy, self._account_id = family, policy, account_id
-        self._owner = False
         return self
+
+    def _view(self, account_id: str | None, headers: Mapping[str, str], **changes: Any) -> Client:
+        """A client of this one's family for ``account_id`` and ``headers``, its timeout
+        and policy as given in ``changes``, else this one's."""
+        settings = {"timeout": self._timeout, "policy": self._policy, **changes}
+        return type(self).__new__(type(self))._setup(self._family, account_id, headers, **settings)
 
     def __repr__(self) -> str:
         return (
@@ -478,16 +448,12 @@ class Client(service_api_client.Client):
             for shipment in service_api.paginate(list_shipments, client.with_options(
                 headers={"x-trace": "nightly"})): ...
         """
-        if max_retries is not None and retry is not None:
-            raise TypeError("pass max_retries or retry, not both")
-        if max_retries is not None:
-            retry = attrs.evolve(self._policy, max_retries=max_retries)  # validated there
+        policy = _policy(self._policy, max_retries, retry)
         given = dict(headers or {})
         account = httpx.Headers(given).get(ACCOUNT_HEADER, self._account_id)
         kept = {k: v for k, v in self._headers.items() if k.lower() not in httpx.Headers(given)}
         timeout = self._timeout if timeout is None else httpx.Timeout(timeout)
-        view = type(self).__new__(type(self))
-        return view._setup(self._family, account, kept | given, timeout, retry or self._policy)
+        return self._view(account, kept | given, timeout=timeout, policy=policy)
 
     def _pager(self, operation: Any, /, **options: Any) -> Any:
         from service_api._pagination import Pager  # what the generated client.<tag>.list() returns
@@ -501,8 +467,7 @@ class Client(service_api_client.Client):
 
             list_shipments.sync(client=client.with_account("acct-2"))
         """
-        view = type(self).__new__(type(self))
-        return view._setup(self._family, account_id, self._headers, self._timeout, self._policy)
+        return self._view(account_id, self._headers)
 
     def with_headers(self, headers: dict[str, str]) -> Client:
         """A client like this one that also sends ``headers`` (sharing token and pool)."""
@@ -515,10 +480,6 @@ class Client(service_api_client.Client):
     def with_timeout(self, timeout: httpx.Timeout) -> Client:
         """A client like this one with another timeout (sharing token and pool)."""
         return self.with_options(timeout=timeout)
-
-    def _client_args(self) -> dict[str, Any]:
-        mine = {"base_url": self._base_url, "headers": self._headers, "timeout": self._timeout}
-        return mine | self._family.client_args
 
     def get_httpx_client(self) -> httpx.Client:
         """The ``httpx.Client`` the generated sync functions use (built on first use; it
@@ -535,13 +496,12 @@ class Client(service_api_client.Client):
             self._async_client = _ServiceAsyncHttpxClient(self)
         return self._async_client
 
-    def set_httpx_client(self, client: httpx.Client) -> Self:
-        """Not supported: pass ``httpx_args`` instead (raises ``TypeError``)."""
+    def set_httpx_client(self, *args: Any, **kwargs: Any) -> Self:
+        """Not supported, nor is ``set_async_httpx_client``: pass ``httpx_args`` instead
+        (raises ``TypeError``)."""
         raise TypeError("pass httpx_args to service_api.Client instead")
 
-    def set_async_httpx_client(self, async_client: httpx.AsyncClient) -> Self:
-        """Not supported: pass ``httpx_args`` instead (raises ``TypeError``)."""
-        raise TypeError("pass httpx_args to service_api.Client instead")
+    set_async_httpx_client = set_httpx_client
 
     def __enter__(self) -> Self:
         return self
