@@ -20,8 +20,7 @@ Example::
 
 from service_api.quota._adaptive import AdaptiveRateLimiter
 from service_api.quota._limiter import RateLimiter, limiter
-from service_api.quota._stores import StoreError
-from service_api.quota._tokens import FileTokenStore, token_store
+from service_api.quota._stores import FileTokenStore, StoreError, token_store
 
 __all__ = [
     "AdaptiveRateLimiter",

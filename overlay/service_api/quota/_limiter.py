@@ -7,7 +7,6 @@ the same from any thread or event loop); the sync and async transports do the wa
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import math
 import sqlite3
@@ -16,35 +15,29 @@ import time
 import weakref
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import TypeAlias
-from urllib.parse import urlsplit
 
-from pyrate_limiter import (
-    AbstractBucket,
-    Decision,
-    Rate,
-    RateItem,
-    RedisBucket,
-    SQLiteBucket,
-    StateBucket,
-)
+from pyrate_limiter import AbstractBucket, Decision, Rate, RateItem, SQLiteBucket, StateBucket
 
 from service_api._protocols import RequestLimiter
 from service_api.quota._adaptive import AdaptiveRateLimiter
 from service_api.quota._stores import (
     STORE_TIMEOUT,
-    StoreError,
+    digest,
+    in_existing_directory,
     redis_connection,
     redis_location,
     store_errors,
+    store_path,
 )
 
 logger = logging.getLogger("service_api")
 
-# A store: its bucket, its name for messages, the errors it fails with, and the units of
-# its timestamps (per second).
-_Store: TypeAlias = tuple[AbstractBucket, str, tuple[type[BaseException], ...], int]
+# A store: its bucket, the lock held from reading the clock to writing the entry, its name
+# for messages, the errors it fails with, and the units of its timestamps (per second).
+_Store: TypeAlias = tuple[
+    AbstractBucket, AbstractContextManager[object], str, tuple[type[BaseException], ...], int
+]
 
 
 class RateLimiter:
@@ -85,8 +78,8 @@ class RateLimiter:
         self.per_minute = float(per_minute)
         self._clock = clock if store is None else time.time
         shared = None if store is None else _shared_store(store, per_minute, key, window)
-        self._bucket, self._store, self._errors, self._ticks = shared or _memory_store(
-            per_minute, "in-process"
+        self._bucket, self._store_lock, self._store, self._errors, self._ticks = (
+            shared or _memory_store(per_minute, "in-process")
         )
         # Reentrant: a call the failing store refused is asked again of the fallback.
         self._lock = threading.RLock()
@@ -100,12 +93,9 @@ class RateLimiter:
         return the seconds until it frees, without taking it."""
         with self._lock:
             try:
-                # The store's lock (a file lock, or a Redis lock) is held from reading the
-                # clock to writing the entry: the buckets count only entries stamped up to
-                # the new one, so one written late with an earlier time would let one
-                # request too many into a window.
-                lock = self._bucket.limiter_lock()
-                with lock if isinstance(lock, AbstractContextManager) else contextlib.nullcontext():
+                # The buckets count only entries stamped up to the new one, so one written
+                # late with an earlier time would let one request too many into a window.
+                with self._store_lock:
                     now = round(self._clock() * self._ticks)
                     decision = self._bucket.put_decision(RateItem("service-api", now))
                 assert isinstance(decision, Decision)  # a sync bucket
@@ -123,8 +113,9 @@ class RateLimiter:
                     self.per_minute,
                 )
                 self._clock = time.monotonic
-                shared = _memory_store(self.per_minute, "in-process fallback")
-                self._bucket, self._store, self._errors, self._ticks = shared
+                self._bucket, self._store_lock, self._store, self._errors, self._ticks = (
+                    _memory_store(self.per_minute, "in-process fallback")
+                )
                 return self.try_acquire()
             # At least one unit: a zero would make the caller ask again at once.
             return 0.0 if decision.allowed else max(decision.retry_after_ms or 0, 1) / self._ticks
@@ -143,55 +134,38 @@ def _memory_store(per_minute: float, name: str) -> _Store:
     # rounded up to a whole unit would slow a sender that waits it out by up to a
     # millisecond a request.
     interval = max(1, round(60_000_000 / per_minute))
-    return StateBucket([Rate(1, interval)]), name, (), 1_000_000
+    return StateBucket([Rate(1, interval)]), contextlib.nullcontext(), name, (), 1_000_000
 
 
 def _shared_store(url: str, per_minute: float, key: str, window: float) -> _Store:
     # A whole number of requests per window, the window stretched to keep the rate.
     limit = max(1, round(per_minute * window / 60.0))
     rates = [Rate(limit, max(1, math.ceil(limit * 60_000 / per_minute)))]
-    # A fixed-length, SQL- and Redis-safe name for the integration.
-    name = hashlib.sha256(key.encode()).hexdigest()[:24]
-    parts = urlsplit(url)
-    if (scheme := parts.scheme.lower()) in ("redis", "rediss"):
-        return _redis_store(url, rates, name)
-    if scheme != "sqlite":
-        raise ValueError(f"rate_store must be sqlite:///path or redis://host:port/db: {scheme!r}")
-    if parts.netloc or not parts.path or parts.query or parts.fragment:
-        raise ValueError("a SQLite store is named sqlite:///absolute/path or sqlite:relative/path")
-    return _sqlite_store(Path(parts.path), rates, name)
-
-
-def _sqlite_store(path: Path, rates: list[Rate], name: str) -> _Store:
-    if not path.parent.is_dir():
-        raise StoreError(f"the rate store's directory {str(path.parent)!r} does not exist")
+    if (path := store_path(url, "rate_store", "sqlite")) is None:
+        return _redis_store(url, rates, f"service-api:rate:{digest(key)}")
+    file = str(in_existing_directory(path, "rate store"))
     errors = (sqlite3.Error, OSError)  # filelock's Timeout is an OSError
-    with store_errors(errors, f"cannot use {str(path)!r} as a rate store"):
-        bucket = SQLiteBucket.init_from_file(rates, f"rate_{name}", str(path), use_file_lock=True)
+    with store_errors(errors, f"cannot use {file!r} as a rate store"):
+        bucket = SQLiteBucket.init_from_file(rates, f"rate_{digest(key)}", file, use_file_lock=True)
         bucket.count()  # reads the table: a file that is not a database fails here
-    return bucket, f"sqlite:{path}", errors, 1000
+    return bucket, bucket.lock, f"sqlite:{file}", errors, 1000
 
 
 def _redis_store(url: str, rates: list[Rate], name: str) -> _Store:
     connection = redis_connection(url, "SERVICE_API_RATE_STORE")
     import redis
-
-    class LockedRedisBucket(RedisBucket):  # see RateLimiter.try_acquire for the lock
-        def limiter_lock(self) -> object:
-            key, wait = f"{self.bucket_key}:lock", STORE_TIMEOUT
-            return connection.lock(key, timeout=wait, blocking_timeout=wait)
+    from pyrate_limiter import RedisBucket
 
     with store_errors(redis.RedisError, f"cannot use Redis at {redis_location(url)}"):
-        bucket = LockedRedisBucket.init(rates, connection, f"service-api:rate:{name}")
-    return bucket, f"redis:{redis_location(url)}", (redis.RedisError,), 1000
+        bucket = RedisBucket.init(rates, connection, name)
+    lock = connection.lock(f"{name}:lock", timeout=STORE_TIMEOUT, blocking_timeout=STORE_TIMEOUT)
+    return bucket, lock, f"redis:{redis_location(url)}", (redis.RedisError,), 1000
 
 
 # One limiter per integration and setting in a process: two ``Client`` objects of the same
 # integration (a script that makes one per account, a worker that makes one per task) share
 # their budget as children of one client do. Weak, so a limiter lives as long as a client.
-_LIMITERS: weakref.WeakValueDictionary[tuple[str, object, str | None], RequestLimiter] = (
-    weakref.WeakValueDictionary()
-)
+_LIMITERS = weakref.WeakValueDictionary[tuple[str, object, str | None], RequestLimiter]()
 _LIMITERS_LOCK = threading.Lock()
 
 
@@ -215,14 +189,12 @@ def limiter(
         raise ValueError(f"rate_limit must be a number, 'adaptive' or None, not {rate_limit!r}")
     if rate_limit is None and rate_store is None:
         return None
-    identity = (key, rate_limit, rate_store)
     with _LIMITERS_LOCK:
-        found = _LIMITERS.get(identity)
-        if found is None:
-            per_minute = rate_limit if isinstance(rate_limit, int | float) else 90.0
+        if (found := _LIMITERS.get((key, rate_limit, rate_store))) is None:
             if rate_store is None and rate_limit == "adaptive":
                 found = AdaptiveRateLimiter()
             else:
+                per_minute = 90.0 if isinstance(rate_limit, str | None) else rate_limit
                 found = RateLimiter(per_minute, store=rate_store, key=key)
-            _LIMITERS[identity] = found
+            _LIMITERS[key, rate_limit, rate_store] = found
         return found
