@@ -18,8 +18,7 @@ Example::
     client = service_api.Client(token_store=store, rate_limit=90)
 """
 
-from service_api.quota._adaptive import AdaptiveRateLimiter
-from service_api.quota._limiter import RateLimiter, limiter
+from service_api.quota._limiter import AdaptiveRateLimiter, RateLimiter, limiter
 from service_api.quota._stores import FileTokenStore, StoreError, token_store
 
 __all__ = [

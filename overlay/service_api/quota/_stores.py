@@ -14,15 +14,18 @@ import hashlib
 import json
 import math
 import os
+import sqlite3
 import stat
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 from urllib.parse import urlsplit
 
 from filelock import FileLock
+from pyrate_limiter import AbstractBucket, Rate, SQLiteBucket
 
 from service_api._errors import ConfigurationError
 from service_api._protocols import StoredToken
@@ -32,6 +35,11 @@ if TYPE_CHECKING:
 
 #: Seconds a Redis command may take before the store counts as unreachable.
 STORE_TIMEOUT = 2.0
+# A rate store: its bucket, the lock held from reading the clock to writing the entry, its
+# name for messages, the errors it fails with, and the units of its timestamps (per second).
+RateStore: TypeAlias = tuple[
+    AbstractBucket, AbstractContextManager[object], str, tuple[type[BaseException], ...], int
+]
 # A stored record is well under a kilobyte; a store holding more is not read whole.
 _MAX_RECORD = 64 * 1024
 
@@ -110,6 +118,31 @@ def redis_connection(url: str, variable: str) -> redis.Redis:
         )
         connection.ping()
     return connection
+
+
+def shared_rate_store(url: str, per_minute: float, key: str, window: float) -> RateStore:
+    # A whole number of requests per window, the window stretched to keep the rate.
+    limit = max(1, round(per_minute * window / 60.0))
+    rates = [Rate(limit, max(1, math.ceil(limit * 60_000 / per_minute)))]
+    if (path := store_path(url, "rate_store", "sqlite")) is None:
+        return _redis_rate_store(url, rates, f"service-api:rate:{digest(key)}")
+    file = str(in_existing_directory(path, "rate store"))
+    errors = (sqlite3.Error, OSError)  # filelock's Timeout is an OSError
+    with store_errors(errors, f"cannot use {file!r} as a rate store"):
+        bucket = SQLiteBucket.init_from_file(rates, f"rate_{digest(key)}", file, use_file_lock=True)
+        bucket.count()  # reads the table: a file that is not a database fails here
+    return bucket, bucket.lock, f"sqlite:{file}", errors, 1000
+
+
+def _redis_rate_store(url: str, rates: list[Rate], name: str) -> RateStore:
+    connection = redis_connection(url, "SERVICE_API_RATE_STORE")
+    import redis
+    from pyrate_limiter import RedisBucket
+
+    with store_errors(redis.RedisError, f"cannot use Redis at {redis_location(url)}"):
+        bucket = RedisBucket.init(rates, connection, name)
+    lock = connection.lock(f"{name}:lock", timeout=STORE_TIMEOUT, blocking_timeout=STORE_TIMEOUT)
+    return bucket, lock, f"redis:{redis_location(url)}", (redis.RedisError,), 1000
 
 
 def _encode(token: StoredToken, key: str) -> bytes:
