@@ -67,11 +67,13 @@ __all__ = [
 
 #: Seconds a Redis command may take before the store counts as unreachable.
 _STORE_TIMEOUT = 2.0
+_Errors: TypeAlias = tuple[type[BaseException], ...]
 # A rate store: its bucket, the lock held from reading the clock to writing the entry, its
-# name for messages, the errors it fails with, and the units of its timestamps (per second).
-_RateStore: TypeAlias = tuple[
-    AbstractBucket, AbstractContextManager[object], str, tuple[type[BaseException], ...], int
-]
+# name for messages and the errors it fails with. Every bucket is stamped in microseconds
+# (pyrate-limiter reads them as milliseconds, its rates in the same unit): a wait rounded
+# up to a whole millisecond would slow a sender that waits it out by up to a millisecond
+# a request.
+_RateStore: TypeAlias = tuple[AbstractBucket, AbstractContextManager[object], str, _Errors]
 
 
 class StoreError(OSError):
@@ -91,9 +93,7 @@ class StoreError(OSError):
 
 
 @contextlib.contextmanager
-def _store_errors(
-    errors: type[BaseException] | tuple[type[BaseException], ...], message: str
-) -> Iterator[None]:
+def _store_errors(errors: _Errors, message: str) -> Iterator[None]:
     """``errors`` raised inside become a :class:`StoreError`: ``message``, then the
     error's own words (an ``OSError``'s without the path, which ``message`` names)."""
     try:
@@ -153,24 +153,23 @@ def _redis_connection(url: str, variable: str) -> redis.Redis:
 def _shared_rate_store(url: str, per_minute: float, key: str, window: float) -> _RateStore:
     # A whole number of requests per window, the window stretched to keep the rate.
     limit = max(1, round(per_minute * window / 60.0))
-    rates = [Rate(limit, max(1, math.ceil(limit * 60_000 / per_minute)))]
+    rates = [Rate(limit, max(1, math.ceil(limit * 60_000_000 / per_minute)))]
+    name = _digest(key)
     if (path := _store_path(url, "rate_store", "sqlite")) is not None:
         file = str(_in_existing_directory(path, "rate store"))
         errors = (sqlite3.Error, OSError)  # filelock's Timeout is an OSError
         with _store_errors(errors, f"cannot use {file!r} as a rate store"):
-            bucket = SQLiteBucket.init_from_file(
-                rates, f"rate_{_digest(key)}", file, use_file_lock=True
-            )
-        return bucket, bucket.lock, f"sqlite:{file}", errors, 1000
+            bucket = SQLiteBucket.init_from_file(rates, f"rate_{name}", file, use_file_lock=True)
+        return bucket, bucket.lock, f"sqlite:{file}", errors
     connection, where = _redis_connection(url, "SERVICE_API_RATE_STORE"), _redis_location(url)
     import redis
     from pyrate_limiter import RedisBucket
 
-    name = f"service-api:rate:{_digest(key)}"
-    with _store_errors(redis.RedisError, f"cannot use Redis at {where}"):
+    name = f"service-api:rate:{name}"
+    with _store_errors((redis.RedisError,), f"cannot use Redis at {where}"):
         shared = RedisBucket.init(rates, connection, name)
     lock = connection.lock(f"{name}:lock", timeout=_STORE_TIMEOUT, blocking_timeout=_STORE_TIMEOUT)
-    return shared, lock, f"redis:{where}", (redis.RedisError,), 1000
+    return shared, lock, f"redis:{where}", (redis.RedisError,)
 
 
 def _encode(token: StoredToken, key: str) -> bytes:
@@ -217,7 +216,7 @@ class FileTokenStore:
 
     def load(self) -> StoredToken | None:
         """The stored token, ``None`` if there is none; :class:`StoreError` if unusable."""
-        with _store_errors(OSError, f"cannot read the token file {self._where}"):
+        with _store_errors((OSError,), f"cannot read the token file {self._where}"):
             try:
                 with self.path.open("rb") as file:
                     mode, data = os.fstat(file.fileno()).st_mode, file.read()
@@ -230,7 +229,7 @@ class FileTokenStore:
     def save(self, token: StoredToken) -> None:
         """Write ``token`` to a new private file (mkstemp's 0600) and rename it over the
         old one."""
-        with _store_errors(OSError, f"cannot write the token file {self._where}"):
+        with _store_errors((OSError,), f"cannot write the token file {self._where}"):
             fd, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
             try:
                 with os.fdopen(fd, "wb") as file:
@@ -245,7 +244,7 @@ class FileTokenStore:
     def lock(self) -> Iterator[None]:
         """Hold the ``.lock`` file beside the token (waits at most ``lock_timeout``)."""
         file_lock = FileLock(f"{self.path}.lock", timeout=self._lock_timeout, thread_local=False)
-        with _store_errors(OSError, f"cannot lock the token file {self._where}"):
+        with _store_errors((OSError,), f"cannot lock the token file {self._where}"):
             held = file_lock.acquire()  # a timeout is an OSError too
         with held:
             yield
@@ -270,7 +269,7 @@ class RedisTokenStore:
     def _failing(self, doing: str) -> contextlib.AbstractContextManager[None]:
         import redis
 
-        return _store_errors(redis.RedisError, f"cannot {doing} in Redis at {self._where}")
+        return _store_errors((redis.RedisError,), f"cannot {doing} in Redis at {self._where}")
 
     def load(self) -> StoredToken | None:
         """The stored token, ``None`` if there is none; :class:`StoreError` if unusable."""
@@ -444,7 +443,7 @@ class RateLimiter:
     requests, so requests are spread rather than sent as a minute's burst; ``key`` (the
     integration's client ID) keeps other integrations' counts in the same store apart.
     A store that cannot be used is a :class:`StoreError` here (Redis gets
-    :data:`_STORE_TIMEOUT` seconds to answer); a bad rate or URL a ``ValueError``.
+    2 seconds to answer); a bad rate or URL a ``ValueError``.
 
     If the store fails while in use, the limiter logs one warning and goes on counting
     in memory at the same rate: the export continues, only the sharing is lost.
@@ -469,8 +468,8 @@ class RateLimiter:
         self.per_minute = float(per_minute)
         self._clock = clock if store is None else time.time
         shared = None if store is None else _shared_rate_store(store, per_minute, key, window)
-        self._bucket, self._store_lock, self._store, self._errors, self._ticks = (
-            shared or _memory_store(per_minute, "in-process")
+        self._bucket, self._store_lock, self._store, self._errors = shared or _memory_store(
+            per_minute, "in-process"
         )
         # Reentrant: a call the failing store refused is asked again of the fallback.
         self._lock = threading.RLock()
@@ -487,12 +486,12 @@ class RateLimiter:
                 # The buckets count only entries stamped up to the new one, so one written
                 # late with an earlier time would let one request too many into a window.
                 with self._store_lock:
-                    now = round(self._clock() * self._ticks)
+                    now = round(self._clock() * 1_000_000)
                     decision = self._bucket.put_decision(RateItem("service-api", now))
                 assert isinstance(decision, Decision)  # a sync bucket
                 # pyrate-limiter's Limiter drops expired entries from a background thread;
                 # this limiter does it inline, every few seconds, with no thread to manage.
-                if decision.allowed and now - self._leaked_at >= 5 * self._ticks:
+                if decision.allowed and now - self._leaked_at >= 5_000_000:
                     self._leaked_at = now
                     self._bucket.leak(now)
             except self._errors as exc:
@@ -503,12 +502,12 @@ class RateLimiter:
                     self.per_minute,
                 )
                 self._clock = time.monotonic
-                self._bucket, self._store_lock, self._store, self._errors, self._ticks = (
-                    _memory_store(self.per_minute, "in-process fallback")
+                self._bucket, self._store_lock, self._store, self._errors = _memory_store(
+                    self.per_minute, "in-process fallback"
                 )
                 return self.try_acquire()
             # At least one unit: a zero would make the caller ask again at once.
-            return 0.0 if decision.allowed else max(decision.retry_after_ms or 0, 1) / self._ticks
+            return 0.0 if decision.allowed else max(decision.retry_after_ms or 0, 1) / 1_000_000
 
     def observe(self, status_code: int, retry_after: float | None) -> None:
         """A fixed rate learns nothing from answers (the retry waits out a 429)."""
@@ -520,11 +519,8 @@ class RateLimiter:
 
 
 def _memory_store(per_minute: float, name: str) -> _RateStore:
-    # Timestamps in microseconds (pyrate-limiter reads them as milliseconds): a wait
-    # rounded up to a whole unit would slow a sender that waits it out by up to a
-    # millisecond a request.
     interval = max(1, round(60_000_000 / per_minute))
-    return StateBucket([Rate(1, interval)]), contextlib.nullcontext(), name, (), 1_000_000
+    return StateBucket([Rate(1, interval)]), contextlib.nullcontext(), name, ()
 
 
 # One limiter per integration and setting in a process: two ``Client`` objects of the same
