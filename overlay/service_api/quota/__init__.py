@@ -36,7 +36,6 @@ import logging
 import math
 import os
 import sqlite3
-import stat
 import tempfile
 import threading
 import time
@@ -222,7 +221,7 @@ class FileTokenStore:
                     mode, data = os.fstat(file.fileno()).st_mode, file.read()
             except FileNotFoundError:
                 return None
-        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        if mode & 0o077:  # the group or others may use it
             raise StoreError(f"the token file {self._where} is open to other users; not used")
         return _decode(data, self._key, self._where)
 
