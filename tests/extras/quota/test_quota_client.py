@@ -29,7 +29,7 @@ def test_two_clients_on_one_sqlite_budget_stay_under_the_quota(
     # 600 per minute counted over 1 s: 10 a second. Each client alone would send 9.5.
     mock.service.reset(records=400)
     mock.service.set_faults(rate_limit=600, rate_window=1.0)
-    # The slots the shared store granted, stamped by the limiter itself (milliseconds).
+    # The slots the shared store granted, stamped by the limiter itself (microseconds).
     # The mock's own count also sees how late each request reached it, which a busy
     # machine stretches: whether it answers 429 is chance, the limiter's stamps are not.
     granted: list[int] = []
@@ -53,7 +53,7 @@ def test_two_clients_on_one_sqlite_budget_stay_under_the_quota(
                 assert len(items) == 400
     assert len(granted) >= 4 * 8  # every page request (and token request) took a slot
     granted.sort()
-    busiest = max(bisect.bisect_left(granted, t + 1000) - i for i, t in enumerate(granted))
+    busiest = max(bisect.bisect_left(granted, t + 1_000_000) - i for i, t in enumerate(granted))
     assert busiest <= 10  # never more in any second than the service allows
     assert mock.service.count("listShipments", 200) == 4 * 8
 

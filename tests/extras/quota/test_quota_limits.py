@@ -35,9 +35,9 @@ def test_four_processes_share_one_budget(store_url: str) -> None:
     assert 32 <= total <= 50, [len(g) for g in granted]
     calls = sorted(call for g in granted for call in g)
     # Grants whose calls all fall within less than half a second: at most 10. The bucket
-    # stamps a grant in whole milliseconds (rounded down, so up to 1 ms before the call
-    # began): two grants exactly one window apart can fall within 0.499 s of wall time.
-    resolution = 0.001
+    # stamps a grant to the nearest microsecond (so up to half of one before the call
+    # began): two grants exactly one window apart can fall within 0.499999 s of wall time.
+    resolution = 0.000001
     for i, (first_before, _) in enumerate(calls):
         window_end = first_before + 0.5 - resolution
         assert sum(1 for _, after in calls[i:] if after < window_end) <= 10

@@ -197,7 +197,7 @@ def test_two_limiters_on_one_file_share_the_count(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("url", "match"),
     [
-        ("memcached://h/x", "sqlite:///path or redis://"),
+        ("memcached://h/x", "sqlite:///absolute/path or redis://"),
         ("sqlite://host/x.db", "sqlite:///absolute/path"),
         ("sqlite:///x.db?mode=ro", "sqlite:///absolute/path"),
     ],
