@@ -354,11 +354,14 @@ def client(record_server: RecordServer) -> Iterator[Client]:
         yield plain
 
 
-# Each record carries its position: paginate rightly refuses a page that repeats a record
-# already handed over (two equal arbitrary records, such as {} and {}, would read as one
-# page served twice).
+# Each record carries its position, and an id it carries is its own: paginate rightly
+# drops or refuses a record whose id was already handed over (two arbitrary records with
+# the same shipmentId are one record served twice).
 RECORD_LISTS = st.lists(JSON_OBJECTS, max_size=12).map(
-    lambda records: [{**record, "~seq": n} for n, record in enumerate(records)]
+    lambda records: [
+        {**r, "~seq": n, **{k: f"{k}-{n}" for k in ("shipmentId", "deviceId") if k in r}}
+        for n, r in enumerate(records)
+    ]
 )
 
 
