@@ -107,7 +107,7 @@ test-core: $(PACKAGE)/__init__.py
 	$(PYTHON) -m venv $(CORE_VENV)
 	$(CORE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
 	  -c requirements.lock . pytest hypothesis pytest-timeout
-	$(CORE_VENV)/bin/pytest -q -p no:cacheprovider --noconftest tests/core_only
+	$(CORE_VENV)/bin/pytest -q -p no:cacheprovider --noconftest tests/core/test_core_alone.py
 
 # ---- mock service -----------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """Auth storms: hundreds of concurrent calls on one client meet a dead token together.
 
-``tests/overlay/test_client.py`` covers 50 tasks and 8 threads after an expiry and two
+``tests/core/test_client.py`` covers 50 tasks and 8 threads after an expiry and two
 loops sharing the first fetch. Here the storm is 200 asyncio tasks and 16 threads, after
 an expiry and after a revocation, across two event loops in two threads, and while the
 service answers 20 % of requests 503/429: every time, exactly one new token is fetched,
