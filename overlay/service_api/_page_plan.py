@@ -152,7 +152,7 @@ class PagePlan:
             kept = kept[: self.max_items - self.items_yielded]
         self.items_yielded += len(kept)
         self.pages_accepted += 1
-        if cut or number >= self._end:
+        if cut:  # a page at or past the first page's end is already the last planned
             self.last_page = number
         return kept
 
