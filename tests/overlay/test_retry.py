@@ -101,6 +101,7 @@ def test_retry_after_wins_up_to_its_cap() -> None:
     policy = RetryPolicy(max_retry_after=10.0)
     assert retry_delay(policy, 0, status=429, retry_after=3.0) == 3.0
     assert retry_delay(policy, 0, status=429, retry_after=10.5) is None
+    assert retry_delay(policy, 0, status=429, retry_after=10.0) == 10.0  # "at most": waited
     assert retry_delay(RetryPolicy(jitter=False), 1, status=503) == 0.5
 
 
@@ -126,3 +127,11 @@ def test_an_attempt_past_the_last_is_never_retried() -> None:
     policy = RetryPolicy(max_retries=2)
     assert [retry_delay(policy, n, status=503) for n in (3, 10)] == [None, None]
     assert retry_delay(policy, 5) is None  # a connection error
+
+
+def test_all_but_the_value_and_the_attempt_are_passed_by_keyword() -> None:
+    now = datetime.datetime(2015, 10, 21, 7, 27, 30, tzinfo=datetime.UTC)
+    with pytest.raises(TypeError):
+        parse_retry_after("2", now)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        retry_delay(RetryPolicy(), 0, 503)  # type: ignore[call-arg]
