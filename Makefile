@@ -12,7 +12,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 PACKAGE := generated/service_api_client
 CODEGEN_INPUTS := openapi.yaml codegen/config.yaml codegen/generate.sh $(wildcard codegen/templates/*)
 
-.PHONY: generated generate check-generated lint typecheck docs dist test test-core lock clean demo mock fuzz bench chaos redis-server
+.PHONY: generated generate check-generated lint typecheck docs dist test test-core lock clean demo mock fuzz bench chaos mutation redis-server
 
 # ---- environment -----------------------------------------------------------
 
@@ -128,6 +128,15 @@ fuzz: | $(VENV)/.installed
 # async at concurrency 1 and 8; prints requests, faults, retries, refreshes, records.
 chaos: | $(VENV)/.installed
 	$(BIN)/python tests/reliability/test_chaos.py --records 5000
+
+# Mutation testing of the core, not part of `make test` (a few seconds per mutant): each
+# module's mutants against the tests that use it (the table in tests/mutation/run.py),
+# one at a time, 60 s each at most; rewrites the table of docs/development/mutation.md.
+# One module, or a seeded sample: make mutation MODULES="_retry _page_plan" SAMPLE=60
+MODULES ?=
+SAMPLE ?=
+mutation: | $(VENV)/.installed
+	$(BIN)/python tests/mutation/run.py $(if $(SAMPLE),--sample $(SAMPLE)) $(MODULES)
 
 # ---- benchmarks ---------------------------------------------------------------
 

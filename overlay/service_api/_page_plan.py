@@ -148,12 +148,11 @@ class PagePlan:
         self._track_total(total, number)
         data, cut = self._fit(data, total, number)
         kept = self._drop_repeats(data, number)
-        last = cut or number >= self._end
-        if self.max_items is not None and len(kept) >= self.max_items - self.items_yielded:
-            kept, last = kept[: self.max_items - self.items_yielded], True
+        if self.max_items is not None:  # the page bound already ends on the last one
+            kept = kept[: self.max_items - self.items_yielded]
         self.items_yielded += len(kept)
         self.pages_accepted += 1
-        if last:
+        if cut:  # a page at or past the first page's end is already the last planned
             self.last_page = number
         return kept
 

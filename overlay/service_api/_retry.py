@@ -95,11 +95,13 @@ def retry_delay(
     if retry_after is not None:
         return retry_after if retry_after <= policy.max_retry_after else None
     # Exponential backoff, capped, with full jitter if enabled.
-    ceiling = min(policy.max_delay, policy.initial_delay * 2.0 ** min(attempt, 62))
+    try:
+        ceiling = min(policy.max_delay, math.ldexp(policy.initial_delay, attempt))
+    except OverflowError:  # initial_delay * 2 ** attempt is past any float: past the cap
+        ceiling = policy.max_delay
     return (rng or random).uniform(0.0, ceiling) if policy.jitter else ceiling
 
 
-@attrs.define
 class _RetrySleepSwitch:
     """Process-wide switch read before every retry sleep (see :mod:`service_api.testing`)."""
 

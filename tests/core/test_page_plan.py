@@ -280,6 +280,16 @@ def test_an_empty_page_before_the_end_is_an_error() -> None:
         plan.judge(2, empty)
 
 
+def test_an_empty_last_page_whose_total_promises_items_is_an_error() -> None:
+    rows = records(25)
+    plan = plan_of(page_size=10, start_page=1)
+    plan.judge(1, page_of(rows, 1, 10))
+    plan.judge(2, page_of(rows, 2, 10))
+    with pytest.raises(InconsistentPageError, match="page 3 is empty although totalRecords is 25"):
+        plan.judge(3, page_of([], 3, 10, total=25))
+    assert plan.next_page_info() == 3  # resume where it failed
+
+
 def test_an_empty_page_of_a_shrunk_set_stops_with_a_warning() -> None:
     rows = records(30)
     plan = plan_of(page_size=10, start_page=1)

@@ -2,6 +2,7 @@
 
 import datetime
 import random
+from typing import Any
 
 import pytest
 
@@ -17,11 +18,11 @@ def test_defaults_match_the_documented_policy() -> None:
     assert policy.retry_statuses == {429, 502, 503, 504}
 
 
-def test_policy_is_frozen_and_validated() -> None:
+def test_policy_is_frozen_and_takes_keywords_only() -> None:
     with pytest.raises(AttributeError):
         RetryPolicy().max_retries = 5  # type: ignore[misc]
-    with pytest.raises(ValueError, match="max_retries"):
-        RetryPolicy(max_retries=-1)
+    with pytest.raises(TypeError):
+        RetryPolicy(4)  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize(
@@ -44,6 +45,7 @@ def test_attempts_are_bounded() -> None:
     ("value", "expected"),
     [
         ("2", 2.0),
+        ("0", 0.0),
         ("0.5", 0.5),
         (" 7 ", 7.0),
         ("-1", None),
@@ -61,6 +63,8 @@ def test_parse_retry_after_http_date() -> None:
     now = datetime.datetime(2015, 10, 21, 7, 27, 30, tzinfo=datetime.UTC)
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=now) == 30.0
     assert parse_retry_after("Wed, 21 Oct 2015 07:00:00 GMT", now=now) == 0.0
+    assert parse_retry_after("Wed, 21 Oct 2015 09:28:00 +0200", now=now) == 30.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 -0000", now=now) == 30.0
 
 
 def test_backoff_is_exponential_and_capped() -> None:
@@ -68,6 +72,13 @@ def test_backoff_is_exponential_and_capped() -> None:
     expected = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
     assert [retry_delay(policy, n) for n in range(8)] == expected
     assert retry_delay(policy, 10_000) == 8.0
+
+
+def test_backoff_from_a_tiny_first_delay_still_grows_to_the_cap() -> None:
+    policy = RetryPolicy(jitter=False, initial_delay=1e-30, max_delay=1.0, max_retries=1000)
+    assert retry_delay(policy, 100) == 1.0  # 1e-30 * 2 ** 100 is past the cap
+    no_wait = RetryPolicy(jitter=False, initial_delay=0.0, max_retries=20_000)
+    assert retry_delay(no_wait, 10_000) == 0.0
 
 
 def test_the_default_waits_ride_out_about_half_a_minute_at_most() -> None:
@@ -90,6 +101,7 @@ def test_retry_after_wins_up_to_its_cap() -> None:
     policy = RetryPolicy(max_retry_after=10.0)
     assert retry_delay(policy, 0, status=429, retry_after=3.0) == 3.0
     assert retry_delay(policy, 0, status=429, retry_after=10.5) is None
+    assert retry_delay(policy, 0, status=429, retry_after=10.0) == 10.0  # "at most": waited
     assert retry_delay(RetryPolicy(jitter=False), 1, status=503) == 0.5
 
 
@@ -101,3 +113,25 @@ def test_no_retry_sleep_records_and_restores() -> None:
     assert delays == [2.5]
     assert testing.is_retry_sleep_enabled()
     assert RETRY_SLEEP.wait_for(0.25) == 0.25
+
+
+@pytest.mark.parametrize("field", ["max_retries", "initial_delay", "max_delay", "max_retry_after"])
+def test_a_negative_count_or_delay_is_refused_and_zero_is_not(field: str) -> None:
+    negative: dict[str, Any] = {field: -1}
+    with pytest.raises(ValueError, match=field):
+        RetryPolicy(**negative)
+    assert getattr(RetryPolicy(**{**negative, field: 0}), field) == 0
+
+
+def test_an_attempt_past_the_last_is_never_retried() -> None:
+    policy = RetryPolicy(max_retries=2)
+    assert [retry_delay(policy, n, status=503) for n in (3, 10)] == [None, None]
+    assert retry_delay(policy, 5) is None  # a connection error
+
+
+def test_all_but_the_value_and_the_attempt_are_passed_by_keyword() -> None:
+    now = datetime.datetime(2015, 10, 21, 7, 27, 30, tzinfo=datetime.UTC)
+    with pytest.raises(TypeError):
+        parse_retry_after("2", now)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        retry_delay(RetryPolicy(), 0, 503)  # type: ignore[call-arg]

@@ -1,0 +1,195 @@
+"""Mutation testing of the core (``make mutation``): each module's mutants against the
+tests that use it, one mutant at a time, with a time limit per mutant.
+
+Every mutant of a module (cosmic-ray's operators) is applied to the source in place and
+the module's test files run with ``pytest -x``; a failing or timed-out run kills it. The
+counts go to ``tests/mutation/results.json`` (kept per module, so modules can be run one
+at a time) and the table of ``docs/development/mutation.md`` is rewritten from it, a
+module with no result yet shown as "not run yet". The survivors' diffs are printed and
+written to ``build/mutation/<module>.survivors.txt``, to be killed by a test, deleted with
+the dead code they show, or listed as equivalent on that page.
+
+    python tests/mutation/run.py [--sample N] [module ...]   # default: every module
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from cosmic_ray.work_db import WorkDB, use_db  # type: ignore[import-untyped]
+from cosmic_ray.work_item import (  # type: ignore[import-untyped]
+    TestOutcome,
+    WorkerOutcome,
+    WorkResult,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+BUILD = ROOT / "build" / "mutation"
+RESULTS = ROOT / "tests" / "mutation" / "results.json"
+PAGE = ROOT / "docs" / "development" / "mutation.md"
+SOURCE = "overlay/service_api"
+#: Seconds one mutant's test run may take (the unmutated run takes a few); longer kills it.
+TIMEOUT = 60.0
+SEED = 25
+
+#: Every core module and the tests that use it; the fastest (unit) file first, as
+#: ``pytest -x`` stops at the first failure.
+MODULES: dict[str, tuple[str, ...]] = {
+    "_retry": ("tests/overlay/test_retry.py", "tests/overlay/test_client_options.py"),
+    "_page_plan": ("tests/overlay/test_page_plan.py", "tests/overlay/test_pagination.py"),
+    "_pagination": ("tests/overlay/test_pagination.py", "tests/overlay/test_page_plan.py"),
+    "_auth": ("tests/overlay/test_auth.py",),
+    "_errors": ("tests/overlay/test_errors.py",),
+    "_transport": ("tests/overlay/test_transport.py",),
+    "_client": (
+        "tests/overlay/test_client.py",
+        "tests/overlay/test_client_options.py",
+        "tests/overlay/test_client_environment.py",
+    ),
+}
+
+BEGIN, END = "<!-- mutation-table: begin -->", "<!-- mutation-table: end -->"
+
+
+def _config(module: str) -> Path:
+    tests = " ".join(MODULES[module])
+    command = f"{BIN}/python -m pytest -x -q -p no:cacheprovider {tests}"
+    path = BUILD / f"{module}.toml"
+    path.write_text(
+        "[cosmic-ray]\n"
+        f'module-path = "{SOURCE}/{module}.py"\n'
+        f"timeout = {TIMEOUT}\n"
+        "excluded-modules = []\n"
+        f'test-command = "{command}"\n'
+        '[cosmic-ray.distributor]\nname = "local"\n'
+    )
+    return path
+
+
+def _annotations(source: Path) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The (start, end) of each type annotation: never evaluated at run time
+    (``from __future__ import annotations``), so mypy checks them, not the tests."""
+    spans = []
+    for node in ast.walk(ast.parse(source.read_text())):
+        for note in (getattr(node, "returns", None), getattr(node, "annotation", None)):
+            if isinstance(note, ast.expr) and note.end_lineno and note.end_col_offset:
+                start = (note.lineno, note.col_offset)
+                spans.append((start, (note.end_lineno, note.end_col_offset)))
+    return spans
+
+
+def _select(session: Path, source: Path, sample: int | None) -> int:
+    """Skip the mutants of annotations, then all but a seeded random sample of
+    ``sample`` mutants if asked; the number of annotation mutants skipped."""
+    annotations = _annotations(source)
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        items = list(db.work_items)
+        typed = {item.job_id for item in items if _in(item, annotations)}
+        # In the order of the source (job ids are random), so a sample can be drawn again.
+        order = sorted(items, key=lambda item: _where(item.mutations[0]))
+        jobs = [item.job_id for item in order if item.job_id not in typed]
+        if sample is not None:
+            jobs = random.Random(SEED).sample(jobs, min(sample, len(jobs)))
+        skipped = [item.job_id for item in items if item.job_id not in set(jobs)]
+        db.set_multiple_results(skipped, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
+    return len(typed)
+
+
+def _where(mutation: Any) -> tuple[str, int]:
+    return mutation.operator_name, mutation.occurrence
+
+
+def _in(item: Any, spans: list[tuple[tuple[int, int], tuple[int, int]]]) -> bool:
+    return any(a <= tuple(m.start_pos) < b for m in item.mutations for a, b in spans)
+
+
+def _tally(session: Path, module: str, annotations: int) -> dict[str, Any]:
+    killed = survived = 0
+    survivors: list[str] = []
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        total = db.num_work_items - annotations
+        for item, result in db.completed_work_items:
+            if result.worker_outcome == WorkerOutcome.SKIPPED:
+                continue
+            if result.test_outcome is None:  # the worker itself failed: not a verdict
+                raise SystemExit(f"{module}: {item.job_id} did not run: {result.output}")
+            if result.test_outcome == TestOutcome.SURVIVED:
+                survived += 1
+                mutation = item.mutations[0]
+                survivors.append(
+                    f"{mutation.operator_name} line {mutation.start_pos[0]}\n{result.diff}"
+                )
+            else:  # killed, timed out, or not even importable
+                killed += 1
+    (BUILD / f"{module}.survivors.txt").write_text("\n".join(survivors))
+    print("\n".join(survivors))
+    return {"mutants": killed + survived, "of": total, "killed": killed, "survived": survived}
+
+
+def run(module: str, sample: int | None) -> dict[str, Any]:
+    source = ROOT / SOURCE / f"{module}.py"
+    config, session = _config(module), BUILD / f"{module}.sqlite"
+    session.unlink(missing_ok=True)
+    started = time.monotonic()
+    subprocess.run([BIN / "cosmic-ray", "init", config, session], check=True, cwd=ROOT)
+    annotations = _select(session, source, sample)
+    subprocess.run([BIN / "cosmic-ray", "exec", config, session], check=True, cwd=ROOT)
+    diff = subprocess.run(["git", "diff", "--quiet", "--", source], cwd=ROOT, check=False)
+    if diff.returncode:
+        raise SystemExit(f"{source} was left mutated: restore it with git checkout")
+    result = _tally(session, module, annotations)
+    result["annotation mutants"] = annotations
+    result["seconds"] = round(time.monotonic() - started)
+    result["tests"] = list(MODULES[module])
+    print(f"{module}: {result}")
+    return result
+
+
+def write_page(results: dict[str, Any]) -> None:
+    rows = ["| module | mutants | killed | survived | score |", "| --- | --- | --- | --- | --- |"]
+    for module in MODULES:
+        name = f"`{module}.py`"
+        if module not in results:
+            rows.append(f"| {name} | not run yet | | | |")
+            continue
+        r = results[module]
+        sampled = f" (sample of {r['of']})" if r["mutants"] < r["of"] else ""
+        score = f"{100 * r['killed'] / r['mutants']:.1f} %"
+        rows.append(
+            f"| {name} | {r['mutants']}{sampled} | {r['killed']} | {r['survived']} | {score} |"
+        )
+    text = PAGE.read_text()
+    head, rest = text.split(BEGIN)
+    _, tail = rest.split(END)
+    PAGE.write_text(f"{head}{BEGIN}\n" + "\n".join(rows) + f"\n{END}{tail}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", help=f"of {', '.join(MODULES)} (default: all)")
+    parser.add_argument("--sample", type=int, help="run a seeded sample of N mutants each")
+    parser.add_argument("--page", action="store_true", help="only rewrite the page's table")
+    args = parser.parse_args()
+    if unknown := set(args.modules) - set(MODULES):
+        parser.error(f"not a core module of the table: {', '.join(sorted(unknown))}")
+    BUILD.mkdir(parents=True, exist_ok=True)
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    if args.page:
+        return write_page(results)
+    for module in args.modules or MODULES:
+        results[module] = run(module, args.sample)
+        RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+        write_page(results)
+
+
+if __name__ == "__main__":
+    main()
