@@ -44,16 +44,16 @@ SEED = 25
 #: Every core module and the tests that use it; the fastest (unit) file first, as
 #: ``pytest -x`` stops at the first failure.
 MODULES: dict[str, tuple[str, ...]] = {
-    "_retry": ("tests/overlay/test_retry.py", "tests/overlay/test_client_options.py"),
-    "_page_plan": ("tests/overlay/test_page_plan.py", "tests/overlay/test_pagination.py"),
-    "_pagination": ("tests/overlay/test_pagination.py", "tests/overlay/test_page_plan.py"),
-    "_auth": ("tests/overlay/test_auth.py",),
-    "_errors": ("tests/overlay/test_errors.py",),
-    "_transport": ("tests/overlay/test_transport.py",),
+    "_retry": ("tests/core/test_retry.py", "tests/core/test_client_options.py"),
+    "_page_plan": ("tests/core/test_page_plan.py", "tests/core/test_pagination.py"),
+    "_pagination": ("tests/core/test_pagination.py", "tests/core/test_page_plan.py"),
+    "_auth": ("tests/core/test_auth.py",),
+    "_errors": ("tests/core/test_errors.py",),
+    "_transport": ("tests/core/test_transport.py",),
     "_client": (
-        "tests/overlay/test_client.py",
-        "tests/overlay/test_client_options.py",
-        "tests/overlay/test_client_environment.py",
+        "tests/core/test_client.py",
+        "tests/core/test_client_options.py",
+        "tests/core/test_client_environment.py",
     ),
 }
 
