@@ -199,7 +199,7 @@ def test_loads_run_with_bounded_memory_defaults_and_only_then(
     pipeline = make_pipeline()
     seen = settings_seen(pipeline, monkeypatch)
     load(pipeline, client, ACCOUNTS, endpoints=["shipments"])
-    assert seen == {"workers": 1, "duckdb": {"threads": 1, "memory_limit": "128MB"}}
+    assert seen == {"workers": 1, "duckdb": {"threads": 1, "memory_limit": "64MB"}}
     assert sql("select count(*) from raw.shipments") == [(60,)]
     assert dlt.config.get("load.workers") is None  # nothing left behind after the run
 
