@@ -49,6 +49,9 @@ what it does:
   DESTINATION__DUCKDB__CREDENTIALS=path/to/file.duckdb to choose another file). Rows go
   through dlt's fastest file format the destination supports (jsonl for DuckDB) unless
   dlt's config sets one (NORMALIZE__LOADER_FILE_FORMAT, [normalize] loader_file_format).
+  For memory flat in the records it loads one file at a time (LOAD__WORKERS=1) and DuckDB
+  with one thread and a 64 MB buffer, unless dlt's config sets LOAD__WORKERS or
+  DESTINATION__DUCKDB__CREDENTIALS__GLOBAL_CONFIG (such as '{{"threads": 4}}').
   dlt's state and load packages are kept in {DEFAULT_PIPELINES_DIR}/ in the current
   directory (--pipelines-dir to choose another).
 

@@ -15,6 +15,7 @@ pytest.importorskip("duckdb", reason="duckdb is not installed: pip install 'serv
 
 import dlt
 from dlt.common.pipeline import LoadInfo
+from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
 import service_api
 from service_api.dlt import fastest_file_format, load, load_files
@@ -170,3 +171,59 @@ def test_a_bad_file_fails_the_load_naming_the_line_and_loads_nothing(
     assert cause.args[0].endswith(message.replace("\\", ""))
     assert pipeline.last_trace is not None
     assert pipeline.last_trace.last_normalize_info is None
+
+
+def settings_seen(pipeline: dlt.Pipeline, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """What dlt resolves for the load step while ``pipeline.run`` runs."""
+    seen: dict[str, Any] = {}
+    run = pipeline.run
+
+    def spy(*args: Any, **kwargs: Any) -> LoadInfo:
+        seen["workers"] = dlt.config.get("load.workers", int)
+        credentials: Any = pipeline.destination_client().config.credentials
+        seen["duckdb"] = credentials.global_config
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "run", spy)
+    return seen
+
+
+def test_loads_run_with_bounded_memory_defaults_and_only_then(
+    client: service_api.Client,
+    mock: RunningMock,
+    make_pipeline: MakePipeline,
+    sql: Sql,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    mock.service.reset(records=30)
+    pipeline = make_pipeline()
+    seen = settings_seen(pipeline, monkeypatch)
+    load(pipeline, client, ACCOUNTS, endpoints=["shipments"])
+    assert seen == {"workers": 1, "duckdb": {"threads": 1, "memory_limit": "64MB"}}
+    assert sql("select count(*) from raw.shipments") == [(60,)]
+    assert dlt.config.get("load.workers") is None  # nothing left behind after the run
+
+
+def test_the_users_load_settings_win_over_the_defaults(
+    client: service_api.Client,
+    mock: RunningMock,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    mock.service.reset(records=30)
+    monkeypatch.setenv("LOAD__WORKERS", "3")
+    own = dlt.destinations.duckdb(
+        DuckDbCredentials(str(tmp_path / "own.duckdb"), global_config={"threads": 2})
+    )
+    pipeline = dlt.pipeline("own", destination=own, pipelines_dir=str(tmp_path))
+    seen = settings_seen(pipeline, monkeypatch)
+    load(pipeline, client, ACCOUNTS, endpoints=["shipments"])
+    assert seen == {"workers": 3, "duckdb": {"threads": 2}}
+
+    # as ``service-api load`` builds it: the destination by name, its file from the environment
+    monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", str(tmp_path / "env.duckdb"))
+    monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS__GLOBAL_CONFIG", '{"threads": 4}')
+    again = dlt.pipeline("env", destination="duckdb", pipelines_dir=str(tmp_path))
+    seen = settings_seen(again, monkeypatch)
+    load(again, client, ACCOUNTS, endpoints=["shipments"])
+    assert seen["duckdb"] == {"threads": 4}
