@@ -85,6 +85,7 @@ typecheck: | $(VENV)/.installed
 # The examples of the README and the docs run in pytest (tests/docs).
 docs: | $(VENV)/.installed
 	cp bench/results/concurrency.png docs/development/concurrency.png
+	cp bench/results/load/load.png docs/development/load.png
 	$(BIN)/mkdocs build --quiet --strict
 	@echo "docs: build/docs/index.html"
 
