@@ -29,6 +29,7 @@ DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 #: Request extension where a failed token request keeps its typed error: httpx closes
 #: the auth flow instead of raising the error in it, and the flow's waiters need it.
 TOKEN_ERROR_EXTENSION = "service_api.token_error"  # noqa: S105 - a name, not a secret
+_TOO_LARGE = "is larger than {} bytes (raise max_response_bytes if such answers are expected)"
 
 
 class ServiceResponse(httpx.Response):
@@ -44,9 +45,7 @@ class ServiceResponse(httpx.Response):
         try:
             return super().json(**kwargs)
         except (ValueError, RecursionError):  # too deeply nested is not JSON for us either
-            what = f"{self.status_code} answer to {self.request.method} {self.request.url}"
-            error = errors.InvalidResponseError(f"{what} is not valid JSON", request=self.request)
-            raise error from None
+            raise self._refused("is not valid JSON") from None
 
     def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
         """The body decoded, bounded (raw chunks are never kept: this bounds memory)."""
@@ -54,7 +53,7 @@ class ServiceResponse(httpx.Response):
         for chunk in super().iter_bytes(chunk_size):
             if (left := left - len(chunk)) < 0:
                 self.close()
-                raise self._too_large()
+                raise self._refused(_TOO_LARGE.format(self.limit))
             yield chunk
 
     async def aiter_bytes(self, chunk_size: int | None = None) -> AsyncIterator[bytes]:
@@ -63,15 +62,12 @@ class ServiceResponse(httpx.Response):
         async for chunk in super().aiter_bytes(chunk_size):
             if (left := left - len(chunk)) < 0:
                 await self.aclose()
-                raise self._too_large()
+                raise self._refused(_TOO_LARGE.format(self.limit))
             yield chunk
 
-    def _too_large(self) -> errors.InvalidResponseError:
-        return errors.InvalidResponseError(
-            f"answer to {self.request.method} {self.request.url} is larger than {self.limit} "
-            "bytes (raise max_response_bytes if such answers are expected)",
-            request=self.request,
-        )
+    def _refused(self, problem: str) -> errors.InvalidResponseError:
+        what = f"{self.status_code} answer to {self.request.method} {self.request.url}"
+        return errors.InvalidResponseError(f"{what} {problem}", request=self.request)
 
 
 @attrs.frozen(eq=False, kw_only=True)
@@ -93,12 +89,13 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     def strip_credentials(self, request: httpx.Request) -> None:
         """Off the base origin: no ``Authorization``, no account header, and no token
         request at all (only a redirect could send one elsewhere)."""
-        url, base = request.url, self.base_url  # httpx gives a default port as None
-        if (url.scheme, url.host, url.port) != (base.scheme, base.host, base.port):
+        # The origin: scheme, host and port (httpx gives a default port as None).
+        if request.url.join("/") != self.base_url.join("/"):
             if errors.is_token_request(request):
-                where = f"{url.host}, outside the base URL's origin"
-                message = f"refusing to send the token request to {where}"
-                raise errors.TokenResponseError(message, request=request)
+                message = f"the token request never leaves the base origin ({request.url.host})"
+                error = errors.TokenResponseError(message, request=request)
+                request.extensions[TOKEN_ERROR_EXTENSION] = error  # for the auth flow's waiters
+                raise error
             request.headers.pop(ACCOUNT_HEADER, None)
             request.headers.pop("authorization", None)
         # httpx gives the client's headers to the requests it builds, not to those an
@@ -106,13 +103,12 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if self.user_agent is not None:
             request.headers.setdefault("User-Agent", self.user_agent)
 
-    def _inner_for(self, request: httpx.Request, side: type, served: str) -> Any:
-        # I/O-free, for both twins: what runs before the request goes out.
+    def _before_sending(self, request: httpx.Request, side: type, served: str) -> None:
+        # I/O-free, for both twins: the guard, and an inner transport that serves this side.
         self.strip_credentials(request)
         if not isinstance(self._inner, side):
             name = type(self._inner).__name__
             raise TypeError(f"the transport ({name}) serves {served} requests only")
-        return self._inner
 
     def _bound(self, request: httpx.Request, response: httpx.Response) -> ServiceResponse:
         # I/O-free, for both twins: tells the limiter, puts the body behind its bound.
@@ -120,31 +116,28 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             retry_after = parse_retry_after(response.headers.get("retry-after"))
             self.limiter.observe(response.status_code, retry_after)
         wrapped = ServiceResponse(
-            response.status_code,
-            headers=response.headers,
-            stream=response.stream,
-            extensions=response.extensions,
+            response.status_code, headers=response.headers, stream=response.stream, request=request
         )
-        wrapped.request, wrapped.limit = request, self.max_response_bytes
+        wrapped.extensions, wrapped.limit = response.extensions, self.max_response_bytes
         return wrapped
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` once, guarded and bounded."""
         with _token_error_kept(request):
-            inner = self._inner_for(request, httpx.BaseTransport, "async")
+            self._before_sending(request, httpx.BaseTransport, "async")
             # Here every request on the wire asks the limiter (token requests too).
             while self.limiter is not None and (wait := self.limiter.try_acquire()):
                 time.sleep(wait)
-            return self._bound(request, inner.handle_request(request))
+            return self._bound(request, self._inner.handle_request(request))
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Async twin of :meth:`handle_request`."""
         with _token_error_kept(request):
-            inner = self._inner_for(request, httpx.AsyncBaseTransport, "sync")
+            self._before_sending(request, httpx.AsyncBaseTransport, "sync")
             # The limiter is polled (it may be shared with other processes): no event to await.
             while self.limiter is not None and (wait := self.limiter.try_acquire()):  # noqa: ASYNC110
                 await asyncio.sleep(wait)
-            return self._bound(request, await inner.handle_async_request(request))
+            return self._bound(request, await self._inner.handle_async_request(request))
 
 
 @contextlib.contextmanager
@@ -156,7 +149,4 @@ def _token_error_kept(request: httpx.Request) -> Iterator[None]:
         if errors.is_token_request(request):
             typed = errors.error_from_httpx(exc, request=request)
             request.extensions[TOKEN_ERROR_EXTENSION] = typed
-        raise
-    except errors.ServiceApiError as exc:  # only a token request refused off-origin
-        request.extensions[TOKEN_ERROR_EXTENSION] = exc
         raise

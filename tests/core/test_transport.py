@@ -311,7 +311,7 @@ def redirecting_token_endpoint(seen: list[str]) -> httpx.MockTransport:
         # Not followed, a 3xx is the token endpoint's error status.
         (False, service_api.ApiStatusError, "307 Temporary Redirect for POST"),
         # Followed, the guard refuses to send the token request off the base origin.
-        (True, service_api.TokenResponseError, r"token request to evil\.test"),
+        (True, service_api.TokenResponseError, r"never leaves the base origin \(evil\.test\)"),
     ],
 )
 def test_a_redirected_token_request_ends_typed_and_never_leaves_the_origin(
