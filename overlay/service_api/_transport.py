@@ -49,6 +49,8 @@ class ServiceResponse(httpx.Response):
 
     def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
         """The body decoded, bounded (raw chunks are never kept: this bounds memory)."""
+        # Closed here, not left to httpx: the client's send reads a streamed error body
+        # itself, and nothing else would close that response.
         left = self.limit
         for chunk in super().iter_bytes(chunk_size):
             if (left := left - len(chunk)) < 0:

@@ -272,6 +272,29 @@ def test_a_token_or_error_body_past_the_bound_is_typed_and_its_stream_closed(
     assert [(stream.sent, stream.closed) for stream in streams] == [(11, True)]
 
 
+def test_a_streamed_error_body_past_the_bound_closes_its_stream() -> None:
+    stream = Chunks(50)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/authenticate"):
+            token = {"access_token": "t-1", "token_type": "Bearer", "expires_in": "3600"}
+            return httpx.Response(200, json=token)
+        return httpx.Response(503, stream=stream)
+
+    args = {"transport": httpx.MockTransport(answer)}
+    client = service_api.Client(
+        BASE, "cid", "s3cret", max_retries=0, max_response_bytes=10 * 1024, httpx_args=args
+    )
+    # The client's send reads the error body before the block is entered.
+    with (
+        client,
+        pytest.raises(service_api.InvalidResponseError, match="larger than 10240"),
+        client.get_httpx_client().stream("GET", "/shipments"),
+    ):
+        pass
+    assert (stream.sent, stream.closed) == (11, True)
+
+
 def test_max_response_bytes_must_be_positive() -> None:
     # Checked once, where the setting is given: the transport trusts the client.
     with pytest.raises(ValueError, match="max_response_bytes"):
