@@ -236,6 +236,14 @@ def test_error_description_is_read_from_the_challenge_then_the_body() -> None:
     assert "unknown client" in str(from_body)
 
 
+def test_what_the_server_said_is_quoted_cut_to_200_characters() -> None:
+    body = json.dumps({"title": "T" * 500, "detail": "the gateway failed", "other": "no"})
+    challenge = 'Bearer error="invalid_token", error_description="revoked"'
+    error = error_from_response(answer(401, body.encode(), {"www-authenticate": challenge}))
+    said = str(error).partition(": ")[2]
+    assert said == "; ".join(["T" * 200, "the gateway failed", "invalid_token", "revoked"])
+
+
 # ---- redaction by position ----------------------------------------------------------------
 
 SHORT_SECRETS = ["a", "v3", "pub", "3/au", "publi", "public"]
