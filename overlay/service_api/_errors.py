@@ -3,9 +3,9 @@
 ::
 
     ServiceApiError                     page_number, start_page, items_yielded, resumable, at_page()
-    ├── ApiStatusError                  status_code, headers, body, request, retry_after, request_id
+    ├── ApiStatusError                  status_code, headers, body, request, retry_after
     │   ├── BadRequestError             400: malformed request or missing account header
-    │   ├── AuthenticationError         401; error, error_description, expired_at
+    │   ├── AuthenticationError         401; error, error_description
     │   │   ├── TokenExpiredError       401 for an expired token, still refused after a refresh
     │   │   └── InvalidCredentialsError /authenticate refused the client ID or secret
     │   ├── PermissionDeniedError       403: account not associated with the credentials
@@ -26,7 +26,6 @@ JSON body's credential fields are blanked where they stand.
 
 import contextlib
 import copyreg
-import datetime
 import json
 import re
 import socket
@@ -44,7 +43,6 @@ TOKEN_REQUEST_EXTENSION = "service_api.token_request"  # noqa: S105 - a name, no
 #: Headers whose values are secrets (tokens); every other header is kept as sent.
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 _SECRET_FIELDS = frozenset({"access_token", "refresh_token", "id_token", "client_secret"})
-_EXPIRED_AT = re.compile(r"expired at '?(\d{1,2}/\d{1,2}/\d{4} \d{1,2}:\d{2}:\d{2})")
 
 
 class ServiceApiError(Exception):
@@ -75,7 +73,7 @@ class ServiceApiError(Exception):
         # Rebuilt without __init__, whose arguments differ per class: errors cross
         # process pools (multiprocessing, concurrent.futures) whole.
         # ``args`` goes in the state too: OSError subclasses leave it to ``__init__``.
-        state = {**self.__dict__, "args": self.args}
+        state = {**vars(self), "args": self.args}
         return copyreg.__newobj__, (type(self), *self.args), state  # type: ignore[attr-defined]
 
     def at_page(self, page_number: int, *, items_yielded: int) -> None:
@@ -99,25 +97,21 @@ class ApiStatusError(ServiceApiError):
             request = response.request
         super().__init__(message, request=request)
         self.status_code, self.headers = response.status_code, httpx.Headers(response.headers)
-        self.body = _redacted_body(response.text)
+        # Credential fields of a JSON body are blanked where they stand.
+        data = _json_object(body := response.text)
+        if hidden := _SECRET_FIELDS & data.keys():
+            body = json.dumps({k: "[redacted]" if k in hidden else v for k, v in data.items()})
+        self.body = body[:MAX_BODY_CHARS]
 
     @property
     def retry_after(self) -> float | None:
         """Seconds the server asked to wait (``Retry-After``), or ``None``."""
         return parse_retry_after(self.headers.get("retry-after"))
 
-    @property
-    def request_id(self) -> str | None:
-        """The server's id of the failed request (``x-request-id``, a guess: the API
-        documents none), cut to 200 printable characters, to quote to its support.
-
-        Example::
-
-            except service_api.ApiStatusError as exc:
-                log.error("failed, request id %s", exc.request_id)
-        """
-        value = self.headers.get("x-request-id", "").strip()[:200]
-        return "".join(c for c in value if c.isprintable()) or None
+    def _field(self, name: str) -> str | None:
+        # A string field of the body, if it is a JSON object.
+        value = _json_object(self.body).get(name)
+        return value if isinstance(value, str) else None
 
 
 class BadRequestError(ApiStatusError):
@@ -126,26 +120,17 @@ class BadRequestError(ApiStatusError):
 
 class AuthenticationError(ApiStatusError):
     """401, or refused client credentials; ``error`` and ``error_description`` come
-    from ``www-authenticate`` or an OAuth error body, ``expired_at`` from the former."""
+    from ``www-authenticate`` or else an OAuth error body."""
 
     @property
     def error(self) -> str | None:
         """The OAuth error code (``invalid_token``, ``invalid_client``), if any."""
-        return challenge(self.headers, "error") or _body_field(self.body, "error")
+        return challenge(self.headers, "error") or self._field("error")
 
     @property
     def error_description(self) -> str | None:
         """The OAuth error description, if any."""
-        name = "error_description"
-        return challenge(self.headers, name) or _body_field(self.body, name)
-
-    @property
-    def expired_at(self) -> datetime.datetime | None:
-        """When the token expired (UTC, as the server wrote it), or ``None``."""
-        if found := _EXPIRED_AT.search(challenge(self.headers, "error_description") or ""):
-            with contextlib.suppress(ValueError):  # 13/45/2024 and such
-                return datetime.datetime.strptime(f"{found[1]}Z", "%m/%d/%Y %H:%M:%S%z")
-        return None
+        return challenge(self.headers, "error_description") or self._field("error_description")
 
 
 class TokenExpiredError(AuthenticationError):
@@ -258,17 +243,6 @@ def _json_object(text: str) -> dict[str, object]:
     return {}
 
 
-def _redacted_body(text: str) -> str:
-    if _SECRET_FIELDS & (data := _json_object(text)).keys():
-        text = json.dumps({k: "[redacted]" if k in _SECRET_FIELDS else v for k, v in data.items()})
-    return text[:MAX_BODY_CHARS]
-
-
-def _body_field(body: str, name: str) -> str | None:
-    value = _json_object(body).get(name)
-    return value[:200] if isinstance(value, str) and value else None
-
-
 def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatusError:
     """The typed error for an error ``response`` whose (bounded) body was read; no I/O.
 
@@ -277,23 +251,18 @@ def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatu
         raise error_from_response(response)   # e.g. NotFoundError for a 404
     """
     status, request = response.status_code, response.request
-    statuses = {400: BadRequestError, 401: AuthenticationError, 403: PermissionDeniedError}
-    statuses |= {404: NotFoundError, 429: RateLimitError}
-    cls = statuses.get(status, ServerError if status >= 500 else ApiStatusError)
-    message = f"{status} {response.reason_phrase or 'error'} for {request.method} {request.url}"
     read = AuthenticationError("", response=response)  # the headers and body, read once
-    if status == 401 and "expired" in (read.error_description or "").lower():
-        cls, expired = TokenExpiredError, read.expired_at
-        message += ": the token expired" + (f" at {expired.isoformat()}" if expired else "")
-    elif status == 401 and (code := challenge(read.headers, "error")):
-        message += f" ({code})"
-    fields = ("title", "detail", "error", "error_description")
-    if parts := [value for key in fields if (value := _body_field(read.body, key))]:
+    expired = "expired" in (read.error_description or "").lower()
+    statuses = {400: BadRequestError, 403: PermissionDeniedError, 404: NotFoundError}
+    statuses |= {401: TokenExpiredError if expired else AuthenticationError, 429: RateLimitError}
+    cls = statuses.get(status, ServerError if status >= 500 else ApiStatusError)
+    # What the server said: the body's title and detail, the OAuth code and description.
+    said = [read._field("title"), read._field("detail")]
+    message = f"{status} {response.reason_phrase or 'error'} for {request.method} {request.url}"
+    if parts := [part[:200] for part in [*said, read.error, read.error_description] if part]:
         message += ": " + "; ".join(parts)
     if status == 400 and "x-service-account-id" not in request.headers:
         hint += "; no account header was sent: pass account_id= or use client.with_account()"
-    if read.request_id is not None:
-        hint += f" (request id {read.request_id})"
     return cls(message + hint, response=response)
 
 
@@ -321,13 +290,12 @@ def error_from_httpx(
     with contextlib.suppress(RuntimeError):  # raised when the error has no request
         request = exc.request
     where = f" for {request.method} {request.url}" if request is not None else ""
-    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    quiet = not str(exc) or isinstance(exc, httpx.LocalProtocolError | httpx.UnsupportedProtocol)
+    detail = type(exc).__name__ if quiet else f"{type(exc).__name__}: {exc}"
     if isinstance(cause := lasting_cause(exc), ssl.SSLError):
         detail = "TLS failed: an https:// URL for a plain-HTTP server, or a bad certificate"
     elif isinstance(cause, socket.gaierror):
         detail = f"unknown host, the name lookup failed: {cause.strerror}; check the base URL"
-    elif isinstance(exc, httpx.LocalProtocolError | httpx.UnsupportedProtocol):
-        detail = type(exc).__name__
     if not isinstance(exc, httpx.TransportError):
         return InvalidResponseError(f"unusable answer{where} ({detail})", request=request)
     timeout = isinstance(exc, httpx.TimeoutException)

@@ -10,6 +10,7 @@ body passes before anything reads it. Retries sit above authentication, in the c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -22,93 +23,53 @@ from service_api._protocols import RequestLimiter
 from service_api._retry import parse_retry_after
 
 ACCOUNT_HEADER = "x-service-account-id"
-#: Default cap on a successful response body, in bytes (a 50-record page is about
+#: Default cap on a response body once decoded, in bytes (a 50-record page is about
 #: 12 KB); a hostile server cannot make the client hold more than about this.
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
-#: Bytes of an error body kept: enough for ``MAX_BODY_CHARS`` UTF-8 characters.
-ERROR_BODY_BYTES = 4 * errors.MAX_BODY_CHARS
-#: Cap on the body of a token response: a token is at most 8 KiB of header value.
-TOKEN_RESPONSE_BYTES = 64 * 1024
 #: Request extension where a failed token request keeps its typed error: httpx closes
 #: the auth flow instead of raising the error in it, and the flow's waiters need it.
 TOKEN_ERROR_EXTENSION = "service_api.token_error"  # noqa: S105 - a name, not a secret
-
-
-def origin(url: httpx.URL) -> tuple[str, str, int | None]:
-    """``(scheme, host, port)`` of ``url``, the port made explicit for http and https
-    (httpx already lower-cases scheme and host).
-
-    Example::
-
-        origin(httpx.URL("https://h/x")) == origin(httpx.URL("https://h:443/y"))   # True
-    """
-    return url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme)
-
-
-def _too_large(request: httpx.Request, limit: int) -> errors.InvalidResponseError:
-    return errors.InvalidResponseError(
-        f"answer to {request.method} {request.url} is larger than {limit} bytes "
-        "(raise max_response_bytes if such answers are expected)",
-        request=request,
-    )
+_TOO_LARGE = "is larger than {} bytes (raise max_response_bytes if such answers are expected)"
 
 
 class ServiceResponse(httpx.Response):
     """A response whose ``json()`` raises :class:`InvalidResponseError` for a body that is
-    not JSON, and whose body, raw and decoded (a few hundred bytes of gzip can inflate to
-    gigabytes), stops at ``limit`` bytes: past it, an error body is cut (the error keeps
-    its status) and any other refused; the stream is closed then, dropping the connection."""
+    not JSON, and whose body, counted decoded (a few hundred bytes of gzip can inflate to
+    gigabytes), is refused past ``limit`` bytes, whatever the status: the stream is
+    closed then, dropping the connection."""
 
-    limit = 0  # no bound: a response built by hand
+    limit = DEFAULT_MAX_RESPONSE_BYTES
 
     def json(self, **kwargs: Any) -> Any:
         """The parsed body; :class:`InvalidResponseError` (a ``ValueError``) if not JSON."""
         try:
             return super().json(**kwargs)
         except (ValueError, RecursionError):  # too deeply nested is not JSON for us either
-            what = f"{self.status_code} answer to {self.request.method} {self.request.url}"
-            error = errors.InvalidResponseError(f"{what} is not valid JSON", request=self.request)
-            raise error from None
-
-    def _rest(self, chunk: bytes, left: int) -> bytes:
-        # What is kept of the chunk that crossed the bound (the stream is closed by then).
-        if self.status_code < 400:
-            raise _too_large(self.request, self.limit)
-        return chunk[:left]
-
-    def _bounded(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
-        left = self.limit
-        for chunk in chunks:
-            if self.limit and (left := left - len(chunk)) < 0:
-                self.close()
-                yield self._rest(chunk, left)
-                return
-            yield chunk
-
-    async def _abounded(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-        left = self.limit
-        async for chunk in chunks:
-            if self.limit and (left := left - len(chunk)) < 0:
-                await self.aclose()
-                yield self._rest(chunk, left)
-                return
-            yield chunk
-
-    def iter_raw(self, chunk_size: int | None = None) -> Iterator[bytes]:
-        """The body as received, bounded."""
-        return self._bounded(super().iter_raw(chunk_size))
+            raise self._refused("is not valid JSON") from None
 
     def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
-        """The body decoded, bounded."""
-        return self._bounded(super().iter_bytes(chunk_size))
+        """The body decoded, bounded (raw chunks are never kept: this bounds memory)."""
+        # Closed here, not left to httpx: the client's send reads a streamed error body
+        # itself, and nothing else would close that response.
+        left = self.limit
+        for chunk in super().iter_bytes(chunk_size):
+            if (left := left - len(chunk)) < 0:
+                self.close()
+                raise self._refused(_TOO_LARGE.format(self.limit))
+            yield chunk
 
-    def aiter_raw(self, chunk_size: int | None = None) -> AsyncIterator[bytes]:
-        """Async twin of :meth:`iter_raw`."""
-        return self._abounded(super().aiter_raw(chunk_size))
-
-    def aiter_bytes(self, chunk_size: int | None = None) -> AsyncIterator[bytes]:
+    async def aiter_bytes(self, chunk_size: int | None = None) -> AsyncIterator[bytes]:
         """Async twin of :meth:`iter_bytes`."""
-        return self._abounded(super().aiter_bytes(chunk_size))
+        left = self.limit
+        async for chunk in super().aiter_bytes(chunk_size):
+            if (left := left - len(chunk)) < 0:
+                await self.aclose()
+                raise self._refused(_TOO_LARGE.format(self.limit))
+            yield chunk
+
+    def _refused(self, problem: str) -> errors.InvalidResponseError:
+        what = f"{self.status_code} answer to {self.request.method} {self.request.url}"
+        return errors.InvalidResponseError(f"{what} {problem}", request=self.request)
 
 
 @attrs.frozen(eq=False, kw_only=True)
@@ -130,11 +91,13 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     def strip_credentials(self, request: httpx.Request) -> None:
         """Off the base origin: no ``Authorization``, no account header, and no token
         request at all (only a redirect could send one elsewhere)."""
-        if origin(request.url) != origin(self.base_url):
+        # The origin: scheme, host and port (httpx gives a default port as None).
+        if request.url.join("/") != self.base_url.join("/"):
             if errors.is_token_request(request):
-                where = f"{request.url.host}, outside the base URL's origin"
-                message = f"refusing to send the token request to {where}"
-                raise errors.TokenResponseError(message, request=request)
+                message = f"the token request never leaves the base origin ({request.url.host})"
+                error = errors.TokenResponseError(message, request=request)
+                request.extensions[TOKEN_ERROR_EXTENSION] = error  # for the auth flow's waiters
+                raise error
             request.headers.pop(ACCOUNT_HEADER, None)
             request.headers.pop("authorization", None)
         # httpx gives the client's headers to the requests it builds, not to those an
@@ -142,75 +105,50 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if self.user_agent is not None:
             request.headers.setdefault("User-Agent", self.user_agent)
 
-    def _inner_for(self, request: httpx.Request, side: type) -> Any:
-        # I/O-free, for both twins: what runs before the request goes out.
+    def _before_sending(self, request: httpx.Request, side: type, served: str) -> None:
+        # I/O-free, for both twins: the guard, and an inner transport that serves this side.
         self.strip_credentials(request)
         if not isinstance(self._inner, side):
-            served = "async" if side is httpx.BaseTransport else "sync"
             name = type(self._inner).__name__
             raise TypeError(f"the transport ({name}) serves {served} requests only")
-        return self._inner
 
     def _bound(self, request: httpx.Request, response: httpx.Response) -> ServiceResponse:
-        # I/O-free, for both twins: refuses a redirected token request and a success
-        # body declared too large, else puts the body behind its bound.
-        status, token_request = response.status_code, errors.is_token_request(request)
+        # I/O-free, for both twins: tells the limiter, puts the body behind its bound.
         if self.limiter is not None:
-            self.limiter.observe(status, parse_retry_after(response.headers.get("retry-after")))
-        if token_request and 300 <= status < 400:
-            raise errors.TokenResponseError(
-                f"the token endpoint answered {status} (a redirect); "
-                "the token request is never redirected",
-                request=request,
-            )
-        limit = self.max_response_bytes
-        if token_request:
-            limit = min(limit, TOKEN_RESPONSE_BYTES)
-        declared = response.headers.get("content-length", "")
-        if status < 400 and declared.isdigit() and int(declared) > limit:
-            raise _too_large(request, limit)
+            retry_after = parse_retry_after(response.headers.get("retry-after"))
+            self.limiter.observe(response.status_code, retry_after)
         wrapped = ServiceResponse(
-            status, headers=response.headers, stream=response.stream, extensions=response.extensions
+            response.status_code, headers=response.headers, stream=response.stream, request=request
         )
-        wrapped.request, wrapped.limit = request, ERROR_BODY_BYTES if status >= 400 else limit
+        wrapped.extensions, wrapped.limit = response.extensions, self.max_response_bytes
         return wrapped
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` once, guarded and bounded."""
-        try:
-            inner = self._inner_for(request, httpx.BaseTransport)
+        with _token_error_kept(request):
+            self._before_sending(request, httpx.BaseTransport, "async")
             # Here every request on the wire asks the limiter (token requests too).
             while self.limiter is not None and (wait := self.limiter.try_acquire()):
                 time.sleep(wait)
-            response = inner.handle_request(request)
-            try:
-                return self._bound(request, response)
-            except BaseException:
-                response.close()
-                raise
-        except (httpx.HTTPError, errors.ServiceApiError) as exc:
-            _record_token_error(request, exc)
-            raise
+            return self._bound(request, self._inner.handle_request(request))
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Async twin of :meth:`handle_request`."""
-        try:
-            inner = self._inner_for(request, httpx.AsyncBaseTransport)
+        with _token_error_kept(request):
+            self._before_sending(request, httpx.AsyncBaseTransport, "sync")
             # The limiter is polled (it may be shared with other processes): no event to await.
             while self.limiter is not None and (wait := self.limiter.try_acquire()):  # noqa: ASYNC110
                 await asyncio.sleep(wait)
-            response = await inner.handle_async_request(request)
-            try:
-                return self._bound(request, response)
-            except BaseException:
-                await response.aclose()
-                raise
-        except (httpx.HTTPError, errors.ServiceApiError) as exc:
-            _record_token_error(request, exc)
-            raise
+            return self._bound(request, await self._inner.handle_async_request(request))
 
 
-def _record_token_error(request: httpx.Request, exc: Exception) -> None:
-    if errors.is_token_request(request):
-        typed = isinstance(exc, httpx.HTTPError) and errors.error_from_httpx(exc, request=request)
-        request.extensions[TOKEN_ERROR_EXTENSION] = typed or exc
+@contextlib.contextmanager
+def _token_error_kept(request: httpx.Request) -> Iterator[None]:
+    """Keep the typed error a token request fails with in ``TOKEN_ERROR_EXTENSION``."""
+    try:
+        yield
+    except httpx.HTTPError as exc:
+        if errors.is_token_request(request):
+            typed = errors.error_from_httpx(exc, request=request)
+            request.extensions[TOKEN_ERROR_EXTENSION] = typed
+        raise

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import datetime
 import json
 import pickle
 import socket
@@ -83,8 +82,8 @@ def test_retry_after_and_oauth_fields_are_read_from_the_answer() -> None:
     expired = error_from_response(answer(401, headers={"www-authenticate": challenge}))
     assert isinstance(expired, service_api.TokenExpiredError)
     assert expired.error == "invalid_token"
-    assert expired.expired_at == datetime.datetime(2024, 5, 31, 13, 45, 10, tzinfo=datetime.UTC)
-    assert "expired at 2024-05-31T13:45:10+00:00" in str(expired)
+    # The message quotes the server's code and description as it wrote them.
+    assert "invalid_token; The token expired at '05/31/2024 13:45:10'" in str(expired)
     refused = error_from_response(
         answer(401, json.dumps({"error": "invalid_client"}).encode(), {"content-type": "json"})
     )
@@ -181,17 +180,16 @@ def www(value: str) -> httpx.Headers:
     return httpx.Headers({b"www-authenticate": value.encode()})  # as the wire may carry it
 
 
-def expired_at(value: str) -> datetime.datetime | None:
-    error = error_from_response(answer(401, headers=www(value)))
-    assert isinstance(error, service_api.AuthenticationError)
-    return error.expired_at
+def status_error(value: str) -> service_api.ApiStatusError:
+    return error_from_response(answer(401, headers=www(value)))
 
 
 def test_the_services_expired_token_header() -> None:
     assert challenge(www(EXPIRED), "error") == "invalid_token"
     description = "The token expired at '05/31/2024 13:45:10'"
     assert challenge(www(EXPIRED), "error_description") == description
-    assert expired_at(EXPIRED) == datetime.datetime(2024, 5, 31, 13, 45, 10, tzinfo=datetime.UTC)
+    assert type(status_error(EXPIRED)) is service_api.TokenExpiredError
+    assert type(status_error('Bearer error="invalid_token"')) is service_api.AuthenticationError
 
 
 @pytest.mark.parametrize(
@@ -208,7 +206,7 @@ def test_the_services_expired_token_header() -> None:
     ],
 )
 def test_other_forms_never_raise(value: str) -> None:
-    assert expired_at(value) is None
+    assert isinstance(status_error(value), service_api.AuthenticationError)
     assert challenge(www(value), "error") is None
 
 
@@ -225,13 +223,6 @@ def test_parameters_without_scheme_and_the_first_occurrence_counts() -> None:
     assert challenge(www('Bearer xerror="no", error_x="no"'), "error") is None
 
 
-def test_expiry_time_is_utc() -> None:
-    when = expired_at("Bearer error_description=\"The token expired at '1/2/2025 03:04:05'\"")
-    assert when is not None
-    assert when.utcoffset() == datetime.timedelta(0)
-    assert (when.month, when.day) == (1, 2)
-
-
 def test_error_description_is_read_from_the_challenge_then_the_body() -> None:
     from_header = error_from_response(
         answer(401, headers={"www-authenticate": 'Bearer error_description="revoked"'})
@@ -243,6 +234,14 @@ def test_error_description_is_read_from_the_challenge_then_the_body() -> None:
     assert isinstance(from_body, service_api.AuthenticationError)
     assert (from_body.error, from_body.error_description) == ("invalid_client", "unknown client")
     assert "unknown client" in str(from_body)
+
+
+def test_what_the_server_said_is_quoted_cut_to_200_characters() -> None:
+    body = json.dumps({"title": "T" * 500, "detail": "the gateway failed", "other": "no"})
+    challenge = 'Bearer error="invalid_token", error_description="revoked"'
+    error = error_from_response(answer(401, body.encode(), {"www-authenticate": challenge}))
+    said = str(error).partition(": ")[2]
+    assert said == "; ".join(["T" * 200, "the gateway failed", "invalid_token", "revoked"])
 
 
 # ---- redaction by position ----------------------------------------------------------------
@@ -378,53 +377,6 @@ def test_refused_credentials_are_caught_as_authentication_error_around_paginate(
     assert isinstance(caught, service_api.InvalidCredentialsError)
     assert caught.page_number == 1
     assert not caught.resumable  # a resume would be refused the same way
-
-
-# ---- request ids ----------------------------------------------------------------------------
-
-
-def test_a_status_error_carries_the_request_id_the_server_sent() -> None:
-    error = error_from_response(answer(503, headers={"x-request-id": " req-42 "}))
-    assert error.request_id == "req-42"
-    assert "request id req-42" in str(error)
-    assert error_from_response(answer(503)).request_id is None
-    assert "request id" not in str(error_from_response(answer(503)))
-
-
-def test_a_hostile_request_id_is_bounded_and_printable() -> None:
-    error = error_from_response(answer(500, headers={"x-request-id": "r\x7f" + "x" * 5000}))
-    assert error.request_id == "r" + "x" * 198
-
-
-def request_id_service(request: httpx.Request) -> httpx.Response:
-    if request.url.path.endswith("/authenticate"):
-        return httpx.Response(
-            200, json={"access_token": "t0k3n-x", "token_type": "Bearer", "expires_in": "3600"}
-        )
-    return httpx.Response(403, headers={"X-Request-Id": "req-7"}, json={"title": "Forbidden"})
-
-
-def test_sync_a_generated_call_raises_with_the_request_id() -> None:
-    transport = httpx.MockTransport(request_id_service)
-    with (
-        service_api.Client(
-            BASE, "cid", "s3cret", "acct-1", httpx_args={"transport": transport}
-        ) as c,
-        pytest.raises(service_api.PermissionDeniedError) as info,
-    ):
-        list_shipments.sync(client=c)
-    assert info.value.request_id == "req-7"
-
-
-@pytest.mark.anyio
-async def test_async_a_generated_call_raises_with_the_request_id() -> None:
-    transport = httpx.MockTransport(request_id_service)
-    async with service_api.Client(
-        BASE, "cid", "s3cret", "acct-1", httpx_args={"transport": transport}
-    ) as client:
-        with pytest.raises(service_api.PermissionDeniedError) as info:
-            await list_shipments.asyncio(client=client)
-    assert info.value.request_id == "req-7"
 
 
 @pytest.mark.parametrize(

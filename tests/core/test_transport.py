@@ -18,13 +18,7 @@ from starlette.routing import Route
 import service_api
 from service_api import testing
 from service_api._errors import MAX_BODY_CHARS
-from service_api._transport import (
-    ERROR_BODY_BYTES,
-    TOKEN_RESPONSE_BYTES,
-    GuardedTransport,
-    ServiceResponse,
-    origin,
-)
+from service_api._transport import GuardedTransport, ServiceResponse
 from service_api_client.api.shipments import list_shipments
 from service_api_client.models.shipment_page import ShipmentPage
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock, serve_asgi
@@ -76,10 +70,21 @@ def servers() -> Iterator[tuple[RecordingServer, RecordingServer]]:
         yield base, other
 
 
-def test_origin_makes_default_ports_explicit() -> None:
-    assert origin(httpx.URL("https://h/x")) == origin(httpx.URL("https://H:443/y"))
-    assert origin(httpx.URL("http://h/x")) != origin(httpx.URL("https://h/x"))
-    assert origin(httpx.URL("http://h:8080/")) != origin(httpx.URL("http://h:8081/"))
+@pytest.mark.parametrize(
+    ("base", "url", "same"),
+    [
+        ("https://h/public/v3", "https://H:443/y", True),
+        ("https://h:443/public/v3", "https://h/y", True),
+        ("http://h/public/v3", "https://h/x", False),
+        ("http://h:8080/public/v3", "http://h:8081/x", False),
+        ("https://h/public/v3", "https://h.evil/x", False),
+    ],
+)
+def test_the_origin_makes_default_ports_explicit(base: str, url: str, same: bool) -> None:
+    guard = GuardedTransport(None, base_url=httpx.URL(base))
+    request = httpx.Request("GET", url, headers={"authorization": "Bearer t"})
+    guard.strip_credentials(request)
+    assert ("authorization" in request.headers) is same
 
 
 def test_guard_strips_credentials_off_origin() -> None:
@@ -201,42 +206,93 @@ def test_a_body_within_the_limit_is_read_whole() -> None:
     assert len(response.read()) == 10 * 1024
 
 
-def test_a_declared_length_past_the_limit_is_refused_before_reading() -> None:
+def test_a_declared_length_past_the_limit_stops_at_the_limit_too() -> None:
     stream = Chunks(50)
     transport, _ = guarded(200, stream, headers={"content-length": str(50 * 1024)})
-    with pytest.raises(service_api.InvalidResponseError, match="larger than"):
-        transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
-    assert stream.sent == 0
+    response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
+    with pytest.raises(service_api.InvalidResponseError, match="larger than 10240 bytes"):
+        response.read()
+    assert stream.sent == 11
     assert stream.closed
 
 
 @pytest.mark.anyio
-async def test_async_an_error_body_is_cut_to_what_the_error_keeps() -> None:
+async def test_async_an_error_body_past_the_limit_is_refused_like_any_other() -> None:
     stream = Chunks(50)
     _, transport = guarded(500, stream)
     response = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
-    assert len(await response.aread()) == ERROR_BODY_BYTES
-    assert stream.sent == ERROR_BODY_BYTES // 1024 + 1
+    with pytest.raises(service_api.InvalidResponseError, match="larger than 10240 bytes"):
+        await response.aread()
+    assert stream.sent == 11
     assert stream.closed
 
 
-def test_sync_an_error_body_is_cut_to_what_the_error_keeps() -> None:
+def test_sync_an_error_body_past_the_limit_is_refused_like_any_other() -> None:
     stream = Chunks(50)
     transport, _ = guarded(500, stream)
     response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
-    assert len(response.read()) == ERROR_BODY_BYTES
+    with pytest.raises(service_api.InvalidResponseError, match="larger than 10240 bytes"):
+        response.read()
+    assert stream.sent == 11
     assert stream.closed
 
 
-def test_a_token_response_has_a_limit_of_its_own() -> None:
-    stream = Chunks(TOKEN_RESPONSE_BYTES // 1024 + 1)
-    transport, _ = guarded(200, stream, max_response_bytes=2**30)
-    request = httpx.Request("POST", f"{BASE}/authenticate", extensions=TOKEN_EXTENSIONS)
-    response = transport.handle_request(request)
-    with pytest.raises(
-        service_api.InvalidResponseError, match=f"larger than {TOKEN_RESPONSE_BYTES}"
+def get_shipments(client: service_api.Client, twin: str) -> None:
+    if twin == "sync":
+        client.get_httpx_client().get("/shipments")
+    else:
+
+        async def get() -> None:
+            await client.get_async_httpx_client().get("/shipments")
+
+        asyncio.run(get())
+
+
+@pytest.mark.parametrize("path", ["/authenticate", "/shipments"])
+def test_a_token_or_error_body_past_the_bound_is_typed_and_its_stream_closed(
+    path: str, twin: str
+) -> None:
+    # One bound for every body: the token response is read inside the auth flow, the
+    # error body inside send; each closes its stream, which drops the connection.
+    streams: list[Chunks] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/authenticate") and path != "/authenticate":
+            token = {"access_token": "t-1", "token_type": "Bearer", "expires_in": "3600"}
+            return httpx.Response(200, json=token)
+        streams.append(Chunks(50))
+        return httpx.Response(200 if path == "/authenticate" else 503, stream=streams[-1])
+
+    args = {"transport": httpx.MockTransport(answer)}
+    client = service_api.Client(
+        BASE, "cid", "s3cret", max_retries=0, max_response_bytes=10 * 1024, httpx_args=args
+    )
+    with client, pytest.raises(service_api.InvalidResponseError, match="larger than 10240"):
+        get_shipments(client, twin)
+    assert [(stream.sent, stream.closed) for stream in streams] == [(11, True)]
+
+
+def test_a_streamed_error_body_past_the_bound_closes_its_stream() -> None:
+    stream = Chunks(50)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/authenticate"):
+            token = {"access_token": "t-1", "token_type": "Bearer", "expires_in": "3600"}
+            return httpx.Response(200, json=token)
+        return httpx.Response(503, stream=stream)
+
+    args = {"transport": httpx.MockTransport(answer)}
+    client = service_api.Client(
+        BASE, "cid", "s3cret", max_retries=0, max_response_bytes=10 * 1024, httpx_args=args
+    )
+    # The client's send reads the error body before the block is entered.
+    with (
+        client,
+        pytest.raises(service_api.InvalidResponseError, match="larger than 10240"),
+        client.get_httpx_client().stream("GET", "/shipments"),
     ):
-        response.read()
+        pass
+    assert (stream.sent, stream.closed) == (11, True)
 
 
 def test_max_response_bytes_must_be_positive() -> None:
@@ -272,27 +328,26 @@ def redirecting_token_endpoint(seen: list[str]) -> httpx.MockTransport:
     return httpx.MockTransport(answer)
 
 
-def test_sync_a_redirected_token_request_is_refused_even_when_following_redirects() -> None:
+@pytest.mark.parametrize(
+    ("follow_redirects", "error", "message"),
+    [
+        # Not followed, a 3xx is the token endpoint's error status.
+        (False, service_api.ApiStatusError, "307 Temporary Redirect for POST"),
+        # Followed, the guard refuses to send the token request off the base origin.
+        (True, service_api.TokenResponseError, r"never leaves the base origin \(evil\.test\)"),
+    ],
+)
+def test_a_redirected_token_request_ends_typed_and_never_leaves_the_origin(
+    follow_redirects: bool, error: type[Exception], message: str, twin: str
+) -> None:
     seen: list[str] = []
     transport = redirecting_token_endpoint(seen)
-    args = {"transport": transport, "follow_redirects": True}
+    args = {"transport": transport, "follow_redirects": follow_redirects}
     with (
         service_api.Client(BASE, "cid", "redirect-secret", httpx_args=args) as client,
-        pytest.raises(service_api.TokenResponseError, match="307"),
+        pytest.raises(error, match=message),
     ):
-        client.get_httpx_client().get("/shipments")
-    assert len(seen) == 1
-    assert seen[0].startswith("api.test ")
-
-
-@pytest.mark.anyio
-async def test_async_a_redirected_token_request_is_refused_even_when_following_redirects() -> None:
-    seen: list[str] = []
-    transport = redirecting_token_endpoint(seen)
-    args = {"transport": transport, "follow_redirects": True}
-    async with service_api.Client(BASE, "cid", "redirect-secret", httpx_args=args) as client:
-        with pytest.raises(service_api.TokenResponseError, match="307"):
-            await client.get_async_httpx_client().get("/shipments")
+        get_shipments(client, twin)
     assert len(seen) == 1
     assert seen[0].startswith("api.test ")
 
@@ -345,14 +400,17 @@ async def test_async_a_compressed_body_counts_what_it_inflates_to() -> None:
         await response.aread()
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("max_response_bytes", [1024, 65536, 2**20])
-async def test_a_compressed_error_body_is_cut_once_inflated(max_response_bytes: int) -> None:
-    # Gzip twice: a few hundred bytes on the wire, well within what an error keeps,
-    # and 4 MiB once inflated. What it inflates to is cut like any error body, whatever
-    # max_response_bytes says, so the error keeps its status (and its retry).
+@pytest.mark.parametrize(
+    ("max_response_bytes", "error"),
+    [(65536, service_api.InvalidResponseError), (2**23, service_api.ServerError)],
+)
+def test_a_compressed_error_body_counts_what_it_inflates_to(
+    max_response_bytes: int, error: type[service_api.ServiceApiError], twin: str
+) -> None:
+    # Gzip twice: a few hundred bytes on the wire, 4 MiB once inflated. Past the bound
+    # the answer is refused; within it, the error keeps its status and MAX_BODY_CHARS.
     body = gzip.compress(gzip.compress(b"0" * 2**22))
-    assert len(body) < ERROR_BODY_BYTES
+    assert len(body) < 65536
 
     def answer(request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/authenticate"):
@@ -360,15 +418,6 @@ async def test_a_compressed_error_body_is_cut_once_inflated(max_response_bytes: 
             return httpx.Response(200, json=token)
         return httpx.Response(503, content=body, headers={"content-encoding": "gzip, gzip"})
 
-    transport = GuardedTransport(
-        httpx.MockTransport(answer),
-        base_url=httpx.URL(BASE),
-        max_response_bytes=max_response_bytes,
-    )
-    response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
-    assert response.read() == b"0" * ERROR_BODY_BYTES
-    response = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
-    assert await response.aread() == b"0" * ERROR_BODY_BYTES
     mock = {"transport": httpx.MockTransport(answer)}
     client = service_api.Client(
         BASE,
@@ -379,9 +428,12 @@ async def test_a_compressed_error_body_is_cut_once_inflated(max_response_bytes: 
         max_response_bytes=max_response_bytes,
         httpx_args=mock,
     )
-    with client, pytest.raises(service_api.ServerError, match="503") as caught:
-        client.get_httpx_client().get("/shipments")
-    assert caught.value.body == "0" * MAX_BODY_CHARS
+    with client, pytest.raises(error) as caught:
+        get_shipments(client, twin)
+    if isinstance(caught.value, service_api.ServerError):
+        assert caught.value.body == "0" * MAX_BODY_CHARS
+    else:
+        assert "larger than 65536 bytes" in str(caught.value)
 
 
 def test_a_compressed_body_within_the_limit_is_read_whole() -> None:
