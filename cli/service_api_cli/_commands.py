@@ -359,13 +359,13 @@ def run_token(settings: Settings, options: ConnectionOptions, *, show_token: boo
         raise service_api.ApiConnectionError(
             f"no answer from {settings.base_url} ({type(exc).__name__})"
         ) from exc
-    issued = parse_token_response(response)
-    expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=issued.lifetime)
+    token, lifetime = parse_token_response(response)
+    expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=lifetime)
     # parse_token_response accepts only the Bearer type.
     print("token_type: Bearer")
-    print(f"expires_in: {issued.lifetime} s (at {expires.isoformat(timespec='seconds')})")
+    print(f"expires_in: {lifetime} s (at {expires.isoformat(timespec='seconds')})")
     if show_token:
-        print(f"access_token: {issued.access_token}")
+        print(f"access_token: {token}")
     return ExitCode.OK
 
 
