@@ -64,8 +64,6 @@ MAX_REPLAYS = 8
 MAX_REFRESH_WAIT = 120.0
 # A token is a header value: printable ASCII without spaces, or it could inject headers.
 _TOKEN = re.compile(r"[!-~]{1,8192}")
-_NO_TOKEN = " is not a JSON object with an access_token"  # noqa: S105 - a message
-_WHOLE = f"not an integer between 1 and {MAX_TOKEN_LIFETIME} seconds"
 BASE_URL_HINT = "; the base URL probably lacks its /public/v3 prefix"
 
 
@@ -102,19 +100,18 @@ def parse_token_response(response: httpx.Response) -> tuple[str, int]:
         raise errors.InvalidCredentialsError(why, response=response)  # .error has the code
     if status != 200:
         raise errors.error_from_response(response, hint=BASE_URL_HINT if status == 404 else "")
-    data = None
-    with contextlib.suppress(ValueError):  # not JSON: no access_token
-        data = response.json()
-    fields = ("access_token", "token_type", "expires_in")
-    token, kind, expires_in = (data.get(k) if isinstance(data, dict) else None for k in fields)
+    data: dict[str, object] = {}
+    with contextlib.suppress(ValueError, TypeError):  # not a JSON object: no access_token
+        data = {**response.json()}
+    token, kind, expires_in = (data.get(k) for k in ("access_token", "token_type", "expires_in"))
     # The spec says a string holding an integer; a JSON integer is accepted too.
     lifetime = int(str(expires_in)) if re.fullmatch(r"\s*[0-9]{1,9}\s*", str(expires_in)) else 0
     if not isinstance(token, str) or not _TOKEN.fullmatch(token):
-        what = "'s access_token is not a valid header value" if token else _NO_TOKEN
+        what = " has no access_token that is a header value (printable ASCII, no spaces)"
     elif str(kind).lower() != "bearer":
         what = f"'s token_type is {str(kind)[:40]!r}, not Bearer"
     elif not 1 <= lifetime <= MAX_TOKEN_LIFETIME:
-        what = f"'s expires_in is {expires_in!r:.40}, {_WHOLE}"
+        what = f"'s expires_in is {expires_in!r:.40}, not an integer from 1 to {MAX_TOKEN_LIFETIME}"
     else:
         return token, lifetime
     raise errors.TokenResponseError(f"token response{what}", request=request)
@@ -232,7 +229,6 @@ class TokenAuth(httpx.Auth):
                 if stored and stored.access_token != self._token and lifetime > 0:
                     token = stored.access_token  # adopted for its remaining lifetime
                 else:
-                    logger.info("fetching a bearer token for %s", self.client_id)
                     response = yield token_request
                     assert response is not None  # the drivers answer every request
                     token, lifetime = parse_token_response(response)

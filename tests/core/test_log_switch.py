@@ -113,5 +113,5 @@ def test_the_cli_prints_each_line_once_with_the_switch_on(mock: RunningMock) -> 
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stderr.count("fetching a bearer token for demo-client") == 1
+    assert done.stderr.count("bearer token for demo-client") == 1
     assert_no_secret(done.stdout + done.stderr, mock, tokens=1)
