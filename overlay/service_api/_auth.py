@@ -62,8 +62,6 @@ MAX_REPLAYS = 8
 #: Longest wait, in seconds, for a token fetch another flow leads; a waiter that waited
 #: that long (the leader's event loop stopped, say) fetches a token on its own.
 MAX_REFRESH_WAIT = 120.0
-# A token is a header value: printable ASCII without spaces, or it could inject headers.
-_TOKEN = re.compile(r"[!-~]{1,8192}")
 BASE_URL_HINT = "; the base URL probably lacks its /public/v3 prefix"
 
 
@@ -106,7 +104,8 @@ def parse_token_response(response: httpx.Response) -> tuple[str, int]:
     token, kind, expires_in = (data.get(k) for k in ("access_token", "token_type", "expires_in"))
     # The spec says a string holding an integer; a JSON integer is accepted too.
     lifetime = int(str(expires_in)) if re.fullmatch(r"\s*[0-9]{1,9}\s*", str(expires_in)) else 0
-    if not isinstance(token, str) or not _TOKEN.fullmatch(token):
+    # A token is a header value: printable ASCII without spaces, or it could inject headers.
+    if not isinstance(token, str) or not re.fullmatch(r"[!-~]{1,8192}", token):
         what = " has no access_token that is a header value (printable ASCII, no spaces)"
     elif str(kind).lower() != "bearer":
         what = f"'s token_type is {str(kind)[:40]!r}, not Bearer"
@@ -154,10 +153,9 @@ class TokenAuth(httpx.Auth):
         with self._lock:
             if self._token is not None and now < self._refresh_at:
                 return self._token, False
-            if self._refresh is not None:
-                return self._refresh, False
-            self._refresh = _Refresh()
-            return self._refresh, True
+            leads = self._refresh is None
+            self._refresh = self._refresh or _Refresh()
+            return self._refresh, leads
 
     def invalidate(self, token: str) -> None:
         """Forget ``token`` if it is still the current one (a 401 for an older token
@@ -222,13 +220,12 @@ class TokenAuth(httpx.Auth):
         try:
             with contextlib.ExitStack() as stack:  # the waiters hear once the lock is free
                 self._use(store, lambda store: stack.enter_context(store.lock()))
-                stored = self._use(store, lambda store: store.load())
-                lifetime = stored.expires_at - time.time() if stored else 0.0
+                stored = self._use(store, lambda store: store.load()) or StoredToken("", 0.0)
+                token, lifetime = stored.access_token, stored.expires_at - time.time()
                 sent_at = self._clock()
-                # Not the token this process holds: that one is due or was refused.
-                if stored and stored.access_token != self._token and lifetime > 0:
-                    token = stored.access_token  # adopted for its remaining lifetime
-                else:
+                # Adopted if still valid and not the token this process holds (that one is
+                # due or was refused); else fetched.
+                if token in ("", self._token) or lifetime <= 0:
                     response = yield token_request
                     assert response is not None  # the drivers answer every request
                     token, lifetime = parse_token_response(response)
