@@ -124,8 +124,9 @@ def _without_slash(url: str) -> str:
 class TokenAuth(httpx.Auth):
     """``httpx.Auth`` that keeps a bearer token fresh for one base URL (see the README),
     shared by every client of one integration; its repr is the default one, so that it
-    shows no secret. Thread-safe; the lock is never held across I/O. ``proven`` holds the
-    last tokens that got a successful answer.
+    shows no secret. Thread-safe; the lock is never held across I/O. A token is
+    refreshed ``skew`` seconds before it expires (at most half its lifetime before);
+    ``proven`` holds the last tokens that got a successful answer.
 
     Example::
 
