@@ -6,6 +6,7 @@ import argparse
 import datetime
 import inspect
 import os
+import re
 import sys
 import types
 import typing
@@ -15,10 +16,7 @@ from typing import IO, Any
 import httpx
 
 import service_api
-
-# The library's reading of a token answer. The auth module is being rewritten: this is
-# the one line to adapt when the function moves.
-from service_api._auth import parse_token_response
+import service_api_client
 from service_api_cli._config import Settings, resolve_accounts
 from service_api_cli._connection import (
     ConnectionOptions,
@@ -35,7 +33,10 @@ from service_api_cli._mock_entry import load_mock_main
 from service_api_cli._output import make_writer
 from service_api_cli._progress import make_progress
 from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
+from service_api_client.api.authentication import authenticate
+from service_api_client.models.o_auth_error import OAuthError
 from service_api_client.models.token_request import TokenRequest
+from service_api_client.models.token_response import TokenResponse
 
 __all__ = ["find_endpoint", "parse_params", "run_list", "run_mock", "run_token"]
 
@@ -335,11 +336,12 @@ def _environ() -> dict[str, str]:
 def run_token(settings: Settings, options: ConnectionOptions, *, show_token: bool) -> int:
     """``service-api token``: obtain a token, print its type and expiry (and itself if asked).
 
-    The answer is read by the library's own parser, so the command accepts exactly the
-    tokens the client does and reports the same typed errors. The client every other
-    command would use is built first, so that a rate limit or store it cannot use is the
-    same usage error here; the token itself is always asked of the service (a check of
-    the credentials), never read from or written to ``--token-store``.
+    The generated ``authenticate`` endpoint sends the request and reads the answer into
+    its ``TokenResponse`` model; what the command prints is checked first, and an
+    answer it cannot use is a typed error that never shows the token. The client every
+    other command would use is built first, so that a rate limit or store it cannot use
+    is the same usage error here; the token itself is always asked of the service (a
+    check of the credentials), never read from or written to ``--token-store``.
     """
     with make_client(settings, None, options):
         pass
@@ -349,23 +351,51 @@ def run_token(settings: Settings, options: ConnectionOptions, *, show_token: boo
         grant_type="client_credentials",
     )
     url = f"{settings.base_url.rstrip('/')}/authenticate"
+    # Without --proxy (None), httpx reads the environment's proxies.
+    api = service_api_client.Client(
+        settings.base_url,
+        headers={"accept": "text/plain"},  # as the service's own client
+        timeout=httpx.Timeout(30.0),
+        httpx_args={"proxy": options.proxy},
+    )
     try:
-        # Without --proxy (None), httpx reads the environment's proxies.
-        with httpx.Client(timeout=httpx.Timeout(30.0), proxy=options.proxy) as http:
-            response = http.post(url, files=body.to_multipart(), headers={"accept": "text/plain"})
+        with api:
+            answer = authenticate.sync_detailed(client=api, body=body)
     except httpx.TimeoutException as exc:
         raise service_api.ApiTimeoutError(f"no answer in time from {settings.base_url}") from exc
     except httpx.TransportError as exc:
         raise service_api.ApiConnectionError(
             f"no answer from {settings.base_url} ({type(exc).__name__})"
         ) from exc
-    issued = parse_token_response(response)
-    expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=issued.lifetime)
-    # parse_token_response accepts only the Bearer type.
-    print("token_type: Bearer")
-    print(f"expires_in: {issued.lifetime} s (at {expires.isoformat(timespec='seconds')})")
+    except (ValueError, KeyError, TypeError):  # a 200 that is not a TokenResponse
+        raise service_api.TokenResponseError(
+            f"the answer of POST {url} is not a JSON object with an access_token, "
+            "token_type Bearer and expires_in"
+        ) from None
+    status, token = answer.status_code, answer.parsed
+    if status in (400, 401):  # RFC 6749: a malformed or refused client authentication
+        code = f" {token.error}" if isinstance(token, OAuthError) else ""
+        why = f"the service refused the client credentials ({status}{code}) for POST {url}"
+        raise service_api.InvalidCredentialsError(why, status_code=status)
+    if not isinstance(token, TokenResponse):
+        hint = "; does the base URL end with /public/v3?" if status == 404 else ""
+        raise service_api.ApiStatusError(f"POST {url} answered {status}{hint}", status_code=status)
+    # The model's fields are as the JSON had them: the spec says strings, and a JSON
+    # integer expires_in is accepted too.
+    lifetime = str(token.expires_in).strip()
+    # A token is a header value: printable ASCII without spaces.
+    if not isinstance(token.access_token, str) or not re.fullmatch(r"[!-~]+", token.access_token):
+        raise service_api.TokenResponseError(f"the answer of POST {url} has no usable access_token")
+    if not re.fullmatch(r"[0-9]{1,9}", lifetime) or int(lifetime) < 1:
+        raise service_api.TokenResponseError(
+            f"the token response's expires_in is {token.expires_in!r:.40}, "
+            "not a whole number of seconds (1 or more)"
+        )
+    expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=int(lifetime))
+    print(f"token_type: {token.token_type}")
+    print(f"expires_in: {int(lifetime)} s (at {expires.isoformat(timespec='seconds')})")
     if show_token:
-        print(f"access_token: {issued.access_token}")
+        print(f"access_token: {token.access_token}")
     return ExitCode.OK
 
 

@@ -4,7 +4,7 @@
 ``httpx.AsyncClient`` (httpx's documented pattern): it yields ``POST /authenticate``
 when it needs a token, then the request, and after a 401 a refresh and a replay.
 
-Single flight: all clients of one integration share a :class:`TokenState`. The first
+Single flight: all clients of one integration share one :class:`TokenAuth`. The first
 flow that wants a token leads the refresh, a ``concurrent.futures.Future`` that the
 others (in any thread or event loop) wait for, then read the new token. A 401
 invalidates the token that drew it, compared by value, so a 401 for an older token
@@ -25,7 +25,6 @@ and their own retries claim again (one new leader).
 """
 
 import asyncio
-import collections
 import concurrent.futures
 import contextlib
 import copy
@@ -33,8 +32,8 @@ import logging
 import re
 import threading
 import time
+from collections import deque
 from collections.abc import AsyncGenerator, Callable, Generator
-from typing import TypeVar
 
 import attrs
 import httpx
@@ -45,9 +44,9 @@ from service_api._transport import TOKEN_ERROR_EXTENSION
 from service_api_client.models.token_request import TokenRequest
 
 logger = logging.getLogger("service_api")
-_T = TypeVar("_T")
 _Flow = Generator["httpx.Request | _Refresh", "httpx.Response | None", None]
 _AsyncDriver = AsyncGenerator[httpx.Request, httpx.Response]
+_StoreAction = Callable[[TokenStore], StoredToken | None]
 
 #: Longest token lifetime accepted: a week (a larger value is likely milliseconds).
 MAX_TOKEN_LIFETIME = 7 * 24 * 3600
@@ -63,9 +62,6 @@ MAX_REPLAYS = 8
 #: Longest wait, in seconds, for a token fetch another flow leads; a waiter that waited
 #: that long (the leader's event loop stopped, say) fetches a token on its own.
 MAX_REFRESH_WAIT = 120.0
-# A token is a header value: printable ASCII without spaces, or it could inject headers.
-_TOKEN = re.compile(r"[!-~]{1,8192}")
-WHOLE = f"not an integer between 1 and {MAX_TOKEN_LIFETIME} seconds"
 BASE_URL_HINT = "; the base URL probably lacks its /public/v3 prefix"
 
 
@@ -86,13 +82,6 @@ class _Refresh(concurrent.futures.Future["errors.ServiceApiError | None"]):
         return self.thread != threading.get_ident() or (loop is not None and loop is self.loop)
 
 
-@attrs.frozen
-class _Lead:
-    """What :meth:`TokenState.claim` gives the flow that leads (and must finish) ``refresh``."""
-
-    refresh: _Refresh
-
-
 def _own_copy(error: errors.ServiceApiError) -> errors.ServiceApiError:
     """A copy of ``error`` for one caller, with notes of its own (``at_page()``)."""
     copied = copy.copy(error)
@@ -100,120 +89,44 @@ def _own_copy(error: errors.ServiceApiError) -> errors.ServiceApiError:
     return copied
 
 
-@attrs.frozen
-class IssuedToken:
-    """A validated token response: the token and its lifetime in seconds."""
-
-    access_token: str = attrs.field(repr=False)
-    lifetime: int
-
-
-def parse_token_response(response: httpx.Response) -> IssuedToken:
-    """Validate the answer of ``POST /authenticate`` (JSON whatever its content type);
-    messages never contain the token.
-
-    Example::
-
-        parse_token_response(response).lifetime   # 3600
-    """
+def parse_token_response(response: httpx.Response) -> tuple[str, int]:
+    """The token and its lifetime in seconds from the answer of ``POST /authenticate``
+    (JSON whatever its content type), or a typed error that never contains the token."""
     request, status = response.request, response.status_code
     if status in (400, 401):  # RFC 6749: a malformed or refused client authentication
-        error = errors.InvalidCredentialsError("", response=response)  # reads the error code
-        code = f" {error.error}" if error.error else ""
-        why = f"the service refused the client credentials ({status}{code}) for POST {request.url}"
-        raise errors.InvalidCredentialsError(why, response=response)
+        why = f"the service refused the client credentials ({status}) for POST {request.url}"
+        raise errors.InvalidCredentialsError(why, response=response)  # .error has the code
     if status != 200:
         raise errors.error_from_response(response, hint=BASE_URL_HINT if status == 404 else "")
-    try:
-        data = response.json()
-    except ValueError:
-        raise errors.TokenResponseError("token response is not JSON", request=request) from None
-    fields = data if isinstance(data, dict) else {}
-    token, kind, expires_in = (fields.get(k) for k in ("access_token", "token_type", "expires_in"))
+    data: dict[str, object] = {}
+    with contextlib.suppress(ValueError, TypeError):  # not a JSON object: no access_token
+        data = {**response.json()}
+    token, kind, expires_in = (data.get(k) for k in ("access_token", "token_type", "expires_in"))
     # The spec says a string holding an integer; a JSON integer is accepted too.
     lifetime = int(str(expires_in)) if re.fullmatch(r"\s*[0-9]{1,9}\s*", str(expires_in)) else 0
-    problems = (  # the first problem found is the one reported
-        (not isinstance(data, dict), "is not a JSON object"),
-        (not isinstance(token, str) or not token, "has no access_token"),
-        (not _TOKEN.fullmatch(str(token)), "'s access_token is not a valid header value"),
-        (str(kind).lower() != "bearer", f"'s token_type is {str(kind)[:40]!r}, not Bearer"),
-        (not 1 <= lifetime <= MAX_TOKEN_LIFETIME, f"'s expires_in is {expires_in!r:.40}, {WHOLE}"),
-    )
-    if what := next((what for found, what in problems if found), None):
-        raise errors.TokenResponseError(f"token response {what}", request=request)
-    return IssuedToken(access_token=str(token), lifetime=lifetime)
+    # A token is a header value: printable ASCII without spaces, or it could inject headers.
+    if not isinstance(token, str) or not re.fullmatch(r"[!-~]{1,8192}", token):
+        what = " has no access_token that is a header value (printable ASCII, no spaces)"
+    elif str(kind).lower() != "bearer":
+        what = f"'s token_type is {str(kind)[:40]!r}, not Bearer"
+    elif not 1 <= lifetime <= MAX_TOKEN_LIFETIME:
+        what = f"'s expires_in is {expires_in!r:.40}, not an integer from 1 to {MAX_TOKEN_LIFETIME}"
+    else:
+        return token, lifetime
+    raise errors.TokenResponseError(f"token response{what}", request=request)
 
 
-@attrs.define(repr=False, eq=False)
-class TokenState:
-    """The token shared by every client of one integration, and the fetch in progress.
-
-    Thread-safe; the lock is never held across I/O. ``refused`` is the last token a
-    401 invalidated, ``stored`` the number of tokens stored so far (for the log),
-    ``proven`` the last tokens that got a successful answer.
-
-    Example::
-
-        auth = TokenAuth(base_url, client_id, secret, state=TokenState(refresh_skew=60.0))
-    """
-
-    refresh_skew: float = attrs.field(default=60.0, kw_only=True, validator=attrs.validators.ge(0))
-    refused: str | None = attrs.field(default=None, init=False)
-    stored: int = attrs.field(default=0, init=False)
-    proven: collections.deque[str] = attrs.field(
-        factory=lambda: collections.deque(maxlen=8), init=False
-    )
-    _token: str | None = attrs.field(default=None, init=False)
-    _refresh_at: float = attrs.field(default=0.0, init=False)
-    _refresh: _Refresh | None = attrs.field(default=None, init=False)
-    _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
-
-    def claim(self, now: float) -> str | _Refresh | _Lead:
-        """The token if it is fresh, else the fetch under way, else a new fetch that
-        the caller leads (on its thread) and must :meth:`finish`."""
-        with self._lock:
-            if self._token is not None and now < self._refresh_at:
-                return self._token
-            if self._refresh is not None:
-                return self._refresh
-            self._refresh = _Refresh()
-            return _Lead(self._refresh)
-
-    def store(self, token: str, lifetime: float, *, sent_at: float) -> int:
-        """Keep a new token and return its number; its lifetime counts from when its
-        request was sent, less a margin of at most half the lifetime (a short-lived
-        token is still used)."""
-        with self._lock:
-            self._token, self.stored = token, self.stored + 1
-            self._refresh_at = sent_at + lifetime - min(self.refresh_skew, lifetime / 2)
-            return self.stored
-
-    def invalidate(self, token: str) -> None:
-        """Forget ``token`` if it is still the current one (a 401 for an older token
-        says nothing about the current one)."""
-        with self._lock:
-            self.refused = token
-            if self._token == token:
-                self._refresh_at = float("-inf")
-
-    def finish(self, refresh: _Refresh, error: BaseException | None) -> None:
-        """End ``refresh`` (never a newer one) and wake its waiters; a typed error is
-        theirs too (wrong credentials must not turn into one ``/authenticate`` per
-        request), as a copy taken now, before the leader's caller adds to it."""
-        with self._lock:
-            if self._refresh is refresh:
-                self._refresh = None
-        refresh.set_result(_own_copy(error) if isinstance(error, errors.ServiceApiError) else None)
-
-
-def _without_slash(url: object) -> str:
-    return str(url).rstrip("/")
+def _without_slash(url: str) -> str:
+    return url.rstrip("/")
 
 
 @attrs.define(repr=False, eq=False)
 class TokenAuth(httpx.Auth):
-    """``httpx.Auth`` that keeps a bearer token fresh for one base URL (see the README);
-    its repr is the default one, so that it shows no secret.
+    """``httpx.Auth`` that keeps a bearer token fresh for one base URL (see the README),
+    shared by every client of one integration; its repr is the default one, so that it
+    shows no secret. Thread-safe; the lock is never held across I/O. A token is
+    refreshed ``skew`` seconds before it expires (at most half its lifetime before);
+    ``proven`` holds the last tokens that got a successful answer.
 
     Example::
 
@@ -224,37 +137,47 @@ class TokenAuth(httpx.Auth):
     base_url: str = attrs.field(converter=_without_slash)
     client_id: str
     _client_secret: str
-    state: TokenState = attrs.field(factory=TokenState, kw_only=True)
+    skew: float = attrs.field(default=60.0, kw_only=True, validator=attrs.validators.ge(0))
     _timeout: httpx.Timeout = attrs.field(factory=lambda: httpx.Timeout(30.0), kw_only=True)
     _clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True)
     _token_store: TokenStore | None = attrs.field(default=None, kw_only=True)
+    proven: deque[str] = attrs.field(factory=lambda: deque(maxlen=8), init=False)
+    _token: str | None = attrs.field(default=None, init=False)
+    _refresh_at: float = attrs.field(default=0.0, init=False)
+    _refresh: _Refresh | None = attrs.field(default=None, init=False)
+    _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
     _store_failed: bool = attrs.field(default=False, init=False)
 
-    def build_token_request(self) -> httpx.Request:
-        """The ``POST /authenticate`` request, from the generated request model; it
-        accepts ``text/plain`` as the service's own client does (the seed)."""
-        form = TokenRequest(self.client_id, self._client_secret, "client_credentials")
-        # Requests yielded by an auth flow skip the client's request building,
-        # so the client's timeout must be set here or it would be unlimited.
-        extensions = {"timeout": self._timeout.as_dict(), errors.TOKEN_REQUEST_EXTENSION: True}
-        url, headers = f"{self.base_url}/authenticate", {"accept": "text/plain"}
-        return httpx.Request(
-            "POST", url, files=form.to_multipart(), headers=headers, extensions=extensions
-        )
+    def claim(self, now: float) -> tuple[str | _Refresh, bool]:
+        """The token if it is fresh, else the fetch under way, else a new fetch that
+        the caller leads (on its thread: the flag says so) and must end."""
+        with self._lock:
+            if self._token is not None and now < self._refresh_at:
+                return self._token, False
+            leads = self._refresh is None
+            self._refresh = self._refresh or _Refresh()
+            return self._refresh, leads
+
+    def invalidate(self, token: str) -> None:
+        """Forget ``token`` if it is still the current one (a 401 for an older token
+        says nothing about the current one)."""
+        with self._lock:
+            if self._token == token:
+                self._refresh_at = float("-inf")
 
     def auth_flow(self, request: httpx.Request) -> _Flow:  # type: ignore[override]
         """Yield the token request when this flow leads a fetch, a :data:`_Refresh` to
         wait for when another flow does (what the driver sends back after it is not
         read), then ``request``; after a 401 for a token not refused before, refresh
-        and replay (at most ``MAX_REFRESHES`` times).
+        and replay (see ``MAX_REFRESHES`` and ``MAX_REPLAYS``).
 
         Only the two drivers below call it, hence the wider type than httpx's.
         """
         refused: list[str] = []
         while True:
-            token = self.state.claim(self._clock())
-            if isinstance(token, _Lead):
-                yield from self._fetch(token.refresh, self._token_store)
+            token, leads = self.claim(self._clock())
+            if isinstance(token, _Refresh) and leads:
+                yield from self._fetch(token, self._token_store)
             elif isinstance(token, _Refresh):
                 yield token  # the driver waits for it, at most MAX_REFRESH_WAIT
                 if not token.done():  # fetch alone, for a refresh nobody waits for
@@ -264,56 +187,68 @@ class TokenAuth(httpx.Auth):
             else:
                 request.headers["Authorization"] = f"Bearer {token}"
                 response = yield request
-                if response is None or response.status_code != 401 or token in refused:
-                    if (
-                        response is not None
-                        and response.status_code < 400
-                        and token not in self.state.proven
-                    ):
-                        self.state.proven.append(token)  # it works: a later 401 is a revocation
-                    return
+                assert response is not None  # the drivers answer every request
+                if response.status_code < 400 and token not in self.proven:
+                    self.proven.append(token)  # it works: a later 401 is a revocation
                 code = errors.challenge(response.headers, "error")
+                replay = response.status_code == 401 and code in (None, "invalid_token")
                 # Only tokens that never worked count against MAX_REFRESHES: a server that
                 # refuses every token is given up on soon, a revoked token is replaced.
-                never_worked = sum(t not in self.state.proven for t in refused)
+                never_worked = sum(t not in self.proven for t in refused)
                 limit = never_worked >= MAX_REFRESHES or len(refused) >= MAX_REPLAYS
-                if limit or code not in (None, "invalid_token"):
+                if not replay or token in refused or limit:
                     return
                 logger.info("401 for %s: replaying with a new token", request.url)
-                self.state.invalidate(token)
+                self.invalidate(token)
                 refused.append(token)
 
     def _fetch(self, refresh: _Refresh, store: TokenStore | None) -> _Flow:
         """Adopt the store's token (for its remaining lifetime), or fetch one and save it
-        there, under the store's lock; then finish ``refresh``, with the typed error the
-        fetch ended with. When sending the token request fails, httpx closes the flow
+        there, under the store's lock; then end ``refresh`` and wake its waiters, with
+        the typed error the fetch ended with (theirs too: wrong credentials must not
+        turn into one ``/authenticate`` per request), copied before the leader's caller
+        adds to it. When sending the token request fails, httpx closes the flow
         (``GeneratorExit``): the transport recorded the error on the request."""
-        token_request, error = self.build_token_request(), None
+        form = TokenRequest(self.client_id, self._client_secret, "client_credentials")
+        # Requests yielded by an auth flow skip the client's request building,
+        # so the client's timeout must be set here or it would be unlimited.
+        extensions = {"timeout": self._timeout.as_dict(), errors.TOKEN_REQUEST_EXTENSION: True}
+        url, headers = f"{self.base_url}/authenticate", {"accept": "text/plain"}  # as the seed
+        token_request = httpx.Request(
+            "POST", url, files=form.to_multipart(), headers=headers, extensions=extensions
+        )
+        error: errors.ServiceApiError | None = None
         try:
             with contextlib.ExitStack() as stack:  # the waiters hear once the lock is free
                 self._use(store, lambda store: stack.enter_context(store.lock()))
-                stored = self._use(store, lambda store: store.load())
-                lifetime = stored.expires_at - time.time() if stored else 0.0
-                if stored and stored.access_token != self.state.refused and lifetime > 0:
-                    self.state.store(stored.access_token, lifetime, sent_at=self._clock())
-                    return
+                stored = self._use(store, lambda store: store.load()) or StoredToken("", 0.0)
+                token, lifetime = stored.access_token, stored.expires_at - time.time()
                 sent_at = self._clock()
-                logger.info("fetching a bearer token for %s", self.client_id)
-                response = yield token_request
-                assert response is not None  # the drivers answer every request
-                issued = parse_token_response(response)
-                token, lifetime = issued.access_token, issued.lifetime
-                n = self.state.store(token, lifetime, sent_at=sent_at)
-                logger.info("bearer token #%d for %s, valid %d s", n, self.client_id, lifetime)
-                expires_at = time.time() + lifetime - (self._clock() - sent_at)
-                self._use(store, lambda store: store.save(StoredToken(token, expires_at)))
+                # Adopted if still valid and not the token this process holds (that one is
+                # due or was refused); else fetched.
+                if token in ("", self._token) or lifetime <= 0:
+                    response = yield token_request
+                    assert response is not None  # the drivers answer every request
+                    token, lifetime = parse_token_response(response)
+                    logger.info("bearer token for %s, valid %d s", self.client_id, lifetime)
+                    expires_at = time.time() + lifetime - (self._clock() - sent_at)
+                    self._use(store, lambda store: store.save(StoredToken(token, expires_at)))
+                # Its lifetime counts from when its request was sent, less a margin of at
+                # most half the lifetime (a short-lived token is still used).
+                with self._lock:
+                    self._token = token
+                    self._refresh_at = sent_at + lifetime - min(self.skew, lifetime / 2)
         except BaseException as exc:
-            error = token_request.extensions.get(TOKEN_ERROR_EXTENSION, exc)
+            failed = token_request.extensions.get(TOKEN_ERROR_EXTENSION, exc)
+            error = _own_copy(failed) if isinstance(failed, errors.ServiceApiError) else None
             raise
         finally:
-            self.state.finish(refresh, error)
+            with self._lock:
+                if self._refresh is refresh:  # never a newer one
+                    self._refresh = None
+            refresh.set_result(error)
 
-    def _use(self, store: TokenStore | None, action: Callable[[TokenStore], _T]) -> _T | None:
+    def _use(self, store: TokenStore | None, action: _StoreAction) -> StoredToken | None:
         """``action(store)``, or ``None`` without a store or when the store fails
         (a broken store falls back to fetching; said once)."""
         try:

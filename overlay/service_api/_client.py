@@ -27,7 +27,7 @@ import attrs
 import httpx
 
 import service_api_client
-from service_api._auth import BASE_URL_HINT, TokenAuth, TokenState
+from service_api._auth import BASE_URL_HINT, TokenAuth
 from service_api._errors import (
     ApiConnectionError,
     ApiStatusError,
@@ -369,9 +369,8 @@ class Client(service_api_client.Client):
         timeout = httpx.Timeout(timeout)
         if isinstance(token_store, str):  # a shared token named by URL
             token_store = _quota("token_store", token_store).token_store(token_store, key=client_id)
-        state = TokenState(refresh_skew=refresh_skew)
         auth = TokenAuth(
-            url, client_id, secret, state=state, timeout=timeout, token_store=token_store
+            url, client_id, secret, skew=refresh_skew, timeout=timeout, token_store=token_store
         )
         limiter = None
         if rate_limit is not None or rate_store is not None:

@@ -225,3 +225,23 @@ def test_no_module_of_the_command_imports_one_that_imports_it_back() -> None:
     # The cycle there was: _commands imported describe_error from _app.
     assert reaches("_app", "_commands", set())
     assert not reaches("_commands", "_app", set())
+
+
+def test_the_command_uses_only_public_names_of_the_library() -> None:
+    package = Path(service_api_cli.__file__).parent
+    private = []
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("service_api"):
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                names = [f"{node.value.id}.{node.attr}"]
+            else:
+                continue
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "service_api" and any(p.startswith("_") for p in parts[1:]):
+                    private.append(f"{path.name}: {name}")
+    assert private == []

@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -332,20 +333,49 @@ def test_token_shows_type_and_expiry_and_the_token_only_when_asked(mock: Running
     assert f"access_token: {mock.service.issued_tokens()[-1]}" in shown.stdout
 
 
-async def _token_without_lifetime(scope: Scope, receive: Receive, send: Send) -> None:
-    # A 200 whose expires_in is "0": a token no client can schedule a refresh for.
-    body = {"access_token": "zero-lifetime-token", "token_type": "Bearer", "expires_in": "0"}
-    headers = [(b"content-type", b"application/json")]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+def _token_app(status: int, body: bytes) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
 
 
-def test_token_accepts_exactly_what_the_library_accepts() -> None:
-    with serve_asgi(_token_without_lifetime) as origin:
-        done = run_cli(["token"], cli_env(f"{origin}/public/v3"))
+def _token_body(**fields: object) -> bytes:
+    token = {"access_token": "unusable-answer-token", "token_type": "Bearer", "expires_in": "60"}
+    return json.dumps(token | fields).encode()
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "message"),
+    [
+        # A token no client can schedule a refresh for.
+        (200, _token_body(expires_in="0"), "expires_in is '0', not a whole number of seconds"),
+        (200, _token_body(expires_in="3600.5"), "expires_in is '3600.5', not a whole number"),
+        (200, _token_body(access_token="two words"), "has no usable access_token"),
+        (200, _token_body(token_type="MAC"), "is not a JSON object with an access_token, token"),
+        (200, b"<html>", "is not a JSON object with an access_token, token_type Bearer"),
+        (404, b"{}", "answered 404; does the base URL end with /public/v3?"),
+        (503, b"{}", "answered 503"),
+    ],
+)
+def test_token_reports_an_unusable_answer_without_the_token(
+    status: int, body: bytes, message: str
+) -> None:
+    with serve_asgi(_token_app(status, body)) as origin:
+        done = run_cli(["token", "--show-token"], cli_env(f"{origin}/public/v3"))
     assert done.returncode == 5, done.stdout
-    assert "expires_in is '0', not an integer between 1 and" in done.stderr
-    assert "zero-lifetime-token" not in done.stdout + done.stderr
+    assert message in done.stderr
+    assert "unusable-answer-token" not in done.stdout + done.stderr
+
+
+def test_token_prints_an_integer_expires_in_too() -> None:
+    with serve_asgi(_token_app(200, _token_body(expires_in=60))) as origin:
+        done = run_cli(["token"], cli_env(f"{origin}/public/v3"))
+    assert done.returncode == 0, done.stderr
+    assert "expires_in: 60 s" in done.stdout
+    assert "unusable-answer-token" not in done.stdout + done.stderr
 
 
 def test_token_with_a_wrong_secret_is_an_authentication_error(mock: RunningMock) -> None:

@@ -16,11 +16,7 @@ from leak_guard import register_secret  # type: ignore[import-not-found]  # test
 
 import service_api
 from service_api import InvalidCredentialsError, ServerError, StoredToken, TokenResponseError, _auth
-from service_api._auth import (
-    TokenAuth,
-    TokenState,
-    parse_token_response,
-)
+from service_api._auth import TokenAuth, parse_token_response
 from service_api._errors import TOKEN_REQUEST_EXTENSION
 
 BASE = "https://api.example.test/public/v3"
@@ -49,7 +45,7 @@ def as_request(step: object) -> httpx.Request:
 
 
 def make_auth(clock: FakeClock, skew: float = 60.0) -> TokenAuth:
-    return TokenAuth(BASE, "cid", SECRET, state=TokenState(refresh_skew=skew), clock=clock)
+    return TokenAuth(BASE, "cid", SECRET, skew=skew, clock=clock)
 
 
 def test_first_request_fetches_a_token_from_the_generated_model() -> None:
@@ -204,7 +200,7 @@ def test_a_401_with_an_older_token_replays_with_the_current_one_without_fetching
     slow = httpx.Request("GET", f"{BASE}/slow")
     slow_flow = auth.auth_flow(slow)
     slow_flow.send(token_response(as_request(next(slow_flow)), "tok-1"))
-    auth.state.invalidate("tok-1")  # meanwhile another request refreshed the token
+    auth.invalidate("tok-1")  # meanwhile another request refreshed the token
     other = auth.auth_flow(httpx.Request("GET", f"{BASE}/other"))
     other.send(token_response(as_request(next(other)), "tok-2"))
     replay = slow_flow.send(httpx.Response(401, request=slow))
@@ -285,15 +281,15 @@ def test_sync_driver_single_flight_across_threads() -> None:
 @pytest.mark.parametrize(
     ("fields", "match"),
     [
-        ({"access_token": None}, "no access_token"),
-        ({"access_token": "two words"}, "not a valid header value"),
+        ({"access_token": None}, "has no access_token that is a header value"),
+        ({"access_token": "two words"}, "has no access_token that is a header value"),
         ({"token_type": "MAC"}, "not Bearer"),
         ({"expires_in": "0"}, "expires_in"),
         ({"expires_in": "3600.5"}, "expires_in"),
         ({"expires_in": "99999999"}, "expires_in"),
         ({"expires_in": True}, "expires_in"),
         ({"expires_in": "9" * 5000}, "expires_in"),
-        ({"access_token": "x" * 8193}, "not a valid header value"),
+        ({"access_token": "x" * 8193}, "has no access_token that is a header value"),
     ],
 )
 def test_bad_token_responses_are_typed_errors(fields: dict[str, Any], match: str) -> None:
@@ -305,15 +301,17 @@ def test_bad_token_responses_are_typed_errors(fields: dict[str, Any], match: str
 
 def test_token_type_is_case_insensitive_and_integer_expires_in_is_accepted() -> None:
     request = httpx.Request("POST", f"{BASE}/authenticate")
-    issued = parse_token_response(token_response(request, token_type="bearer", expires_in=60))
-    assert issued.lifetime == 60
-    assert "tok-1" not in repr(issued)
+    assert parse_token_response(token_response(request, token_type="bearer", expires_in=60)) == (
+        "tok-1",
+        60,
+    )
 
 
-def test_not_json_is_a_token_response_error() -> None:
+@pytest.mark.parametrize("body", [b"<html>", b"[]", b'"tok"', b"{}"])
+def test_not_a_json_object_with_a_token_is_a_token_response_error(body: bytes) -> None:
     request = httpx.Request("POST", f"{BASE}/authenticate")
-    with pytest.raises(TokenResponseError, match="not JSON"):
-        parse_token_response(httpx.Response(200, content=b"<html>", request=request))
+    with pytest.raises(TokenResponseError, match="has no access_token"):
+        parse_token_response(httpx.Response(200, content=body, request=request))
 
 
 @pytest.mark.parametrize(
@@ -329,7 +327,10 @@ def test_refused_credentials(status: int, code: str | None) -> None:
         parse_token_response(response)
     assert type(info.value) is InvalidCredentialsError  # a 400 too: not a BadRequestError
     assert (info.value.status_code, info.value.error) == (status, code)
-    assert str(info.value).startswith(f"the service refused the client credentials ({status}")
+    assert (
+        str(info.value)
+        == f"the service refused the client credentials ({status}) for POST {BASE}/authenticate"
+    )
 
 
 def test_the_json_body_is_read_whatever_the_content_type() -> None:
@@ -338,14 +339,14 @@ def test_the_json_body_is_read_whatever_the_content_type() -> None:
         body = b'{"access_token": "tok-plain", "token_type": "Bearer", "expires_in": "60"}'
         headers = {"content-type": content_type} if content_type else {}
         response = httpx.Response(200, content=body, headers=headers, request=request)
-        assert parse_token_response(response).lifetime == 60
+        assert parse_token_response(response) == ("tok-plain", 60)
 
 
 def test_reprs_show_no_secret() -> None:
     auth = make_auth(FakeClock())
     flow = auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))
     flow.send(token_response(as_request(next(flow)), "tok-secret-1"))
-    for text in (repr(auth), str(auth), repr(auth.state)):
+    for text in (repr(auth), str(auth)):
         assert SECRET not in text
         assert "tok-secret-1" not in text
 
@@ -421,8 +422,19 @@ def test_a_stored_token_keeps_its_remaining_lifetime() -> None:
     clock.now += 600 - 60 - 5  # short of the refresh time (skew 60 s): still the stored one
     assert drive(auth, ok) == ["Bearer tok-stored"]
     assert store.calls == ["lock", "load", "unlock"]  # no second look at the store
-    clock.now += 10  # past it: the store is asked again (its token is still valid)
+    clock.now += 10  # past it: the store is asked again, and holds the token that is due
+    assert drive(auth, ok) == ["token", "Bearer tok-fetched"]
+    assert store.calls == ["lock", "load", "unlock", "lock", "load", "save", "unlock"]
+
+
+def test_a_token_another_process_stored_is_adopted_when_ours_is_due() -> None:
+    clock = FakeClock()
+    store = MemoryStore(StoredToken("tok-stored", expires_at=time.time() + 600))
+    auth = TokenAuth(BASE, "cid", SECRET, clock=clock, token_store=store)
     assert drive(auth, ok) == ["Bearer tok-stored"]
+    store.token = StoredToken("tok-other", expires_at=time.time() + 3600)
+    clock.now += 600 - 60 + 5  # past the refresh time of ours
+    assert drive(auth, ok) == ["Bearer tok-other"]
     assert store.calls == ["lock", "load", "unlock"] * 2
 
 
@@ -452,7 +464,7 @@ def test_a_broken_store_falls_back_to_fetching_with_one_warning(
 ) -> None:
     auth = store_auth(MemoryStore(broken=True))
     assert drive(auth, ok) == ["token", "Bearer tok-fetched"]
-    auth.state.invalidate("tok-fetched")
+    auth.invalidate("tok-fetched")
     assert drive(auth, ok) == ["token", "Bearer tok-fetched"]
     warnings = [r for r in caplog.records if r.levelname == "WARNING"]
     assert len(warnings) == 1
@@ -675,7 +687,7 @@ def test_waiters_stop_waiting_for_a_leader_whose_loop_stopped_for_good(
     sync_status = in_thread(lambda: client.get_httpx_client().get("/x").status_code)
     assert sync_status == 200
     assert server.token_requests == 2
-    client._family.auth.state.invalidate("loopback-token-2")  # the next call needs a new one
+    client._family.auth.invalidate("loopback-token-2")  # the next call needs a new one
 
     async def async_call() -> int:
         response = await client.get_async_httpx_client().get("/x")
@@ -731,18 +743,18 @@ def test_waiters_of_a_failed_token_request_retry_behind_one_new_leader(
     server = token_server(1)
     server.fail_held = True  # the first token request fails, once everyone waits for it
     waiting, everyone_waits = 0, threading.Event()
-    claim = _auth.TokenState.claim
+    claim = _auth.TokenAuth.claim
 
-    def counting_claim(state: _auth.TokenState, now: float) -> object:
+    def counting_claim(auth: TokenAuth, now: float) -> object:
         nonlocal waiting
-        outcome = claim(state, now)
-        if not isinstance(outcome, str | _auth._Lead):  # a fetch under way to wait for
+        outcome, leads = claim(auth, now)
+        if not isinstance(outcome, str) and not leads:  # a fetch under way to wait for
             waiting += 1
             if waiting == 7:
                 everyone_waits.set()
-        return outcome
+        return outcome, leads
 
-    monkeypatch.setattr(_auth.TokenState, "claim", counting_claim)
+    monkeypatch.setattr(_auth.TokenAuth, "claim", counting_claim)
     policy = service_api.RetryPolicy(max_retries=1, initial_delay=0.001, max_delay=0.001)
     client = service_api.Client(server.base_url, "cid", SECRET, None, retry=policy)
 
@@ -824,7 +836,7 @@ def test_a_post_is_retried_only_when_its_token_request_failed() -> None:
         assert info.value.request is not None
         assert TOKEN_REQUEST_EXTENSION not in info.value.request.extensions
         answers["token"] = [503] * 9  # now every token request fails: retried, then raised
-        c._family.auth.state.invalidate("tok-marker")
+        c._family.auth.invalidate("tok-marker")
         with pytest.raises(ServerError) as failed:
             c.get_httpx_client().post("/shipments", json={})
     assert failed.value.request is not None

@@ -113,7 +113,7 @@ class ClientLogCounter(logging.Handler):
             # "... (retry %d of %d)": the next-to-last argument is this retry's number.
             if isinstance(record.args, tuple) and isinstance(record.args[-2], int):
                 self.max_retry_seen = max(self.max_retry_seen, record.args[-2])
-        elif isinstance(record.msg, str) and record.msg.startswith("bearer token #"):
+        elif isinstance(record.msg, str) and record.msg.startswith("bearer token for "):
             self.refreshes += 1
 
 
