@@ -12,39 +12,27 @@ auth flow for the token of that moment. The behaviour is documented in the READM
 from __future__ import annotations
 
 import asyncio
-import enum
 import functools
 import importlib.metadata
 import itertools
-import logging
 import os
 import sys
 import time
 from collections.abc import Mapping
-from typing import Any, Self
+from types import EllipsisType
+from typing import Any, NoReturn, Self, cast
 
 import attrs
 import httpx
 
 import service_api_client
+from service_api import _errors as errors
 from service_api._auth import BASE_URL_HINT, TokenAuth, TokenState
-from service_api._errors import (
-    ApiConnectionError,
-    ApiStatusError,
-    ConfigurationError,
-    ServiceApiError,
-    error_from_httpx,
-    error_from_response,
-    is_token_request,
-    lasting_cause,
-)
-from service_api._logs import log_response
+from service_api._logs import log_response, logger
 from service_api._pools import Pools
-from service_api._protocols import QuotaFeatures, RequestLimiter, TokenStore
-from service_api._retry import IDEMPOTENT_METHODS, RETRY_SLEEP, RetryPolicy, retry_delay
+from service_api._protocols import TokenStore
+from service_api._retry import IDEMPOTENT_METHODS, RetryPolicy, retry_delay, sleep_for
 from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES, GuardedTransport
-
-logger = logging.getLogger("service_api")
 
 #: The variables ``Client()`` reads for a setting it is not given (as the CLI does).
 ENV_BASE_URL = "SERVICE_API_BASE_URL"
@@ -66,7 +54,6 @@ class _Family:
         """``args`` are the checked ``httpx_args``, for every httpx client of the family;
         ``guard`` configures :class:`GuardedTransport`."""
         self.auth, self.pools, self.user_transport = auth, Pools(), args.get("transport")
-        self.limiter: RequestLimiter | None = guard["limiter"]
         self.guard_args = {"base_url": httpx.URL(auth.base_url), **guard}
         # The user's mounts sit behind the same guard (theirs to close).
         mounts = {k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()}
@@ -85,7 +72,7 @@ class _Family:
 
 
 #: What one attempt ends with, short of a success: an error answer or an exception.
-_Outcome = httpx.Response | httpx.HTTPError | ServiceApiError
+_Outcome = httpx.Response | httpx.HTTPError | errors.ServiceApiError
 
 
 def _next_delay(
@@ -94,19 +81,22 @@ def _next_delay(
     """Seconds before the next attempt after ``outcome`` under ``policy`` (pure but for
     the log line and the test sleep switch); raises the typed error when there is none.
     Logs retries at INFO."""
-    error: ServiceApiError
+    error: errors.ServiceApiError
     cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
     heals = True
     if isinstance(outcome, httpx.Response):
-        error = error_from_response(outcome, hint=hint_404 if outcome.status_code == 404 else "")
+        error = errors.error_from_response(
+            outcome, hint=hint_404 if outcome.status_code == 404 else ""
+        )
     elif isinstance(outcome, httpx.HTTPError):
-        error, heals = error_from_httpx(outcome, request=request), not lasting_cause(outcome)
+        error = errors.error_from_httpx(outcome, request=request)
+        heals = not errors.lasting_cause(outcome)
     else:
         error, cause = outcome, outcome.__cause__
     # A failed token request never sent the request it was for: retrying it is safe.
-    safe = request.method in IDEMPOTENT_METHODS or is_token_request(error.request)
+    safe = request.method in IDEMPOTENT_METHODS or errors.is_token_request(error.request)
     delay = None
-    if safe and heals and isinstance(error, ApiStatusError | ApiConnectionError):
+    if safe and heals and isinstance(error, errors.ApiStatusError | errors.ApiConnectionError):
         status, after = getattr(error, "status_code", None), getattr(error, "retry_after", None)
         delay = retry_delay(policy, attempt, status=status, retry_after=after)
     if delay is None:
@@ -116,7 +106,7 @@ def _next_delay(
         *(request.method, request.url.path, type(error).__name__, delay, attempt + 1),
         policy.max_retries,
     )
-    return RETRY_SLEEP.wait_for(delay)
+    return sleep_for(delay)
 
 
 class _ViewClient:
@@ -162,7 +152,7 @@ class _ServiceHttpxClient(_ViewClient, httpx.Client):
                 if outcome.status_code < 400:
                     return outcome
                 outcome.read()  # an error body: bounded by the transport
-            except (httpx.HTTPError, ServiceApiError) as exc:
+            except (httpx.HTTPError, errors.ServiceApiError) as exc:
                 outcome = exc
             time.sleep(_next_delay(self._policy, self._hint, request, next(attempts), outcome))
 
@@ -184,58 +174,38 @@ class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
                 if outcome.status_code < 400:
                     return outcome
                 await outcome.aread()
-            except (httpx.HTTPError, ServiceApiError) as exc:
+            except (httpx.HTTPError, errors.ServiceApiError) as exc:
                 outcome = exc
             await asyncio.sleep(
                 _next_delay(self._policy, self._hint, request, next(attempts), outcome)
             )
 
 
-#: httpx_args that would reach the network around the guard, retries and size bound.
-_REFUSED_ARGS = {
-    "auth": "the client authenticates itself",
-    "app": "pass transport=httpx.ASGITransport(app) or httpx.WSGITransport(app)",
-    "base_url": "pass base_url to service_api.Client",
-    "proxies": "pass proxy= or mounts=",
-}
-
-
 def _check_httpx_args(args: dict[str, Any]) -> None:
-    """Refuse what would reach the network around the guard, retries and size bound."""
-    for name in filter(args.__contains__, _REFUSED_ARGS):
-        raise TypeError(f"httpx_args must not contain {name!r}: {_REFUSED_ARGS[name]}")
+    """Refuse what would reach the network around the guard, retries and size bound, or
+    silently never be used."""
+    for name in filter(args.__contains__, ("app", "auth", "base_url", "proxies")):
+        hint = "transport=, proxy= or mounts=" if name in ("app", "proxies") else "nothing"
+        raise TypeError(f"httpx_args must not contain {name!r}: the client sets it (pass {hint})")
     if args.get("transport") is not None and args.get("proxy") is not None:
-        message = "pass proxy or httpx_args 'transport', not both: a proxy route never reaches it"
-        raise TypeError(f"'transport' and 'proxy' exclude each other ({message})")
+        raise TypeError("pass proxy or httpx_args 'transport', not both: a proxy never reaches it")
     mounts = args.get("mounts") or {}
-    if not isinstance(mounts, Mapping) or not all(map(_is_transport, mounts.values())):
+    transports = httpx.BaseTransport | httpx.AsyncBaseTransport | None
+    if not isinstance(mounts, Mapping) or not all(
+        isinstance(t, transports) for t in mounts.values()
+    ):
         raise TypeError("httpx_args 'mounts' must map URL patterns to httpx transports or None")
 
 
-def _is_transport(value: object) -> bool:
-    return isinstance(value, httpx.BaseTransport | httpx.AsyncBaseTransport | None)
-
-
 def _user_agent(headers: dict[str, str], extra: str | None) -> str:
-    """``service-api/<version> python/<x.y> httpx/<version>``, then ``extra`` if given,
-    put in ``headers`` unless the user gave a ``User-Agent`` (theirs wins whole)."""
-    if extra is not None and (not extra.strip() or not extra.isprintable()):
-        raise ValueError("user_agent must be a non-empty printable string")
+    """A ``User-Agent`` header of the user's, whole; else (put in ``headers``)
+    ``service-api/<version> python/<x.y> httpx/<version>``, then ``extra`` if given."""
     given: str | None = httpx.Headers(headers).get("user-agent")
-    if given is not None and extra is not None:
-        raise TypeError("pass user_agent or a User-Agent header, not both")
     if given is None:
         python = f"{sys.version_info.major}.{sys.version_info.minor}"
-        given = f"service-api/{_VERSION} python/{python} httpx/{httpx.__version__}"
-        headers["User-Agent"] = given = f"{given} {extra.strip()}" if extra else given
+        ours = f"service-api/{_VERSION} python/{python} httpx/{httpx.__version__} {extra or ''}"
+        given = headers["User-Agent"] = ours.strip()
     return given
-
-
-class FromEnvironment(enum.Enum):
-    """The default of ``Client(account_id=...)``: read ``SERVICE_API_ACCOUNT_ID``
-    (``None``, given explicitly, means no account header whatever the environment)."""
-
-    FROM_ENVIRONMENT = "from the environment"
 
 
 def _setting(value: str | None, variable: str) -> str:
@@ -243,36 +213,24 @@ def _setting(value: str | None, variable: str) -> str:
     :class:`ConfigurationError` naming it."""
     if value is None and not (value := os.environ.get(variable, "").strip()):
         name = variable.removeprefix("SERVICE_API_").lower()
-        raise ConfigurationError(f"no {name}: pass {name}= or set {variable}", variable)
+        raise errors.ConfigurationError(f"no {name}: pass {name}= or set {variable}", variable)
     return value
 
 
 def _base_url(given: str | None) -> str:
-    """The base URL given (a bad one is a ``ValueError``) or read from its variable (a
-    bad one is a :class:`ConfigurationError` naming it)."""
+    """The base URL given or read from its variable: a bad one is a
+    :class:`ConfigurationError` (naming the variable when read from it)."""
     base_url = _setting(given, ENV_BASE_URL)
     try:
         url = httpx.URL(base_url)
-    except httpx.InvalidURL as exc:
-        problem = f"base_url is not a URL: {exc}"
-    else:
-        bad = url.scheme not in ("http", "https") or not url.host or {"?", "#"} & set(base_url)
-        problem = "base_url must be an absolute http(s) URL, no query, no fragment" if bad else ""
-    if problem and given is None:
-        raise ConfigurationError(f"{ENV_BASE_URL}: {problem}", ENV_BASE_URL)
-    if problem:
-        raise ValueError(problem)
+        good = url.scheme in ("http", "https") and url.host and not {"?", "#"} & set(base_url)
+    except httpx.InvalidURL:
+        good = False
+    if not good:
+        where = "" if given else f"{ENV_BASE_URL}: "
+        problem = "base_url must be an absolute http(s) URL, no query, no fragment"
+        raise errors.ConfigurationError(f"{where}{problem}", ENV_BASE_URL)
     return base_url
-
-
-def _account(account_id: str | FromEnvironment | None) -> str | None:
-    """The account given, or read from its variable (unset or blank: none)."""
-    if not isinstance(account_id, FromEnvironment):
-        return account_id
-    if "," in (account := os.environ.get(ENV_ACCOUNT_ID, "").strip()):  # the CLI's list form
-        message = "names several accounts: pass account_id= for one, with_account() for others"
-        raise ConfigurationError(f"{ENV_ACCOUNT_ID} {message}", ENV_ACCOUNT_ID)
-    return account or None
 
 
 def _policy(policy: RetryPolicy, max_retries: int | None, retry: RetryPolicy | None) -> RetryPolicy:
@@ -284,7 +242,7 @@ def _policy(policy: RetryPolicy, max_retries: int | None, retry: RetryPolicy | N
     return retry or policy
 
 
-def _quota(option: str, url: str | None) -> QuotaFeatures:
+def _quota(option: str, url: str | None) -> Any:
     """``service_api.quota``, imported when an option needs it; without its dependencies,
     a :class:`ConfigurationError` naming the extra to install (as httpx does for h2)."""
     try:
@@ -294,7 +252,7 @@ def _quota(option: str, url: str | None) -> QuotaFeatures:
             raise
         extra = "redis" if (url or "").lower().startswith("redis") else "quota"
         message = f"{option}= needs the [{extra}] extra: pip install 'service-api[{extra}]'"
-        raise ConfigurationError(message, f"SERVICE_API_{option.upper()}") from None
+        raise errors.ConfigurationError(message, f"SERVICE_API_{option.upper()}") from None
     return quota
 
 
@@ -342,7 +300,7 @@ class Client(service_api_client.Client):
         base_url: str | None = None,
         client_id: str | None = None,
         client_secret: str | None = None,
-        account_id: str | FromEnvironment | None = FromEnvironment.FROM_ENVIRONMENT,
+        account_id: str | EllipsisType | None = ...,
         *,
         refresh_skew: float = 60.0,
         max_retries: int | None = None,
@@ -361,14 +319,21 @@ class Client(service_api_client.Client):
             raise ValueError("max_response_bytes must be at least 1")
         url, client_id = _base_url(base_url), _setting(client_id, ENV_CLIENT_ID)
         secret = _setting(client_secret, ENV_CLIENT_SECRET)
-        account_id = _account(account_id)
+        if isinstance(account_id, EllipsisType):  # not given: the variable's (unset, blank: none)
+            account_id = os.environ.get(ENV_ACCOUNT_ID, "").strip() or None
+            if account_id and "," in account_id:  # the CLI's list form
+                message = (
+                    "names several accounts: pass account_id= for one, with_account() for others"
+                )
+                raise errors.ConfigurationError(f"{ENV_ACCOUNT_ID} {message}", ENV_ACCOUNT_ID)
         args = dict(httpx_args or {})
         if proxy is not None:
             args["proxy"] = proxy  # httpx routes it, through the family's guarded pools
         _check_httpx_args(args)
         timeout = httpx.Timeout(timeout)
         if isinstance(token_store, str):  # a shared token named by URL
-            token_store = _quota("token_store", token_store).token_store(token_store, key=client_id)
+            quota = _quota("token_store", token_store)
+            token_store = cast(TokenStore, quota.token_store(token_store, key=client_id))
         state = TokenState(refresh_skew=refresh_skew)
         auth = TokenAuth(
             url, client_id, secret, state=state, timeout=timeout, token_store=token_store
@@ -473,10 +438,6 @@ class Client(service_api_client.Client):
         """A client like this one that also sends ``headers`` (sharing token and pool)."""
         return self.with_options(headers=headers)
 
-    def with_cookies(self, cookies: dict[str, str]) -> Client:
-        """Not supported: the API uses no cookies (raises ``TypeError``)."""
-        raise TypeError("service_api.Client does not send cookies")
-
     def with_timeout(self, timeout: httpx.Timeout) -> Client:
         """A client like this one with another timeout (sharing token and pool)."""
         return self.with_options(timeout=timeout)
@@ -496,12 +457,12 @@ class Client(service_api_client.Client):
             self._async_client = _ServiceAsyncHttpxClient(self)
         return self._async_client
 
-    def set_httpx_client(self, *args: Any, **kwargs: Any) -> Self:
-        """Not supported, nor is ``set_async_httpx_client``: pass ``httpx_args`` instead
-        (raises ``TypeError``)."""
-        raise TypeError("pass httpx_args to service_api.Client instead")
+    def set_httpx_client(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Not supported, nor are ``set_async_httpx_client`` and ``with_cookies`` (the API
+        uses no cookies): they raise ``TypeError``; pass ``httpx_args`` to the client."""
+        raise TypeError("service_api.Client builds its httpx clients: pass httpx_args instead")
 
-    set_async_httpx_client = set_httpx_client
+    set_async_httpx_client = with_cookies = set_httpx_client
 
     def __enter__(self) -> Self:
         return self
