@@ -44,6 +44,9 @@ try:
     _VERSION = importlib.metadata.version("service-api")
 except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
     _VERSION = "0+unknown"
+_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+#: The ``User-Agent`` sent unless the user gives one; ``user_agent=`` is appended.
+_AGENT = f"service-api/{_VERSION} python/{_PYTHON} httpx/{httpx.__version__}"
 
 
 class _Family:
@@ -122,17 +125,17 @@ class _ViewClient:
         mine = {"base_url": view._base_url, "headers": view._headers, "timeout": view._timeout}
         super().__init__(**mine, **self._family.client_args)
 
-    def _init_transport(self, *args: Any, transport: Any = None, **pool: Any) -> Any:
-        if transport is not None:  # the user's, behind the guard
-            return self._family.guard(transport)
-        return self._init_proxy_transport(None, **pool)
-
     def _init_proxy_transport(self, proxy: httpx.Proxy | None, *args: Any, **pool: Any) -> Any:
-        """The family's pool of the route, direct or through ``proxy``, behind the guard."""
+        """The user's ``transport`` if given (never with a proxy), else the family's pool of
+        the route, direct or through ``proxy``; behind the guard."""
+        if (transport := pool.pop("transport", None)) is not None:
+            return self._family.guard(transport)
         build = functools.partial(self._pool_class, proxy=proxy, **pool)
         route, pools = proxy and (proxy.url, proxy.auth), self._family.pools
         sync = self._pool_class is httpx.HTTPTransport
         return self._family.guard(pools.sync(route, build) if sync else pools.loop(route, build))
+
+    _init_transport = functools.partialmethod(_init_proxy_transport, None)
 
 
 class _ServiceHttpxClient(_ViewClient, httpx.Client):
@@ -185,27 +188,13 @@ def _check_httpx_args(args: dict[str, Any]) -> None:
     """Refuse what would reach the network around the guard, retries and size bound, or
     silently never be used."""
     for name in filter(args.__contains__, ("app", "auth", "base_url", "proxies")):
-        hint = "transport=, proxy= or mounts=" if name in ("app", "proxies") else "nothing"
-        raise TypeError(f"httpx_args must not contain {name!r}: the client sets it (pass {hint})")
+        raise TypeError(f"httpx_args must not contain {name!r} (docs: No way around the guard)")
     if args.get("transport") is not None and args.get("proxy") is not None:
-        raise TypeError("pass proxy or httpx_args 'transport', not both: a proxy never reaches it")
-    mounts = args.get("mounts") or {}
-    transports = httpx.BaseTransport | httpx.AsyncBaseTransport | None
-    if not isinstance(mounts, Mapping) or not all(
-        isinstance(t, transports) for t in mounts.values()
-    ):
+        message = "pass proxy or httpx_args 'transport', not both: a proxy route never reaches it"
+        raise TypeError(f"'transport' and 'proxy' exclude each other ({message})")
+    mounts, kinds = args.get("mounts") or {}, httpx.BaseTransport | httpx.AsyncBaseTransport | None
+    if not isinstance(mounts, Mapping) or not all(isinstance(t, kinds) for t in mounts.values()):
         raise TypeError("httpx_args 'mounts' must map URL patterns to httpx transports or None")
-
-
-def _user_agent(headers: dict[str, str], extra: str | None) -> str:
-    """A ``User-Agent`` header of the user's, whole; else (put in ``headers``)
-    ``service-api/<version> python/<x.y> httpx/<version>``, then ``extra`` if given."""
-    given: str | None = httpx.Headers(headers).get("user-agent")
-    if given is None:
-        python = f"{sys.version_info.major}.{sys.version_info.minor}"
-        ours = f"service-api/{_VERSION} python/{python} httpx/{httpx.__version__} {extra or ''}"
-        given = headers["User-Agent"] = ours.strip()
-    return given
 
 
 def _setting(value: str | None, variable: str) -> str:
@@ -322,10 +311,10 @@ class Client(service_api_client.Client):
         if isinstance(account_id, EllipsisType):  # not given: the variable's (unset, blank: none)
             account_id = os.environ.get(ENV_ACCOUNT_ID, "").strip() or None
             if account_id and "," in account_id:  # the CLI's list form
-                message = (
-                    "names several accounts: pass account_id= for one, with_account() for others"
+                message = f"{ENV_ACCOUNT_ID} names several accounts: pass account_id= for one"
+                raise errors.ConfigurationError(
+                    f"{message}, with_account() for others", ENV_ACCOUNT_ID
                 )
-                raise errors.ConfigurationError(f"{ENV_ACCOUNT_ID} {message}", ENV_ACCOUNT_ID)
         args = dict(httpx_args or {})
         if proxy is not None:
             args["proxy"] = proxy  # httpx routes it, through the family's guarded pools
@@ -343,7 +332,8 @@ class Client(service_api_client.Client):
             quota = _quota("rate_store" if rate_store else "rate_limit", rate_store)
             limiter = quota.limiter(rate_limit, rate_store, key=client_id)
         headers = dict(args.pop("headers", None) or {})
-        agent = _user_agent(headers, user_agent)
+        if (agent := httpx.Headers(headers).get("user-agent")) is None:  # theirs wins whole
+            agent = headers["User-Agent"] = f"{_AGENT} {user_agent or ''}".strip()
         guard = {"limiter": limiter, "max_response_bytes": max_response_bytes, "user_agent": agent}
         self._setup(_Family(auth, args, **guard), account_id, headers, timeout, policy)
         self._owner = True

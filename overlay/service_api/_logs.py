@@ -16,7 +16,6 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
-from typing import TextIO
 
 import httpx
 
@@ -35,17 +34,10 @@ class _SwitchHandler(logging.StreamHandler):  # type: ignore[type-arg]
     which receive the same lines: each line is printed once.
     """
 
-    @property
-    def stream(self) -> TextIO:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value: TextIO) -> None:
-        pass
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """Whether to print ``record``: not when the root logger's handlers will."""
-        return not logging.getLogger().handlers and bool(super().filter(record))
+    def emit(self, record: logging.LogRecord) -> None:
+        if not logging.getLogger().handlers:
+            self.stream = sys.stderr
+            super().emit(record)
 
 
 def setup_logging(environ: Mapping[str, str] = os.environ) -> None:

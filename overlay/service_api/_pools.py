@@ -83,9 +83,8 @@ class Pools:
         self, route: Hashable, build: Callable[[], httpx.BaseTransport]
     ) -> httpx.BaseTransport:
         """The sync transport of ``route``."""
-        if route not in self._sync:  # building costs an SSL context: not for each view
-            self._sync.setdefault(route, build())
-        return self._sync[route]
+        # Built once per route: building costs an SSL context, too much for each view.
+        return self._sync.get(route) or self._sync.setdefault(route, build())
 
     def loop(self, route: Hashable, build: Callable[..., httpx.AsyncBaseTransport]) -> LoopPools:
         """The per-loop async transports of ``route``."""
