@@ -88,9 +88,8 @@ def _next_delay(
     cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
     heals = True
     if isinstance(outcome, httpx.Response):
-        error = errors.error_from_response(
-            outcome, hint=hint_404 if outcome.status_code == 404 else ""
-        )
+        hint = hint_404 if outcome.status_code == 404 else ""
+        error = errors.error_from_response(outcome, hint=hint)
     elif isinstance(outcome, httpx.HTTPError):
         error = errors.error_from_httpx(outcome, request=request)
         heals = not errors.lasting_cause(outcome)
@@ -283,6 +282,7 @@ class Client(service_api_client.Client):
 
     #: Whether this client made its family (and closes its pools), not a view or child.
     _owner = False
+    _policy: RetryPolicy
 
     def __init__(
         self,
@@ -311,10 +311,8 @@ class Client(service_api_client.Client):
         if isinstance(account_id, EllipsisType):  # not given: the variable's (unset, blank: none)
             account_id = os.environ.get(ENV_ACCOUNT_ID, "").strip() or None
             if account_id and "," in account_id:  # the CLI's list form
-                message = f"{ENV_ACCOUNT_ID} names several accounts: pass account_id= for one"
-                raise errors.ConfigurationError(
-                    f"{message}, with_account() for others", ENV_ACCOUNT_ID
-                )
+                message = "names several accounts: pass account_id=, and with_account() for others"
+                raise errors.ConfigurationError(f"{ENV_ACCOUNT_ID} {message}", ENV_ACCOUNT_ID)
         args = dict(httpx_args or {})
         if proxy is not None:
             args["proxy"] = proxy  # httpx routes it, through the family's guarded pools
@@ -338,16 +336,11 @@ class Client(service_api_client.Client):
         self._setup(_Family(auth, args, **guard), account_id, headers, timeout, policy)
         self._owner = True
 
-    def _setup(
-        self,
-        family: _Family,
-        account_id: str | None,
-        headers: Mapping[str, str],
-        timeout: httpx.Timeout | None,
-        policy: RetryPolicy,
-    ) -> Self:
-        """Set up a client (or a view) of ``family`` for ``account_id``; the settings of
-        the connections are the family's (``_Family.client_args``)."""
+    def _setup(self, family: _Family, account_id: str | None, *settings: Any) -> Self:
+        """Set up a client (or a view) of ``family`` for ``account_id`` with the settings
+        ``headers``, ``timeout`` and retry ``policy``; the settings of the connections are
+        the family's (``_Family.client_args``)."""
+        headers, timeout, policy = settings
         headers = {k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER}
         if account_id is not None:
             if not account_id or not account_id.isprintable():
@@ -357,17 +350,14 @@ class Client(service_api_client.Client):
         self._family, self._policy, self._account_id = family, policy, account_id
         return self
 
-    def _view(self, account_id: str | None, headers: Mapping[str, str], **changes: Any) -> Client:
-        """A client of this one's family for ``account_id`` and ``headers``, its timeout
-        and policy as given in ``changes``, else this one's."""
-        settings = {"timeout": self._timeout, "policy": self._policy, **changes}
-        return type(self).__new__(type(self))._setup(self._family, account_id, headers, **settings)
+    def _view(self, account_id: str | None, *settings: Any) -> Client:
+        """A client of this one's family for ``account_id`` with the settings of
+        :meth:`_setup`."""
+        return type(self).__new__(type(self))._setup(self._family, account_id, *settings)
 
     def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}(base_url={self._base_url!r}, "
-            f"client_id={self._family.auth.client_id!r}, account_id={self._account_id!r})"
-        )
+        client_id, account_id = self._family.auth.client_id, self._account_id
+        return f"{type(self).__name__}(base_url={self._base_url!r}, {client_id=}, {account_id=})"
 
     @property
     def account_id(self) -> str | None:
@@ -408,7 +398,7 @@ class Client(service_api_client.Client):
         account = httpx.Headers(given).get(ACCOUNT_HEADER, self._account_id)
         kept = {k: v for k, v in self._headers.items() if k.lower() not in httpx.Headers(given)}
         timeout = self._timeout if timeout is None else httpx.Timeout(timeout)
-        return self._view(account, kept | given, timeout=timeout, policy=policy)
+        return self._view(account, kept | given, timeout, policy)
 
     def _pager(self, operation: Any, /, **options: Any) -> Any:
         from service_api._pagination import Pager  # what the generated client.<tag>.list() returns
@@ -422,7 +412,7 @@ class Client(service_api_client.Client):
 
             list_shipments.sync(client=client.with_account("acct-2"))
         """
-        return self._view(account_id, self._headers)
+        return self._view(account_id, self._headers, self._timeout, self._policy)
 
     def with_headers(self, headers: dict[str, str]) -> Client:
         """A client like this one that also sends ``headers`` (sharing token and pool)."""
