@@ -1,6 +1,6 @@
 """The client: a generated ``service_api_client.Client`` that authenticates itself.
 
-Layers, top down: the retry loop (in ``send``, deciding with :func:`_next_delay`), the
+Layers, top down: the retry loop (``send``, deciding with ``_ViewClient._next_delay``), the
 auth flow (:class:`~service_api._auth.TokenAuth`), redirects, then the transport httpx
 routes the URL to (direct, a proxy from ``proxy=`` or the environment, a mount), each
 one the family's pool (:mod:`service_api._pools`: sync, or that of the running event
@@ -78,39 +78,6 @@ class _Family:
 _Outcome = httpx.Response | httpx.HTTPError | errors.ServiceApiError
 
 
-def _next_delay(
-    policy: RetryPolicy, hint_404: str, request: httpx.Request, attempt: int, outcome: _Outcome
-) -> float:
-    """Seconds before the next attempt after ``outcome`` under ``policy`` (pure but for
-    the log line and the test sleep switch); raises the typed error when there is none.
-    Logs retries at INFO."""
-    error: errors.ServiceApiError
-    cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
-    heals = True
-    if isinstance(outcome, httpx.Response):
-        hint = hint_404 if outcome.status_code == 404 else ""
-        error = errors.error_from_response(outcome, hint=hint)
-    elif isinstance(outcome, httpx.HTTPError):
-        error = errors.error_from_httpx(outcome, request=request)
-        heals = not errors.lasting_cause(outcome)
-    else:
-        error, cause = outcome, outcome.__cause__
-    # A failed token request never sent the request it was for: retrying it is safe.
-    safe = request.method in IDEMPOTENT_METHODS or errors.is_token_request(error.request)
-    delay = None
-    if safe and heals and isinstance(error, errors.ApiStatusError | errors.ApiConnectionError):
-        status, after = getattr(error, "status_code", None), getattr(error, "retry_after", None)
-        delay = retry_delay(policy, attempt, status=status, retry_after=after)
-    if delay is None:
-        raise error from cause
-    logger.info(
-        "retrying %s %s after %s in %.2f s (retry %d of %d)",
-        *(request.method, request.url.path, type(error).__name__, delay, attempt + 1),
-        policy.max_retries,
-    )
-    return sleep_for(delay)
-
-
 class _ViewClient:
     """What both httpx clients of a view share: the view's family and retry policy, and
     the transports httpx builds (from ``proxy``, ``transport`` and the environment's
@@ -136,6 +103,36 @@ class _ViewClient:
 
     _init_transport = functools.partialmethod(_init_proxy_transport, None)
 
+    def _next_delay(self, request: httpx.Request, attempt: int, outcome: _Outcome) -> float:
+        """Seconds before the next attempt after ``outcome`` under the view's policy (no
+        I/O but the INFO log line of a retry and the test sleep switch); raises the typed
+        error when there is none."""
+        error: errors.ServiceApiError
+        cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
+        heals = True
+        if isinstance(outcome, httpx.Response):
+            hint = self._hint if outcome.status_code == 404 else ""
+            error = errors.error_from_response(outcome, hint=hint)
+        elif isinstance(outcome, httpx.HTTPError):
+            error = errors.error_from_httpx(outcome, request=request)
+            heals = not errors.lasting_cause(outcome)
+        else:
+            error, cause = outcome, outcome.__cause__
+        # A failed token request never sent the request it was for: retrying it is safe.
+        safe = request.method in IDEMPOTENT_METHODS or errors.is_token_request(error.request)
+        delay = None
+        if safe and heals and isinstance(error, errors.ApiStatusError | errors.ApiConnectionError):
+            status, after = getattr(error, "status_code", None), getattr(error, "retry_after", None)
+            delay = retry_delay(self._policy, attempt, status=status, retry_after=after)
+        if delay is None:
+            raise error from cause
+        logger.info(
+            "retrying %s %s after %s in %.2f s (retry %d of %d)",
+            *(request.method, request.url.path, type(error).__name__, delay, attempt + 1),
+            self._policy.max_retries,
+        )
+        return sleep_for(delay)
+
 
 class _ServiceHttpxClient(_ViewClient, httpx.Client):
     """``httpx.Client`` whose ``send`` retries above authentication and raises typed errors."""
@@ -156,7 +153,7 @@ class _ServiceHttpxClient(_ViewClient, httpx.Client):
                 outcome.read()  # an error body: bounded by the transport
             except (httpx.HTTPError, errors.ServiceApiError) as exc:
                 outcome = exc
-            time.sleep(_next_delay(self._policy, self._hint, request, next(attempts), outcome))
+            time.sleep(self._next_delay(request, next(attempts), outcome))
 
 
 class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
@@ -178,9 +175,7 @@ class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
                 await outcome.aread()
             except (httpx.HTTPError, errors.ServiceApiError) as exc:
                 outcome = exc
-            await asyncio.sleep(
-                _next_delay(self._policy, self._hint, request, next(attempts), outcome)
-            )
+            await asyncio.sleep(self._next_delay(request, next(attempts), outcome))
 
 
 def _check_httpx_args(args: dict[str, Any]) -> None:
@@ -425,16 +420,14 @@ class Client(service_api_client.Client):
     def get_httpx_client(self) -> httpx.Client:
         """The ``httpx.Client`` the generated sync functions use (built on first use; it
         owns nothing, so a race builds a spare one at worst)."""
-        if self._client is None:
-            self._client = _ServiceHttpxClient(self)
+        self._client = self._client or _ServiceHttpxClient(self)
         return self._client
 
     def get_async_httpx_client(self) -> httpx.AsyncClient:
         """The ``httpx.AsyncClient`` the generated async functions use, in any event loop:
         each loop gets its own pool, shared by the client's family (views and children)
         and closed by the original's :meth:`aclose` in that loop or when the loop ends."""
-        if self._async_client is None:
-            self._async_client = _ServiceAsyncHttpxClient(self)
+        self._async_client = self._async_client or _ServiceAsyncHttpxClient(self)
         return self._async_client
 
     def set_httpx_client(self, *args: Any, **kwargs: Any) -> NoReturn:

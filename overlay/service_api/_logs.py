@@ -23,7 +23,6 @@ ENV_LOG = "SERVICE_API_LOG"
 logger = logging.getLogger("service_api")
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
-_FORMAT = "[%(asctime)s %(levelname)s %(name)s] %(message)s"
 
 
 class _SwitchHandler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -56,7 +55,7 @@ def setup_logging(environ: Mapping[str, str] = os.environ) -> None:
         return
     if not any(isinstance(h, _SwitchHandler) for h in logger.handlers):
         handler = _SwitchHandler()
-        handler.setFormatter(logging.Formatter(_FORMAT))
+        handler.setFormatter(logging.Formatter("[%(asctime)s %(levelname)s %(name)s] %(message)s"))
         logger.addHandler(handler)
     logger.setLevel(level)
 
