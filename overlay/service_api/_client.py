@@ -29,10 +29,10 @@ import service_api_client
 from service_api import _errors as errors
 from service_api._auth import BASE_URL_HINT, TokenAuth, TokenState
 from service_api._logs import log_response, logger
-from service_api._pools import Pools
+from service_api._pools import Family
 from service_api._protocols import TokenStore
 from service_api._retry import IDEMPOTENT_METHODS, RetryPolicy, retry_delay, sleep_for
-from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES, GuardedTransport
+from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES
 
 #: The variables ``Client()`` reads for a setting it is not given (as the CLI does).
 ENV_BASE_URL = "SERVICE_API_BASE_URL"
@@ -47,31 +47,6 @@ except importlib.metadata.PackageNotFoundError:  # run from a source tree, not i
 _PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 #: The ``User-Agent`` sent unless the user gives one; ``user_agent=`` is appended.
 _AGENT = f"service-api/{_VERSION} python/{_PYTHON} httpx/{httpx.__version__}"
-
-
-class _Family:
-    """What a client shares with its views and children: the token, the guard (with the
-    rate limiter) and the connection pools."""
-
-    def __init__(self, auth: TokenAuth, args: dict[str, Any], **guard: Any) -> None:
-        """``args`` are the checked ``httpx_args``, for every httpx client of the family;
-        ``guard`` configures :class:`GuardedTransport`."""
-        self.auth, self.pools, self.user_transport = auth, Pools(), args.get("transport")
-        self.guard_args = {"base_url": httpx.URL(auth.base_url), **guard}
-        # The user's mounts sit behind the same guard (theirs to close).
-        mounts = {k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()}
-        #: The arguments of the family's httpx clients, but base URL, headers and timeout.
-        self.client_args = {"auth": auth, **args, "mounts": mounts}
-
-    def guard(self, inner: Any) -> GuardedTransport:
-        """``inner`` (a sync or async transport) behind the family's guard."""
-        return GuardedTransport(inner, **self.guard_args)
-
-    def close(self) -> None:
-        """Close the pools; also the user's transport, as ``httpx.Client.close`` does."""
-        self.pools.close()
-        if isinstance(self.user_transport, httpx.BaseTransport):
-            self.user_transport.close()
 
 
 #: What one attempt ends with, short of a success: an error answer or an exception.
@@ -96,10 +71,7 @@ class _ViewClient:
         the route, direct or through ``proxy``; behind the guard."""
         if (transport := pool.pop("transport", None)) is not None:
             return self._family.guard(transport)
-        build = functools.partial(self._pool_class, proxy=proxy, **pool)
-        route, pools = proxy and (proxy.url, proxy.auth), self._family.pools
-        sync = self._pool_class is httpx.HTTPTransport
-        return self._family.guard(pools.sync(route, build) if sync else pools.loop(route, build))
+        return self._family.pool(self._pool_class, proxy, **pool)
 
     _init_transport = functools.partialmethod(_init_proxy_transport, None)
 
@@ -328,13 +300,13 @@ class Client(service_api_client.Client):
         if (agent := httpx.Headers(headers).get("user-agent")) is None:  # theirs wins whole
             agent = headers["User-Agent"] = f"{_AGENT} {user_agent or ''}".strip()
         guard = {"limiter": limiter, "max_response_bytes": max_response_bytes, "user_agent": agent}
-        self._setup(_Family(auth, args, **guard), account_id, headers, timeout, policy)
+        self._setup(Family(auth, args, **guard), account_id, headers, timeout, policy)
         self._owner = True
 
-    def _setup(self, family: _Family, account_id: str | None, *settings: Any) -> Self:
+    def _setup(self, family: Family, account_id: str | None, *settings: Any) -> Self:
         """Set up a client (or a view) of ``family`` for ``account_id`` with the settings
         ``headers``, ``timeout`` and retry ``policy``; the settings of the connections are
-        the family's (``_Family.client_args``)."""
+        the family's (``Family.client_args``)."""
         headers, timeout, policy = settings
         headers = {k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER}
         if account_id is not None:
@@ -459,5 +431,4 @@ class Client(service_api_client.Client):
     async def aclose(self) -> None:
         """As :meth:`close`; the original also closes the running loop's pools now."""
         if self._owner:
-            await self._family.pools.aclose()
-            self._family.close()
+            await self._family.aclose()
