@@ -22,8 +22,6 @@ from collections.abc import Iterator
 
 from service_api import _retry
 
-__all__ = ["is_retry_sleep_enabled", "no_retry_sleep", "set_retry_sleep"]
-
 
 def set_retry_sleep(enabled: bool) -> None:
     """Turn retry sleeping on or off for the whole process.
