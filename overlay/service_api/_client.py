@@ -1,6 +1,6 @@
 """The client: a generated ``service_api_client.Client`` that authenticates itself.
 
-Layers, top down: the retry loop (in ``send``, deciding with :func:`_next_delay`), the
+Layers, top down: the retry loop (``send``, deciding with ``_ViewClient._next_delay``), the
 auth flow (:class:`~service_api._auth.TokenAuth`), redirects, then the transport httpx
 routes the URL to (direct, a proxy from ``proxy=`` or the environment, a mount), each
 one the family's pool (:mod:`service_api._pools`: sync, or that of the running event
@@ -12,39 +12,27 @@ auth flow for the token of that moment. The behaviour is documented in the READM
 from __future__ import annotations
 
 import asyncio
-import enum
 import functools
 import importlib.metadata
 import itertools
-import logging
 import os
 import sys
 import time
 from collections.abc import Mapping
-from typing import Any, Self
+from types import EllipsisType
+from typing import Any, NoReturn, Self, cast
 
 import attrs
 import httpx
 
 import service_api_client
+from service_api import _errors as errors
 from service_api._auth import BASE_URL_HINT, TokenAuth
-from service_api._errors import (
-    ApiConnectionError,
-    ApiStatusError,
-    ConfigurationError,
-    ServiceApiError,
-    error_from_httpx,
-    error_from_response,
-    is_token_request,
-    lasting_cause,
-)
-from service_api._logs import log_response
-from service_api._pools import Pools
-from service_api._protocols import QuotaFeatures, RequestLimiter, TokenStore
-from service_api._retry import IDEMPOTENT_METHODS, RETRY_SLEEP, RetryPolicy, retry_delay
-from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES, GuardedTransport
-
-logger = logging.getLogger("service_api")
+from service_api._logs import log_response, logger
+from service_api._pools import Family
+from service_api._protocols import TokenStore
+from service_api._retry import IDEMPOTENT_METHODS, RetryPolicy, retry_delay, sleep_for
+from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES
 
 #: The variables ``Client()`` reads for a setting it is not given (as the CLI does).
 ENV_BASE_URL = "SERVICE_API_BASE_URL"
@@ -56,67 +44,13 @@ try:
     _VERSION = importlib.metadata.version("service-api")
 except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
     _VERSION = "0+unknown"
-
-
-class _Family:
-    """What a client shares with its views and children: the token, the guard (with the
-    rate limiter) and the connection pools."""
-
-    def __init__(self, auth: TokenAuth, args: dict[str, Any], **guard: Any) -> None:
-        """``args`` are the checked ``httpx_args``, for every httpx client of the family;
-        ``guard`` configures :class:`GuardedTransport`."""
-        self.auth, self.pools, self.user_transport = auth, Pools(), args.get("transport")
-        self.limiter: RequestLimiter | None = guard["limiter"]
-        self.guard_args = {"base_url": httpx.URL(auth.base_url), **guard}
-        # The user's mounts sit behind the same guard (theirs to close).
-        mounts = {k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()}
-        #: The arguments of the family's httpx clients, but base URL, headers and timeout.
-        self.client_args = {"auth": auth, **args, "mounts": mounts}
-
-    def guard(self, inner: Any) -> GuardedTransport:
-        """``inner`` (a sync or async transport) behind the family's guard."""
-        return GuardedTransport(inner, **self.guard_args)
-
-    def close(self) -> None:
-        """Close the pools; also the user's transport, as ``httpx.Client.close`` does."""
-        self.pools.close()
-        if isinstance(self.user_transport, httpx.BaseTransport):
-            self.user_transport.close()
+_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+#: The ``User-Agent`` sent unless the user gives one; ``user_agent=`` is appended.
+_AGENT = f"service-api/{_VERSION} python/{_PYTHON} httpx/{httpx.__version__}"
 
 
 #: What one attempt ends with, short of a success: an error answer or an exception.
-_Outcome = httpx.Response | httpx.HTTPError | ServiceApiError
-
-
-def _next_delay(
-    policy: RetryPolicy, hint_404: str, request: httpx.Request, attempt: int, outcome: _Outcome
-) -> float:
-    """Seconds before the next attempt after ``outcome`` under ``policy`` (pure but for
-    the log line and the test sleep switch); raises the typed error when there is none.
-    Logs retries at INFO."""
-    error: ServiceApiError
-    cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
-    heals = True
-    if isinstance(outcome, httpx.Response):
-        error = error_from_response(outcome, hint=hint_404 if outcome.status_code == 404 else "")
-    elif isinstance(outcome, httpx.HTTPError):
-        error, heals = error_from_httpx(outcome, request=request), not lasting_cause(outcome)
-    else:
-        error, cause = outcome, outcome.__cause__
-    # A failed token request never sent the request it was for: retrying it is safe.
-    safe = request.method in IDEMPOTENT_METHODS or is_token_request(error.request)
-    delay = None
-    if safe and heals and isinstance(error, ApiStatusError | ApiConnectionError):
-        status, after = getattr(error, "status_code", None), getattr(error, "retry_after", None)
-        delay = retry_delay(policy, attempt, status=status, retry_after=after)
-    if delay is None:
-        raise error from cause
-    logger.info(
-        "retrying %s %s after %s in %.2f s (retry %d of %d)",
-        *(request.method, request.url.path, type(error).__name__, delay, attempt + 1),
-        policy.max_retries,
-    )
-    return RETRY_SLEEP.wait_for(delay)
+_Outcome = httpx.Response | httpx.HTTPError | errors.ServiceApiError
 
 
 class _ViewClient:
@@ -132,17 +66,44 @@ class _ViewClient:
         mine = {"base_url": view._base_url, "headers": view._headers, "timeout": view._timeout}
         super().__init__(**mine, **self._family.client_args)
 
-    def _init_transport(self, *args: Any, transport: Any = None, **pool: Any) -> Any:
-        if transport is not None:  # the user's, behind the guard
-            return self._family.guard(transport)
-        return self._init_proxy_transport(None, **pool)
-
     def _init_proxy_transport(self, proxy: httpx.Proxy | None, *args: Any, **pool: Any) -> Any:
-        """The family's pool of the route, direct or through ``proxy``, behind the guard."""
-        build = functools.partial(self._pool_class, proxy=proxy, **pool)
-        route, pools = proxy and (proxy.url, proxy.auth), self._family.pools
-        sync = self._pool_class is httpx.HTTPTransport
-        return self._family.guard(pools.sync(route, build) if sync else pools.loop(route, build))
+        """The user's ``transport`` if given (never with a proxy), else the family's pool of
+        the route, direct or through ``proxy``; behind the guard."""
+        if (transport := pool.pop("transport", None)) is not None:
+            return self._family.guard(transport)
+        return self._family.pool(self._pool_class, proxy, **pool)
+
+    _init_transport = functools.partialmethod(_init_proxy_transport, None)
+
+    def _next_delay(self, request: httpx.Request, attempt: int, outcome: _Outcome) -> float:
+        """Seconds before the next attempt after ``outcome`` under the view's policy (no
+        I/O but the INFO log line of a retry and the test sleep switch); raises the typed
+        error when there is none."""
+        error: errors.ServiceApiError
+        cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
+        heals = True
+        if isinstance(outcome, httpx.Response):
+            hint = self._hint if outcome.status_code == 404 else ""
+            error = errors.error_from_response(outcome, hint=hint)
+        elif isinstance(outcome, httpx.HTTPError):
+            error = errors.error_from_httpx(outcome, request=request)
+            heals = not errors.lasting_cause(outcome)
+        else:
+            error, cause = outcome, outcome.__cause__
+        # A failed token request never sent the request it was for: retrying it is safe.
+        safe = request.method in IDEMPOTENT_METHODS or errors.is_token_request(error.request)
+        delay = None
+        if safe and heals and isinstance(error, errors.ApiStatusError | errors.ApiConnectionError):
+            status, after = getattr(error, "status_code", None), getattr(error, "retry_after", None)
+            delay = retry_delay(self._policy, attempt, status=status, retry_after=after)
+        if delay is None:
+            raise error from cause
+        logger.info(
+            "retrying %s %s after %s in %.2f s (retry %d of %d)",
+            *(request.method, request.url.path, type(error).__name__, delay, attempt + 1),
+            self._policy.max_retries,
+        )
+        return sleep_for(delay)
 
 
 class _ServiceHttpxClient(_ViewClient, httpx.Client):
@@ -162,9 +123,9 @@ class _ServiceHttpxClient(_ViewClient, httpx.Client):
                 if outcome.status_code < 400:
                     return outcome
                 outcome.read()  # an error body: bounded by the transport
-            except (httpx.HTTPError, ServiceApiError) as exc:
+            except (httpx.HTTPError, errors.ServiceApiError) as exc:
                 outcome = exc
-            time.sleep(_next_delay(self._policy, self._hint, request, next(attempts), outcome))
+            time.sleep(self._next_delay(request, next(attempts), outcome))
 
 
 class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
@@ -184,58 +145,22 @@ class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
                 if outcome.status_code < 400:
                     return outcome
                 await outcome.aread()
-            except (httpx.HTTPError, ServiceApiError) as exc:
+            except (httpx.HTTPError, errors.ServiceApiError) as exc:
                 outcome = exc
-            await asyncio.sleep(
-                _next_delay(self._policy, self._hint, request, next(attempts), outcome)
-            )
-
-
-#: httpx_args that would reach the network around the guard, retries and size bound.
-_REFUSED_ARGS = {
-    "auth": "the client authenticates itself",
-    "app": "pass transport=httpx.ASGITransport(app) or httpx.WSGITransport(app)",
-    "base_url": "pass base_url to service_api.Client",
-    "proxies": "pass proxy= or mounts=",
-}
+            await asyncio.sleep(self._next_delay(request, next(attempts), outcome))
 
 
 def _check_httpx_args(args: dict[str, Any]) -> None:
-    """Refuse what would reach the network around the guard, retries and size bound."""
-    for name in filter(args.__contains__, _REFUSED_ARGS):
-        raise TypeError(f"httpx_args must not contain {name!r}: {_REFUSED_ARGS[name]}")
+    """Refuse what would reach the network around the guard, retries and size bound, or
+    silently never be used."""
+    for name in filter(args.__contains__, ("app", "auth", "base_url", "proxies")):
+        raise TypeError(f"httpx_args must not contain {name!r} (docs: No way around the guard)")
     if args.get("transport") is not None and args.get("proxy") is not None:
         message = "pass proxy or httpx_args 'transport', not both: a proxy route never reaches it"
         raise TypeError(f"'transport' and 'proxy' exclude each other ({message})")
-    mounts = args.get("mounts") or {}
-    if not isinstance(mounts, Mapping) or not all(map(_is_transport, mounts.values())):
+    mounts, kinds = args.get("mounts") or {}, httpx.BaseTransport | httpx.AsyncBaseTransport | None
+    if not isinstance(mounts, Mapping) or not all(isinstance(t, kinds) for t in mounts.values()):
         raise TypeError("httpx_args 'mounts' must map URL patterns to httpx transports or None")
-
-
-def _is_transport(value: object) -> bool:
-    return isinstance(value, httpx.BaseTransport | httpx.AsyncBaseTransport | None)
-
-
-def _user_agent(headers: dict[str, str], extra: str | None) -> str:
-    """``service-api/<version> python/<x.y> httpx/<version>``, then ``extra`` if given,
-    put in ``headers`` unless the user gave a ``User-Agent`` (theirs wins whole)."""
-    if extra is not None and (not extra.strip() or not extra.isprintable()):
-        raise ValueError("user_agent must be a non-empty printable string")
-    given: str | None = httpx.Headers(headers).get("user-agent")
-    if given is not None and extra is not None:
-        raise TypeError("pass user_agent or a User-Agent header, not both")
-    if given is None:
-        python = f"{sys.version_info.major}.{sys.version_info.minor}"
-        given = f"service-api/{_VERSION} python/{python} httpx/{httpx.__version__}"
-        headers["User-Agent"] = given = f"{given} {extra.strip()}" if extra else given
-    return given
-
-
-class FromEnvironment(enum.Enum):
-    """The default of ``Client(account_id=...)``: read ``SERVICE_API_ACCOUNT_ID``
-    (``None``, given explicitly, means no account header whatever the environment)."""
-
-    FROM_ENVIRONMENT = "from the environment"
 
 
 def _setting(value: str | None, variable: str) -> str:
@@ -243,36 +168,24 @@ def _setting(value: str | None, variable: str) -> str:
     :class:`ConfigurationError` naming it."""
     if value is None and not (value := os.environ.get(variable, "").strip()):
         name = variable.removeprefix("SERVICE_API_").lower()
-        raise ConfigurationError(f"no {name}: pass {name}= or set {variable}", variable)
+        raise errors.ConfigurationError(f"no {name}: pass {name}= or set {variable}", variable)
     return value
 
 
 def _base_url(given: str | None) -> str:
-    """The base URL given (a bad one is a ``ValueError``) or read from its variable (a
-    bad one is a :class:`ConfigurationError` naming it)."""
+    """The base URL given or read from its variable: a bad one is a
+    :class:`ConfigurationError` (naming the variable when read from it)."""
     base_url = _setting(given, ENV_BASE_URL)
     try:
         url = httpx.URL(base_url)
-    except httpx.InvalidURL as exc:
-        problem = f"base_url is not a URL: {exc}"
-    else:
-        bad = url.scheme not in ("http", "https") or not url.host or {"?", "#"} & set(base_url)
-        problem = "base_url must be an absolute http(s) URL, no query, no fragment" if bad else ""
-    if problem and given is None:
-        raise ConfigurationError(f"{ENV_BASE_URL}: {problem}", ENV_BASE_URL)
-    if problem:
-        raise ValueError(problem)
+        good = url.scheme in ("http", "https") and url.host and not {"?", "#"} & set(base_url)
+    except httpx.InvalidURL:
+        good = False
+    if not good:
+        where = "" if given else f"{ENV_BASE_URL}: "
+        problem = "base_url must be an absolute http(s) URL, no query, no fragment"
+        raise errors.ConfigurationError(f"{where}{problem}", ENV_BASE_URL)
     return base_url
-
-
-def _account(account_id: str | FromEnvironment | None) -> str | None:
-    """The account given, or read from its variable (unset or blank: none)."""
-    if not isinstance(account_id, FromEnvironment):
-        return account_id
-    if "," in (account := os.environ.get(ENV_ACCOUNT_ID, "").strip()):  # the CLI's list form
-        message = "names several accounts: pass account_id= for one, with_account() for others"
-        raise ConfigurationError(f"{ENV_ACCOUNT_ID} {message}", ENV_ACCOUNT_ID)
-    return account or None
 
 
 def _policy(policy: RetryPolicy, max_retries: int | None, retry: RetryPolicy | None) -> RetryPolicy:
@@ -284,7 +197,7 @@ def _policy(policy: RetryPolicy, max_retries: int | None, retry: RetryPolicy | N
     return retry or policy
 
 
-def _quota(option: str, url: str | None) -> QuotaFeatures:
+def _quota(option: str, url: str | None) -> Any:
     """``service_api.quota``, imported when an option needs it; without its dependencies,
     a :class:`ConfigurationError` naming the extra to install (as httpx does for h2)."""
     try:
@@ -294,7 +207,7 @@ def _quota(option: str, url: str | None) -> QuotaFeatures:
             raise
         extra = "redis" if (url or "").lower().startswith("redis") else "quota"
         message = f"{option}= needs the [{extra}] extra: pip install 'service-api[{extra}]'"
-        raise ConfigurationError(message, f"SERVICE_API_{option.upper()}") from None
+        raise errors.ConfigurationError(message, f"SERVICE_API_{option.upper()}") from None
     return quota
 
 
@@ -336,13 +249,14 @@ class Client(service_api_client.Client):
 
     #: Whether this client made its family (and closes its pools), not a view or child.
     _owner = False
+    _policy: RetryPolicy
 
     def __init__(
         self,
         base_url: str | None = None,
         client_id: str | None = None,
         client_secret: str | None = None,
-        account_id: str | FromEnvironment | None = FromEnvironment.FROM_ENVIRONMENT,
+        account_id: str | EllipsisType | None = ...,
         *,
         refresh_skew: float = 60.0,
         max_retries: int | None = None,
@@ -361,14 +275,19 @@ class Client(service_api_client.Client):
             raise ValueError("max_response_bytes must be at least 1")
         url, client_id = _base_url(base_url), _setting(client_id, ENV_CLIENT_ID)
         secret = _setting(client_secret, ENV_CLIENT_SECRET)
-        account_id = _account(account_id)
+        if isinstance(account_id, EllipsisType):  # not given: the variable's (unset, blank: none)
+            account_id = os.environ.get(ENV_ACCOUNT_ID, "").strip() or None
+            if account_id and "," in account_id:  # the CLI's list form
+                message = "names several accounts: pass account_id=, and with_account() for others"
+                raise errors.ConfigurationError(f"{ENV_ACCOUNT_ID} {message}", ENV_ACCOUNT_ID)
         args = dict(httpx_args or {})
         if proxy is not None:
             args["proxy"] = proxy  # httpx routes it, through the family's guarded pools
         _check_httpx_args(args)
         timeout = httpx.Timeout(timeout)
         if isinstance(token_store, str):  # a shared token named by URL
-            token_store = _quota("token_store", token_store).token_store(token_store, key=client_id)
+            quota = _quota("token_store", token_store)
+            token_store = cast(TokenStore, quota.token_store(token_store, key=client_id))
         auth = TokenAuth(
             url, client_id, secret, skew=refresh_skew, timeout=timeout, token_store=token_store
         )
@@ -377,21 +296,17 @@ class Client(service_api_client.Client):
             quota = _quota("rate_store" if rate_store else "rate_limit", rate_store)
             limiter = quota.limiter(rate_limit, rate_store, key=client_id)
         headers = dict(args.pop("headers", None) or {})
-        agent = _user_agent(headers, user_agent)
+        if (agent := httpx.Headers(headers).get("user-agent")) is None:  # theirs wins whole
+            agent = headers["User-Agent"] = f"{_AGENT} {user_agent or ''}".strip()
         guard = {"limiter": limiter, "max_response_bytes": max_response_bytes, "user_agent": agent}
-        self._setup(_Family(auth, args, **guard), account_id, headers, timeout, policy)
+        self._setup(Family(auth, args, **guard), account_id, headers, timeout, policy)
         self._owner = True
 
-    def _setup(
-        self,
-        family: _Family,
-        account_id: str | None,
-        headers: Mapping[str, str],
-        timeout: httpx.Timeout | None,
-        policy: RetryPolicy,
-    ) -> Self:
-        """Set up a client (or a view) of ``family`` for ``account_id``; the settings of
-        the connections are the family's (``_Family.client_args``)."""
+    def _setup(self, family: Family, account_id: str | None, *settings: Any) -> Self:
+        """Set up a client (or a view) of ``family`` for ``account_id`` with the settings
+        ``headers``, ``timeout`` and retry ``policy``; the settings of the connections are
+        the family's (``Family.client_args``)."""
+        headers, timeout, policy = settings
         headers = {k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER}
         if account_id is not None:
             if not account_id or not account_id.isprintable():
@@ -401,17 +316,14 @@ class Client(service_api_client.Client):
         self._family, self._policy, self._account_id = family, policy, account_id
         return self
 
-    def _view(self, account_id: str | None, headers: Mapping[str, str], **changes: Any) -> Client:
-        """A client of this one's family for ``account_id`` and ``headers``, its timeout
-        and policy as given in ``changes``, else this one's."""
-        settings = {"timeout": self._timeout, "policy": self._policy, **changes}
-        return type(self).__new__(type(self))._setup(self._family, account_id, headers, **settings)
+    def _view(self, account_id: str | None, *settings: Any) -> Client:
+        """A client of this one's family for ``account_id`` with the settings of
+        :meth:`_setup`."""
+        return type(self).__new__(type(self))._setup(self._family, account_id, *settings)
 
     def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}(base_url={self._base_url!r}, "
-            f"client_id={self._family.auth.client_id!r}, account_id={self._account_id!r})"
-        )
+        client_id, account_id = self._family.auth.client_id, self._account_id
+        return f"{type(self).__name__}(base_url={self._base_url!r}, {client_id=}, {account_id=})"
 
     @property
     def account_id(self) -> str | None:
@@ -452,7 +364,7 @@ class Client(service_api_client.Client):
         account = httpx.Headers(given).get(ACCOUNT_HEADER, self._account_id)
         kept = {k: v for k, v in self._headers.items() if k.lower() not in httpx.Headers(given)}
         timeout = self._timeout if timeout is None else httpx.Timeout(timeout)
-        return self._view(account, kept | given, timeout=timeout, policy=policy)
+        return self._view(account, kept | given, timeout, policy)
 
     def _pager(self, operation: Any, /, **options: Any) -> Any:
         from service_api._pagination import Pager  # what the generated client.<tag>.list() returns
@@ -466,15 +378,11 @@ class Client(service_api_client.Client):
 
             list_shipments.sync(client=client.with_account("acct-2"))
         """
-        return self._view(account_id, self._headers)
+        return self._view(account_id, self._headers, self._timeout, self._policy)
 
     def with_headers(self, headers: dict[str, str]) -> Client:
         """A client like this one that also sends ``headers`` (sharing token and pool)."""
         return self.with_options(headers=headers)
-
-    def with_cookies(self, cookies: dict[str, str]) -> Client:
-        """Not supported: the API uses no cookies (raises ``TypeError``)."""
-        raise TypeError("service_api.Client does not send cookies")
 
     def with_timeout(self, timeout: httpx.Timeout) -> Client:
         """A client like this one with another timeout (sharing token and pool)."""
@@ -483,24 +391,22 @@ class Client(service_api_client.Client):
     def get_httpx_client(self) -> httpx.Client:
         """The ``httpx.Client`` the generated sync functions use (built on first use; it
         owns nothing, so a race builds a spare one at worst)."""
-        if self._client is None:
-            self._client = _ServiceHttpxClient(self)
+        self._client = self._client or _ServiceHttpxClient(self)
         return self._client
 
     def get_async_httpx_client(self) -> httpx.AsyncClient:
         """The ``httpx.AsyncClient`` the generated async functions use, in any event loop:
         each loop gets its own pool, shared by the client's family (views and children)
         and closed by the original's :meth:`aclose` in that loop or when the loop ends."""
-        if self._async_client is None:
-            self._async_client = _ServiceAsyncHttpxClient(self)
+        self._async_client = self._async_client or _ServiceAsyncHttpxClient(self)
         return self._async_client
 
-    def set_httpx_client(self, *args: Any, **kwargs: Any) -> Self:
-        """Not supported, nor is ``set_async_httpx_client``: pass ``httpx_args`` instead
-        (raises ``TypeError``)."""
-        raise TypeError("pass httpx_args to service_api.Client instead")
+    def set_httpx_client(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Not supported, nor are ``set_async_httpx_client`` and ``with_cookies`` (the API
+        uses no cookies): they raise ``TypeError``; pass ``httpx_args`` to the client."""
+        raise TypeError("service_api.Client builds its httpx clients: pass httpx_args instead")
 
-    set_async_httpx_client = set_httpx_client
+    set_async_httpx_client = with_cookies = set_httpx_client
 
     def __enter__(self) -> Self:
         return self
@@ -524,5 +430,4 @@ class Client(service_api_client.Client):
     async def aclose(self) -> None:
         """As :meth:`close`; the original also closes the running loop's pools now."""
         if self._owner:
-            await self._family.pools.aclose()
-            self._family.close()
+            await self._family.aclose()

@@ -16,7 +16,6 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
-from typing import TextIO
 
 import httpx
 
@@ -24,7 +23,6 @@ ENV_LOG = "SERVICE_API_LOG"
 logger = logging.getLogger("service_api")
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
-_FORMAT = "[%(asctime)s %(levelname)s %(name)s] %(message)s"
 
 
 class _SwitchHandler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -35,17 +33,10 @@ class _SwitchHandler(logging.StreamHandler):  # type: ignore[type-arg]
     which receive the same lines: each line is printed once.
     """
 
-    @property
-    def stream(self) -> TextIO:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value: TextIO) -> None:
-        pass
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """Whether to print ``record``: not when the root logger's handlers will."""
-        return not logging.getLogger().handlers and bool(super().filter(record))
+    def emit(self, record: logging.LogRecord) -> None:
+        if not logging.getLogger().handlers:
+            self.stream = sys.stderr
+            super().emit(record)
 
 
 def setup_logging(environ: Mapping[str, str] = os.environ) -> None:
@@ -64,7 +55,7 @@ def setup_logging(environ: Mapping[str, str] = os.environ) -> None:
         return
     if not any(isinstance(h, _SwitchHandler) for h in logger.handlers):
         handler = _SwitchHandler()
-        handler.setFormatter(logging.Formatter(_FORMAT))
+        handler.setFormatter(logging.Formatter("[%(asctime)s %(levelname)s %(name)s] %(message)s"))
         logger.addHandler(handler)
     logger.setLevel(level)
 

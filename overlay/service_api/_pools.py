@@ -1,5 +1,6 @@
-"""The connection pools a client shares with its views and children, by route (``None``
-for direct, else a proxy): one sync pool each, and one async pool each per event loop.
+"""The connection pools a client shares with its views and children (its :class:`Family`),
+by route (``None`` for direct, else a proxy): one sync pool each, and one async pool each
+per event loop.
 
 An async connection belongs to the event loop that opened it: used from another loop it
 fails ("Event loop is closed"), left open when its loop closes it leaks its socket. So
@@ -17,10 +18,14 @@ end, on ``aclose()``, or (a loop closed by hand) on ``close()`` or at the next n
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import AsyncGenerator, Callable, Hashable
+from typing import Any
 
 import httpx
+
+from service_api._transport import GuardedTransport
 
 _Entry = tuple[httpx.AsyncBaseTransport, AsyncGenerator[None]]
 
@@ -71,36 +76,50 @@ class LoopPools(httpx.AsyncBaseTransport):
                 del self._open[loop]
 
 
-class Pools:
-    """The pools of a client family: ``sync`` and ``loop`` give a route's, built by
-    ``build`` (httpx's arguments bound) the first time."""
+class Family:
+    """What a client shares with its views and children: the token (``auth``), the guard
+    (with the rate limiter), the arguments of its httpx clients and the connection
+    pools, by route: one sync pool each, one async pool each per event loop."""
 
-    def __init__(self) -> None:
-        self._sync: dict[Hashable, httpx.BaseTransport] = {}
-        self._async: dict[Hashable, LoopPools] = {}
+    def __init__(self, auth: Any, args: dict[str, Any], **guard: Any) -> None:
+        """``args`` are the checked ``httpx_args``, for every httpx client of the family;
+        ``guard`` configures :class:`GuardedTransport`."""
+        self.auth, self.user_transport = auth, args.get("transport")
+        self.guard_args = {"base_url": httpx.URL(auth.base_url), **guard}
+        # The user's mounts sit behind the same guard (theirs to close).
+        mounts = {k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()}
+        #: The arguments of the family's httpx clients, but base URL, headers and timeout.
+        self.client_args = {"auth": auth, **args, "mounts": mounts}
+        self.sync_pools: dict[Hashable, httpx.BaseTransport] = {}
+        self.loop_pools: dict[Hashable, LoopPools] = {}
 
-    def sync(
-        self, route: Hashable, build: Callable[[], httpx.BaseTransport]
-    ) -> httpx.BaseTransport:
-        """The sync transport of ``route``."""
-        if route not in self._sync:  # building costs an SSL context: not for each view
-            self._sync.setdefault(route, build())
-        return self._sync[route]
+    def guard(self, inner: Any) -> GuardedTransport:
+        """``inner`` (a sync or async transport) behind the family's guard."""
+        return GuardedTransport(inner, **self.guard_args)
 
-    def loop(self, route: Hashable, build: Callable[..., httpx.AsyncBaseTransport]) -> LoopPools:
-        """The per-loop async transports of ``route``."""
-        return self._async.setdefault(route, LoopPools(build))
+    def pool(self, pool_class: type, proxy: httpx.Proxy | None, **pool: Any) -> GuardedTransport:
+        """The guarded pool of the route, direct or through ``proxy``: sync, or per loop for
+        ``httpx.AsyncHTTPTransport``; built with httpx's arguments ``pool`` the first time
+        (building costs an SSL context, too much for each view)."""
+        build = functools.partial(pool_class, proxy=proxy, **pool)
+        route = proxy and (proxy.url, proxy.auth)
+        if pool_class is httpx.AsyncHTTPTransport:
+            return self.guard(self.loop_pools.setdefault(route, LoopPools(build)))
+        return self.guard(self.sync_pools.get(route) or self.sync_pools.setdefault(route, build()))
 
     def close(self) -> None:
-        """Close the sync pools (a call made afterwards opens them again). An async pool
-        can only be closed in its own loop: by :meth:`aclose` there, or at its end."""
-        for pool in list(self._sync.values()):
+        """Close the sync pools (a call made afterwards opens them again) and the user's
+        transport, as ``httpx.Client.close`` does. An async pool can only be closed in its
+        own loop: by :meth:`aclose` there, or at its end."""
+        for pool in list(self.sync_pools.values()):
             pool.close()
-        for pools in list(self._async.values()):
+        for pools in list(self.loop_pools.values()):
             pools.drop_closed()
+        if isinstance(self.user_transport, httpx.BaseTransport):
+            self.user_transport.close()
 
     async def aclose(self) -> None:
         """As :meth:`close`, closing the running loop's pools now."""
-        for pools in list(self._async.values()):
+        for pools in list(self.loop_pools.values()):
             await pools.aclose()
         self.close()

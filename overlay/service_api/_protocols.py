@@ -92,18 +92,3 @@ class TokenStore(Protocol):
     def lock(self) -> AbstractContextManager[None]:
         """Hold while refreshing, so that one process at a time fetches a token."""
         ...
-
-
-class QuotaFeatures(Protocol):
-    """What the client calls in ``service_api.quota`` (the module itself), imported only
-    when ``rate_limit``, ``rate_store`` or a ``token_store`` URL asks for it."""
-
-    def limiter(
-        self, rate_limit: float | str | None, rate_store: str | None, *, key: str
-    ) -> RequestLimiter | None:
-        """The limiter for these settings, shared by the integration ``key``."""
-        ...
-
-    def token_store(self, url: str, *, key: str) -> TokenStore:
-        """The token store ``url`` names, for the integration ``key``."""
-        ...

@@ -102,17 +102,14 @@ def retry_delay(
     return (rng or random).uniform(0.0, ceiling) if policy.jitter else ceiling
 
 
-class _RetrySleepSwitch:
-    """Process-wide switch read before every retry sleep (see :mod:`service_api.testing`)."""
-
-    #: The delays asked for while sleeping is off; ``None`` while retries really sleep.
-    recorded: list[float] | None = None
-
-    def wait_for(self, delay: float) -> float:
-        """Seconds the caller should really sleep for a retry delay of ``delay``."""
-        if self.recorded is not None:
-            self.recorded.append(delay)
-        return delay if self.recorded is None else 0.0
+#: The delays asked for while retry sleeping is off (see :mod:`service_api.testing`);
+#: ``None`` while retries really sleep.
+recorded_delays: list[float] | None = None
 
 
-RETRY_SLEEP = _RetrySleepSwitch()
+def sleep_for(delay: float) -> float:
+    """Seconds the caller should really sleep for a retry delay of ``delay``."""
+    if recorded_delays is None:
+        return delay
+    recorded_delays.append(delay)
+    return 0.0

@@ -20,9 +20,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from service_api._retry import RETRY_SLEEP
-
-__all__ = ["is_retry_sleep_enabled", "no_retry_sleep", "set_retry_sleep"]
+from service_api import _retry
 
 
 def set_retry_sleep(enabled: bool) -> None:
@@ -32,7 +30,7 @@ def set_retry_sleep(enabled: bool) -> None:
 
         service_api.testing.set_retry_sleep(False)   # e.g. in a conftest.py
     """
-    RETRY_SLEEP.recorded = None if enabled else []
+    _retry.recorded_delays = None if enabled else []
 
 
 def is_retry_sleep_enabled() -> bool:
@@ -42,7 +40,7 @@ def is_retry_sleep_enabled() -> bool:
 
         assert service_api.testing.is_retry_sleep_enabled()
     """
-    return RETRY_SLEEP.recorded is None
+    return _retry.recorded_delays is None
 
 
 @contextlib.contextmanager
@@ -55,8 +53,8 @@ def no_retry_sleep() -> Iterator[list[float]]:
             client_call()
         print(delays)   # e.g. [0.31, 0.77]
     """
-    previous, RETRY_SLEEP.recorded = RETRY_SLEEP.recorded, []
+    previous, _retry.recorded_delays = _retry.recorded_delays, []
     try:
-        yield RETRY_SLEEP.recorded
+        yield _retry.recorded_delays
     finally:
-        RETRY_SLEEP.recorded = previous
+        _retry.recorded_delays = previous

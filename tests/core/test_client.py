@@ -455,7 +455,7 @@ def test_retries_and_refreshes_are_logged_at_info(
 
 def loop_pools(client: service_api.Client) -> Any:
     """The client's per-loop pools of the direct route."""
-    return client._family.pools._async[None]
+    return client._family.loop_pools[None]
 
 
 def test_one_client_serves_consecutive_asyncio_runs_sharing_its_token(mock: RunningMock) -> None:
@@ -542,7 +542,7 @@ async def test_async_401_forever_with_a_new_token_each_time_ends_after_three_tok
 def test_a_call_after_close_opens_the_pools_again(mock: RunningMock) -> None:
     client = make_client(mock)
     list_shipments.sync(client=client)
-    pool: Any = client._family.pools._sync[None]  # the direct route's sync pool
+    pool: Any = client._family.sync_pools[None]  # the direct route's sync pool
     assert pool._pool.connections
     client.close()
     assert pool._pool.connections == []  # closed

@@ -132,3 +132,11 @@ def test_an_explicit_none_account_reads_no_variable(
         assert client.account_id is None
     with pytest.raises(service_api.ConfigurationError, match="several accounts"):
         service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET)  # omitted: read
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://h/public/v3", "https://h/public/v3?x=1", "http://[::1", "/v3"]
+)
+def test_a_bad_base_url_argument_is_a_configuration_error_naming_the_argument(url: str) -> None:
+    with pytest.raises(service_api.ConfigurationError, match=r"^base_url must be an absolute"):
+        service_api.Client(url, "cid", "s3cret")

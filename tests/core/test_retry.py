@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from service_api import RetryPolicy, testing
-from service_api._retry import RETRY_SLEEP, parse_retry_after, retry_delay
+from service_api._retry import parse_retry_after, retry_delay, sleep_for
 
 
 def test_defaults_match_the_documented_policy() -> None:
@@ -109,10 +109,10 @@ def test_no_retry_sleep_records_and_restores() -> None:
     assert testing.is_retry_sleep_enabled()
     with testing.no_retry_sleep() as delays:
         assert not testing.is_retry_sleep_enabled()
-        assert RETRY_SLEEP.wait_for(2.5) == 0.0
+        assert sleep_for(2.5) == 0.0
     assert delays == [2.5]
     assert testing.is_retry_sleep_enabled()
-    assert RETRY_SLEEP.wait_for(0.25) == 0.25
+    assert sleep_for(0.25) == 0.25
 
 
 @pytest.mark.parametrize("field", ["max_retries", "initial_delay", "max_delay", "max_retry_after"])
