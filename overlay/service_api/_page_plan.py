@@ -21,13 +21,10 @@ records shifted by an insertion or a deletion land on a neighbouring page.
 from __future__ import annotations
 
 import collections
-import functools
 import math
 import sys
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple
-
-import attrs
 
 from service_api._errors import InconsistentPageError, InvalidResponseError
 
@@ -52,26 +49,23 @@ _NOTES = {
 _COUNTS = {"totalRecords": "total_records", "pageNumber": "page_number", "pageSize": "page_size"}
 
 
-@functools.cache
-def _id_field(cls: Any) -> str | None:
-    names = [field.name for field in attrs.fields(cls)] if attrs.has(cls) else []
-    return next((name for name in names if name.endswith("_id")), None)
-
-
-def id_key(item: Any) -> Hashable | None:
-    """The default record key: the record's id, the first declared field of its model
-    whose name ends in ``_id`` (the spec lists each resource's identifier first:
-    ``shipmentId``, ``deviceId``). ``None`` (never a repeat) when the model declares
-    no id, or the record has none or one that is not a string or an integer.
+def id_key(attribute: str | None) -> KeyFunction:
+    """The default record key: the record's id, its ``attribute`` as the generated list
+    endpoint module names it (``ID_ATTRIBUTE``: ``shipment_id``, ``device_id``). The key
+    is ``None`` (never a repeat) when there is no such attribute, or the record has none
+    or one that is not a string or an integer.
 
     Example::
 
-        >>> id_key(Shipment(shipment_id="s-1"))
+        >>> id_key("shipment_id")(Shipment(shipment_id="s-1"))
         's-1'
     """
-    name = _id_field(item.__class__)
-    value = getattr(item, name, None) if name else None
-    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+
+    def key(item: Any) -> Hashable | None:
+        value = getattr(item, attribute, None) if attribute else None
+        return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+
+    return key
 
 
 class PageOptions(NamedTuple):
@@ -83,7 +77,7 @@ class PageOptions(NamedTuple):
     max_items: int | None = None
     max_pages: int | None = None
     concurrency: int = 1
-    key: KeyFunction | None = None  # None: id_key
+    key: KeyFunction | None = None  # None: the record's id (id_key)
 
 
 class PagePlan:
@@ -104,7 +98,7 @@ class PagePlan:
 
     def __init__(self, options: PageOptions, *, warn: Callable[[str], None]):
         self.page_size, self.start_page = options.page_size, options.start_page
-        self.max_items, self.key = options.max_items, options.key or id_key
+        self.max_items, self.key = options.max_items, options.key or id_key(None)
         # Pages asked for ahead of the one in hand: twice the requests in flight, if any.
         self.window = 2 * options.concurrency if options.concurrency > 1 else 0
         self._warn = warn
@@ -142,8 +136,6 @@ class PagePlan:
         Raises ``InvalidResponseError`` (or its ``InconsistentPageError``) when the page
         cannot be used; the plan then stays on that page, which is where to resume.
         """
-        if number != self.next_page_info():
-            raise RuntimeError(f"page {number} accepted out of order")  # a driver bug
         total, data = self._envelope(number, model)
         self._track_total(total, number)
         data, cut = self._fit(data, total, number)
