@@ -20,7 +20,6 @@ records shifted by an insertion or a deletion land on a neighbouring page.
 
 from __future__ import annotations
 
-import collections
 import math
 import sys
 from collections.abc import Callable, Hashable, Sequence
@@ -110,7 +109,7 @@ class PagePlan:
         self.items_yielded = self.pages_accepted = self._asked = self._end = 0
         self._first_total: int | None = None
         # Keys handed over, oldest first, bounded: memory does not grow with the set.
-        self._recent: collections.OrderedDict[Hashable, None] = collections.OrderedDict()
+        self._recent: dict[Hashable, None] = {}
         self._warned: set[str] = set()
 
     def next_page_info(self) -> int | None:
@@ -121,10 +120,8 @@ class PagePlan:
 
     def pages_ahead(self, number: int) -> list[int]:
         """The pages after ``number`` (the page in hand) up to ``number + window`` and
-        within the plan that no earlier call named: what concurrent drivers fetch ahead.
-        None until the first page told how many pages there are."""
-        if self._first_total is None:
-            return []
+        within the plan that no earlier call named: what concurrent drivers fetch ahead,
+        once ``number`` was accepted (the first page tells how many pages there are)."""
         first, stop = max(self._asked, number) + 1, min(self.last_page, number + self.window) + 1
         self._asked = max(self._asked, stop - 1)
         return list(range(first, stop))
@@ -149,16 +146,14 @@ class PagePlan:
         return kept
 
     def _envelope(self, number: int, model: Any) -> tuple[int, Sequence[Any]]:
-        """``totalRecords`` and ``data``, once the envelope is complete and names the
-        page asked for."""
+        """``totalRecords`` and ``data``, once the counts are counts and name the page
+        asked for (``data`` is a list: the page model's ``from_dict`` builds it)."""
         for wire, name in _COUNTS.items():
             value = getattr(model, name, None)
             # bool is an int in Python, but never a count.
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 msg = f"page {number}: envelope field {wire!r} is missing or not a count"
                 raise InvalidResponseError(msg)
-        if not isinstance(getattr(model, "data", None), list | tuple):
-            raise InvalidResponseError(f"page {number}: envelope field 'data' is missing")
         echo = {"page": (number, model.page_number), "pageSize": (self.page_size, model.page_size)}
         for what, (want, got) in echo.items():
             if got != want:
@@ -183,7 +178,7 @@ class PagePlan:
         if len(data) > self.page_size:
             self._note("long", number, n=len(data), size=self.page_size)
             data = data[: self.page_size]
-        allowed = max(0, min(self.page_size, total - (number - 1) * self.page_size))
+        allowed = max(0, total - (number - 1) * self.page_size)
         if len(data) > allowed:
             self._note("beyond-total", number, n=len(data), total=total, allowed=allowed)
             return data[:allowed], True
@@ -206,7 +201,7 @@ class PagePlan:
                 if key is not None:
                     self._recent[key] = None
         while len(self._recent) > REPEAT_WINDOW_PAGES * self.page_size:
-            self._recent.popitem(last=False)
+            del self._recent[next(iter(self._recent))]
         if data and not kept:
             msg = f"page {number} repeats items already yielded (a page served twice?)"
             raise InconsistentPageError(msg, page_number=number)

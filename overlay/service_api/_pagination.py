@@ -94,15 +94,14 @@ class Page(Generic[M_co]):
 
     number: int
     model: M_co
-    _items: tuple[Any, ...]
-    # The response body, and where each of _items stands in its data.
+    # The response body, and where each of the items stands in its data.
     _content: bytes
     _kept: tuple[int, ...]
 
-    @property
+    @functools.cached_property
     def items(self: Page[PageModel[T]]) -> Sequence[T]:
         """The items of the page (repeats of earlier pages dropped)."""
-        return self._items
+        return tuple(self.model.data[index] for index in self._kept)
 
     @property
     def total_records(self: Page[PageModel[Any]]) -> int:
@@ -126,7 +125,7 @@ class Page(Generic[M_co]):
 
     def __repr__(self) -> str:
         model = type(self.model).__name__
-        return f"Page(number={self.number}, items={len(self._items)}, model={model})"
+        return f"Page(number={self.number}, items={len(self._kept)}, model={model})"
 
 
 class InvalidRecordError(errors.InvalidResponseError):
@@ -260,12 +259,12 @@ class Pager(Generic[M_co]):
     def __iter__(self: Pager[PageModel[T]]) -> Generator[T, None, None]:
         with contextlib.closing(self._pages()) as pages:
             for page in pages:
-                yield from page._items
+                yield from page.items
 
     async def __aiter__(self: Pager[PageModel[T]]) -> AsyncGenerator[T, None]:
         async with contextlib.aclosing(self._apages()) as pages:
             async for page in pages:
-                for item in page._items:
+                for item in page.items:
                     yield item
 
     def pages(self) -> Pages[M_co]:
@@ -352,9 +351,7 @@ class Pager(Generic[M_co]):
             parsed = self._model.from_dict(doc)
         except _PARSE_ERRORS as exc:
             raise self._unreadable(where, doc) from exc
-        kept = plan.accept(number, parsed)
-        items = tuple(parsed.data[index] for index in kept)
-        return Page(number, parsed, items, response.content, tuple(kept))
+        return Page(number, parsed, response.content, tuple(plan.accept(number, parsed)))
 
     def _unreadable(self, where: str, doc: Any) -> errors.InvalidResponseError:
         """The error of a JSON answer that is not a page: the record at fault, if the
