@@ -97,15 +97,16 @@ class PagePlan:
 
     def __init__(self, options: PageOptions, *, warn: Callable[[str], None]):
         self.page_size, self.start_page = options.page_size, options.start_page
-        self.max_items, self.key = options.max_items, options.key or id_key(None)
+        # No max_items, no max_pages: as good as unbounded.
+        self.max_items = sys.maxsize if options.max_items is None else options.max_items
+        self.key = options.key or id_key(None)
         # Pages asked for ahead of the one in hand: twice the requests in flight, if any.
         self.window = 2 * options.concurrency if options.concurrency > 1 else 0
         self._warn = warn
-        items = None if self.max_items is None else math.ceil(self.max_items / self.page_size)
-        bound = min([n for n in (options.max_pages, items) if n is not None] or [sys.maxsize])
+        cap = sys.maxsize if options.max_pages is None else options.max_pages
         #: The last page to fetch: what max_items and max_pages allow, then also what the
         #: first page's totalRecords allows, then the page that ended the iteration.
-        self.last_page = self.start_page - 1 + bound
+        self.last_page = self.start_page - 1 + min(cap, math.ceil(self.max_items / self.page_size))
         self.items_yielded = self.pages_accepted = self._asked = self._end = 0
         self._first_total: int | None = None
         # Keys handed over, oldest first, bounded: memory does not grow with the set.
@@ -137,8 +138,7 @@ class PagePlan:
         self._track_total(total, number)
         data, cut = self._fit(data, total, number)
         kept = self._drop_repeats(data, number)
-        if self.max_items is not None:  # the page bound already ends on the last one
-            kept = kept[: self.max_items - self.items_yielded]
+        kept = kept[: self.max_items - self.items_yielded]  # the page bound ends on the last
         self.items_yielded += len(kept)
         self.pages_accepted += 1
         if cut:  # a page at or past the first page's end is already the last planned

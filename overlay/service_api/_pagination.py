@@ -360,12 +360,10 @@ class Pager(Generic[M_co]):
         envelope_fine = isinstance(data, list) and _builds(self._model, doc, [])
         for index, raw in enumerate(data if envelope_fine else []):
             if not _builds(self._model, doc, [raw]):
-                what = f"{type(raw).__name__}: {json.dumps(raw)[:80]}"
-                msg = f"{where}: record {index} of data cannot be read as a record ({what})"
+                msg = f"{where}: record {index} of data is not a record: {json.dumps(raw)[:80]}"
                 return InvalidRecordError(msg, index=index, raw_item=raw, raw_items=data)
         shape = "object" if isinstance(doc, dict) else type(doc).__name__
-        msg = f"{where}: unreadable answer (not a page: a JSON {shape})"
-        return errors.InvalidResponseError(msg)
+        return errors.InvalidResponseError(f"{where}: unreadable answer (a JSON {shape})")
 
 
 @dataclass(frozen=True)
