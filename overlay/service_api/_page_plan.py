@@ -48,23 +48,20 @@ _NOTES = {
 _COUNTS = {"totalRecords": "total_records", "pageNumber": "page_number", "pageSize": "page_size"}
 
 
-def id_key(attribute: str | None) -> KeyFunction:
+def id_key(attribute: str | None, item: Any) -> Hashable | None:
     """The default record key: the record's id, its ``attribute`` as the generated list
-    endpoint module names it (``ID_ATTRIBUTE``: ``shipment_id``, ``device_id``). The key
-    is ``None`` (never a repeat) when there is no such attribute, or the record has none
-    or one that is not a string or an integer.
+    endpoint module names it (``ID_ATTRIBUTE``: ``shipment_id``, ``device_id``); the
+    pager binds it (``functools.partial(id_key, "shipment_id")``). ``None`` (never a
+    repeat) when there is no such attribute, or the record has none or one that is not
+    a string or an integer.
 
     Example::
 
-        >>> id_key("shipment_id")(Shipment(shipment_id="s-1"))
+        >>> id_key("shipment_id", Shipment(shipment_id="s-1"))
         's-1'
     """
-
-    def key(item: Any) -> Hashable | None:
-        value = getattr(item, attribute, None) if attribute else None
-        return value if isinstance(value, str | int) and not isinstance(value, bool) else None
-
-    return key
+    value = getattr(item, attribute, None) if attribute else None
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
 
 
 class PageOptions(NamedTuple):
@@ -99,7 +96,7 @@ class PagePlan:
         self.page_size, self.start_page = options.page_size, options.start_page
         # No max_items, no max_pages: as good as unbounded.
         self.max_items = sys.maxsize if options.max_items is None else options.max_items
-        self.key = options.key or id_key(None)
+        self.key = options.key or (lambda item: None)  # no key: no record is a repeat
         # Pages asked for ahead of the one in hand: twice the requests in flight, if any.
         self.window = 2 * options.concurrency if options.concurrency > 1 else 0
         self._warn = warn

@@ -237,7 +237,7 @@ class Pager(Generic[M_co]):
             if not ((type(value) is int and value >= least) or (value is None and "max_" in name)):
                 raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
         # The default key: the id attribute the generator found for the endpoint's records.
-        key = options.key or id_key(getattr(endpoint, "ID_ATTRIBUTE", None))
+        key = options.key or functools.partial(id_key, getattr(endpoint, "ID_ATTRIBUTE", None))
         if not callable(key):
             raise TypeError(f"key must be a function of an item, not {options.key!r}")
         self._name = endpoint.__name__.rpartition(".")[2]
@@ -308,8 +308,7 @@ class Pager(Generic[M_co]):
                 # the cleanup below still cancels and awaits this task.
                 response = await (pending.get(number) or self._afetch(number, in_flight))
                 pending.pop(number, None)
-                if pending:  # let a queued task send its request before this page is parsed
-                    await asyncio.sleep(0)
+                await asyncio.sleep(0)  # let a queued task send its request before this parse
                 page = self._judge(plan, number, response)
                 for ahead in plan.pages_ahead(number):
                     pending[ahead] = asyncio.ensure_future(self._afetch(ahead, in_flight))

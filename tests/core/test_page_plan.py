@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -40,7 +41,7 @@ def records(n: int) -> list[dict[str, int]]:
 
 
 # The key a pager of list_shipments uses by default: the records' shipment_id.
-shipment_key = id_key(list_shipments.ID_ATTRIBUTE)
+shipment_key = functools.partial(id_key, list_shipments.ID_ATTRIBUTE)
 
 
 def row_key(row: Any) -> Any:
@@ -364,7 +365,7 @@ def test_a_last_page_with_junk_beyond_the_total_is_cut() -> None:
 def test_the_default_key_is_the_id_the_model_declares() -> None:
     assert (list_shipments.ID_ATTRIBUTE, list_devices.ID_ATTRIBUTE) == ("shipment_id", "device_id")
     assert shipment_key(shipment("s1", "d1")) == "s1"
-    assert id_key(list_devices.ID_ATTRIBUTE)(Device(device_id="d9")) == "d9"
+    assert id_key(list_devices.ID_ATTRIBUTE, Device(device_id="d9")) == "d9"
     assert shipment_key(Shipment()) is None  # no id sent: never taken for a repeat
     assert shipment_key({"id": 1}) is None  # not a generated model
     assert shipment_key(shipment("s1", nested={"a": 1})) == shipment_key(shipment("s1", "d2"))
@@ -372,7 +373,7 @@ def test_the_default_key_is_the_id_the_model_declares() -> None:
     assert shipment_key(SimpleNamespace(shipment_id=7)) == 7
     for odd in (True, 1.0, None, ["s1"]):
         assert shipment_key(SimpleNamespace(shipment_id=odd)) is None
-    assert id_key(None)(shipment("s1")) is None  # an endpoint whose records have no id
+    assert id_key(None, shipment("s1")) is None  # an endpoint whose records have no id
 
 
 def test_a_record_with_the_id_of_one_yielded_is_a_repeat_whatever_its_fields() -> None:
@@ -392,6 +393,13 @@ def test_records_without_a_key_are_never_dropped() -> None:
     anonymous = [Shipment() for _ in range(10)]
     assert len(plan.judge(1, models_page(anonymous, 1, total=20)).items) == 10
     assert len(plan.judge(2, models_page(anonymous, 2, total=20)).items) == 10
+
+
+def test_a_plan_given_no_key_takes_no_record_for_a_repeat() -> None:
+    plan = PagePlan(PageOptions(page_size=10), warn=pytest.fail)
+    same = [shipment("s1", "d1")] * 10
+    assert plan.accept(1, models_page(same, 1, total=20)) == list(range(10))
+    assert plan.accept(2, models_page(same, 2, total=20)) == list(range(10))
 
 
 def test_a_key_function_of_the_caller_decides_what_a_repeat_is() -> None:
