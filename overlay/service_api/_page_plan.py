@@ -202,8 +202,8 @@ class PagePlan:
         if data and not kept:
             msg = f"page {number} repeats items already yielded (a page served twice?)"
             raise InconsistentPageError(msg, page_number=number)
-        if len(kept) < len(data):
-            self._note("repeat", number, n=len(data) - len(kept))
+        if dropped := len(data) - len(kept):
+            self._note("repeat", number, n=dropped)
         return kept
 
     def _note(self, kind: str, number: int, **facts: int | None) -> None:
