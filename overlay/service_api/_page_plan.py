@@ -20,14 +20,10 @@ records shifted by an insertion or a deletion land on a neighbouring page.
 
 from __future__ import annotations
 
-import collections
-import functools
 import math
 import sys
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple
-
-import attrs
 
 from service_api._errors import InconsistentPageError, InvalidResponseError
 
@@ -52,25 +48,19 @@ _NOTES = {
 _COUNTS = {"totalRecords": "total_records", "pageNumber": "page_number", "pageSize": "page_size"}
 
 
-@functools.cache
-def _id_field(cls: Any) -> str | None:
-    names = [field.name for field in attrs.fields(cls)] if attrs.has(cls) else []
-    return next((name for name in names if name.endswith("_id")), None)
-
-
-def id_key(item: Any) -> Hashable | None:
-    """The default record key: the record's id, the first declared field of its model
-    whose name ends in ``_id`` (the spec lists each resource's identifier first:
-    ``shipmentId``, ``deviceId``). ``None`` (never a repeat) when the model declares
-    no id, or the record has none or one that is not a string or an integer.
+def id_key(attribute: str | None, item: Any) -> Hashable | None:
+    """The default record key: the record's id, its ``attribute`` as the generated list
+    endpoint module names it (``ID_ATTRIBUTE``: ``shipment_id``, ``device_id``); the
+    pager binds it (``functools.partial(id_key, "shipment_id")``). ``None`` (never a
+    repeat) when there is no such attribute, or the record has none or one that is not
+    a string or an integer.
 
     Example::
 
-        >>> id_key(Shipment(shipment_id="s-1"))
+        >>> id_key("shipment_id", Shipment(shipment_id="s-1"))
         's-1'
     """
-    name = _id_field(item.__class__)
-    value = getattr(item, name, None) if name else None
+    value = getattr(item, attribute, None) if attribute else None
     return value if isinstance(value, str | int) and not isinstance(value, bool) else None
 
 
@@ -83,7 +73,7 @@ class PageOptions(NamedTuple):
     max_items: int | None = None
     max_pages: int | None = None
     concurrency: int = 1
-    key: KeyFunction | None = None  # None: id_key
+    key: KeyFunction | None = None  # None: the record's id (id_key)
 
 
 class PagePlan:
@@ -104,19 +94,20 @@ class PagePlan:
 
     def __init__(self, options: PageOptions, *, warn: Callable[[str], None]):
         self.page_size, self.start_page = options.page_size, options.start_page
-        self.max_items, self.key = options.max_items, options.key or id_key
+        # No max_items, no max_pages: as good as unbounded.
+        self.max_items = sys.maxsize if options.max_items is None else options.max_items
+        self.key = options.key or (lambda item: None)  # no key: no record is a repeat
         # Pages asked for ahead of the one in hand: twice the requests in flight, if any.
         self.window = 2 * options.concurrency if options.concurrency > 1 else 0
         self._warn = warn
-        items = None if self.max_items is None else math.ceil(self.max_items / self.page_size)
-        bound = min([n for n in (options.max_pages, items) if n is not None] or [sys.maxsize])
+        cap = sys.maxsize if options.max_pages is None else options.max_pages
         #: The last page to fetch: what max_items and max_pages allow, then also what the
         #: first page's totalRecords allows, then the page that ended the iteration.
-        self.last_page = self.start_page - 1 + bound
+        self.last_page = self.start_page - 1 + min(cap, math.ceil(self.max_items / self.page_size))
         self.items_yielded = self.pages_accepted = self._asked = self._end = 0
         self._first_total: int | None = None
         # Keys handed over, oldest first, bounded: memory does not grow with the set.
-        self._recent: collections.OrderedDict[Hashable, None] = collections.OrderedDict()
+        self._recent: dict[Hashable, None] = {}
         self._warned: set[str] = set()
 
     def next_page_info(self) -> int | None:
@@ -127,10 +118,8 @@ class PagePlan:
 
     def pages_ahead(self, number: int) -> list[int]:
         """The pages after ``number`` (the page in hand) up to ``number + window`` and
-        within the plan that no earlier call named: what concurrent drivers fetch ahead.
-        None until the first page told how many pages there are."""
-        if self._first_total is None:
-            return []
+        within the plan that no earlier call named: what concurrent drivers fetch ahead,
+        once ``number`` was accepted (the first page tells how many pages there are)."""
         first, stop = max(self._asked, number) + 1, min(self.last_page, number + self.window) + 1
         self._asked = max(self._asked, stop - 1)
         return list(range(first, stop))
@@ -142,14 +131,11 @@ class PagePlan:
         Raises ``InvalidResponseError`` (or its ``InconsistentPageError``) when the page
         cannot be used; the plan then stays on that page, which is where to resume.
         """
-        if number != self.next_page_info():
-            raise RuntimeError(f"page {number} accepted out of order")  # a driver bug
         total, data = self._envelope(number, model)
         self._track_total(total, number)
         data, cut = self._fit(data, total, number)
         kept = self._drop_repeats(data, number)
-        if self.max_items is not None:  # the page bound already ends on the last one
-            kept = kept[: self.max_items - self.items_yielded]
+        kept = kept[: self.max_items - self.items_yielded]  # the page bound ends on the last
         self.items_yielded += len(kept)
         self.pages_accepted += 1
         if cut:  # a page at or past the first page's end is already the last planned
@@ -157,16 +143,14 @@ class PagePlan:
         return kept
 
     def _envelope(self, number: int, model: Any) -> tuple[int, Sequence[Any]]:
-        """``totalRecords`` and ``data``, once the envelope is complete and names the
-        page asked for."""
+        """``totalRecords`` and ``data``, once the counts are counts and name the page
+        asked for (``data`` is a list: the page model's ``from_dict`` builds it)."""
         for wire, name in _COUNTS.items():
             value = getattr(model, name, None)
             # bool is an int in Python, but never a count.
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 msg = f"page {number}: envelope field {wire!r} is missing or not a count"
                 raise InvalidResponseError(msg)
-        if not isinstance(getattr(model, "data", None), list | tuple):
-            raise InvalidResponseError(f"page {number}: envelope field 'data' is missing")
         echo = {"page": (number, model.page_number), "pageSize": (self.page_size, model.page_size)}
         for what, (want, got) in echo.items():
             if got != want:
@@ -191,7 +175,7 @@ class PagePlan:
         if len(data) > self.page_size:
             self._note("long", number, n=len(data), size=self.page_size)
             data = data[: self.page_size]
-        allowed = max(0, min(self.page_size, total - (number - 1) * self.page_size))
+        allowed = max(0, total - (number - 1) * self.page_size)
         if len(data) > allowed:
             self._note("beyond-total", number, n=len(data), total=total, allowed=allowed)
             return data[:allowed], True
@@ -214,12 +198,12 @@ class PagePlan:
                 if key is not None:
                     self._recent[key] = None
         while len(self._recent) > REPEAT_WINDOW_PAGES * self.page_size:
-            self._recent.popitem(last=False)
+            del self._recent[next(iter(self._recent))]
         if data and not kept:
             msg = f"page {number} repeats items already yielded (a page served twice?)"
             raise InconsistentPageError(msg, page_number=number)
-        if len(kept) < len(data):
-            self._note("repeat", number, n=len(data) - len(kept))
+        if dropped := len(data) - len(kept):
+            self._note("repeat", number, n=dropped)
         return kept
 
     def _note(self, kind: str, number: int, **facts: int | None) -> None:

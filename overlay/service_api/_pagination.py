@@ -94,15 +94,14 @@ class Page(Generic[M_co]):
 
     number: int
     model: M_co
-    _items: tuple[Any, ...] = ()
-    # The response body, and where each of _items stands in its data.
-    _content: bytes | None = None
-    _kept: tuple[int, ...] = ()
+    # The response body, and where each of the items stands in its data.
+    _content: bytes
+    _kept: tuple[int, ...]
 
-    @property
+    @functools.cached_property
     def items(self: Page[PageModel[T]]) -> Sequence[T]:
         """The items of the page (repeats of earlier pages dropped)."""
-        return self._items
+        return tuple(self.model.data[index] for index in self._kept)
 
     @property
     def total_records(self: Page[PageModel[Any]]) -> int:
@@ -121,14 +120,12 @@ class Page(Generic[M_co]):
                 for raw in page.raw_items:
                     print(json.dumps(raw))
         """
-        if self._content is None:  # a page built by hand: the models are all there is
-            return tuple(i.to_dict() if hasattr(i, "to_dict") else i for i in self._items)
         data = json.loads(self._content)["data"]
         return tuple(data[index] for index in self._kept)
 
     def __repr__(self) -> str:
         model = type(self.model).__name__
-        return f"Page(number={self.number}, items={len(self._items)}, model={model})"
+        return f"Page(number={self.number}, items={len(self._kept)}, model={model})"
 
 
 class InvalidRecordError(errors.InvalidResponseError):
@@ -231,30 +228,30 @@ class Pager(Generic[M_co]):
         # endpoint's own parameters.
         params = {name: v for name, v in given.items() if name not in PageOptions._fields}
         options = PageOptions(**{name: v for name, v in given.items() if name not in params})
-        kwargs = getattr(endpoint, "_get_kwargs", None)
-        model = getattr(endpoint, "SUCCESS_MODEL", None)
-        if not isinstance(endpoint, ModuleType) or not callable(kwargs) or model is None:
+        if not isinstance(endpoint, ModuleType) or not hasattr(endpoint, "SUCCESS_MODEL"):
             raise TypeError(f"not a generated list endpoint module (list_shipments): {endpoint!r}")
-        if not all(callable(getattr(client, f"get_{k}httpx_client", None)) for k in ("", "async_")):
+        if not isinstance(client, Client):
             raise TypeError(f"client must be a service_api.Client, not {type(client).__name__}")
         for name, least in _LEAST.items():
             value = getattr(options, name)
             if not ((type(value) is int and value >= least) or (value is None and "max_" in name)):
                 raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
-        if not callable(options.key or id_key):
+        # The default key: the id attribute the generator found for the endpoint's records.
+        key = options.key or functools.partial(id_key, getattr(endpoint, "ID_ATTRIBUTE", None))
+        if not callable(key):
             raise TypeError(f"key must be a function of an item, not {options.key!r}")
         self._name = endpoint.__name__.rpartition(".")[2]
         try:
-            inspect.signature(kwargs).bind(**params, page_number=1, page_size=1)
+            inspect.signature(endpoint._get_kwargs).bind(**params, page_number=1, page_size=1)
         except TypeError as exc:
             msg = f"{self._name}: {exc} (for page_number / page_size use start_page / page_size)"
             raise TypeError(msg) from None
         if options.page_size > MAX_PAGE_SIZE:
             _warn(f"page_size {options.page_size} is above the service's maximum; using 50")
-            options = options._replace(page_size=MAX_PAGE_SIZE)
-        self._model, self._client, self._options = model, client, options
+        options = options._replace(page_size=min(options.page_size, MAX_PAGE_SIZE), key=key)
+        self._model, self._client, self._options = endpoint.SUCCESS_MODEL, client, options
         # The page request of the generated module, built against the client's base URL.
-        self._kwargs = functools.partial(kwargs, **params, page_size=options.page_size)
+        self._args = functools.partial(endpoint._get_kwargs, **params, page_size=options.page_size)
 
     def __repr__(self) -> str:
         return f"Pager({self._name}, page_size={self._options.page_size})"
@@ -262,12 +259,12 @@ class Pager(Generic[M_co]):
     def __iter__(self: Pager[PageModel[T]]) -> Generator[T, None, None]:
         with contextlib.closing(self._pages()) as pages:
             for page in pages:
-                yield from page._items
+                yield from page.items
 
     async def __aiter__(self: Pager[PageModel[T]]) -> AsyncGenerator[T, None]:
         async with contextlib.aclosing(self._apages()) as pages:
             async for page in pages:
-                for item in page._items:
+                for item in page.items:
                     yield item
 
     def pages(self) -> Pages[M_co]:
@@ -309,11 +306,9 @@ class Pager(Generic[M_co]):
             while (number := plan.next_page_info()) is not None:
                 # Left in ``pending`` while awaited: if the consumer is cancelled here,
                 # the cleanup below still cancels and awaits this task.
-                task = pending.get(number)
-                response = await (self._afetch(number, in_flight) if task is None else task)
+                response = await (pending.get(number) or self._afetch(number, in_flight))
                 pending.pop(number, None)
-                if pending:  # let a queued task send its request before this page is parsed
-                    await asyncio.sleep(0)
+                await asyncio.sleep(0)  # let a queued task send its request before this parse
                 page = self._judge(plan, number, response)
                 for ahead in plan.pages_ahead(number):
                     pending[ahead] = asyncio.ensure_future(self._afetch(ahead, in_flight))
@@ -329,13 +324,13 @@ class Pager(Generic[M_co]):
     def _fetch(self, number: int) -> httpx.Response:
         """The page's response (the client retries what is worth retrying)."""
         try:
-            return self._client.get_httpx_client().request(**self._kwargs(page_number=number))
+            return self._client.get_httpx_client().request(**self._args(page_number=number))
         except httpx.HTTPError as exc:  # a plain generated client's transport error
             raise errors.error_from_httpx(exc) from exc
 
     async def _afetch(self, number: int, in_flight: asyncio.Semaphore) -> httpx.Response:
         """Async twin of :meth:`_fetch`, with at most ``concurrency`` requests in flight."""
-        kwargs = self._kwargs(page_number=number)
+        kwargs = self._args(page_number=number)
         async with in_flight:
             try:
                 return await self._client.get_async_httpx_client().request(**kwargs)
@@ -355,9 +350,7 @@ class Pager(Generic[M_co]):
             parsed = self._model.from_dict(doc)
         except _PARSE_ERRORS as exc:
             raise self._unreadable(where, doc) from exc
-        kept = plan.accept(number, parsed)
-        items = tuple(parsed.data[index] for index in kept)
-        return Page(number, parsed, items, response.content, tuple(kept))
+        return Page(number, parsed, response.content, tuple(plan.accept(number, parsed)))
 
     def _unreadable(self, where: str, doc: Any) -> errors.InvalidResponseError:
         """The error of a JSON answer that is not a page: the record at fault, if the
@@ -366,15 +359,13 @@ class Pager(Generic[M_co]):
         envelope_fine = isinstance(data, list) and _builds(self._model, doc, [])
         for index, raw in enumerate(data if envelope_fine else []):
             if not _builds(self._model, doc, [raw]):
-                what = f"{type(raw).__name__}: {json.dumps(raw)[:80]}"
-                msg = f"{where}: record {index} of data cannot be read as a record ({what})"
+                msg = f"{where}: record {index} of data is not a record: {json.dumps(raw)[:80]}"
                 return InvalidRecordError(msg, index=index, raw_item=raw, raw_items=data)
         shape = "object" if isinstance(doc, dict) else type(doc).__name__
-        return errors.InvalidResponseError(
-            f"{where}: unreadable answer (not a page: a JSON {shape})"
-        )
+        return errors.InvalidResponseError(f"{where}: unreadable answer (a JSON {shape})")
 
 
+@dataclass(frozen=True)
 class Pages(Generic[M_co]):
     """The pages of a :class:`Pager`, as ``pager.pages()`` returns them: ``for`` and
     ``async for`` each start an iteration at ``start_page``. An iteration left early is
@@ -388,8 +379,7 @@ class Pages(Generic[M_co]):
                 print(page.number, len(page.items))
     """
 
-    def __init__(self, pager: Pager[M_co]) -> None:
-        self._pager = pager
+    _pager: Pager[M_co]
 
     def __iter__(self) -> Generator[Page[M_co], None, None]:
         return self._pager._pages()

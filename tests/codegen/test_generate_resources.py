@@ -160,6 +160,8 @@ assert (alert_entry.item_model, alert_entry.id_field) == (Alert, "alertId"), ale
 assert (rules_entry.module, rules_entry.item_model, rules_entry.id_field) == (
     list_alert_rules, AlertRule, None
 ), rules_entry
+# The attribute of the id, in the endpoint module: what paginate drops repeats by.
+assert (list_alerts.ID_ATTRIBUTE, list_alert_rules.ID_ATTRIBUTE) == ("alert_id", None)
 
 args = {"base_url": "http://127.0.0.1:9", "httpx_args": {"transport": httpx.MockTransport(serve)}}
 plain = service_api_client.Client(**args)

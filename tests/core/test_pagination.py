@@ -215,11 +215,6 @@ async def test_raw_items_are_the_records_as_the_api_sent_them(
     assert pages[0].raw_items is pages[0].raw_items  # decoded once
 
 
-def test_raw_items_of_a_page_built_by_hand_come_from_the_models() -> None:
-    page: Page[Any] = Page(1, cast(Any, None), ({"id": 1},))
-    assert list(page.raw_items) == [{"id": 1}]
-
-
 async def test_max_pages_bounds_page_iteration(
     mock: RunningMock, client: Client, twin: str
 ) -> None:

@@ -22,6 +22,7 @@ mode                      what the server does
 ``long_data``             ``data`` holds two items more than ``pageSize``
 ``empty_middle``          page 2 is empty although ``totalRecords`` says otherwise
 ``missing_total``         no ``totalRecords``
+``missing_data``          no ``data``
 ``not_json``              page 2 is a 200 with an HTML body
 ``not_a_page``            page 2 is a 200 with a JSON list
 ``fail``                  page ``fail_page`` answers ``fail_status`` (500; with
@@ -149,6 +150,8 @@ def create_app(state: HostileState) -> Starlette:
         }
         if mode == "missing_total":
             del body["totalRecords"]
+        if mode == "missing_data":
+            del body["data"]
         base = str(request.url.replace(query=""))
         if mode == "total_grows" or (number < math.ceil(total / size) and mode != "no_next"):
             next_number = 1 if mode == "next_back" else number + 1

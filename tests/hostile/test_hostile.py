@@ -188,6 +188,7 @@ async def test_records_shifted_by_an_insertion_are_yielded_once(
         ("wrong_size", 1, InconsistentPageError, "pageSize 11", 1),
         ("empty_middle", 2, InconsistentPageError, "empty", 1),
         ("missing_total", 1, InvalidResponseError, "unreadable answer", 1),
+        ("missing_data", 1, InvalidResponseError, "unreadable answer", 1),
         ("not_json", 2, InvalidResponseError, "unreadable answer", 1),
         ("not_a_page", 2, InvalidResponseError, "unreadable answer", 1),
         # A plain generated client retries nothing (and no client retries a 500).

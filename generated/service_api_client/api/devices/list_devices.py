@@ -320,3 +320,6 @@ async def asyncio_or_raise(
 
 SUCCESS_MODEL = DevicePage
 """Model of the operation's successful (200) response."""
+
+ID_ATTRIBUTE = "device_id"
+"""The attribute that identifies a record (its one field named ``..._id``), or None."""

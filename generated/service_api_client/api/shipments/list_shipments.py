@@ -316,3 +316,6 @@ async def asyncio_or_raise(
 
 SUCCESS_MODEL = ShipmentPage
 """Model of the operation's successful (200) response."""
+
+ID_ATTRIBUTE = "shipment_id"
+"""The attribute that identifies a record (its one field named ``..._id``), or None."""
