@@ -88,8 +88,7 @@ def defaults() -> Iterator[None]:
 def _run(pipeline: dlt.Pipeline, data: Any, loader_file_format: str | None) -> LoadInfo:
     chosen: Any = loader_file_format or fastest_file_format(pipeline)
     with defaults():
-        info: LoadInfo = pipeline.run(data, loader_file_format=chosen)
-    return info
+        return pipeline.run(data, loader_file_format=chosen)
 
 
 def load(
