@@ -1087,6 +1087,7 @@ def load(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
     small, large = min(sizes.load_records), max(sizes.load_records)
     ours, floor = first("service_api", large), first("floor", large)
     ratio = ours["wall_s"] / floor["wall_s"]
+    cpu_ratio = ours["cpu_s"] / floor["cpu_s"]
     peak = max(r["peak_rss_mb"] for r in rows if r["contender"] == "service_api")
     growth = peak - max(
         r["peak_rss_mb"]
@@ -1098,6 +1099,7 @@ def load(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
         "accounts": accounts,
         "rows": rows,
         "ratio_to_floor": ratio,
+        "cpu_ratio_to_floor": cpu_ratio,
         "targets": [
             _target(
                 "load / floor, largest size (first load)",

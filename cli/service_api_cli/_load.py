@@ -128,9 +128,11 @@ def add_load_parser(
     load.add_argument(
         "--concurrency",
         type=positive_int,
-        default=1,
+        # Pages are fetched while dlt writes the one before: 4 took a fifth off the
+        # fetch of 2 x 10,000 shipments (bench case "load").
+        default=4,
         metavar="K",
-        help="pages fetched ahead in parallel per account",
+        help="pages fetched ahead in parallel per account (default: 4)",
     )
 
 

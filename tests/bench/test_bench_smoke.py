@@ -178,4 +178,4 @@ def test_load_case_runs_three_contenders_twice_at_each_size(
         for run in (1, 2)
     }
     assert all(r["rows"] == r["records"] for r in case["rows"])
-    assert all(r["peak_rss_mb"] > 0 and r["wall_s"] > 0 for r in case["rows"])
+    assert all(r["peak_rss_mb"] > 0 and r["wall_s"] > 0 and r["cpu_s"] > 0 for r in case["rows"])

@@ -180,6 +180,7 @@ def settings_seen(pipeline: dlt.Pipeline, monkeypatch: pytest.MonkeyPatch) -> di
 
     def spy(*args: Any, **kwargs: Any) -> LoadInfo:
         seen["workers"] = dlt.config.get("load.workers", int)
+        seen["uncompressed"] = dlt.config.get("data_writer.disable_compression", bool)
         credentials: Any = pipeline.destination_client().config.credentials
         seen["duckdb"] = credentials.global_config
         return run(*args, **kwargs)
@@ -199,7 +200,11 @@ def test_loads_run_with_bounded_memory_defaults_and_only_then(
     pipeline = make_pipeline()
     seen = settings_seen(pipeline, monkeypatch)
     load(pipeline, client, ACCOUNTS, endpoints=["shipments"])
-    assert seen == {"workers": 1, "duckdb": {"threads": 1, "memory_limit": "64MB"}}
+    assert seen == {
+        "workers": 1,
+        "uncompressed": True,
+        "duckdb": {"threads": 1, "memory_limit": "64MB"},
+    }
     assert sql("select count(*) from raw.shipments") == [(60,)]
     assert dlt.config.get("load.workers") is None  # nothing left behind after the run
 
@@ -212,13 +217,14 @@ def test_the_users_load_settings_win_over_the_defaults(
 ) -> None:
     mock.service.reset(records=30)
     monkeypatch.setenv("LOAD__WORKERS", "3")
+    monkeypatch.setenv("DATA_WRITER__DISABLE_COMPRESSION", "false")
     own = dlt.destinations.duckdb(
         DuckDbCredentials(str(tmp_path / "own.duckdb"), global_config={"threads": 2})
     )
     pipeline = dlt.pipeline("own", destination=own, pipelines_dir=str(tmp_path))
     seen = settings_seen(pipeline, monkeypatch)
     load(pipeline, client, ACCOUNTS, endpoints=["shipments"])
-    assert seen == {"workers": 3, "duckdb": {"threads": 2}}
+    assert seen == {"workers": 3, "uncompressed": False, "duckdb": {"threads": 2}}
 
     # as ``service-api load`` builds it: the destination by name, its file from the environment
     monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", str(tmp_path / "env.duckdb"))
