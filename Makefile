@@ -96,19 +96,33 @@ dist: generated
 	$(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation -w dist .
 	@ls dist/*.whl
 
-test: check-generated lint typecheck docs test-core
-	pytest
+# The checks run two at a time (generated/ is compared as committed, before anything could
+# regenerate it), then the suite on $(TEST_WORKERS) processes with pytest-xdist: a test
+# file stays on one worker, so a module's fixtures start once. tests/core runs in the
+# core-alone virtualenv of test-core; here only its check of the modules an import loads
+# in the full virtualenv, where the extras could be loaded.
+TEST_WORKERS ?= 2
+CORE_ONLY_TESTS := $(filter-out tests/core/test_core_alone.py,$(wildcard tests/core/test_*.py))
+test: | $(VENV)/.installed
+	$(MAKE) --no-print-directory -j2 --output-sync=target check-generated lint typecheck docs test-core
+	pytest -n $(TEST_WORKERS) --dist loadfile $(addprefix --ignore=,$(CORE_ONLY_TESTS)) \
+	  tests tests/core/test_core_alone.py
 
-# The core alone, as `pip install service-api` gives it: a fresh virtualenv with the
-# pinned core dependencies and no extra (plus pytest), where importing service_api and
-# a full iteration must load none of the extras' dependencies.
+# The core alone, as `pip install service-api` gives it: a fresh virtualenv with the wheel
+# and its pinned core dependencies and no extra, plus what tests/core needs to run (the
+# mock and its server, pytest, hypothesis). CORE_ALONE=1 tells test_core_alone to assert
+# that pip lists none of the extras' distributions; importing service_api and a full
+# iteration must load none of their modules.
 CORE_VENV := .venv-core
-test-core: $(PACKAGE)/__init__.py
-	rm -rf $(CORE_VENV)
+CORE_WHEEL := build/core-wheel
+test-core: | $(VENV)/.installed
+	rm -rf $(CORE_VENV) $(CORE_WHEEL)
+	$(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+	  -w $(CORE_WHEEL) .
 	$(PYTHON) -m venv $(CORE_VENV)
 	$(CORE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
-	  -c requirements.lock . pytest hypothesis pytest-timeout
-	$(CORE_VENV)/bin/pytest -q -p no:cacheprovider --noconftest tests/core/test_core_alone.py
+	  -c requirements.lock "$$(ls $(CORE_WHEEL)/service_api-*.whl)[mock]" pytest hypothesis pytest-timeout
+	CORE_ALONE=1 $(CORE_VENV)/bin/pytest -q -p no:cacheprovider tests/core
 
 # ---- mock service -----------------------------------------------------------
 

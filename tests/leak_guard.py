@@ -269,19 +269,45 @@ def pytest_warning_recorded(warning_message: Any, when: str, nodeid: str, locati
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if _session_findings:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: the controller sums and reports
+        SCANNER.refresh()
+        workeroutput["leak_guard"] = {
+            "texts": SCANNER.texts_scanned,
+            "records": HANDLER.records,
+            "secrets": {fingerprint(s): kind for s, kind in SCANNER.secrets.items()},
+            "findings": [str(finding) for finding in _session_findings],
+        }
+    if _session_findings or _worker_totals["findings"]:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# What the pytest-xdist workers saw (none without workers); secrets by fingerprint.
+_worker_totals: dict[str, Any] = {"texts": 0, "records": 0, "secrets": {}, "findings": []}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    seen = getattr(node, "workeroutput", {}).get("leak_guard")
+    if seen is not None:
+        for key in ("texts", "records", "findings"):
+            _worker_totals[key] += seen[key]
+        _worker_totals["secrets"].update(seen["secrets"])
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     SCANNER.refresh()
+    secrets = {fingerprint(s): kind for s, kind in SCANNER.secrets.items()}
+    secrets |= _worker_totals["secrets"]
     kinds: dict[str, int] = {}
-    for kind in SCANNER.secrets.values():
+    for kind in secrets.values():
         kinds[kind] = kinds.get(kind, 0) + 1
     counts = ", ".join(f"{n} {kind}(s)" for kind, n in sorted(kinds.items())) or "none"
+    texts = SCANNER.texts_scanned + _worker_totals["texts"]
+    records = HANDLER.records + _worker_totals["records"]
     terminalreporter.write_line(
-        f"leak guard: {SCANNER.texts_scanned} texts scanned ({HANDLER.records} log records)"
-        f" for {len(SCANNER.secrets)} secrets: {counts}"
+        f"leak guard: {texts} texts scanned ({records} log records)"
+        f" for {len(secrets)} secrets: {counts}"
     )
-    for finding in _session_findings:
-        terminalreporter.write_line(str(finding), red=True)
+    for finding in [*map(str, _session_findings), *_worker_totals["findings"]]:
+        terminalreporter.write_line(finding, red=True)

@@ -1,9 +1,10 @@
 """The core alone: ``pip install service-api`` with no extra is a working client.
 
-``make test-core`` runs this module in a fresh virtualenv holding only the core's
-dependencies (and pytest); ``make test`` runs it in the full one too. It needs no mock
-server (an in-process ``httpx.MockTransport``) and no conftest, and it checks the
-modules an extra would load in a fresh interpreter, so it means the same in both.
+``make test-core`` runs tests/core in a fresh virtualenv holding only the core's
+dependencies (plus the mock's and pytest's, with ``CORE_ALONE=1``); ``make test`` runs
+this module in the full one too. It needs no mock server (an in-process
+``httpx.MockTransport``) and checks the modules an extra would load in a fresh
+interpreter, so it means the same in both.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import importlib.abc
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -27,6 +29,8 @@ from service_api_client.api.devices import list_devices
 #: Top-level modules of the extras' dependencies: the core must load none of them.
 EXTRA_MODULES = ("pyrate_limiter", "filelock", "redis", "dlt")
 QUOTA_DEPENDENCIES = ("pyrate_limiter", "filelock")
+#: The distributions the extras install (quota, redis, dlt, cli).
+EXTRA_DISTRIBUTIONS = ("dlt", "duckdb", "filelock", "pyrate-limiter", "redis", "rich")
 TOTAL = 23  # devices the fake service holds: three pages of ten
 
 
@@ -79,6 +83,22 @@ def test_importing_and_a_full_iteration_load_no_extra() -> None:
     assert count == TOTAL
     assert "service_api" in loaded
     assert [name for name in EXTRA_MODULES if name in loaded] == []
+
+
+def test_the_extras_are_installed_only_in_the_full_virtualenv() -> None:
+    # make test-core sets CORE_ALONE=1 in the virtualenv it builds without any extra.
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    installed = {p["name"].lower().replace("_", "-") for p in json.loads(done.stdout)}
+    assert "service-api" in installed
+    present = [name for name in EXTRA_DISTRIBUTIONS if name in installed]
+    core_alone = os.environ.get("CORE_ALONE") == "1"
+    assert present == ([] if core_alone else list(EXTRA_DISTRIBUTIONS))
 
 
 class _Blocker(importlib.abc.MetaPathFinder):
