@@ -155,10 +155,13 @@ mutation: | $(VENV)/.installed
 
 # ---- benchmarks ---------------------------------------------------------------
 
-# Every benchmark case at full size against the mock in its own process (several
-# minutes); writes bench/results/results.{json,md} and concurrency.png.
+# Every benchmark case at full size against the mock in its own process (twenty
+# minutes or more): cases 1 to 7 write bench/results/results.{json,md} and
+# concurrency.png, the load case (8) bench/results/load/results.{json,md} and load.png.
+BENCH_CASES := sequential,latency,memory,tokens,overhead,mock_throughput,quota
 bench: | $(VENV)/.installed
-	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.run --cases $(BENCH_CASES)
+	$(BIN)/python -m bench.run --cases load --out bench/results/load
 
 # ---- demo --------------------------------------------------------------------
 
