@@ -675,6 +675,24 @@ def in_thread(target: Callable[[], _R], timeout: float = JOIN_TIMEOUT) -> _R:
         pytest.fail(f"still waiting after {timeout} s")
 
 
+def test_a_waiter_on_any_other_thread_can_wait_for_the_leader() -> None:
+    """Threads are told apart by identity only: a waiter whose thread id is above or
+    below the leader's can wait; on the leader's thread only a waiter in its loop can."""
+    refresh = _auth._Refresh()  # led from this thread, outside any event loop
+    me = threading.get_ident()
+    assert not refresh.can_wait(None)
+    for leader in (me - 1, me + 1):
+        refresh.thread = leader
+        assert refresh.can_wait(None)
+    loop, other = asyncio.new_event_loop(), asyncio.new_event_loop()
+    refresh.thread, refresh.loop = me, loop
+    assert refresh.can_wait(loop)
+    assert not refresh.can_wait(None)
+    assert not refresh.can_wait(other)
+    loop.close()
+    other.close()
+
+
 def test_a_waiter_that_gives_up_fetches_alone_and_leaves_the_leaders_refresh() -> None:
     auth = make_auth(FakeClock())
     leader_request = httpx.Request("GET", f"{BASE}/a")
