@@ -64,7 +64,7 @@ def parse_retry_after(value: str | None, *, now: datetime.datetime | None = None
         return seconds if math.isfinite(seconds) and seconds >= 0 else None
     try:
         when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):  # not a date either (or empty)
+    except (ValueError, OverflowError):  # not a date either (or empty, or out of range)
         return None
     when = when.replace(tzinfo=when.tzinfo or datetime.UTC)  # "-0000" gives a naive time
     return max(0.0, (when - (now or datetime.datetime.now(datetime.UTC))).total_seconds())

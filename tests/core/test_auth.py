@@ -126,6 +126,38 @@ def test_skew_is_clamped_to_half_the_lifetime(
     assert wants_a_token()
 
 
+def test_the_default_skew_is_60_seconds_as_documented() -> None:
+    clock = FakeClock()
+    auth = TokenAuth(BASE, "cid", SECRET, clock=clock)
+    flow = auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))
+    flow.send(token_response(as_request(next(flow)), expires_in=3600))
+    clock.now = 1000.0 + 3540 - 0.001
+    step = as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))))
+    assert step.headers["authorization"] == "Bearer tok-1"
+    clock.now = 1000.0 + 3540
+    assert (
+        TOKEN_REQUEST_EXTENSION
+        in as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))).extensions
+    )
+
+
+def test_a_negative_skew_is_refused_and_options_are_keywords() -> None:
+    with pytest.raises(ValueError, match="skew"):
+        TokenAuth(BASE, "cid", SECRET, skew=-1)
+    with pytest.raises(TypeError):
+        TokenAuth(BASE, "cid", SECRET, 60.0)  # type: ignore[call-arg]
+    assert TokenAuth(f"{BASE}//", "cid", SECRET).base_url == BASE
+
+
+def test_the_token_request_has_the_default_or_the_given_timeout() -> None:
+    for auth, timeout in (
+        (TokenAuth(BASE, "cid", SECRET), httpx.Timeout(30.0)),  # as the client's default
+        (TokenAuth(BASE, "cid", SECRET, timeout=httpx.Timeout(2.5)), httpx.Timeout(2.5)),
+    ):
+        token_request = as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))))
+        assert token_request.extensions["timeout"] == timeout.as_dict()
+
+
 def test_a_401_refreshes_and_replays_while_each_refused_token_is_new() -> None:
     auth = make_auth(FakeClock())
     request = httpx.Request("GET", f"{BASE}/x")
@@ -162,7 +194,7 @@ def test_revoked_tokens_that_had_worked_are_replaced_up_to_max_replays() -> None
             other.send(httpx.Response(200))
 
     works_for_another_request("tok-0")
-    for number in range(1, _auth.MAX_REPLAYS + 1):
+    for number in range(1, 9):  # "up to eight replays in all" (docs/guides/client.md)
         refresh = as_request(flow.send(revoked))
         assert TOKEN_REQUEST_EXTENSION in refresh.extensions
         assert flow.send(token_response(refresh, f"tok-{number}")) is request
@@ -170,6 +202,32 @@ def test_revoked_tokens_that_had_worked_are_replaced_up_to_max_replays() -> None
     assert number > _auth.MAX_REFRESHES
     with pytest.raises(StopIteration):  # MAX_REPLAYS reached: the 401 goes to the caller
         flow.send(revoked)
+
+
+def test_refused_tokens_forgotten_as_proven_count_as_never_worked_at_once() -> None:
+    """``proven`` keeps the last eight tokens that worked: when a burst of other tokens
+    pushes out two revoked ones this flow refused, it holds three that count as never
+    worked, past MAX_REFRESHES, and gives up."""
+    auth = make_auth(FakeClock())
+    request = httpx.Request("GET", f"{BASE}/x")
+    flow = auth.auth_flow(request)
+    flow.send(token_response(as_request(next(flow)), "tok-a"))
+    for token, new in (("tok-a", "tok-b"), ("tok-b", "tok-c"), (None, "tok-d")):
+        if token is not None:  # it works for another request, then is revoked
+            other = auth.auth_flow(httpx.Request("GET", f"{BASE}/y"))
+            assert as_request(next(other)).headers["authorization"] == f"Bearer {token}"
+            with pytest.raises(StopIteration):
+                other.send(httpx.Response(200))
+        refresh = as_request(flow.send(httpx.Response(401, request=request)))
+        assert flow.send(token_response(refresh, new)) is request
+    for number in range(8):  # eight newer tokens work: tok-a and tok-b are forgotten
+        auth.invalidate(auth.proven[-1] if number else "tok-d")
+        other = auth.auth_flow(httpx.Request("GET", f"{BASE}/y"))
+        assert other.send(token_response(as_request(next(other)), f"tok-{number}")) is not None
+        with pytest.raises(StopIteration):
+            other.send(httpx.Response(200))
+    with pytest.raises(StopIteration):  # tok-a, tok-b and tok-c never worked, as far as known
+        flow.send(httpx.Response(401, request=request))
 
 
 def test_a_401_for_a_token_issued_again_is_not_refreshed_again() -> None:
@@ -195,17 +253,20 @@ def test_a_401_naming_another_error_is_not_replayed() -> None:
         flow.send(refused)
 
 
-def test_a_401_with_an_older_token_replays_with_the_current_one_without_fetching() -> None:
+@pytest.mark.parametrize(("older", "current"), [("tok-1", "tok-2"), ("tok-b", "tok-a")])
+def test_a_401_with_an_older_token_replays_with_the_current_one_without_fetching(
+    older: str, current: str
+) -> None:
     auth = make_auth(FakeClock())
     slow = httpx.Request("GET", f"{BASE}/slow")
     slow_flow = auth.auth_flow(slow)
-    slow_flow.send(token_response(as_request(next(slow_flow)), "tok-1"))
-    auth.invalidate("tok-1")  # meanwhile another request refreshed the token
+    slow_flow.send(token_response(as_request(next(slow_flow)), older))
+    auth.invalidate(older)  # meanwhile another request refreshed the token
     other = auth.auth_flow(httpx.Request("GET", f"{BASE}/other"))
-    other.send(token_response(as_request(next(other)), "tok-2"))
+    other.send(token_response(as_request(next(other)), current))
     replay = slow_flow.send(httpx.Response(401, request=slow))
     assert replay is slow
-    assert slow.headers["authorization"] == "Bearer tok-2"
+    assert slow.headers["authorization"] == f"Bearer {current}"
 
 
 def test_a_flow_waits_for_the_fetch_another_flow_leads_then_uses_its_token() -> None:
@@ -278,6 +339,29 @@ def test_sync_driver_single_flight_across_threads() -> None:
     assert results == ["Bearer tok-1"] * 8
 
 
+def test_a_401_for_a_token_that_only_got_errors_counts_as_never_worked() -> None:
+    """Only an answer below 400 proves a token; a token that only drew a 400 and then
+    401s is not taken for a revoked one (which would earn it another refresh)."""
+    auth = make_auth(FakeClock())
+    request = httpx.Request("GET", f"{BASE}/x")
+    flow = auth.auth_flow(request)
+    flow.send(token_response(as_request(next(flow)), "tok-1"))
+    other = auth.auth_flow(httpx.Request("GET", f"{BASE}/y"))
+    next(other)
+    with pytest.raises(StopIteration):
+        other.send(httpx.Response(400))
+    for new in ("tok-2", "tok-3"):
+        refresh = as_request(flow.send(httpx.Response(401, request=request)))
+        assert flow.send(token_response(refresh, new)) is request
+    with pytest.raises(StopIteration):  # MAX_REFRESHES tokens refused that never worked
+        flow.send(httpx.Response(401, request=request))
+
+
+def test_the_documented_bounds_of_waiting_and_replaying() -> None:
+    # docs/guides/client.md, "Tokens": "a caller waits at most 120 s", "up to eight replays".
+    assert (_auth.MAX_REFRESH_WAIT, _auth.MAX_REPLAYS) == (120.0, 8)
+
+
 @pytest.mark.parametrize(
     ("fields", "match"),
     [
@@ -290,6 +374,7 @@ def test_sync_driver_single_flight_across_threads() -> None:
         ({"expires_in": True}, "expires_in"),
         ({"expires_in": "9" * 5000}, "expires_in"),
         ({"access_token": "x" * 8193}, "has no access_token that is a header value"),
+        ({"expires_in": str(7 * 24 * 3600 + 1)}, "not an integer from 1 to 604800"),
     ],
 )
 def test_bad_token_responses_are_typed_errors(fields: dict[str, Any], match: str) -> None:
@@ -305,6 +390,37 @@ def test_token_type_is_case_insensitive_and_integer_expires_in_is_accepted() -> 
         "tok-1",
         60,
     )
+
+
+@pytest.mark.parametrize("expires_in", [1, 7 * 24 * 3600, " 60 "])
+def test_a_lifetime_from_one_second_to_a_week_is_accepted(expires_in: int | str) -> None:
+    request = httpx.Request("POST", f"{BASE}/authenticate")
+    response = token_response(request, expires_in=expires_in)
+    assert parse_token_response(response) == ("tok-1", int(expires_in))
+
+
+def test_a_long_token_type_is_cut_to_40_characters_in_the_message() -> None:
+    request = httpx.Request("POST", f"{BASE}/authenticate")
+    with pytest.raises(TokenResponseError) as info:
+        parse_token_response(token_response(request, token_type="M" * 100))
+    assert f"token_type is {'M' * 40!r}, not Bearer" in str(info.value)
+
+
+@pytest.mark.parametrize("status", [101, 201, 204, 302])
+def test_only_a_200_carries_a_token(status: int) -> None:
+    request = httpx.Request("POST", f"{BASE}/authenticate")
+    body = {"access_token": "tok-1", "token_type": "Bearer", "expires_in": "3600"}
+    with pytest.raises(service_api.ApiStatusError, match=f"^{status} "):
+        parse_token_response(httpx.Response(status, json=body, request=request))
+
+
+def test_a_404_from_authenticate_names_the_missing_prefix() -> None:
+    request = httpx.Request("POST", f"{BASE}/authenticate")
+    with pytest.raises(service_api.NotFoundError, match="lacks its /public/v3 prefix"):
+        parse_token_response(httpx.Response(404, request=request))
+    with pytest.raises(ServerError) as info:
+        parse_token_response(httpx.Response(500, request=request))
+    assert "prefix" not in str(info.value)
 
 
 @pytest.mark.parametrize("body", [b"<html>", b"[]", b'"tok"', b"{}"])
@@ -438,6 +554,36 @@ def test_a_token_another_process_stored_is_adopted_when_ours_is_due() -> None:
     assert store.calls == ["lock", "load", "unlock"] * 2
 
 
+@pytest.mark.parametrize(
+    ("left", "adopted"), [(54.0, True), (0.9, True), (0.0, False), (-0.5, False)]
+)
+def test_a_stored_token_is_adopted_while_it_has_time_left(
+    left: float, adopted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(time, "time", lambda: 5000.0)  # the wall clock stands still
+    store = MemoryStore(StoredToken("tok-stored", expires_at=5000.0 + left))
+    if adopted:
+        assert drive(store_auth(store), ok) == ["Bearer tok-stored"]
+        assert store.calls == ["lock", "load", "unlock"]
+    else:  # not adopted first and then found due: fetched at once
+        assert drive(store_auth(store), ok) == ["token", "Bearer tok-fetched"]
+        assert store.calls == ["lock", "load", "save", "unlock"]
+
+
+def test_a_saved_token_expires_from_when_its_request_was_sent() -> None:
+    clock = FakeClock()
+    store = MemoryStore()
+    auth = TokenAuth(BASE, "cid", SECRET, clock=clock, token_store=store)
+
+    def slow_token(request: httpx.Request) -> httpx.Response:
+        clock.now += 100  # /authenticate took 100 s to answer
+        return ok(request)
+
+    assert drive(auth, slow_token) == ["token", "Bearer tok-fetched"]
+    assert store.token is not None
+    assert 3400 < store.token.expires_at - time.time() <= 3500
+
+
 def test_a_fetched_token_is_saved_under_the_lock() -> None:
     store = MemoryStore(StoredToken("tok-old", expires_at=time.time() - 1))
     assert drive(store_auth(store), ok) == ["token", "Bearer tok-fetched"]
@@ -527,6 +673,24 @@ def in_thread(target: Callable[[], _R], timeout: float = JOIN_TIMEOUT) -> _R:
         return outcome.result(timeout)
     except TimeoutError:
         pytest.fail(f"still waiting after {timeout} s")
+
+
+def test_a_waiter_on_any_other_thread_can_wait_for_the_leader() -> None:
+    """Threads are told apart by identity only: a waiter whose thread id is above or
+    below the leader's can wait; on the leader's thread only a waiter in its loop can."""
+    refresh = _auth._Refresh()  # led from this thread, outside any event loop
+    me = threading.get_ident()
+    assert not refresh.can_wait(None)
+    for leader in (me - 1, me + 1):
+        refresh.thread = leader
+        assert refresh.can_wait(None)
+    loop, other = asyncio.new_event_loop(), asyncio.new_event_loop()
+    refresh.thread, refresh.loop = me, loop
+    assert refresh.can_wait(loop)
+    assert not refresh.can_wait(None)
+    assert not refresh.can_wait(other)
+    loop.close()
+    other.close()
 
 
 def test_a_waiter_that_gives_up_fetches_alone_and_leaves_the_leaders_refresh() -> None:

@@ -1,6 +1,7 @@
 """Retry decisions: pure functions, no I/O."""
 
 import datetime
+import email.utils
 import random
 from typing import Any
 
@@ -67,6 +68,28 @@ def test_parse_retry_after_http_date() -> None:
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 -0000", now=now) == 30.0
 
 
+def test_parse_retry_after_http_date_against_the_clock() -> None:
+    soon = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=100)
+    wait = parse_retry_after(email.utils.format_datetime(soon, usegmt=True))
+    assert wait is not None
+    assert 90.0 < wait <= 100.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # long past
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Wed, 21 Oct 99999999999999999999 07:28:00 GMT",  # a year past any datetime
+        "Wed, 21 Oct 2015 99999999999999999999:00 GMT",
+        "Wed, 21 Oct 2015 07:28:00 +99999999999999999999",
+        "Wed, 21 Oct 2015 07:28:00 +9999",  # an offset of more than a day
+        "Wed, 32 Oct 2015 07:28:00 GMT",
+    ],
+)
+def test_an_http_date_out_of_range_is_unreadable(value: str) -> None:
+    assert parse_retry_after(value) is None
+
+
 def test_backoff_is_exponential_and_capped() -> None:
     policy = RetryPolicy(jitter=False, max_retries=20_000)
     expected = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
@@ -95,6 +118,8 @@ def test_full_jitter_stays_between_zero_and_the_backoff() -> None:
     delays = [retry_delay(policy, 3, rng=rng) for _ in range(200)]
     assert all(d is not None and 0.0 <= d <= 2.0 for d in delays)
     assert max(d or 0.0 for d in delays) - min(d or 0.0 for d in delays) > 1.0  # jittered
+    same = random.Random(1)
+    assert delays == [same.uniform(0.0, 2.0) for _ in range(200)]  # drawn from rng only
 
 
 def test_retry_after_wins_up_to_its_cap() -> None:
