@@ -46,7 +46,7 @@ SEED = 25
 MODULES: dict[str, tuple[str, ...]] = {
     "_retry": ("tests/core/test_retry.py", "tests/core/test_client_options.py"),
     "_page_plan": ("tests/core/test_page_plan.py", "tests/core/test_pagination.py"),
-    "_pagination": ("tests/core/test_pagination.py", "tests/core/test_page_plan.py"),
+    "_pagination": ("tests/core/test_pagination.py", "tests/hostile/test_hostile.py"),
     "_auth": ("tests/core/test_auth.py",),
     "_errors": ("tests/core/test_errors.py",),
     "_transport": ("tests/core/test_transport.py",),
