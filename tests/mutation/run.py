@@ -55,6 +55,8 @@ MODULES: dict[str, tuple[str, ...]] = {
         "tests/core/test_client_options.py",
         "tests/core/test_client_environment.py",
     ),
+    "_logs": ("tests/core/test_log_switch.py", "tests/core/test_logging_secrets.py"),
+    "testing": ("tests/core/test_retry.py",),
 }
 
 BEGIN, END = "<!-- mutation-table: begin -->", "<!-- mutation-table: end -->"
