@@ -164,7 +164,7 @@ def test_without_concurrency_no_page_is_fetched_ahead() -> None:
 
 def test_the_warning_function_is_given_by_keyword_only() -> None:
     with pytest.raises(TypeError, match="positional"):
-        PagePlan(PageOptions(), print)  # type: ignore[misc]
+        PagePlan(PageOptions(), print)  # type: ignore[call-arg]
     assert PagePlan(PageOptions(), warn=print).next_page_info() == 1
 
 
