@@ -1,12 +1,15 @@
 """``SERVICE_API_LOG``: set in a child process, the client's log reaches stderr, secret-free."""
 
+import logging
 import os
 import subprocess
 import sys
 
+import httpx
 import pytest
 
 from service_api import RetryPolicy
+from service_api._logs import log_response
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 
 # Runs in the child: a call, an expired token (401, refresh, replay), then retried
@@ -115,3 +118,12 @@ def test_the_cli_prints_each_line_once_with_the_switch_on(mock: RunningMock) -> 
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("bearer token for demo-client") == 1
     assert_no_secret(done.stdout + done.stderr, mock, tokens=1)
+
+
+def test_a_debug_line_gives_method_url_status_and_milliseconds(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    url = "https://api.test/public/v3/shipments?pageSize=5"
+    with caplog.at_level(logging.DEBUG, logger="service_api"):
+        log_response(httpx.Response(200, request=httpx.Request("GET", url)), 1.5)
+    assert caplog.messages == [f"GET {url} -> 200 in 1500 ms"]
