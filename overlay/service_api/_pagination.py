@@ -73,7 +73,7 @@ class ListOperation(Protocol[M_co]):
     def SUCCESS_MODEL(self) -> type[M_co]: ...
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True)
 class Page(Generic[M_co]):
     """One page of a list endpoint, as ``Pager.pages()`` yields it.
 
@@ -242,7 +242,7 @@ class Pager(Generic[M_co]):
             raise TypeError(f"key must be a function of an item, not {options.key!r}")
         self._name = endpoint.__name__.rpartition(".")[2]
         try:
-            inspect.signature(endpoint._get_kwargs).bind(**params, page_number=1, page_size=1)
+            inspect.signature(endpoint._get_kwargs).bind(**params, page_number=None, page_size=None)
         except TypeError as exc:
             msg = f"{self._name}: {exc} (for page_number / page_size use start_page / page_size)"
             raise TypeError(msg) from None

@@ -7,6 +7,7 @@ import json
 import pickle
 import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -120,7 +121,7 @@ def test_redaction_hides_only_the_secret_headers() -> None:
 
 
 def test_the_token_request_marker_survives_redaction_and_nothing_else_does() -> None:
-    marked = httpx.Request("POST", f"{BASE}/authenticate", extensions={TOKEN: True, "x": 1})
+    marked = httpx.Request("POST", f"{BASE}/authenticate", extensions={TOKEN: True, "a": 1, "x": 1})
     assert redacted_request(marked).extensions == {TOKEN: True}
     assert is_token_request(redacted_request(marked))
     assert not is_token_request(redacted_request(httpx.Request("GET", f"{BASE}/shipments")))
@@ -504,3 +505,33 @@ def test_a_missing_account_header_names_account_id_and_with_account(mock: Runnin
             list_shipments.sync(client=client.with_account("acct-1"), page_size=0)
     assert "account_id=" not in str(malformed.value)  # sent with the header: another cause
     assert "pageSize" in str(malformed.value)
+
+
+def test_the_body_kept_is_the_documented_2048_characters() -> None:
+    assert len(error_from_response(answer(500, b"x" * 5000)).body) == 2048
+    assert error_from_response(answer(500, b"y" * 2048)).body == "y" * 2048
+
+
+def test_an_error_built_by_hand_has_no_status_and_an_empty_answer() -> None:
+    error = service_api.ApiStatusError("no answer")
+    assert (error.status_code, error.body, error.request) == (0, "", None)
+    assert not error.headers
+
+
+def test_options_of_the_errors_and_their_helpers_are_keywords_only() -> None:
+    request = httpx.Request("GET", f"{BASE}/shipments")
+    calls: list[Callable[[], object]] = [
+        lambda: service_api.ApiStatusError("x", answer(404)),  # type: ignore[call-arg]
+        lambda: service_api.InconsistentPageError("x", 2),  # type: ignore[call-arg]
+        lambda: service_api.ServerError("x").at_page(2, 10),  # type: ignore[call-arg]
+        lambda: error_from_httpx(httpx.ConnectError("x"), request),  # type: ignore[call-arg]
+    ]
+    for call in calls:
+        with pytest.raises(TypeError, match="positional"):
+            call()
+
+
+def test_only_a_400_without_the_account_header_advises_on_the_account() -> None:
+    assert "account header" in str(error_from_response(answer(400)))
+    for status in (302, 399, 401, 409):
+        assert "account header" not in str(error_from_response(answer(status)))

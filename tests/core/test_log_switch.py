@@ -1,12 +1,15 @@
 """``SERVICE_API_LOG``: set in a child process, the client's log reaches stderr, secret-free."""
 
+import logging
 import os
 import subprocess
 import sys
 
+import httpx
 import pytest
 
 from service_api import RetryPolicy
+from service_api._logs import log_response
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 
 # Runs in the child: a call, an expired token (401, refresh, replay), then retried
@@ -93,3 +96,12 @@ def test_unset_or_unknown_prints_nothing(mock: RunningMock, level: str | None) -
     output = run_child(mock, level)
     assert "service_api]" not in output
     assert "retrying" not in output
+
+
+def test_a_debug_line_gives_method_url_status_and_milliseconds(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    url = "https://api.test/public/v3/shipments?pageSize=5"
+    with caplog.at_level(logging.DEBUG, logger="service_api"):
+        log_response(httpx.Response(200, request=httpx.Request("GET", url)), 1.5)
+    assert caplog.messages == [f"GET {url} -> 200 in 1500 ms"]

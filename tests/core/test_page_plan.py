@@ -162,6 +162,12 @@ def test_without_concurrency_no_page_is_fetched_ahead() -> None:
     assert plan.pages_ahead(2) == []  # page 2, in hand, is never named
 
 
+def test_the_warning_function_is_given_by_keyword_only() -> None:
+    with pytest.raises(TypeError, match="positional"):
+        PagePlan(PageOptions(), print)  # type: ignore[call-arg]
+    assert PagePlan(PageOptions(), warn=print).next_page_info() == 1
+
+
 # -- a misbehaving server, one rule at a time -------------------------------------------
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import gc
 import math
@@ -199,6 +200,8 @@ async def test_pages_carry_number_model_and_items(
     assert all(p.total_records == 23 for p in pages)
     assert all(isinstance(p.model, ShipmentPage) for p in pages)
     assert repr(pages[0]) == "Page(number=2, items=10, model=ShipmentPage)"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        pages[0].number = 3  # type: ignore[misc]  # a page is what the server sent
 
 
 async def test_raw_items_are_the_records_as_the_api_sent_them(
@@ -237,6 +240,7 @@ async def test_max_pages_bounds_page_iteration(
         {"start_page": -3},
         {"concurrency": 0},
         {"max_items": -1},
+        {"max_pages": -1},
     ],
 )
 async def test_bad_arguments_fail_before_any_request(

@@ -140,6 +140,17 @@ def test_no_retry_sleep_records_and_restores() -> None:
     assert sleep_for(0.25) == 0.25
 
 
+def test_set_retry_sleep_turns_the_waiting_off_and_on() -> None:
+    try:
+        testing.set_retry_sleep(False)
+        assert not testing.is_retry_sleep_enabled()
+        assert sleep_for(2.5) == 0.0
+    finally:
+        testing.set_retry_sleep(True)
+    assert testing.is_retry_sleep_enabled()
+    assert sleep_for(0.01) == 0.01
+
+
 @pytest.mark.parametrize("field", ["max_retries", "initial_delay", "max_delay", "max_retry_after"])
 def test_a_negative_count_or_delay_is_refused_and_zero_is_not(field: str) -> None:
     negative: dict[str, Any] = {field: -1}

@@ -46,7 +46,7 @@ SEED = 25
 MODULES: dict[str, tuple[str, ...]] = {
     "_retry": ("tests/core/test_retry.py", "tests/core/test_client_options.py"),
     "_page_plan": ("tests/core/test_page_plan.py", "tests/core/test_pagination.py"),
-    "_pagination": ("tests/core/test_pagination.py", "tests/core/test_page_plan.py"),
+    "_pagination": ("tests/core/test_pagination.py", "tests/hostile/test_hostile.py"),
     "_auth": ("tests/core/test_auth.py", "tests/hostile/test_hostile_auth.py"),
     "_errors": ("tests/core/test_errors.py",),
     "_transport": ("tests/core/test_transport.py",),
@@ -55,6 +55,8 @@ MODULES: dict[str, tuple[str, ...]] = {
         "tests/core/test_client_options.py",
         "tests/core/test_client_environment.py",
     ),
+    "_logs": ("tests/core/test_log_switch.py", "tests/core/test_logging_secrets.py"),
+    "testing": ("tests/core/test_retry.py",),
 }
 
 BEGIN, END = "<!-- mutation-table: begin -->", "<!-- mutation-table: end -->"
