@@ -5,6 +5,7 @@ import gzip
 import http.client
 import http.server
 import threading
+import time
 import urllib.parse
 from collections.abc import AsyncIterator, Iterator
 
@@ -769,3 +770,68 @@ def test_httpx_args_that_would_bypass_the_guard_are_refused(
 ) -> None:
     with pytest.raises(TypeError, match=named):
         service_api.Client(GUARD_BASE, "cid", "mount-secret", httpx_args=args)
+
+
+# ---- the client-side rate limit -----------------------------------------------------------
+
+
+class Limiter:
+    """A limiter that asks for ``waits`` (one per call) before granting, and records what
+    it is told."""
+
+    def __init__(self, *waits: float) -> None:
+        self.waits = list(waits)
+        self.asked = 0
+        self.observed: list[tuple[int, float | None]] = []
+
+    def try_acquire(self) -> float:
+        self.asked += 1
+        return self.waits.pop(0) if self.waits else 0.0
+
+    def observe(self, status_code: int, retry_after: float | None) -> None:
+        self.observed.append((status_code, retry_after))
+
+
+def limited(limiter: Limiter) -> GuardedTransport:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/busy"):
+            return httpx.Response(429, headers={"retry-after": "7"})
+        return httpx.Response(200, json={})
+
+    return GuardedTransport(httpx.MockTransport(answer), base_url=httpx.URL(BASE), limiter=limiter)
+
+
+def test_sync_each_request_waits_for_the_limiter_which_learns_each_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    limiter = Limiter(0.5, 0.25)
+    transport = limited(limiter)
+    assert transport.handle_request(httpx.Request("GET", f"{BASE}/busy")).status_code == 429
+    assert slept == [0.5, 0.25]  # until the limiter grants the request
+    transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
+    assert slept == [0.5, 0.25]
+    assert limiter.observed == [(429, 7.0), (200, None)]
+    assert limiter.asked == 4  # until granted, for each request
+
+
+@pytest.mark.anyio
+async def test_async_each_request_waits_for_the_limiter_which_learns_each_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    limiter = Limiter(0.5, 0.25)
+    transport = limited(limiter)
+    busy = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/busy"))
+    assert busy.status_code == 429
+    assert slept == [0.5, 0.25]
+    await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
+    assert slept == [0.5, 0.25]
+    assert limiter.observed == [(429, 7.0), (200, None)]
+    assert limiter.asked == 4
