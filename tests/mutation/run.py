@@ -49,11 +49,23 @@ MODULES: dict[str, tuple[str, ...]] = {
     "_pagination": ("tests/core/test_pagination.py", "tests/core/test_page_plan.py"),
     "_auth": ("tests/core/test_auth.py",),
     "_errors": ("tests/core/test_errors.py",),
-    "_transport": ("tests/core/test_transport.py",),
+    "_transport": (
+        "tests/core/test_transport.py",
+        "tests/core/test_client.py",
+        "tests/core/test_client_options.py",
+    ),
     "_client": (
         "tests/core/test_client.py",
         "tests/core/test_client_options.py",
         "tests/core/test_client_environment.py",
+        "tests/core/test_transport.py",
+        "tests/core/test_errors.py",
+        "tests/core/test_core_alone.py",
+    ),
+    "_pools": (
+        "tests/core/test_client.py",
+        "tests/core/test_client_options.py",
+        "tests/reliability/test_resource_leaks.py",
     ),
 }
 
