@@ -1,6 +1,7 @@
 """The guarded transports: credentials stay on the base origin, redirects included."""
 
 import asyncio
+import contextlib
 import gzip
 import http.client
 import http.server
@@ -19,7 +20,7 @@ from starlette.routing import Route
 import service_api
 from service_api import testing
 from service_api._errors import MAX_BODY_CHARS
-from service_api._transport import GuardedTransport, ServiceResponse
+from service_api._transport import TOKEN_ERROR_EXTENSION, GuardedTransport, ServiceResponse
 from service_api_client.api.shipments import list_shipments
 from service_api_client.models.shipment_page import ShipmentPage
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock, serve_asgi
@@ -207,6 +208,31 @@ def test_a_body_within_the_limit_is_read_whole() -> None:
     assert len(response.read()) == 10 * 1024
 
 
+@pytest.mark.anyio
+async def test_async_a_body_of_exactly_the_limit_is_read_whole() -> None:
+    stream = Chunks(10)
+    _, transport = guarded(200, stream)
+    response = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
+    assert len(await response.aread()) == 10 * 1024
+
+
+@pytest.mark.parametrize(("chunks", "whole"), [(8 * 1024, True), (8 * 1024 + 1, False)])
+def test_the_default_bound_is_8_mib(chunks: int, whole: bool) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, stream=Chunks(chunks))
+
+    transport = GuardedTransport(httpx.MockTransport(answer), base_url=httpx.URL(BASE))
+    response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
+    with (
+        contextlib.nullcontext()
+        if whole
+        else pytest.raises(
+            service_api.InvalidResponseError, match=f"larger than {8 * 1024 * 1024} bytes"
+        )
+    ):
+        assert len(response.read()) == 8 * 1024 * 1024
+
+
 def test_a_declared_length_past_the_limit_stops_at_the_limit_too() -> None:
     stream = Chunks(50)
     transport, _ = guarded(200, stream, headers={"content-length": str(50 * 1024)})
@@ -317,6 +343,31 @@ def test_a_token_request_off_the_base_origin_is_never_sent() -> None:
     with pytest.raises(service_api.TokenResponseError, match=r"evil\.test"):
         transport.handle_request(stray)
     assert sent == []
+
+
+@pytest.mark.parametrize("extensions", [TOKEN_EXTENSIONS, {}])
+def test_a_token_request_that_fails_keeps_its_typed_error_for_the_auth_flow(
+    extensions: dict[str, object], twin: str
+) -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("[Errno 111] refused", request=request)
+
+    transport = GuardedTransport(httpx.MockTransport(refuse), base_url=httpx.URL(BASE))
+    request = httpx.Request("POST", f"{BASE}/authenticate", extensions=extensions)
+
+    def send() -> httpx.Response:
+        if twin == "sync":
+            return transport.handle_request(request)
+        return asyncio.run(transport.handle_async_request(request))
+
+    with pytest.raises(httpx.ConnectError):  # httpx's own error goes on up
+        send()
+    kept = request.extensions.get(TOKEN_ERROR_EXTENSION)
+    if extensions:  # a token request: its waiters read the typed error
+        assert isinstance(kept, service_api.ApiConnectionError)
+        assert "no answer for POST https://api.test/public/v3/authenticate" in str(kept)
+    else:
+        assert kept is None
 
 
 def redirecting_token_endpoint(seen: list[str]) -> httpx.MockTransport:
