@@ -216,6 +216,19 @@ async def test_async_a_body_of_exactly_the_limit_is_read_whole() -> None:
     assert len(await response.aread()) == 10 * 1024
 
 
+def test_one_byte_past_the_limit_is_refused(twin: str) -> None:
+    stream = Chunks(1, size=10 * 1024 + 1)
+    transport, _ = guarded(200, stream)
+    request = httpx.Request("GET", f"{BASE}/shipments")
+
+    async def read() -> bytes:
+        return await (await transport.handle_async_request(request)).aread()
+
+    with pytest.raises(service_api.InvalidResponseError, match="larger than 10240 bytes"):
+        transport.handle_request(request).read() if twin == "sync" else asyncio.run(read())
+    assert stream.closed
+
+
 @pytest.mark.parametrize(("chunks", "whole"), [(8 * 1024, True), (8 * 1024 + 1, False)])
 def test_the_default_bound_is_8_mib(chunks: int, whole: bool) -> None:
     def answer(request: httpx.Request) -> httpx.Response:
