@@ -72,7 +72,7 @@ class ServiceResponse(httpx.Response):
         return errors.InvalidResponseError(f"{what} {problem}", request=self.request)
 
 
-@attrs.frozen(eq=False, kw_only=True)
+@attrs.frozen
 class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """Guard, size bound and rate limit around an inner (sync or async) transport,
     which it never closes (the client closes its pools; a mount is the user's).
@@ -82,7 +82,7 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         GuardedTransport(httpx.HTTPTransport(), base_url=httpx.URL(url))
     """
 
-    _inner: Any = attrs.field(kw_only=False)
+    _inner: Any
     base_url: httpx.URL
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     limiter: RequestLimiter | None = None

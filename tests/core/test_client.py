@@ -1,9 +1,13 @@
 """The client against the mock over loopback HTTP, in sync/async pairs."""
 
 import asyncio
+import contextlib
 import json
 import logging
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,6 +46,31 @@ def test_repr_shows_no_secret(client: service_api.Client) -> None:
         f"Client(base_url={client._base_url!r}, client_id='demo-client', account_id='acct-1')"
     )
     assert DEMO_CLIENT_SECRET not in repr(client) + str(client)
+
+
+def test_the_token_is_refreshed_60_s_before_it_expires_by_default() -> None:
+    # The documented default; a token of a shorter life is refreshed halfway (test_auth).
+    client = service_api.Client("https://api.test/public/v3", "cid", "s3cret")
+    assert client._family.auth.skew == 60.0
+    assert (
+        service_api.Client(client._base_url, "cid", "s3cret", refresh_skew=5.0)._family.auth.skew
+        == 5.0
+    )
+
+
+def test_a_source_tree_not_installed_sends_an_unknown_version() -> None:
+    script = (
+        "import importlib.metadata as metadata\n"
+        "def version(name):\n"
+        "    raise metadata.PackageNotFoundError(name)\n"
+        "metadata.version = version\n"
+        "from service_api import _client\n"
+        "print(_client._AGENT)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.startswith("service-api/0+unknown python/")
 
 
 def test_sync_call_returns_the_parsed_page_with_one_token(
@@ -445,9 +474,83 @@ def test_retries_and_refreshes_are_logged_at_info(
     with testing.no_retry_sleep(), pytest.raises(RETRYABLE):
         list_shipments.sync(client=client)
     mine = [r for r in caplog.records if r.name == "service_api"]
-    assert any("retrying" in r.getMessage() for r in mine)
+    retries = [r.getMessage() for r in mine if r.getMessage().startswith("retrying")]
+    last = client.retry_policy.max_retries
+    # Each retry says which one it is, counting from 1, of how many.
+    assert [m.partition(" s (")[2] for m in retries] == [
+        f"retry {n} of {last})" for n in range(1, last + 1)
+    ]
+    assert all(m.startswith("retrying GET /public/v3/shipments after ") for m in retries)
     assert any("token" in r.getMessage() for r in mine)
     assert {r.levelno for r in mine} == {logging.INFO}
+
+
+def test_a_debug_line_gives_each_answer_s_time(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = iter([100.0, 100.042, 200.0, 200.25])  # the two answers: 42 ms and 250 ms
+    client = service_api.Client(
+        "https://api.test/public/v3",
+        "cid",
+        "s3cret",
+        httpx_args={"transport": httpx.MockTransport(answer_token_then_404)},
+    )
+    caplog.set_level(logging.DEBUG, logger="service_api")
+    monkeypatch.setattr(time, "monotonic", lambda: next(clock))
+    with client, pytest.raises(service_api.NotFoundError):
+        client.get_httpx_client().get("/shipments")
+    lines = [r.getMessage() for r in caplog.records if " -> " in r.getMessage()]
+    assert lines == ["GET https://api.test/public/v3/shipments -> 404 in 42 ms"]
+
+
+def answer_token_then_404(request: httpx.Request) -> httpx.Response:
+    if request.url.path.endswith("/authenticate"):
+        token = {"access_token": "tk", "token_type": "Bearer", "expires_in": "3600"}
+        return httpx.Response(200, json=token)
+    return httpx.Response(int(request.url.params.get("status", "404")))
+
+
+@pytest.mark.parametrize("status", [400, 401, 404, 500])
+def test_only_a_404_says_the_base_url_may_lack_its_prefix(status: int) -> None:
+    for base, hinted in [
+        ("https://api.test/v3", status == 404),
+        ("https://api.test/public/v3", False),
+    ]:
+        client = service_api.Client(
+            base,
+            "cid",
+            "s3cret",
+            max_retries=0,
+            httpx_args={"transport": httpx.MockTransport(answer_token_then_404)},
+        )
+        with client, pytest.raises(service_api.ApiStatusError) as info:
+            client.get_httpx_client().get("/shipments", params={"status": status})
+        assert info.value.status_code == status
+        assert ("lacks its /public/v3 prefix" in str(info.value)) is hinted, base
+
+
+@pytest.mark.parametrize("status", [200, 302, 399, 400])
+def test_every_answer_below_400_is_given_back_and_the_rest_raise(status: int, twin: str) -> None:
+    client = service_api.Client(
+        "https://api.test/public/v3",
+        "cid",
+        "s3cret",
+        max_retries=0,
+        httpx_args={"transport": httpx.MockTransport(answer_token_then_404)},
+    )
+
+    async def get() -> httpx.Response:
+        async with client:
+            return await client.get_async_httpx_client().get("/x", params={"status": status})
+
+    with client, contextlib.ExitStack() as stack:
+        if status >= 400:
+            stack.enter_context(pytest.raises(service_api.BadRequestError))
+        if twin == "sync":
+            response = client.get_httpx_client().get("/x", params={"status": status})
+        else:
+            response = asyncio.run(get())
+        assert response.status_code == status
 
 
 # ---- one client, any event loop ---------------------------------------------------------------

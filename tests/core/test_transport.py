@@ -1,10 +1,12 @@
 """The guarded transports: credentials stay on the base origin, redirects included."""
 
 import asyncio
+import contextlib
 import gzip
 import http.client
 import http.server
 import threading
+import time
 import urllib.parse
 from collections.abc import AsyncIterator, Iterator
 
@@ -18,7 +20,7 @@ from starlette.routing import Route
 import service_api
 from service_api import testing
 from service_api._errors import MAX_BODY_CHARS
-from service_api._transport import GuardedTransport, ServiceResponse
+from service_api._transport import TOKEN_ERROR_EXTENSION, GuardedTransport, ServiceResponse
 from service_api_client.api.shipments import list_shipments
 from service_api_client.models.shipment_page import ShipmentPage
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock, serve_asgi
@@ -206,6 +208,44 @@ def test_a_body_within_the_limit_is_read_whole() -> None:
     assert len(response.read()) == 10 * 1024
 
 
+@pytest.mark.anyio
+async def test_async_a_body_of_exactly_the_limit_is_read_whole() -> None:
+    stream = Chunks(10)
+    _, transport = guarded(200, stream)
+    response = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
+    assert len(await response.aread()) == 10 * 1024
+
+
+def test_one_byte_past_the_limit_is_refused(twin: str) -> None:
+    stream = Chunks(1, size=10 * 1024 + 1)
+    transport, _ = guarded(200, stream)
+    request = httpx.Request("GET", f"{BASE}/shipments")
+
+    async def read() -> bytes:
+        return await (await transport.handle_async_request(request)).aread()
+
+    with pytest.raises(service_api.InvalidResponseError, match="larger than 10240 bytes"):
+        transport.handle_request(request).read() if twin == "sync" else asyncio.run(read())
+    assert stream.closed
+
+
+@pytest.mark.parametrize(("chunks", "whole"), [(8 * 1024, True), (8 * 1024 + 1, False)])
+def test_the_default_bound_is_8_mib(chunks: int, whole: bool) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, stream=Chunks(chunks))
+
+    transport = GuardedTransport(httpx.MockTransport(answer), base_url=httpx.URL(BASE))
+    response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
+    with (
+        contextlib.nullcontext()
+        if whole
+        else pytest.raises(
+            service_api.InvalidResponseError, match=f"larger than {8 * 1024 * 1024} bytes"
+        )
+    ):
+        assert len(response.read()) == 8 * 1024 * 1024
+
+
 def test_a_declared_length_past_the_limit_stops_at_the_limit_too() -> None:
     stream = Chunks(50)
     transport, _ = guarded(200, stream, headers={"content-length": str(50 * 1024)})
@@ -316,6 +356,31 @@ def test_a_token_request_off_the_base_origin_is_never_sent() -> None:
     with pytest.raises(service_api.TokenResponseError, match=r"evil\.test"):
         transport.handle_request(stray)
     assert sent == []
+
+
+@pytest.mark.parametrize("extensions", [TOKEN_EXTENSIONS, {}])
+def test_a_token_request_that_fails_keeps_its_typed_error_for_the_auth_flow(
+    extensions: dict[str, object], twin: str
+) -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("[Errno 111] refused", request=request)
+
+    transport = GuardedTransport(httpx.MockTransport(refuse), base_url=httpx.URL(BASE))
+    request = httpx.Request("POST", f"{BASE}/authenticate", extensions=extensions)
+
+    def send() -> httpx.Response:
+        if twin == "sync":
+            return transport.handle_request(request)
+        return asyncio.run(transport.handle_async_request(request))
+
+    with pytest.raises(httpx.ConnectError):  # httpx's own error goes on up
+        send()
+    kept = request.extensions.get(TOKEN_ERROR_EXTENSION)
+    if extensions:  # a token request: its waiters read the typed error
+        assert isinstance(kept, service_api.ApiConnectionError)
+        assert "no answer for POST https://api.test/public/v3/authenticate" in str(kept)
+    else:
+        assert kept is None
 
 
 def redirecting_token_endpoint(seen: list[str]) -> httpx.MockTransport:
@@ -769,3 +834,68 @@ def test_httpx_args_that_would_bypass_the_guard_are_refused(
 ) -> None:
     with pytest.raises(TypeError, match=named):
         service_api.Client(GUARD_BASE, "cid", "mount-secret", httpx_args=args)
+
+
+# ---- the client-side rate limit -----------------------------------------------------------
+
+
+class Limiter:
+    """A limiter that asks for ``waits`` (one per call) before granting, and records what
+    it is told."""
+
+    def __init__(self, *waits: float) -> None:
+        self.waits = list(waits)
+        self.asked = 0
+        self.observed: list[tuple[int, float | None]] = []
+
+    def try_acquire(self) -> float:
+        self.asked += 1
+        return self.waits.pop(0) if self.waits else 0.0
+
+    def observe(self, status_code: int, retry_after: float | None) -> None:
+        self.observed.append((status_code, retry_after))
+
+
+def limited(limiter: Limiter) -> GuardedTransport:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/busy"):
+            return httpx.Response(429, headers={"retry-after": "7"})
+        return httpx.Response(200, json={})
+
+    return GuardedTransport(httpx.MockTransport(answer), base_url=httpx.URL(BASE), limiter=limiter)
+
+
+def test_sync_each_request_waits_for_the_limiter_which_learns_each_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    limiter = Limiter(0.5, 0.25)
+    transport = limited(limiter)
+    assert transport.handle_request(httpx.Request("GET", f"{BASE}/busy")).status_code == 429
+    assert slept == [0.5, 0.25]  # until the limiter grants the request
+    transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
+    assert slept == [0.5, 0.25]
+    assert limiter.observed == [(429, 7.0), (200, None)]
+    assert limiter.asked == 4  # until granted, for each request
+
+
+@pytest.mark.anyio
+async def test_async_each_request_waits_for_the_limiter_which_learns_each_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    limiter = Limiter(0.5, 0.25)
+    transport = limited(limiter)
+    busy = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/busy"))
+    assert busy.status_code == 429
+    assert slept == [0.5, 0.25]
+    await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
+    assert slept == [0.5, 0.25]
+    assert limiter.observed == [(429, 7.0), (200, None)]
+    assert limiter.asked == 4
