@@ -899,7 +899,7 @@ def quota(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
                         rows.append({"variant": name, "skipped": "redis-server not installed"})
                         continue
                     # Reset without the quota (the reset fetches a page), then switch it on.
-                    mock.reset(records=sizes.quota_records, clients=clients)
+                    mock.reset(records=sizes.quota_records, clients=clients, accounts=accounts)
                     mock.set_faults(rate_limit=q, rate_window=sizes.quota_window)
                     before = mock.counts()
                     start = manager.Barrier(processes)
@@ -1049,7 +1049,7 @@ def load(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-load-") as scratch:
         for size, records in enumerate(sizes.load_records):
-            mock.reset(records=records)
+            mock.reset(records=records, accounts=accounts)
             for contender in _rotated(CONTENDERS, size):
                 work = Path(scratch) / f"{contender}-{records}"
                 for run in (1, 2):

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -154,14 +155,16 @@ class MockProcess:
             process.kill()
             process.wait(timeout=10)
 
-    def reset(self, **overrides: Any) -> None:
-        """Forget tokens, counters and data; apply config overrides; build the data set.
+    def reset(self, *, accounts: Sequence[str] = (ACCOUNT,), **overrides: Any) -> None:
+        """Forget tokens, counters and data; apply config overrides; build the shipments
+        of each of ``accounts``.
 
-        The first page is fetched once so that the data set is built here, outside
-        any timed region.
+        The first page of each account is fetched once so that its data set is built
+        here, outside any timed region (the mock builds an account's records on its
+        first request: seconds at 50,000).
         """
         self._started_control().post("/reset", json=overrides).raise_for_status()
-        self.prime()
+        self.prime(accounts)
 
     def set_faults(self, **changes: Any) -> None:
         """Change latency and fault settings without forgetting tokens or data."""
@@ -195,14 +198,14 @@ class MockProcess:
         token: str = response.json()["access_token"]
         return token
 
-    def prime(self) -> None:
-        """Fetch one page so that the mock builds its data set now."""
-        response = self._started_control().get(
-            f"{self.base_url}/shipments",
-            params={"pageNumber": 1, "pageSize": 1},
-            headers={
-                "Authorization": f"Bearer {self.fetch_token()}",
-                "x-service-account-id": ACCOUNT,
-            },
-        )
-        response.raise_for_status()
+    def prime(self, accounts: Sequence[str] = (ACCOUNT,)) -> None:
+        """Fetch one page of shipments per account so that the mock builds their data
+        sets now."""
+        token = self.fetch_token()
+        for account in accounts:
+            response = self._started_control().get(
+                f"{self.base_url}/shipments",
+                params={"pageNumber": 1, "pageSize": 1},
+                headers={"Authorization": f"Bearer {token}", "x-service-account-id": account},
+            )
+            response.raise_for_status()
