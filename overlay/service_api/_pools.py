@@ -103,7 +103,7 @@ class Family:
         (building costs an SSL context, too much for each view)."""
         build = functools.partial(pool_class, proxy=proxy, **pool)
         route = proxy and (proxy.url, proxy.auth)
-        if pool_class is httpx.AsyncHTTPTransport:
+        if issubclass(pool_class, httpx.AsyncBaseTransport):
             return self.guard(self.loop_pools.setdefault(route, LoopPools(build)))
         return self.guard(self.sync_pools.get(route) or self.sync_pools.setdefault(route, build()))
 

@@ -15,14 +15,18 @@ from collections.abc import AsyncIterator, Callable
 from types import ModuleType
 from typing import Any, cast
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import service_api_client
 from service_api import (
+    ApiStatusError,
     AuthenticationError,
     Client,
     InvalidCredentialsError,
+    InvalidRecordError,
     Page,
     PaginationWarning,
     ServiceApiError,
@@ -74,7 +78,9 @@ def resource(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-async def drain(twin: str, endpoint: Any, client: Client, **options: Any) -> list[Any]:
+async def drain(
+    twin: str, endpoint: Any, client: service_api_client.Client, **options: Any
+) -> list[Any]:
     pager = paginate(endpoint, client, **options)
     if twin == "sync":
         return list(pager)
@@ -431,6 +437,30 @@ async def test_what_is_not_a_client_is_a_type_error_before_any_request(
     with pytest.raises(TypeError, match=r"client must be a service_api\.Client"):
         paginate(list_shipments, not_a_client)
     assert mock.service.counts() == {}
+
+
+@pytest.mark.parametrize("status", [199, 201, 204])
+async def test_only_a_200_answer_is_a_page(twin: str, status: int) -> None:
+    # A plain generated client hands back every answer: one with a page's body but
+    # another status is the typed error of that status, not a page.
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, json={"totalRecords": 0, "pageNumber": 1, "data": []})
+
+    plain = service_api_client.Client(
+        base_url="http://127.0.0.1:9/public/v3",
+        httpx_args={"transport": httpx.MockTransport(answer)},
+    )
+    with pytest.raises(ApiStatusError) as info:
+        await drain(twin, list_shipments, plain)
+    assert info.value.status_code == status
+    assert (info.value.start_page, info.value.items_yielded) == (1, 0)
+
+
+def test_an_invalid_record_error_takes_its_details_by_keyword() -> None:
+    error = InvalidRecordError("page 2: record 1", index=1, raw_item=7, raw_items=[{}, 7])
+    assert (error.index, error.raw_item, error.raw_items) == (1, 7, [{}, 7])
+    with pytest.raises(TypeError):
+        InvalidRecordError("page 2: record 1", 1, 7, [{}, 7])  # type: ignore[call-arg]
 
 
 async def test_pages_fetched_ahead_are_parsed_by_the_consumer(

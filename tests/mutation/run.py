@@ -64,6 +64,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     ),
     "_pools": (
         "tests/core/test_client.py",
+        "tests/core/test_transport.py",
         "tests/core/test_client_options.py",
         "tests/reliability/test_resource_leaks.py",
     ),
