@@ -78,6 +78,7 @@ class ChaosReport:
     resumes: int = 0
     max_retry: int = 0
     last_retries: int = 0
+    resumed_after: list[str] = dataclasses.field(default_factory=list)
     pages: int = 0
     records_verified: int = 0
     seconds: float = 0.0
@@ -164,9 +165,10 @@ def _chaos_service(settings: ChaosSettings) -> MockService:
     )
 
 
-def _export_sync(client: service_api.Client, concurrency: int) -> tuple[list[Shipment], int]:
+def _export_sync(client: service_api.Client, concurrency: int) -> tuple[list[Shipment], list[str]]:
+    """The account's items, and the name of each error an iteration was resumed after."""
     items: list[Shipment] = []
-    resumes = 0
+    resumes: list[str] = []
     start = 1
     while True:
         try:
@@ -178,15 +180,17 @@ def _export_sync(client: service_api.Client, concurrency: int) -> tuple[list[Shi
                 items.append(item)
             return items, resumes
         except service_api.ServiceApiError as exc:
-            resumes += 1
-            if resumes > MAX_RESUMES or not exc.resumable or exc.start_page is None:
+            resumes.append(type(exc).__name__)
+            if len(resumes) > MAX_RESUMES or not exc.resumable or exc.start_page is None:
                 raise
             start = exc.start_page
 
 
-async def _export_async(client: service_api.Client, concurrency: int) -> tuple[list[Shipment], int]:
+async def _export_async(
+    client: service_api.Client, concurrency: int
+) -> tuple[list[Shipment], list[str]]:
     items: list[Shipment] = []
-    resumes = 0
+    resumes: list[str] = []
     start = 1
     while True:
         try:
@@ -198,8 +202,8 @@ async def _export_async(client: service_api.Client, concurrency: int) -> tuple[l
                 items.append(item)
             return items, resumes
         except service_api.ServiceApiError as exc:
-            resumes += 1
-            if resumes > MAX_RESUMES or not exc.resumable or exc.start_page is None:
+            resumes.append(type(exc).__name__)
+            if len(resumes) > MAX_RESUMES or not exc.resumable or exc.start_page is None:
                 raise
             start = exc.start_page
 
@@ -219,7 +223,7 @@ def _verify(service: MockService, account: str, items: list[Shipment]) -> int:
 @dataclasses.dataclass
 class _Exports:
     by_account: dict[str, list[Shipment]] = dataclasses.field(default_factory=dict)
-    resumes: int = 0
+    resumed_after: list[str] = dataclasses.field(default_factory=list)
 
 
 def _run_exports(base_url: str, settings: ChaosSettings, mode: Mode, concurrency: int) -> _Exports:
@@ -237,10 +241,10 @@ def _run_exports(base_url: str, settings: ChaosSettings, mode: Mode, concurrency
                 for account, future in futures.items():
                     items, resumes = future.result()
                     exports.by_account[account] = items
-                    exports.resumes += resumes
+                    exports.resumed_after += resumes
         else:
 
-            async def all_accounts() -> list[tuple[list[Shipment], int]]:
+            async def all_accounts() -> list[tuple[list[Shipment], list[str]]]:
                 try:
                     return await asyncio.gather(
                         *(_export_async(c, concurrency) for c in clients.values())
@@ -252,7 +256,7 @@ def _run_exports(base_url: str, settings: ChaosSettings, mode: Mode, concurrency
 
             for account, (items, resumes) in zip(clients, asyncio.run(all_accounts()), strict=True):
                 exports.by_account[account] = items
-                exports.resumes += resumes
+                exports.resumed_after += resumes
     finally:
         for c in clients.values():
             c.close()
@@ -301,7 +305,8 @@ def run_chaos(settings: ChaosSettings, mode: Mode, concurrency: int) -> ChaosRep
     report.max_retry = counter.max_retry_seen
     report.last_retries = counter.last_retries
     report.refreshes = counter.refreshes
-    report.resumes = exports.resumes
+    report.resumes = len(exports.resumed_after)
+    report.resumed_after = exports.resumed_after
     # One retry layer, bounded: no request went past the default policy's last retry,
     # and no page took more than max_retries + 1 attempts (plus the 401 replays).
     policy = service_api.RetryPolicy()
@@ -324,11 +329,15 @@ def test_chaos_export_delivers_every_record_once_in_order(mode: Mode, concurrenc
     report = run_chaos(SMALL, mode, concurrency)
     print(report.line())
     assert report.records_verified == len(ACCOUNTS) * SMALL.records
-    # Default settings coped alone: an iteration was resumed only after a request had
-    # failed through every retry the default policy allows. How often that happens is
-    # chance (how many of one request's attempts a fault or a revocation meets, which
-    # the machine's speed shifts), so it is counted by `make chaos`, not asserted.
-    assert report.resumes <= report.last_retries
+    # Default settings coped alone: an iteration was resumed only where the client's
+    # policy says to give up, after a request failed through every retry, or after a
+    # revocation storm refused the new tokens too (two that never worked: the "Tokens"
+    # section of docs/guides/client.md). How often either happens is chance that the
+    # machine's speed shifts, so `make chaos` counts it at full size; this asserts the rule.
+    refused = ("AuthenticationError", "TokenExpiredError")
+    storms = sum(name in refused for name in report.resumed_after)
+    assert report.resumes - storms <= report.last_retries
+    assert storms <= report.revocations
     # The chaos really happened: faults of every kind, revocations and refreshes.
     assert report.faults_503 > 0
     assert report.faults_429 > 0
