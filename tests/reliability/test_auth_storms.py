@@ -118,7 +118,9 @@ def test_storm_over_two_event_loops_in_two_threads_fetches_exactly_one_token(
     mock.service.advance_clock(2 * 3600)
     storm([client.with_account("acct-1"), client.with_account("acct-2")], client)
     assert mock.service.count("authenticate") == 2
-    assert mock.service.count("listShipments", 401) >= 2  # both loops met the dead token
+    # The dead token was met; whether the second loop sent with it before the first loop's
+    # refresh is the scheduler's choice (on a busy machine it may not have).
+    assert mock.service.count("listShipments", 401) >= 1
 
 
 def test_storm_through_faults_still_gets_exactly_one_token(
