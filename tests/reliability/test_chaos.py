@@ -75,7 +75,6 @@ class ChaosReport:
     revocations: int = 0
     retries: int = 0
     refreshes: int = 0
-    resumes: int = 0
     max_retry: int = 0
     last_retries: int = 0
     resumed_after: list[str] = dataclasses.field(default_factory=list)
@@ -86,6 +85,10 @@ class ChaosReport:
     @property
     def faults(self) -> int:
         return self.faults_503 + self.faults_429 + self.dropped
+
+    @property
+    def resumes(self) -> int:
+        return len(self.resumed_after)
 
     def line(self) -> str:
         return (
@@ -305,7 +308,6 @@ def run_chaos(settings: ChaosSettings, mode: Mode, concurrency: int) -> ChaosRep
     report.max_retry = counter.max_retry_seen
     report.last_retries = counter.last_retries
     report.refreshes = counter.refreshes
-    report.resumes = len(exports.resumed_after)
     report.resumed_after = exports.resumed_after
     # One retry layer, bounded: no request went past the default policy's last retry,
     # and no page took more than max_retries + 1 attempts (plus the 401 replays).
@@ -370,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         for concurrency in (1, 8):
             report = run_chaos(settings, mode, concurrency)
             print(report.line(), flush=True)
+            totals.resumed_after += report.resumed_after
             for field in dataclasses.fields(ChaosReport):
                 if field.name == "max_retry":
                     totals.max_retry = max(totals.max_retry, report.max_retry)
