@@ -1,6 +1,8 @@
 """Fixtures shared by the whole suite."""
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -21,6 +23,24 @@ def anyio_backend() -> str:
 def twin(request: pytest.FixtureRequest) -> str:
     """Run a test through the sync function (``paginate``) and its async twin."""
     return str(request.param)
+
+
+@pytest.fixture
+def patch_for_this_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> Callable[[object, str, Callable[..., Any]], None]:
+    """Replace ``owner.name`` with ``fake`` for the test's own thread only: the process's
+    other threads (a mock server's, another test's) keep the real one."""
+
+    def patch(owner: object, name: str, fake: Callable[..., Any]) -> None:
+        real, this_thread = getattr(owner, name), threading.get_ident()
+
+        def either(*args: Any) -> Any:
+            return (fake if threading.get_ident() == this_thread else real)(*args)
+
+        monkeypatch.setattr(owner, name, either)
+
+    return patch
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -486,7 +486,7 @@ def test_retries_and_refreshes_are_logged_at_info(
 
 
 def test_a_debug_line_gives_each_answer_s_time(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    caplog: pytest.LogCaptureFixture, patch_for_this_thread: Callable[..., None]
 ) -> None:
     clock = iter([100.0, 100.042, 200.0, 200.25])  # the two answers: 42 ms and 250 ms
     client = service_api.Client(
@@ -496,12 +496,7 @@ def test_a_debug_line_gives_each_answer_s_time(
         httpx_args={"transport": httpx.MockTransport(answer_token_then_404)},
     )
     caplog.set_level(logging.DEBUG, logger="service_api")
-    this_thread, real_monotonic = threading.get_ident(), time.monotonic
-
-    def monotonic() -> float:  # another thread of the process keeps the real clock
-        return next(clock) if threading.get_ident() == this_thread else real_monotonic()
-
-    monkeypatch.setattr(time, "monotonic", monotonic)
+    patch_for_this_thread(time, "monotonic", lambda: next(clock))
     with client, pytest.raises(service_api.NotFoundError):
         client.get_httpx_client().get("/shipments")
     lines = [r.getMessage() for r in caplog.records if " -> " in r.getMessage()]

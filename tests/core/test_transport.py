@@ -8,7 +8,7 @@ import http.server
 import threading
 import time
 import urllib.parse
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import httpx
 import pytest
@@ -823,18 +823,10 @@ def limited(limiter: Limiter) -> GuardedTransport:
 
 
 def test_sync_each_request_waits_for_the_limiter_which_learns_each_answer(
-    monkeypatch: pytest.MonkeyPatch,
+    patch_for_this_thread: Callable[..., None],
 ) -> None:
     slept: list[float] = []
-    this_thread, real_sleep = threading.get_ident(), time.sleep
-
-    def sleep(seconds: float) -> None:  # another thread of the process still sleeps
-        if threading.get_ident() == this_thread:
-            slept.append(seconds)
-        else:
-            real_sleep(seconds)
-
-    monkeypatch.setattr(time, "sleep", sleep)
+    patch_for_this_thread(time, "sleep", slept.append)
     limiter = Limiter(0.5, 0.25)
     transport = limited(limiter)
     assert transport.handle_request(httpx.Request("GET", f"{BASE}/busy")).status_code == 429
