@@ -11,6 +11,10 @@ import pytest
 from service_api_mock import DEMO_ACCOUNTS, DEMO_CLIENT_SECRET
 from service_api_mock.pytest_plugin import DemoMock
 
+# Here, not in a conftest.py: pytest refuses pytest_plugins in a conftest below the
+# top-level one when it collects the whole suite.
+pytest_plugins = ["pytester"]
+
 # The inner run: no cache folder, and a warning fails it as it fails this suite.
 INNER = ("-p", "no:cacheprovider", "-W", "error")
 
