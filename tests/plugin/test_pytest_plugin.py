@@ -3,11 +3,14 @@ run by a pytest of its own that loads the plugin through its ``pytest11`` entry 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from importlib.metadata import entry_points
 
 import pytest
 
+import service_api_mock.pytest_plugin
 from service_api_mock import DEMO_ACCOUNTS, DEMO_CLIENT_SECRET
 from service_api_mock.pytest_plugin import DemoMock
 
@@ -157,3 +160,29 @@ def test_the_handle_keeps_the_secret_out_of_its_repr() -> None:
     )
     assert "demo-client" in repr(handle)
     assert DEMO_CLIENT_SECRET not in repr(handle)
+
+
+def test_the_plugin_module_loads_without_the_mocks_dependencies() -> None:
+    """pytest loads the plugin in every run where the package is installed, the mock
+    extra or not: the module itself imports none of the mock's server (nor the client),
+    only when a test asks for a fixture."""
+    script = textwrap.dedent(
+        """
+        import importlib.util, sys
+        for name in ("uvicorn", "starlette", "service_api_mock", "service_api"):
+            sys.modules[name] = None  # importing it now raises ImportError
+        spec = importlib.util.spec_from_file_location("plugin", sys.argv[1])
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        print(sorted(name for name in vars(module) if not name.startswith("_")))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, service_api_mock.pytest_plugin.__file__],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "'service_api_client', 'service_api_mock'" in done.stdout
