@@ -390,3 +390,29 @@ def test_the_new_accessors_type_check(generated: Path, tmp_path: Path) -> None:
         env={**ENV, "MYPYPATH": str(generated)},
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_two_operations_on_one_door_fail_generation_naming_them(tmp_path: Path) -> None:
+    spec = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+    spec["paths"]["/shipments/{shipmentId}/latest"] = {
+        "get": {
+            "operationId": "get",  # its own name, which getShipment's door already is
+            "tags": ["shipments"],
+            "parameters": [ALERT_ID | {"name": "shipmentId"}],
+            "responses": answer("Shipment"),
+        }
+    }
+    (tmp_path / "openapi.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    shutil.copytree(ROOT / "codegen", tmp_path / "codegen")
+    result = subprocess.run(
+        [str(tmp_path / "codegen" / "generate.sh"), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=ENV,
+    )
+    assert result.returncode == 1
+    message = " ".join(result.stderr.split())
+    assert "the operations get_shipment and get of the tag shipments would both be" in message
+    assert "client.shipments.get(); rename one (operationId)" in message
+    assert not (tmp_path / "out").exists()
