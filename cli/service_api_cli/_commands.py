@@ -205,6 +205,6 @@ def run_mock(argv: list[str]) -> int:
     mock_main = load_mock_main()
     # ``--help`` and argparse errors in the mock end with SystemExit; pass its code on.
     try:
-        return mock_main(argv)
+        return mock_main(argv, prog="service-api mock")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else ExitCode.USAGE

@@ -63,8 +63,15 @@ class AccountState:
     size: int = 0  # bytes of its file that are whole pages
     done: bool = False
     kept: int = 0  # records it had from an earlier run
-    total: int | None = None
     refused: BaseException | None = None
+
+    def took(self, number: int, records: int) -> None:
+        """Page ``number`` and its ``records`` are written."""
+        self.pages, self.next_page, self.records = (
+            self.pages + 1,
+            number + 1,
+            self.records + records,
+        )
 
 
 class KeptPages:
@@ -107,7 +114,8 @@ class KeptPages:
         for account in accounts:
             self._all.setdefault(account, AccountState(account, f"{len(self._all)}.jsonl"))
             state = self._all[account]
-            if _size(self._path(state)) < state.size:  # the file lost pages (a crash)
+            path = self._path(state)  # a file that lost pages (a crash) starts again
+            if (os.path.getsize(path) if os.path.exists(path) else 0) < state.size:
                 self._all[account] = AccountState(account, state.file)
         self.accounts = [self._all[a] for a in accounts]
 
@@ -135,18 +143,15 @@ class KeptPages:
             json.dump({"command": self.command, "accounts": accounts}, file)
         os.replace(temp, os.path.join(self.folder, STATE_FILE))
 
-    @contextlib.contextmanager
-    def writing(self, state: AccountState) -> Iterator[IO[str]]:
-        """The account's file, opened to append after its last whole page."""
+    def write_page(self, state: AccountState, number: int, records: Sequence[Any]) -> None:
+        """Append a page to the account's file after its last whole page, then count it."""
         os.makedirs(self.folder, exist_ok=True)
-        with open(self._path(state), "a+", encoding="utf-8", newline="") as stream:
-            stream.truncate(state.size)
-            yield stream
-
-    def page_written(self, state: AccountState, stream: IO[str]) -> None:
-        """The page is in the account's file: make it count."""
-        stream.flush()
-        state.size = stream.tell()
+        with open(self._path(state), "a", encoding="utf-8") as stream:
+            stream.truncate(state.size)  # a page torn by an earlier stop goes
+            stream.writelines(jsonl_line(record) for record in records)
+            stream.flush()
+            state.took(number, len(records))
+            state.size = stream.tell()
         self.save()
 
     def records(self, tag: bool) -> Iterator[dict[str, Any]]:
@@ -173,13 +178,6 @@ class KeptPages:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except FileNotFoundError:
-        return 0
-
-
 class _Stream:
     """Standard output, a FIFO or a device: JSON Lines as it comes, CSV and the table
     from a spool at the end (with what was fetched, also after a failure)."""
@@ -188,25 +186,23 @@ class _Stream:
         self.stream, self.fmt, self.tag = stream, fmt, tag
         self.spool = None if fmt == "jsonl" else tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 -- closed in finish()
 
-    @contextlib.contextmanager
-    def writing(self, state: AccountState) -> Iterator[IO[str]]:
-        yield self.spool or self.stream
-
-    def page_written(self, state: AccountState, stream: IO[str]) -> None:
-        stream.flush()
+    def write_page(self, state: AccountState, number: int, records: Sequence[Any]) -> None:
+        out = self.spool or self.stream
+        out.writelines(jsonl_line(tagged(r, state.account) if self.tag else r) for r in records)
+        out.flush()
+        state.took(number, len(records))
 
     def finish(self) -> None:
         if self.spool is not None:
             spool, self.spool = self.spool, None
             with spool:
-                render(
-                    self.fmt, lambda: (json.loads(line) for line in _rewound(spool)), self.stream
-                )
+                render(self.fmt, lambda: _records(spool), self.stream)
 
 
-def _rewound(spool: IO[str]) -> IO[str]:
+def _records(spool: IO[str]) -> Iterator[dict[str, Any]]:
     spool.seek(0)
-    return spool
+    for line in spool:
+        yield json.loads(line)
 
 
 def _export(
@@ -214,14 +210,13 @@ def _export(
     client: service_api.Client,
     accounts: list[AccountState],
     sink: KeptPages | _Stream,
-    tag: bool,
 ) -> BaseException | None:
     """Fetch what each account still misses; the error that stopped it, if any. An account
     the credentials may not act for (403) is set aside and the others go on."""
     endpoint = find_endpoint(args.endpoint, LIST_ENDPOINTS)
     params = parse_params(endpoint, args.param)
     on_terminal = sys.stdout.isatty() and args.output in (None, "-") and args.format != "table"
-    progress = make_progress(sys.stderr.isatty() and not on_terminal)
+    progress = make_progress(sys.stderr.isatty() and not on_terminal and not args.quiet)
     try:
         for state in accounts:
             if state.done:
@@ -229,7 +224,7 @@ def _export(
             progress.update(state.account, records=state.records, pages=state.pages, total=None)
             left = None if args.max_items is None else args.max_items - state.records
             try:
-                with client.with_account(state.account) as child, sink.writing(state) as stream:
+                with client.with_account(state.account) as child:
                     pager = service_api.paginate(
                         endpoint.module,
                         child,
@@ -241,24 +236,10 @@ def _export(
                     )
                     with contextlib.closing(iter(pager.pages())) as pages:
                         for page in pages:
-                            raw = page.raw_items
-                            # Kept pages are tagged when FILE is written (see KeptPages).
-                            tag_now = tag and isinstance(sink, _Stream)
-                            stream.writelines(
-                                jsonl_line(tagged(r, state.account) if tag_now else r) for r in raw
-                            )
-                            state.pages, state.next_page = state.pages + 1, page.number + 1
-                            state.records += len(raw)
-                            sink.page_written(state, stream)
-                            state.total = page.total_records
-                            if args.max_items is not None:
-                                state.total = min(state.total, args.max_items)
-                            progress.update(
-                                state.account,
-                                records=state.records,
-                                pages=state.pages,
-                                total=state.total,
-                            )
+                            sink.write_page(state, page.number, page.raw_items)
+                            total = min(page.total_records, args.max_items or page.total_records)
+                            shown = {"records": state.records, "pages": state.pages}
+                            progress.update(state.account, **shown, total=total)
             except service_api.PermissionDeniedError as exc:
                 state.refused = exc
                 continue
@@ -304,7 +285,7 @@ def run_list(args: argparse.Namespace) -> int:
         accounts = [AccountState(a, "") for a in names]
     began = time.monotonic()
     with make_client(args) as client:
-        error = _export(args, client, accounts, sink, tag)
+        error = _export(args, client, accounts, sink)
     refused = [s for s in accounts if s.refused is not None]
     if error is None and not refused and isinstance(sink, KeptPages):
         try:
@@ -372,7 +353,7 @@ def _report(
             if state.refused is not None and state.refused is not error:
                 _say(f"error: {state.account}: {describe_error(state.refused)}")
         _say(f"error: {describe_error(error)}")
-    if records or any(a.kept for a in accounts):
+    if records:
         _say(_summary(accounts, elapsed))
     again = _resumable(error) and records > 0
     if isinstance(sink, _Stream):
@@ -402,9 +383,7 @@ def _resumable(error: BaseException) -> bool:
     # Failures a rerun cannot cure (refused credentials, permission, a bad request, a
     # record that is not one) fail again the same way; Ctrl-C, a full disk, network and
     # server failures do not.
-    if not isinstance(error, service_api.ServiceApiError):
-        return True
-    if error.start_page is not None:
+    if isinstance(error, service_api.ServiceApiError) and error.start_page is not None:
         return error.resumable
     final = service_api.InvalidCredentialsError | service_api.PermissionDeniedError
     return not isinstance(

@@ -42,23 +42,18 @@ examples:
   {PROG} load shipments --from s.jsonl --account acct-1   # no request, no credentials
 
 what it does:
-  One table per endpoint, one row per record as the API sent it plus an "account"
-  column; nested lists become child tables (shipments__shipment_legs). Rows are merged
-  on the record's id and account, so a nightly re-run updates them instead of adding
-  duplicates. DuckDB writes {DEFAULT_PIPELINE}.duckdb in the current directory (set
-  DESTINATION__DUCKDB__CREDENTIALS=path/to/file.duckdb to choose another file). Rows go
-  through dlt's fastest file format the destination supports (jsonl for DuckDB) unless
-  dlt's config sets one (NORMALIZE__LOADER_FILE_FORMAT, [normalize] loader_file_format).
-  For memory flat in the records it loads one file at a time (LOAD__WORKERS=1) and DuckDB
-  with one thread and a 64 MB buffer, unless dlt's config sets LOAD__WORKERS or
-  DESTINATION__DUCKDB__CREDENTIALS__GLOBAL_CONFIG (such as '{{"threads": 4}}').
-  dlt's state and load packages are kept in {DEFAULT_PIPELINES_DIR}/ in the current
-  directory (--pipelines-dir to choose another).
+  The credentials and every account are checked first, before the destination is
+  touched. One table per endpoint, a row per record as sent plus an "account" column;
+  nested lists become child tables. Rows are merged on the record's id and account: a
+  rerun updates them, and the summary says how many rows are new. DuckDB writes
+  {DEFAULT_PIPELINE}.duckdb in the current directory (DESTINATION__DUCKDB__CREDENTIALS
+  chooses another file); dlt's state goes to {DEFAULT_PIPELINES_DIR}/ in the current
+  directory. The dlt page of the docs gives the settings (file format, memory).
 
 resume:
   After an API error or Ctrl-C the pages fetched so far are loaded, with where each
-  account stopped kept in the pipeline's state: run the same command again to load the
-  rest. dlt's anonymous telemetry is off unless RUNTIME__DLTHUB_TELEMETRY is set."""
+  account stopped: run the same command again to load the rest. dlt's anonymous
+  telemetry is off unless RUNTIME__DLTHUB_TELEMETRY is set."""
 
 
 _RESUME = "run the same command again to resume (rows are merged, never duplicated)"
@@ -140,10 +135,6 @@ def _say(message: str) -> None:
     print(f"{PROG}: {message}", file=sys.stderr, flush=True)
 
 
-def _on_terminal(args: argparse.Namespace) -> bool:
-    return sys.stderr.isatty() and not args.quiet
-
-
 def _progress(args: argparse.Namespace) -> Any:
     """dlt's progress, drawn by rich on a terminal: rows per table while extracting
     (fetching the pages), files while normalizing, jobs while loading."""
@@ -151,7 +142,7 @@ def _progress(args: argparse.Namespace) -> Any:
     from dlt.common.runtime.collector_base import Collector
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    if not _on_terminal(args):
+    if not (sys.stderr.isatty() and not args.quiet):
         return NullCollector()
 
     class RichCollector(Collector):
@@ -182,7 +173,7 @@ def _progress(args: argparse.Namespace) -> Any:
 @contextlib.contextmanager
 def _status(args: argparse.Namespace, text: str) -> Iterator[None]:
     # Importing dlt and setting the pipeline up take seconds: never a silent screen.
-    if not _on_terminal(args):
+    if not (sys.stderr.isatty() and not args.quiet):
         yield
         return
     from rich.console import Console
@@ -265,7 +256,7 @@ def run_load(args: argparse.Namespace) -> int:
                 progress=_progress(args),
             )
         except Exception as exc:  # dlt's errors for an unknown destination and the like
-            raise UsageError(f"cannot set up the pipeline: {_first_line(exc)}") from None
+            raise UsageError(f"cannot set up the pipeline: {describe_error(exc)}") from None
         before = _rows(pipeline, args.endpoints)
         began = time.monotonic()
         try:
@@ -321,7 +312,7 @@ def _dlt_failed(exc: Any) -> int:
         cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
     _say(f"error: {_explained(cause)}")
     if cause is not exc.exception:
-        _say(f"dlt failed at its {exc.step} step: {_first_line(exc.exception)}")
+        _say(f"dlt failed at its {exc.step} step: {describe_error(exc.exception)}")
     if exc.step in ("normalize", "load"):
         _say("dlt keeps what was extracted and finishes it on the next run")
     return ExitCode.FAILURE
@@ -332,7 +323,7 @@ def _explained(cause: BaseException) -> str:
     opened = re.search(r'Cannot open file "([^"]+)"', str(cause))
     if opened and not os.path.isdir(folder := os.path.dirname(opened.group(1)) or "."):
         return f"the folder {folder!r} does not exist (for the DuckDB file {opened.group(1)!r})"
-    return _first_line(cause)
+    return describe_error(cause)
 
 
 def _rows(pipeline: Any, endpoints: list[str]) -> dict[str, int | None]:
@@ -381,17 +372,7 @@ def _summary(
     where = f"{pipeline.destination.destination_name} dataset {pipeline.dataset_name}"
     nothing = all(before.get(n) is not None and before.get(n) == after.get(n) for n in endpoints)
     note = "; nothing new was added" if nothing and counts else ""
-    return f"loaded {', '.join(parts)} into {where} in {elapsed:.1f}s{_steps(trace)}{note}"
-
-
-def _steps(trace: Any) -> str:
-    # Where the time went, per dlt step: extract includes fetching the pages.
-    steps = [
-        f"{step.step} {(step.finished_at - step.started_at).total_seconds():.1f}s"
-        for step in (trace.steps if trace is not None else ())
-        if step.step in ("extract", "normalize", "load") and step.finished_at is not None
-    ]
-    return f" ({', '.join(steps)})" if steps else ""
+    return f"loaded {', '.join(parts)} into {where} in {elapsed:.1f}s{note}"
 
 
 def _table_name(pipeline: Any, endpoint: str) -> str:
@@ -400,8 +381,3 @@ def _table_name(pipeline: Any, endpoint: str) -> str:
         return str(pipeline.default_schema.naming.normalize_table_identifier(endpoint))
     except Exception:  # no schema yet: nothing was loaded
         return endpoint
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

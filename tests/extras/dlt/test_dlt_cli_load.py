@@ -333,3 +333,9 @@ def test_from_usage_errors(
     done = run_load(args, mock, tmp_path, SERVICE_API_ACCOUNT_ID="")
     assert done.returncode == 2, done.stderr
     assert f"service-api: error: {message}" in done.stderr
+
+
+def test_help_gives_each_default_once(mock: RunningMock, tmp_path: Path) -> None:
+    shown = " ".join(run_load(["--help"], mock, tmp_path).stdout.split())
+    assert "per account (default: 4)" in shown
+    assert "(default: 4) (default: 4)" not in shown
