@@ -84,7 +84,7 @@ class KeptPages:
 
         kept = KeptPages("shipments.jsonl", {"endpoint": "shipments"}, ["acct-1"])
         for state in kept.accounts: ...
-        kept.complete("jsonl", tag=False)
+        kept.finish("jsonl", tag=False, complete=True)
     """
 
     def __init__(
@@ -161,8 +161,11 @@ class KeptPages:
                 for line in lines:
                     yield tagged(json.loads(line), state.account) if tag else json.loads(line)
 
-    def complete(self, fmt: str, *, tag: bool) -> None:
-        """Write ``FILE`` from the kept records and put it in place, then drop the folder."""
+    def finish(self, fmt: str, *, tag: bool, complete: bool) -> None:
+        """Once ``complete``: write ``FILE`` from the kept records, put it in place, then
+        drop the folder."""
+        if not complete:
+            return
         temp = os.path.join(self.folder, "output")
         with open(temp, "w", encoding="utf-8", newline="") as stream:
             render(fmt, lambda: self.records(tag), stream)
@@ -192,7 +195,7 @@ class _Stream:
         out.flush()
         state.took(number, len(records))
 
-    def finish(self) -> None:
+    def finish(self, fmt: str, *, tag: bool, complete: bool) -> None:
         if self.spool is not None:
             spool, self.spool = self.spool, None
             with spool:
@@ -287,16 +290,10 @@ def run_list(args: argparse.Namespace) -> int:
     with make_client(args) as client:
         error = _export(args, client, accounts, sink)
     refused = [s for s in accounts if s.refused is not None]
-    if error is None and not refused and isinstance(sink, KeptPages):
-        try:
-            sink.complete(args.format, tag=tag)
-        except (Exception, KeyboardInterrupt) as exc:
-            error = exc
-    if isinstance(sink, _Stream):
-        try:
-            sink.finish()
-        except (Exception, KeyboardInterrupt) as exc:
-            error = error or exc
+    try:
+        sink.finish(args.format, tag=tag, complete=error is None and not refused)
+    except (Exception, KeyboardInterrupt) as exc:
+        error = error or exc
     return _report(
         args,
         accounts,

@@ -140,6 +140,7 @@ def _progress(args: argparse.Namespace) -> Any:
     (fetching the pages), files while normalizing, jobs while loading."""
     from dlt.common.runtime.collector import NullCollector
     from dlt.common.runtime.collector_base import Collector
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     if not (sys.stderr.isatty() and not args.quiet):
@@ -152,17 +153,21 @@ def _progress(args: argparse.Namespace) -> Any:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
-                transient=True,
+                console=Console(stderr=True),
             )
             self.tasks: dict[str, Any] = {}
+            self.totals: dict[str, int] = {}
             self.bars.start()
 
         def update(self, name: str, inc: int = 1, total: Any = None, *args: Any, **kw: Any) -> None:
-            if kw.get("label"):
+            inc_total = (args[:1] or [kw.get("inc_total")])[0]
+            if kw.get("label") or name.startswith("_dlt"):  # dlt's own tables, sub-counters
                 return
-            if name not in self.tasks:
-                self.tasks[name] = self.bars.add_task(f"{self.step} {name}", total=total)
-            self.bars.update(self.tasks[name], advance=inc, total=total)
+            if name not in self.tasks:  # the step is "Extract <source> in <load id>"
+                self.tasks[name] = self.bars.add_task(f"{self.step.split()[0]} {name}")
+            self.totals[name] = total or self.totals.get(name, 0) + (inc_total or 0)
+            shown = self.totals[name] or None
+            self.bars.update(self.tasks[name], advance=inc, total=shown)
 
         def _stop(self) -> None:
             self.bars.stop()

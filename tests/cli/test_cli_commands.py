@@ -424,3 +424,14 @@ def test_mock_command_serves_the_mock_until_ctrl_c(tmp_path: Path) -> None:
         _, stderr = server.communicate(timeout=30)
     assert server.returncode == 130  # stopped by Ctrl-C, as documented
     assert "Traceback" not in stderr
+
+
+def test_csv_on_standard_output_gets_what_was_fetched_after_a_failure(mock: RunningMock) -> None:
+    mock.service.reset(records=30)
+    argv = ["list", "shipments", "--account", "acct-1", "--account", "acct-3", "--format", "csv"]
+    done = run_cli(argv, cli_env(mock.base_url))
+    assert done.returncode == 4, done.stderr
+    rows = list(csv.DictReader(done.stdout.splitlines()))
+    assert [row["account"] for row in rows] == ["acct-1"] * 30
+    assert "the 30 records went to stdout; a rerun starts over" not in done.stderr  # 403: final
+    assert "acct-3: 0 records, 0 pages (refused)" in done.stderr

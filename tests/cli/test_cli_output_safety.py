@@ -5,6 +5,8 @@ loopback HTTP."""
 
 from __future__ import annotations
 
+import csv
+import io
 import resource
 import signal
 import socket
@@ -101,6 +103,15 @@ def test_ctrl_c(mock: RunningMock, tmp_path: Path, fmt: str) -> None:
         "service-api: run the same command again to fetch only the rest (--restart starts over)"
     )
     assert len(lines) == 4
+    # The same command writes the whole file, in its format, each record once.
+    mock.service.set_faults(latency_ms=0)
+    done = run_cli(export_argv(out, "--page-size", "10"), cli_env(mock.base_url))
+    assert done.returncode == 0, done.stderr
+    ids = [r["shipmentId"] for r in mock.service.dataset("shipments", "acct-1")]
+    if fmt == "csv":
+        assert [row["shipmentId"] for row in csv.DictReader(io.StringIO(out.read_text()))] == ids
+    else:
+        assert [r["shipmentId"] for r in read_jsonl(out)] == ids
 
 
 def file_size_limit(limit: int) -> Callable[[], None]:
