@@ -53,7 +53,13 @@ def _count(n: int, noun: str) -> str:
 
 @attrs.define
 class AccountState:
-    """Where the export of one account stands; the first six fields are kept on disk."""
+    """Where the export of one account stands; the first seven fields are kept on disk.
+
+    Example::
+
+        state = AccountState("acct-1", "0.jsonl")
+        state.took(1, 50)   # page 1, 50 records: next_page is 2
+    """
 
     account: str
     file: str  # its JSON Lines file in the kept folder
@@ -257,7 +263,12 @@ def _export(
 
 
 def run_list(args: argparse.Namespace) -> int:
-    """``service-api list``: export an endpoint for every account, then say what was done."""
+    """``service-api list``: export an endpoint for every account, then say what was done.
+
+    Example::
+
+        run_list(build_parser().parse_args(["list", "shipments", "-o", "s.jsonl"]))
+    """
     endpoint = find_endpoint(args.endpoint, LIST_ENDPOINTS)
     parse_params(endpoint, args.param)  # checked before anything else
     names = resolve_accounts(args.account)

@@ -212,7 +212,12 @@ def _usable_accounts(args: argparse.Namespace, client: service_api.Client) -> li
 
 def run_load(args: argparse.Namespace) -> int:
     """``service-api load``: check the credentials and accounts, run the pipeline, then
-    say what each table received (new rows and rows already there)."""
+    say what each table received (new rows and rows already there).
+
+    Example::
+
+        run_load(build_parser().parse_args(["load", "shipments", "--account", "acct-1"]))
+    """
     # Nothing leaves 127.0.0.1 or the service but what the user asked for: dlt's usage
     # reports stay off unless the user turns them on.
     os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")

@@ -435,3 +435,21 @@ def test_csv_on_standard_output_gets_what_was_fetched_after_a_failure(mock: Runn
     assert [row["account"] for row in rows] == ["acct-1"] * 30
     assert "the 30 records went to stdout; a rerun starts over" not in done.stderr  # 403: final
     assert "acct-3: 0 records, 0 pages (refused)" in done.stderr
+
+
+def test_even_a_kill_9_loses_no_whole_page_and_writes_none_twice(
+    mock: RunningMock, tmp_path: Path
+) -> None:
+    mock.service.reset(records=100)
+    mock.service.set_faults(latency_ms=30)
+    out = tmp_path / "shipments.jsonl"
+    env = cli_env(mock.base_url)
+    argv = ["list", "shipments", "--account", "acct-1", "--page-size", "10", "-o", str(out)]
+    child = start_cli(argv, env)
+    wait_for(lambda: partial_lines(out) >= 30, "three pages kept")
+    child.kill()  # no handler runs: what is on disk is all there is
+    child.communicate(timeout=60)
+    mock.service.set_faults(latency_ms=0)
+    done = run_cli(argv, env)
+    assert done.returncode == 0, done.stderr
+    assert read_jsonl(out) == mock.service.dataset("shipments", "acct-1")
