@@ -141,13 +141,6 @@ def _whole_number(least: int) -> Callable[[str], int]:
 _non_negative_int, _positive_int = _whole_number(0), _whole_number(1)
 
 
-def _version() -> str:
-    try:
-        return importlib.metadata.version("service-api")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``service-api`` and its sub-commands.
 
@@ -162,7 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_MAIN_EPILOG,
         formatter_class=formatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {importlib.metadata.version('service-api')}",
+    )
     connection = parser.add_argument_group("connection (flags win over the environment)")
     connection.add_argument("--base-url", metavar="URL", help="API base URL [SERVICE_API_BASE_URL]")
     connection.add_argument("--client-id", metavar="ID", help="client ID [SERVICE_API_CLIENT_ID]")
@@ -266,6 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     add_load_parser(commands, formatter, _positive_int)
+    for name in ("list", "load"):  # -q where it is often typed too: after the command
+        quiet: dict[str, Any] = {"default": argparse.SUPPRESS, "help": argparse.SUPPRESS}
+        commands.choices[name].add_argument("-q", "--quiet", action="store_true", **quiet)
 
     token = commands.add_parser(
         "token",

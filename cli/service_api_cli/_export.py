@@ -192,7 +192,7 @@ class _Stream:
     from a spool at the end (with what was fetched, also after a failure)."""
 
     def __init__(self, stream: IO[str], fmt: str, tag: bool) -> None:
-        self.stream, self.fmt, self.tag = stream, fmt, tag
+        self.stream, self.tag = stream, tag
         self.spool = None if fmt == "jsonl" else tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 -- closed in finish()
 
     def write_page(self, state: AccountState, number: int, records: Sequence[Any]) -> None:
@@ -202,10 +202,9 @@ class _Stream:
         state.took(number, len(records))
 
     def finish(self, fmt: str, *, tag: bool, complete: bool) -> None:
-        if self.spool is not None:
-            spool, self.spool = self.spool, None
+        if (spool := self.spool) is not None:
             with spool:
-                render(self.fmt, lambda: _records(spool), self.stream)
+                render(fmt, lambda: _records(spool), self.stream)
 
 
 def _records(spool: IO[str]) -> Iterator[dict[str, Any]]:
