@@ -112,11 +112,13 @@ class KeptPages:
                 f"{path} has pages kept by another export ({changed}): run that command "
                 "again to finish it, or add --restart to drop them and start over"
             )
-        self.found = bool(saved)  # pages of an earlier run were found
-        self._all = {
-            a: AccountState(**{**s, "kept": s["records"]})
-            for a, s in ((saved or {}).get("accounts") or {}).items()
-        }
+        try:
+            self._all = {
+                a: AccountState(**{**s, "kept": s["records"]})
+                for a, s in ((saved or {}).get("accounts") or {}).items()
+            }
+        except (TypeError, KeyError, AttributeError):  # not a state this command wrote
+            raise UsageError(f"cannot read {self.folder}/{STATE_FILE}: add --restart") from None
         for account in accounts:
             self._all.setdefault(account, AccountState(account, f"{len(self._all)}.jsonl"))
             state = self._all[account]
