@@ -187,10 +187,13 @@ def _status(args: argparse.Namespace, text: str) -> Iterator[None]:
         yield
 
 
-def _usable_accounts(args: argparse.Namespace, client: service_api.Client) -> list[str]:
+def _usable_accounts(
+    args: argparse.Namespace, client: service_api.Client
+) -> tuple[list[str], BaseException | None]:
     """The accounts the credentials may act for, asked of the service before the
     destination is touched: a refused secret or a wrong address ends here, with nothing
-    created. An account refused (403) is said and left out; if none is left, that error."""
+    created. An account refused (403) is said and left out (and its error returned); if
+    none is left, that error is raised."""
     from service_api_client.api import LIST_ENDPOINTS
 
     endpoint = LIST_ENDPOINTS[args.endpoints[0]].module
@@ -206,8 +209,7 @@ def _usable_accounts(args: argparse.Namespace, client: service_api.Client) -> li
         usable.append(account)
     if not usable and refused is not None:
         raise refused
-    args.refused = refused
-    return usable
+    return usable, refused
 
 
 def run_load(args: argparse.Namespace) -> int:
@@ -235,7 +237,7 @@ def run_load(args: argparse.Namespace) -> int:
     unknown = [name for name in args.endpoints if name not in known]
     if unknown:
         raise UsageError(f"unknown endpoint {unknown[0]!r} (known: {', '.join(known) or 'none'})")
-    client = None
+    client, refused = None, None
     if args.files:
         if len(args.endpoints) != 1:
             raise UsageError("--from loads files of one endpoint: name exactly one ENDPOINT")
@@ -256,7 +258,7 @@ def run_load(args: argparse.Namespace) -> int:
         if client is not None:
             stack.enter_context(client)
             with _status(args, "checking the credentials and accounts"):
-                accounts = _usable_accounts(args, client)
+                accounts, refused = _usable_accounts(args, client)
         try:
             pipeline = dlt.pipeline(
                 pipeline_name=args.pipeline_name,
@@ -296,7 +298,6 @@ def run_load(args: argparse.Namespace) -> int:
         except (service_api.ServiceApiError, KeyboardInterrupt) as exc:
             return _stopped(args, pipeline, before, exc, began)
     _say(_summary(pipeline, args.endpoints, before, time.monotonic() - began))
-    refused = getattr(args, "refused", None)
     return ExitCode.OK if refused is None else exit_code_for(refused)
 
 
