@@ -359,9 +359,10 @@ def _report(
 
             traceback.print_exception(error)
         for state in accounts:
-            if state.refused is not None and state.refused is not error:
+            if state.refused is not None:
                 _say(f"error: {state.account}: {describe_error(state.refused)}")
-        _say(f"error: {describe_error(error)}")
+        if not any(state.refused is error for state in accounts):
+            _say(f"error: {describe_error(error)}")
     if records:
         _say(_summary(accounts, elapsed))
     again = _resumable(error) and records > 0

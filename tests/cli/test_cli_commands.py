@@ -156,7 +156,7 @@ def test_the_error_line_comes_before_the_summary(mock: RunningMock) -> None:
     done = run_cli(["list", "shipments", "--account", "acct-3"], cli_env(mock.base_url))
     assert done.returncode == 4, done.stderr
     lines = done.stderr.splitlines()
-    assert lines[0].startswith("service-api: error: page 1 failed: ")
+    assert lines[0].startswith("service-api: error: acct-3: page 1 failed: ")
     assert len(lines) == 1  # nothing fetched, nothing to say about it, no resume advice
 
 
@@ -264,6 +264,7 @@ def test_a_refused_account_keeps_the_other_s_records(mock: RunningMock, tmp_path
     done = run_cli([*argv, "--account", "acct-3", "--account", "acct-1"], env)
     assert done.returncode == 4, done.stderr
     assert not out.exists()
+    assert done.stderr.startswith("service-api: error: acct-3: page 1 failed: 403")
     assert "acct-3: 0 records, 0 pages (refused); acct-1: 30 records, 3 pages" in done.stderr
     assert "the 30 records fetched are kept beside it" in done.stderr
     assert "run the same command without --account acct-3" in done.stderr
