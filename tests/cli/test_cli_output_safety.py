@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import os
 import resource
 import signal
 import socket
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -181,3 +184,17 @@ def test_a_missing_output_folder_is_named_before_any_request(
     assert "temporary" not in done.stderr
     assert mock.service.count("authenticate") == before
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_fifo_is_written_directly(mock: RunningMock, tmp_path: Path) -> None:
+    mock.service.reset(records=7)
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    with subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True) as reader:
+        done = run_cli(export_argv(fifo, "--page-size", "3"), cli_env(mock.base_url))
+        received, _ = reader.communicate(timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line) for line in received.splitlines()] == mock.service.dataset(
+        "shipments", "acct-1"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [fifo.name]  # nothing kept beside it
