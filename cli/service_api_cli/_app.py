@@ -32,6 +32,7 @@ from service_api_cli._exit_codes import (
     UsageError,
     describe_error,
     exit_code_for,
+    say,
 )
 from service_api_cli._formats import FORMATS
 from service_api_cli._load import add_load_parser, run_load
@@ -359,13 +360,9 @@ def _warning_line(located: bool) -> Callable[..., None]:
     def show(
         message: Warning | str, category: type[Warning], filename: str, lineno: int, *_: Any
     ) -> None:
-        _warn(_warning_text(message, category) + (f" ({filename}:{lineno})" if located else ""))
+        say(_warning_text(message, category) + (f" ({filename}:{lineno})" if located else ""))
 
     return show
-
-
-def _warn(message: str) -> None:
-    print(f"{PROG}: {message}", file=sys.stderr)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -420,14 +417,14 @@ def _handle_errors(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     try:
         return _run(args)
     except KeyboardInterrupt:
-        _warn("interrupted")
+        say("interrupted")
         return ExitCode.INTERRUPTED
     except UsageError as exc:
         parser.print_usage(sys.stderr)
-        _warn(f"error: {exc}")
+        say(f"error: {exc}")
         return ExitCode.USAGE
     except Exception as exc:
         if args.debug:
             traceback.print_exc()
-        _warn(f"error: {describe_error(exc)}")
+        say(f"error: {describe_error(exc)}")
         return exit_code_for(exc)

@@ -32,7 +32,7 @@ import attrs
 import service_api
 from service_api_cli._commands import find_endpoint, parse_params
 from service_api_cli._connection import make_client, resolve_accounts
-from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for
+from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for, say
 from service_api_cli._formats import choose_format
 from service_api_cli._output import jsonl_line, render, tagged
 from service_api_cli._progress import make_progress
@@ -41,10 +41,6 @@ from service_api_client.api import LIST_ENDPOINTS
 __all__ = ["KeptPages", "run_list"]
 
 STATE_FILE = "state.json"
-
-
-def _say(message: str) -> None:
-    print(f"service-api: {message}", file=sys.stderr, flush=True)
 
 
 def _count(n: int, noun: str) -> str:
@@ -344,15 +340,15 @@ def _report(
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-        _say("error: the output was closed before the export ended (broken pipe)")
-        _say(_summary(accounts, elapsed))
+        say("error: the output was closed before the export ended (broken pipe)")
+        say(_summary(accounts, elapsed))
         return ExitCode.FAILURE
     where = args.output if isinstance(sink, KeptPages) else (args.output or "stdout")
     if error is None:
-        _say(_summary(accounts, elapsed, where))
+        say(_summary(accounts, elapsed, where))
         return ExitCode.OK
     if isinstance(error, KeyboardInterrupt):
-        _say("interrupted")
+        say("interrupted")
     else:
         if args.debug:
             import traceback
@@ -360,32 +356,32 @@ def _report(
             traceback.print_exception(error)
         for state in accounts:
             if state.refused is not None:
-                _say(f"error: {state.account}: {describe_error(state.refused)}")
+                say(f"error: {state.account}: {describe_error(state.refused)}")
         if not any(state.refused is error for state in accounts):
-            _say(f"error: {describe_error(error)}")
+            say(f"error: {describe_error(error)}")
     if records:
-        _say(_summary(accounts, elapsed))
+        say(_summary(accounts, elapsed))
     again = _resumable(error) and records > 0
     if isinstance(sink, _Stream):
         if again:
-            _say(
+            say(
                 f"the {_count(records, 'record')} went to {where}; "
                 "a rerun starts over (with -o FILE it would resume)"
             )
         return exit_code_for(error)
     sink.drop_if_empty()
     if records == 0:
-        _say(f"{args.output} was left as it was: no page was kept")
+        say(f"{args.output} was left as it was: no page was kept")
         return exit_code_for(error)
-    _say(
+    say(
         f"{args.output} was left as it was; the {_count(records, 'record')} fetched are kept "
         f"beside it in {os.path.basename(sink.folder)}/"
     )
     if all(a.done or a.refused for a in accounts) and any(a.refused for a in accounts):
         refused = " ".join(f"--account {a.account}" for a in accounts if a.refused)
-        _say(f"run the same command without {refused} to write {args.output} from them")
+        say(f"run the same command without {refused} to write {args.output} from them")
     elif again:
-        _say("run the same command again to fetch only the rest (--restart starts over)")
+        say("run the same command again to fetch only the rest (--restart starts over)")
     return exit_code_for(error)
 
 

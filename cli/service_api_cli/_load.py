@@ -18,7 +18,7 @@ from typing import Any
 
 import service_api
 from service_api_cli._connection import ENV_ACCOUNT_ID, make_client, resolve_accounts
-from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for
+from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for, say
 
 __all__ = [
     "DEFAULT_DATASET",
@@ -131,10 +131,6 @@ def add_load_parser(
     )
 
 
-def _say(message: str) -> None:
-    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
-
-
 def _progress(args: argparse.Namespace) -> Any:
     """dlt's progress, drawn by rich on a terminal: rows per table while extracting
     (fetching the pages), files while normalizing, jobs while loading."""
@@ -203,7 +199,7 @@ def _usable_accounts(
             with client.with_account(account) as child:
                 list(service_api.paginate(endpoint, child, page_size=1, max_pages=1))
         except service_api.PermissionDeniedError as exc:
-            _say(f"error: {account}: {describe_error(exc)}; loading the others")
+            say(f"error: {account}: {describe_error(exc)}; loading the others")
             refused = exc
             continue
         usable.append(account)
@@ -297,7 +293,7 @@ def run_load(args: argparse.Namespace) -> int:
             return _dlt_failed(exc)
         except (service_api.ServiceApiError, KeyboardInterrupt) as exc:
             return _stopped(args, pipeline, before, exc, began)
-    _say(_summary(pipeline, args.endpoints, before, time.monotonic() - began))
+    say(_summary(pipeline, args.endpoints, before, time.monotonic() - began))
     return ExitCode.OK if refused is None else exit_code_for(refused)
 
 
@@ -306,12 +302,12 @@ def _stopped(
 ) -> int:
     """The error first, then what was loaded before it, then whether a rerun resumes."""
     resumable = isinstance(error, KeyboardInterrupt) or getattr(error, "resumable", False)
-    _say(
+    say(
         "interrupted" if isinstance(error, KeyboardInterrupt) else f"error: {describe_error(error)}"
     )
-    _say(_summary(pipeline, args.endpoints, before, time.monotonic() - began))
+    say(_summary(pipeline, args.endpoints, before, time.monotonic() - began))
     if resumable:
-        _say(_RESUME)
+        say(_RESUME)
     return exit_code_for(error)
 
 
@@ -321,11 +317,11 @@ def _dlt_failed(exc: Any) -> int:
     cause: BaseException = exc.exception
     while cause.__cause__ is not None or cause.__context__ is not None:
         cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
-    _say(f"error: {_explained(cause)}")
+    say(f"error: {_explained(cause)}")
     if cause is not exc.exception:
-        _say(f"dlt failed at its {exc.step} step: {describe_error(exc.exception)}")
+        say(f"dlt failed at its {exc.step} step: {describe_error(exc.exception)}")
     if exc.step in ("normalize", "load"):
-        _say("dlt keeps what was extracted and finishes it on the next run")
+        say("dlt keeps what was extracted and finishes it on the next run")
     return ExitCode.FAILURE
 
 
