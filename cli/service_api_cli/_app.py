@@ -8,30 +8,23 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import getpass
 import importlib.metadata
 import logging
 import os
+import signal
 import sys
+import threading
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
-from typing import TextIO
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from service_api import PaginationWarning
-from service_api_cli._config import (
-    ENV_ACCOUNT_ID,
-    ENV_BASE_URL,
-    ENV_CLIENT_ID,
-    ENV_CLIENT_SECRET,
-    Settings,
-    resolve_settings,
-)
 from service_api_cli._connection import (
+    ENV_ACCOUNT_ID,
     ENV_RATE_LIMIT,
     ENV_RATE_STORE,
     ENV_TOKEN_STORE,
-    options_from,
 )
 from service_api_cli._exit_codes import (
     EXIT_CODES_HELP,
@@ -39,6 +32,7 @@ from service_api_cli._exit_codes import (
     UsageError,
     describe_error,
     exit_code_for,
+    say,
 )
 from service_api_cli._formats import FORMATS
 from service_api_cli._load import add_load_parser, run_load
@@ -49,9 +43,9 @@ PROG = "service-api"
 
 _ENVIRONMENT_HELP = f"""\
 environment:
-  {ENV_BASE_URL:<28}base URL, such as https://api.example.com/public/v3
-  {ENV_CLIENT_ID:<28}client ID of the integration
-  {ENV_CLIENT_SECRET:<28}client secret (prompted for on a terminal when unset)
+  SERVICE_API_BASE_URL        base URL, such as https://api.example.com/public/v3
+  SERVICE_API_CLIENT_ID       client ID of the integration
+  SERVICE_API_CLIENT_SECRET   client secret (prompted for on a terminal when unset)
   {ENV_ACCOUNT_ID:<28}accounts when no --account is given (comma-separated)
   {ENV_RATE_LIMIT:<28}requests per minute, or adaptive (--rate-limit wins)
   {ENV_RATE_STORE:<28}sqlite:///PATH or redis://HOST:PORT/DB (--rate-store wins)
@@ -61,8 +55,8 @@ environment:
 
 _MAIN_EPILOG = f"""\
 examples:
-  export {ENV_BASE_URL}=http://127.0.0.1:8080/public/v3
-  export {ENV_CLIENT_ID}=demo-client {ENV_CLIENT_SECRET}=demo-secret
+  export SERVICE_API_BASE_URL=http://127.0.0.1:8080/public/v3
+  export SERVICE_API_CLIENT_ID=demo-client SERVICE_API_CLIENT_SECRET=demo-secret
   {PROG} list shipments --account acct-1 --output shipments.jsonl
   {PROG} list devices --account acct-1 --account acct-2 -o devices.csv
   {PROG} --proxy http://proxy.internal:3128 --retries 5 list shipments -o all.jsonl
@@ -81,27 +75,20 @@ examples:
   {PROG} list shipments --account acct-1 --account acct-2 -o all.jsonl
   {PROG} list shipments --account acct-1 -o shipments.csv
   {PROG} list devices --account acct-1 --format table --max-items 20
-  {PROG} list shipments --account acct-2 --start-page 4 -o all.jsonl --append
 
 output:
-  The format follows the extension of --output (.csv: csv; .jsonl, .ndjson: jsonl)
-  unless --format says otherwise; a contradiction is a usage error, and a .json file
-  needs --format jsonl (JSON Lines is not one JSON document). Without either: jsonl.
-  jsonl   one JSON object per line, exactly as the API sent it (undeclared fields kept)
-  csv     nested fields flattened to dotted columns (shipmentLegs.0.fromAddress.city);
-          the header is the union of every record's keys in first-seen order, so rows
-          are spooled to a temporary file and the file is written when the export ends
-  table   a terminal table drawn at the end: top-level fields, nested ones as JSON
-          (holds every record in memory: for a quick look with --max-items)
+  --format, else the extension of --output (.csv; .jsonl, .ndjson), else jsonl; a .json
+  file needs --format jsonl. jsonl: each record as the API sent it; csv: nested fields
+  as dotted columns (shipmentLegs.0.mode); table: top-level fields, for a quick look.
   With several accounts (or --tag-account) each record gets an "account" field, first.
 
-  A failed run never destroys the previous file: --output is written to a temporary
-  file beside it (.NAME.XXXX.partial) that replaces it only when the export succeeded;
-  after an error or Ctrl-C it is removed and the file keeps its bytes. With
-  --keep-partial the whole pages written so far replace it instead, and the summary
-  gives, for every unfinished account, the command that resumes it (--start-page with
-  the same --page-size, appending to the same JSON Lines file). --append writes to the
-  file itself and, after a failure, cuts it back to the last whole page.
+resuming:
+  A failed or interrupted run leaves --output FILE as it was and keeps every whole page
+  it fetched beside it, in .FILE.partial/; FILE is replaced only once every account is
+  complete. Run the same command again: it fetches only what is missing, per account,
+  and writes no record twice. --restart drops the kept pages and starts over.
+  Standard output cannot resume: JSON Lines goes out a page at a time, CSV and the
+  table once the export ends (also after a failure, with what was fetched).
 
 {_ENVIRONMENT_HELP}
 
@@ -120,7 +107,7 @@ examples:
   {PROG} mock --port 0 --fault-rate 0.1 --seed 7
   {PROG} mock --help           # every option of the mock
 
-Every option after "mock" goes to the mock's own entry point (python -m service_api_mock)."""
+Every option after "mock" goes to the mock's own entry point (service-api-mock)."""
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -139,31 +126,20 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return text
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
+def _whole_number(least: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
+        return value
+
+    return parse
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("service-api")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+_non_negative_int, _positive_int = _whole_number(0), _whole_number(1)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -180,14 +156,18 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_MAIN_EPILOG,
         formatter_class=formatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {importlib.metadata.version('service-api')}",
+    )
     connection = parser.add_argument_group("connection (flags win over the environment)")
-    connection.add_argument("--base-url", metavar="URL", help=f"API base URL [{ENV_BASE_URL}]")
-    connection.add_argument("--client-id", metavar="ID", help=f"client ID [{ENV_CLIENT_ID}]")
+    connection.add_argument("--base-url", metavar="URL", help="API base URL [SERVICE_API_BASE_URL]")
+    connection.add_argument("--client-id", metavar="ID", help="client ID [SERVICE_API_CLIENT_ID]")
     connection.add_argument(
         "--client-secret",
         metavar="SECRET",
-        help=f"client secret; prefer {ENV_CLIENT_SECRET} or the prompt (shell history)",
+        help="client secret; prefer SERVICE_API_CLIENT_SECRET or the prompt (shell history)",
     )
     connection.add_argument(
         "--proxy",
@@ -223,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="show tracebacks and debug logging on errors"
     )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no line per retry waited out, no progress"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     listing = commands.add_parser(
@@ -257,26 +240,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="pages fetched ahead in parallel (order is kept)",
     )
     listing.add_argument(
-        "--start-page",
-        type=_positive_int,
-        default=1,
-        metavar="N",
-        help="first page to fetch, for every account (to resume)",
-    )
-    listing.add_argument(
         "--format",
         choices=FORMATS,
         help="output format [from the extension of --output, else jsonl]",
     )
     listing.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     listing.add_argument(
-        "--append", action="store_true", help="append to --output (JSON Lines only), to resume"
-    )
-    listing.add_argument(
-        "--keep-partial",
+        "--restart",
         action="store_true",
-        help="after an error or Ctrl-C, replace --output with the whole pages written "
-        "(default: leave the previous file untouched)",
+        help="drop the pages an earlier run of this export kept beside --output, start over",
     )
     listing.add_argument(
         "--tag-account",
@@ -292,6 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     add_load_parser(commands, formatter, _positive_int)
+    for name in ("list", "load"):  # -q where it is often typed too: after the command
+        quiet: dict[str, Any] = {"default": argparse.SUPPRESS, "help": argparse.SUPPRESS}
+        commands.choices[name].add_argument("-q", "--quiet", action="store_true", **quiet)
 
     token = commands.add_parser(
         "token",
@@ -305,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "mock",
         help="run the local mock of the service",
-        description="Run the local mock (same options as python -m service_api_mock).",
+        description="Run the local mock (same options as service-api-mock).",
         epilog=_MOCK_EPILOG,
         formatter_class=formatter,
         add_help=False,
@@ -327,29 +302,42 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
+def _shown(record: logging.LogRecord, *, retries: bool) -> bool:
+    # Warnings always; of the client's INFO lines, the retries it waits out (each says
+    # what failed, how long it waits and which retry of how many), unless --quiet.
+    # SERVICE_API_LOG asks for the client's lines as its level says: all of them.
+    if record.levelno >= logging.WARNING or os.environ.get("SERVICE_API_LOG", "").strip():
+        return True
+    return retries and str(record.msg).startswith("retrying")
+
+
 @contextlib.contextmanager
-def _logging_to_stderr(*, debug: bool) -> Iterator[None]:
-    # The client logs retries and token refreshes; warnings show by default, everything
-    # with --debug. Neither the secret nor a token is ever in those lines. Undone at the
-    # end so that main() called in process (tests, other programs) leaves logging as it was.
+def _logging_to_stderr(*, debug: bool, quiet: bool) -> Iterator[None]:
+    # The client logs retries and token refreshes; neither the secret nor a token is ever
+    # in those lines. Undone at the end so that main() called in process (tests, other
+    # programs) leaves logging as it was.
     handler = _StderrHandler()
     handler.setFormatter(
         logging.Formatter(
             "%(levelname)s %(name)s: %(message)s" if debug else f"{PROG}: %(message)s"
         )
     )
-    root = logging.getLogger()
+    if not debug:
+        handler.addFilter(lambda record: _shown(record, retries=not quiet))
+    root, client = logging.getLogger(), logging.getLogger("service_api")
     transport = logging.getLogger("httpcore")
-    saved = (root.level, transport.level)
+    saved = (root.level, transport.level, client.level)
     root.addHandler(handler)
     if debug or root.level in (logging.NOTSET, logging.WARNING):
         root.setLevel(logging.DEBUG if debug else logging.WARNING)
+    if not quiet and client.getEffectiveLevel() > logging.INFO:
+        client.setLevel(logging.INFO)
     # Request lines are enough; the transport's own debug log is noise here.
     transport.setLevel(logging.INFO)
     # Warnings of the client (such as a page that repeated items) as one plain line each,
     # without the file and line of the library that raised them (--debug adds them).
     saved_show = warnings.showwarning
-    warnings.showwarning = _one_line_warning if not debug else _located_warning
+    warnings.showwarning = _warning_line(located=debug)
     try:
         yield
     finally:
@@ -357,6 +345,7 @@ def _logging_to_stderr(*, debug: bool) -> Iterator[None]:
         root.removeHandler(handler)
         root.setLevel(saved[0])
         transport.setLevel(saved[1])
+        client.setLevel(saved[2])
 
 
 def _warning_text(message: Warning | str, category: type[Warning]) -> str:
@@ -367,43 +356,13 @@ def _warning_text(message: Warning | str, category: type[Warning]) -> str:
     return f"warning: {category.__name__}: {first}"
 
 
-def _one_line_warning(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: TextIO | None = None,
-    line: str | None = None,
-) -> None:
-    _warn(_warning_text(message, category))
+def _warning_line(located: bool) -> Callable[..., None]:
+    def show(
+        message: Warning | str, category: type[Warning], filename: str, lineno: int, *_: Any
+    ) -> None:
+        say(_warning_text(message, category) + (f" ({filename}:{lineno})" if located else ""))
 
-
-def _located_warning(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: TextIO | None = None,
-    line: str | None = None,
-) -> None:
-    _warn(f"{_warning_text(message, category)} ({filename}:{lineno})")
-
-
-def _warn(message: str) -> None:
-    print(f"{PROG}: {message}", file=sys.stderr)
-
-
-def settings_from(args: argparse.Namespace) -> Settings:
-    """Connection settings from the flags, the environment and, if needed, the prompt."""
-    return resolve_settings(
-        base_url=args.base_url,
-        client_id=args.client_id,
-        client_secret=args.client_secret,
-        environ=os.environ,
-        stdin_is_tty=sys.stdin.isatty(),
-        prompt=getpass.getpass,
-        warn=_warn,
-    )
+    return show
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -416,11 +375,28 @@ def _run(args: argparse.Namespace) -> int:
             print(f"usage: {PROG} mock [options of the mock]\n\n{_MOCK_EPILOG}\n")
         return _commands.run_mock(list(args.mock_args))
     if args.command == "load":
-        return run_load(args, settings_from)
+        return run_load(args)
     if args.command == "token":
-        options = options_from(args)
-        return _commands.run_token(settings_from(args), options, show_token=args.show_token)
-    return _commands.run_list(args, settings_from)
+        return _commands.run_token(args)
+    from service_api_cli._export import run_list
+
+    return run_list(args)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops as Ctrl-C does: what was fetched is kept
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # main() run in a worker thread (a test): signals stay as they are
+        return
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -433,7 +409,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    with _logging_to_stderr(debug=args.debug):
+    with _logging_to_stderr(debug=args.debug, quiet=args.quiet), _terminate_as_interrupt():
         return _handle_errors(parser, args)
 
 
@@ -441,14 +417,14 @@ def _handle_errors(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     try:
         return _run(args)
     except KeyboardInterrupt:
-        _warn("interrupted")
+        say("interrupted")
         return ExitCode.INTERRUPTED
     except UsageError as exc:
         parser.print_usage(sys.stderr)
-        _warn(f"error: {exc}")
+        say(f"error: {exc}")
         return ExitCode.USAGE
     except Exception as exc:
         if args.debug:
             traceback.print_exc()
-        _warn(f"error: {describe_error(exc)}")
+        say(f"error: {describe_error(exc)}")
         return exit_code_for(exc)

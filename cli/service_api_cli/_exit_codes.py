@@ -7,6 +7,7 @@ listed in ``--help`` and in docs/extras/cli.md, and kept in one place here.
 from __future__ import annotations
 
 import enum
+import sys
 
 import httpx
 
@@ -18,7 +19,7 @@ from service_api import (
     ServiceApiError,
 )
 
-__all__ = ["EXIT_CODES_HELP", "ExitCode", "UsageError", "describe_error", "exit_code_for"]
+__all__ = ["EXIT_CODES_HELP", "ExitCode", "UsageError", "describe_error", "exit_code_for", "say"]
 
 
 class ExitCode(enum.IntEnum):
@@ -41,7 +42,7 @@ exit codes:
   3    authentication: client ID or secret refused, token refused
   4    permission: the credentials cannot act for that account
   5    API or network error: bad request, rate limit, server error, no answer
-  130  interrupted (Ctrl-C); the summary says how to resume"""
+  130  interrupted (Ctrl-C or SIGTERM); what was fetched is kept, rerun to resume"""
 
 
 class UsageError(ValueError):
@@ -102,3 +103,13 @@ def describe_error(exc: BaseException) -> str:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def say(message: str) -> None:
+    """One line of the command on stderr, after its name, printed at once.
+
+    Example::
+
+        say("error: no account")   # service-api: error: no account
+    """
+    print(f"service-api: {message}", file=sys.stderr, flush=True)

@@ -23,7 +23,7 @@ from ._service import MockService
 __all__ = ["main", "parser"]
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(prog: str = "python -m service_api_mock") -> argparse.ArgumentParser:
     """The command-line parser, one flag per :class:`MockConfig` setting.
 
     Example::
@@ -32,7 +32,7 @@ def parser() -> argparse.ArgumentParser:
     """
     defaults = MockConfig()
     p = argparse.ArgumentParser(
-        prog="python -m service_api_mock",
+        prog=prog,
         description=(
             "Serve a local mock of the service's public HTTP API under /public/v3, with a "
             f"control API under {CONTROL_PREFIX}/ (counts, tokens, revoke, faults, clock, reset). "
@@ -123,14 +123,14 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m service_api_mock") -> int:
     """Parse ``argv``, print where the mock listens and the demo credentials, serve until Ctrl-C.
 
     Example::
 
         main(["--port", "8080"])
     """
-    args = parser().parse_args(argv)
+    args = parser(prog).parse_args(argv)
     try:
         config = MockConfig(
             token_ttl=args.token_ttl,
@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rate_window=args.rate_window,
         )
     except ValueError as exc:
-        parser().error(str(exc))
+        parser(prog).error(str(exc))
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
