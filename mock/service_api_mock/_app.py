@@ -262,10 +262,10 @@ class _PublicApi:
         number: int = values.get("pageNumber", 1)
         size: int = min(values.get("pageSize", DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE)
         filters = {f: values[f] for f in op.filters if f in values}
-        records = self.state.encoded(op.resource, account)
+        rows, records = self.state.records(op.resource, account)
         if filters:
-            rows = self.state.rows(op.resource, account)
-            records = [e for r, e in rows if all(r.get(f) == v for f, v in filters.items())]
+            pairs = zip(rows, records, strict=True)
+            records = [e for r, e in pairs if all(r.get(f) == v for f, v in filters.items())]
         total = len(records)
         last_page = math.ceil(total / size)
         start = (number - 1) * size
@@ -294,7 +294,7 @@ class _PublicApi:
             if index is None:
                 raise _Refused(404, f"No record of {resource} has the identifier {item!r}.")
             id_field = str(state.spec.resources[resource].id_field)
-            record = state.dataset(resource, account)[index]
+            record = state.records(resource, account)[0][index]
             if kind in ("replace", "update"):
                 record = {**(record if kind == "update" else {}), **body, id_field: record_id}
             if kind != "get":
