@@ -27,16 +27,7 @@ _EPOCH = datetime(2026, 1, 5, 8, 0, 0, tzinfo=UTC)
 
 _PLACES: tuple[tuple[str, str, str, str, str, str, float, float], ...] = (
     # street, sublocality, locality, state, country, postalCode, latitude, longitude
-    (
-        "1 Harbour Road",
-        "Port District",
-        "Rotterdam",
-        "South Holland",
-        "NL",
-        "3011",
-        51.9225,
-        4.4792,
-    ),
+    ("1 Harbour Road", "Port District", "Rotterdam", "Zuid-Holland", "NL", "3011", 51.92, 4.48),
     ("200 Container Way", "Terminal 4", "Hamburg", "Hamburg", "DE", "20457", 53.5461, 9.9661),
     ("88 Cargo Lane", "Heathrow", "London", "England", "GB", "TW6 2GA", 51.4700, -0.4543),
     ("9 Cold Chain Ave", "Elizabeth", "Newark", "NJ", "US", "07201", 40.6895, -74.1745),
@@ -62,16 +53,11 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+_ADDRESS = ("street", "sublocality", "locality", "state", "country", "postalCode")
+
+
 def _address(place: tuple[str, str, str, str, str, str, float, float]) -> dict[str, Any]:
-    street, sublocality, locality, state, country, postal_code, _, _ = place
-    return {
-        "street": street,
-        "sublocality": sublocality,
-        "locality": locality,
-        "state": state,
-        "country": country,
-        "postalCode": postal_code,
-    }
+    return dict(zip(_ADDRESS, place[:6], strict=True))
 
 
 def _coordinates(
@@ -266,9 +252,7 @@ class _SchemaBuilder:
         for key in ("anyOf", "oneOf"):
             if key in schema:
                 options = [self.deref(o) for o in schema[key]]
-                useful = [
-                    o for o in options if not (isinstance(o, Mapping) and o.get("type") == "null")
-                ]
+                useful = [o for o in options if o != {"type": "null"}]
                 return self.value((useful or options)[0], name, depth + 1)
         declared = schema.get("type", [])
         types = [t for t in ([declared] if isinstance(declared, str) else declared) if t != "null"]
@@ -282,11 +266,8 @@ class _SchemaBuilder:
             return {key: self.value(sub, key, depth + 1) for key, sub in properties.items()}
         if kind == "array":
             low = int(schema.get("minItems", 1))
-            high = max(low, min(int(schema.get("maxItems", 3)), 3))
-            return [
-                self.value(schema.get("items"), name, depth + 1)
-                for _ in range(rng.randint(low, high))
-            ]
+            count = rng.randint(low, max(low, min(int(schema.get("maxItems", 3)), 3)))
+            return [self.value(schema.get("items"), name, depth + 1) for _ in range(count)]
         if kind in ("integer", "number"):
             low = schema.get("minimum", schema.get("exclusiveMinimum", -1) + 1)
             high = schema.get("maximum", schema.get("exclusiveMaximum", low + 1001) - 1)
