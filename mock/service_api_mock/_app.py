@@ -369,9 +369,7 @@ class _FrontDoor:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            # Lifespan and websockets: nothing to serve, nothing to fail.
-            if scope["type"] == "lifespan":
-                await _lifespan(receive, send)
+            # Lifespan and websockets: nothing to serve (uvicorn goes on without lifespan).
             return
         started = time.perf_counter()
         method: str = scope["method"]
@@ -427,16 +425,6 @@ class _FrontDoor:
         elapsed_ms = (time.perf_counter() - started) * 1000.0
         # Method, path and status only: never headers or bodies, which carry tokens and secrets.
         logger.info("%s %s %s %.1fms", method, path, shown, elapsed_ms)
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
 
 
 def build_app(state: MockState) -> ASGIApp:

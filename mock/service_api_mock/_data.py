@@ -25,7 +25,8 @@ RESOURCES = ("shipments", "devices")
 # A fixed origin keeps the dates stable across runs and days.
 _EPOCH = datetime(2026, 1, 5, 8, 0, 0, tzinfo=UTC)
 
-_PLACES: tuple[tuple[str, str, str, str, str, str, float, float], ...] = (
+_Place = tuple[str, str, str, str, str, str, float, float]
+_PLACES: tuple[_Place, ...] = (
     # street, sublocality, locality, state, country, postalCode, latitude, longitude
     ("1 Harbour Road", "Port District", "Rotterdam", "Zuid-Holland", "NL", "3011", 51.92, 4.48),
     ("200 Container Way", "Terminal 4", "Hamburg", "Hamburg", "DE", "20457", 53.5461, 9.9661),
@@ -56,13 +57,11 @@ def _iso(moment: datetime) -> str:
 _ADDRESS = ("street", "sublocality", "locality", "state", "country", "postalCode")
 
 
-def _address(place: tuple[str, str, str, str, str, str, float, float]) -> dict[str, Any]:
+def _address(place: _Place) -> dict[str, Any]:
     return dict(zip(_ADDRESS, place[:6], strict=True))
 
 
-def _coordinates(
-    rng: random.Random, place: tuple[str, str, str, str, str, str, float, float]
-) -> dict[str, Any]:
+def _coordinates(rng: random.Random, place: _Place) -> dict[str, Any]:
     latitude = max(-90.0, min(90.0, place[6] + rng.uniform(-0.05, 0.05)))
     longitude = max(-180.0, min(180.0, place[7] + rng.uniform(-0.05, 0.05)))
     return {"latitude": round(latitude, 6), "longitude": round(longitude, 6)}
@@ -70,10 +69,8 @@ def _coordinates(
 
 def _device_ids(seed: int, account: str, count: int) -> list[str]:
     rng = _rng(seed, "device-ids", account)
-    return [
-        f"TRK-{uuid.UUID(int=rng.getrandbits(128), version=4).hex[:16].upper()}"
-        for _ in range(count)
-    ]
+    ids = (uuid.UUID(int=rng.getrandbits(128), version=4) for _ in range(count))
+    return [f"TRK-{i.hex[:16].upper()}" for i in ids]
 
 
 def _devices(seed: int, account: str, count: int) -> list[dict[str, Any]]:
@@ -138,10 +135,8 @@ def _shipments(seed: int, account: str, count: int) -> list[dict[str, Any]]:
     return out
 
 
-REALISTIC: Mapping[str, Callable[[int, str, int], list[dict[str, Any]]]] = {
-    "shipments": _shipments,
-    "devices": _devices,
-}
+_Generator = Callable[[int, str, int], list[dict[str, Any]]]
+REALISTIC: Mapping[str, _Generator] = {"shipments": _shipments, "devices": _devices}
 """The record types with a generator of their own: resource name to ``(seed, account, n)``."""
 
 

@@ -150,15 +150,6 @@ class MockService:
         """
         return self._state.issued_tokens()
 
-    def resources(self) -> list[str]:
-        """The resources the spec has records of, by collection path without its ``/``.
-
-        Example::
-
-            service.resources()  # ["devices", "shipments"]
-        """
-        return sorted(self._state.spec.resources)
-
     def dataset(self, resource: str, account: str) -> list[dict[str, Any]]:
         """The full ordered records that ``/{resource}`` pages through for ``account``,
         created ones included, deleted ones left out.
