@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import attrs
 import yaml
@@ -51,14 +52,8 @@ _PARAMETER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _OAUTH_SAMPLE = {"error": "invalid_request", "error_description": "sample"}
 _TOKEN_SAMPLE = {"access_token": "sample", "token_type": "Bearer", "expires_in": "3600"}
 # Why each error status can be sent, to say so when a spec does not declare it.
-_REASONS = {
-    400: "for bad input or an omitted account header",
-    401: "for a missing, unknown or expired token",
-    403: "for an account the credentials do not work for",
-    404: "for an identifier no record has",
-    429: "when the quota or an injected fault refuses a request",
-    503: "when an injected fault refuses a request",
-}
+_REASONS = {400: "for bad input", 401: "for a missing or expired token", 404: "for an unknown id"}
+_REASONS |= {403: "for another's account", 429: "for the quota and faults", 503: "for faults"}
 
 
 class SpecError(ValueError):
@@ -96,7 +91,7 @@ class Parameter:
     name: str
     required: bool
     types: tuple[str, ...]
-    validator: Validator = attrs.field(repr=False)
+    validator: Validator = attrs.field(repr=False, eq=False)
 
 
 @attrs.frozen
@@ -159,11 +154,12 @@ class ApiSpec:
     routes: tuple[tuple[re.Pattern[str], dict[str, Operation]], ...] = attrs.field(repr=False)
 
     def match(self, path: str) -> tuple[dict[str, Operation], str | None] | None:
-        """The operations of the path template ``path`` fits, by method, and its identifier."""
+        """The operations of the path template ``path`` (percent-encoded, as sent) fits, by
+        method, and its identifier, decoded: an encoded ``/`` stays in the identifier."""
         for pattern, by_method in self.routes:
             found = pattern.fullmatch(path)
             if found is not None:
-                return by_method, found.group(1) if pattern.groups else None
+                return by_method, unquote(found.group(1)) if pattern.groups else None
         return None
 
 
@@ -172,7 +168,7 @@ def _escape(key: str) -> str:
 
 
 def _pattern(segment: str) -> str:
-    return "([^/]+)" if _PARAMETER.fullmatch(segment) else re.escape(segment)
+    return "([^/]*)" if _PARAMETER.fullmatch(segment) else re.escape(segment)
 
 
 def _json_type(content: Mapping[str, Any]) -> str | None:
