@@ -152,7 +152,7 @@ async def _json_body(op: Operation, request: Request) -> dict[str, Any]:
         raise _Refused(400, "The body must be application/json.")
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise _Refused(400, "The body is not JSON.") from None
     error = next(iter(op.body.iter_errors(value)), None)
     if error is not None:

@@ -370,6 +370,8 @@ def _operation(r: _Reading, resources: Mapping[str, RecordType]) -> Operation:
     except ValueError as exc:
         raise r.error(f"cannot build a record of {resource.name}: {exc}") from None
     r.check(resource.pointer, sample, f"a built record of {resource.name}")
+    if resource.id_field is None and (r.item is not None or r.method == "POST"):
+        raise r.error(f"the records of /{r.collection} have no one ...Id field to find them by")
     if r.item is None and r.method == "GET":
         kind = "list"
         if r.schema is None or not {p.name for p in query} >= _PAGE_PARAMETERS:
@@ -378,7 +380,7 @@ def _operation(r: _Reading, resources: Mapping[str, RecordType]) -> Operation:
         r.check(r.schema, page, "the page envelope")
     elif r.item is None and r.method == "POST" and r.body is not None:
         kind = "create"
-    elif r.item is not None and r.method in _ITEM_KINDS and resource.id_field is not None:
+    elif r.item is not None and r.method in _ITEM_KINDS:
         kind = _ITEM_KINDS[r.method]
         statuses.add(404)
         if kind in ("replace", "update") and r.body is None:

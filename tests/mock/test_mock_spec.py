@@ -231,6 +231,8 @@ def _edit(spec: dict[str, Any], edit: str) -> None:
         props = spec["components"]["schemas"]["Device"]["properties"]
         props["serial"] = {"type": "string", "pattern": "^SN[0-9]+$"}
         props["deviceId"]["format"] = "uuid"  # the richer devices do not fit: built instead
+    elif edit == "no id field":
+        del spec["components"]["schemas"]["Shipment"]["properties"]["shipmentId"]
     elif edit == "nested path":
         paths["/devices/{deviceId}/readings"] = {"get": paths["/devices"]["get"]}
 
@@ -243,6 +245,7 @@ def _edit(spec: dict[str, Any], edit: str) -> None:
         ("undeclared 403", "listDevices: declares no 403 response, which the mock answers"),
         ("unbuildable record", "listDevices: cannot build a record of devices: serial: a string"),
         ("nested path", "listDevices: path /devices/{deviceId}/readings is neither"),
+        ("no id field", "createShipment: the records of /shipments have no one ...Id field"),
     ],
 )
 def test_a_spec_the_mock_cannot_serve_fails_at_start_up(
