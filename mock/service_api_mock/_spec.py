@@ -211,7 +211,8 @@ class _Document:
         )
 
     def types(self, pointer: str) -> tuple[str, ...]:
-        declared = self.at(pointer)[0].get("type", ())
+        """The JSON types the schema at ``pointer`` declares; a string if it declares none."""
+        declared = self.at(pointer)[0].get("type", "string")
         return tuple([declared] if isinstance(declared, str) else declared)
 
     def schema_of(self, pointer: str) -> tuple[str | None, str | None]:
@@ -404,7 +405,8 @@ def _operation(r: _Reading, resources: Mapping[str, RecordType]) -> Operation:
 @functools.lru_cache(maxsize=16)
 def _load(path: Path, _mtime_ns: int) -> ApiSpec:
     try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when built with it
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SpecError(f"{path}: cannot be read as YAML: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("paths"), dict):

@@ -169,6 +169,33 @@ async def test_the_write_operations_need_the_token_and_the_account(
     assert len(shapes.dataset("alerts", "acct-1")) == 12
 
 
+async def test_faults_quota_revocation_and_the_clock_apply_to_every_operation(
+    api: httpx.AsyncClient, shapes: MockService
+) -> None:
+    shapes.set_faults(fault_rate=1.0, retry_after=2)
+    faulted = [await api.post("/alerts", json={"severity": "low"}) for _ in range(6)]
+    assert {r.status_code for r in faulted} == {429, 503}
+    assert all(r.headers["retry-after"] == "2" for r in faulted)
+    assert all(
+        r.headers["content-type"].startswith("text/html") for r in faulted if r.status_code == 429
+    )
+    assert shapes.count("createAlert") == 6
+    shapes.set_faults(fault_rate=0.0, rate_limit=1)
+    assert (await api.get("/alerts/1")).status_code == 200
+    assert (await api.delete("/alerts/1")).status_code == 429
+    shapes.set_faults(rate_limit=None)
+    shapes.advance_clock(3600)
+    expired = await api.patch("/alerts/2", json={"message": "late"})
+    assert expired.status_code == 401
+    assert "The token expired at" in expired.headers["www-authenticate"]
+    shapes.revoke_tokens()
+    assert (await api.get("/alerts/2")).headers[
+        "www-authenticate"
+    ] == 'Bearer error="invalid_token"'
+    assert shapes.counts()["getAlert"] == {200: 1, 401: 1}
+    assert len(shapes.dataset("alerts", "acct-1")) == 12
+
+
 async def test_a_method_the_path_does_not_declare_is_405_with_allow(
     api: httpx.AsyncClient,
 ) -> None:
