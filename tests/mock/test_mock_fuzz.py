@@ -217,7 +217,8 @@ def test_a_spec_with_every_shape_fuzzes_clean(shapes_spec: Path) -> None:
                 answered[operation].update(by_status)
             service.reset()
 
-    FromScratch.run(settings=stateful_settings(STATEFUL_PER_OPERATION * len(operations(spec))))
+    runs = max(STATEFUL_EXAMPLES, STATEFUL_PER_OPERATION * len(operations(spec)))
+    FromScratch.run(settings=stateful_settings(runs))
     counts = {operation: dict(by_status) for operation, by_status in answered.items()}
     print(f"\nspec with every shape, answered by the mock: {counts}")
     assert reached(counts, spec) == []
