@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -237,6 +238,34 @@ def test_the_copy_spec_is_served_over_loopback(shapes_spec: Path) -> None:
         not_allowed = client.request("PATCH", url)
         assert (not_allowed.status_code, not_allowed.headers["allow"]) == (405, "GET, POST")
         assert server.service.count(status=500) == 0
+
+
+def test_the_command_serves_the_spec_it_is_given(shapes_spec: Path) -> None:
+    command = [sys.executable, "-m", "service_api_mock", "--spec", str(shapes_spec), "--port", "0"]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    ) as process:
+        try:
+            assert process.stdout is not None
+            base_url = process.stdout.readline().split()[-1]
+            with httpx.Client() as client:
+                deadline = time.monotonic() + 10  # announced as bound, listening a moment later
+                while True:
+                    try:
+                        login = client.post(f"{base_url}/authenticate", files=FORM)
+                        break
+                    except httpx.ConnectError:
+                        if time.monotonic() > deadline:
+                            raise
+                        time.sleep(0.02)
+                token = login.json()["access_token"]
+                headers = {"authorization": f"Bearer {token}", "x-service-account-id": "acct-2"}
+                page = client.get(f"{base_url}/alerts", headers=headers).json()
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+    assert page["totalRecords"] == 120
+    assert {"alertId", "severity"} <= set(page["data"][0])
 
 
 # ---- a spec the mock cannot serve -----------------------------------------------------------
