@@ -1,19 +1,21 @@
-"""The ASGI app: the public API under ``/public/v3``, the control API under ``/__mock__``.
+"""The ASGI app: the spec's operations under ``/public/v3``, the control API under ``/__mock__``.
 
-A thin front door wraps a Starlette router. It times and logs every request, counts it
-per operation and status, injects the configured faults, and turns any exception into a
-503 so that the mock never answers 500 (the fuzz tests flag a 503 as loudly as a 500, so
-a bug cannot hide behind it).
+A thin front door finds the operation of each request in the spec (a path the spec has,
+with a method it does not declare, is a 405 whose ``Allow`` lists the declared ones). It
+times and logs every request, counts it per operationId and status, injects the configured
+faults, and turns any exception into a 503 so that the mock never answers 500 (the fuzz
+tests flag a 503 as loudly as a 500, so a bug cannot hide behind it). Then one handler
+serves each shape of operation (see ``_spec.py``) for any resource.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
 import re
 import time
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -27,30 +29,25 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ._spec import Operation, Parameter, problem_body
 from ._state import FAULT_FIELDS, MockState, encode_json
 
-__all__ = ["API_PREFIX", "CONTROL_PREFIX", "OPERATIONS", "build_app"]
+__all__ = ["API_PREFIX", "CONTROL_PREFIX", "build_app"]
 
 logger = logging.getLogger("service_api_mock")
 
 API_PREFIX = "/public/v3"
 CONTROL_PREFIX = "/__mock__"
 
-# (method, path) -> operationId of openapi.yaml; used to count and to aim faults.
-OPERATIONS: dict[tuple[str, str], str] = {
-    ("POST", f"{API_PREFIX}/authenticate"): "authenticate",
-    ("GET", f"{API_PREFIX}/shipments"): "listShipments",
-    ("GET", f"{API_PREFIX}/devices"): "listDevices",
-}
-
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 50
 # Python refuses to parse integers of more than 4300 digits; no page is that far anyway.
 _INTEGER = re.compile(r"[+-]?[0-9]{1,4000}")
+_NUMBER = re.compile(r"[+-]?([0-9]{1,300}(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,3})?")
 _EXPIRED = 'Bearer error="invalid_token", error_description="The token expired at \'{}\'"'
-_TOO_MANY = "<html><body><h1>429 Too Many Requests</h1></body></html>"
-
-Handler = Callable[[Request], Awaitable[Response]]
+_TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found"}
+_TITLES |= {429: "Too Many Requests", 503: "Service Unavailable"}
+_NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
 
 
 # ---- small response builders ---------------------------------------------------------
@@ -63,42 +60,34 @@ def _seconds_header(seconds: float) -> str:
     return f"{seconds:.3f}".rstrip("0")
 
 
-def _problem(status: int, title: str, detail: str) -> Response:
-    # The shape ASP.NET Core gives 400 and 403 (RFC 9457 problem details).
-    section = {400: "15.5.1", 403: "15.5.4"}.get(status, "15.5.1")
-    body = {
-        "type": f"https://tools.ietf.org/html/rfc9110#section-{section}",
-        "title": title,
-        "status": status,
-        "detail": detail,
-    }
-    return JSONResponse(body, status_code=status, media_type="application/problem+json")
+def answer(
+    op: Operation,
+    status: int,
+    detail: str = "",
+    headers: dict[str, str] | None = None,
+    body: object = None,
+) -> Response:
+    """``status`` as ``op`` declares it: a JSON problem (or ``body``), HTML, text or nothing.
+
+    Example::
+
+        answer(op, 404, "No shipment has this identifier.")
+    """
+    media = op.answers[status]
+    title = _TITLES.get(status, "Error")
+    if media is None:
+        return Response(status_code=status, headers=headers)
+    if media == "application/json" or media.endswith("+json"):
+        content = encode_json(body if body is not None else problem_body(status, title, detail))
+    elif media == "text/html":
+        content = f"<html><body><h1>{status} {title}</h1></body></html>".encode()
+    else:
+        content = title.encode()
+    return Response(content, status_code=status, media_type=media, headers=headers)
 
 
-def _oauth_error(status: int, error: str, description: str) -> Response:
-    return JSONResponse(
-        {"error": error, "error_description": description},
-        status_code=status,
-        headers={"cache-control": "no-store", "pragma": "no-cache"},
-    )
-
-
-def _unauthorized(challenge: str) -> Response:
-    # Empty body and content-length 0, as the seed shows for an expired token.
-    return Response(status_code=401, headers={"www-authenticate": challenge})
-
-
-def _too_many(retry_after: float) -> Response:
-    return Response(
-        _TOO_MANY,
-        status_code=429,
-        media_type="text/html",
-        headers={"retry-after": _seconds_header(retry_after)},
-    )
-
-
-def _unavailable(retry_after: float) -> Response:
-    return Response(status_code=503, headers={"retry-after": _seconds_header(retry_after)})
+def _retry_after(op: Operation, status: int, seconds: float) -> Response:
+    return answer(op, status, headers={"retry-after": _seconds_header(seconds)})
 
 
 def _expired_challenge(expired_at: float) -> str:
@@ -108,28 +97,77 @@ def _expired_challenge(expired_at: float) -> str:
 
 def _bearer_token(request: Request) -> str | None:
     # Like ASP.NET's JwtBearer: a header of another scheme, or without a token, is no token.
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.strip().partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token:
-        return None
-    return token
+    scheme, _, token = request.headers.get("authorization", "").strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-def _page_parameter(request: Request, name: str, default: int) -> int | str:
-    """The value of a paging parameter, or the reason it is refused."""
-    values = request.query_params.getlist(name)
-    if not values:
-        return default
-    if len(values) > 1:
-        return f"{name} is given more than once."
-    raw = values[0]
-    if not _INTEGER.fullmatch(raw):
-        return f"The value '{raw[:50]}' is not valid for {name}: an integer is expected."
-    value = int(raw)
-    if value < 1:
-        return f"{name} must be at least 1, got {value}."
+class _Refused(Exception):
+    """Raised by a handler for a request the spec's declared error answers."""
+
+    def __init__(self, status: int, detail: str = "", headers: dict[str, str] | None = None):
+        super().__init__(detail)
+        self.status, self.detail, self.headers = status, detail, headers
+
+
+@functools.lru_cache(maxsize=4096)  # a listing sends the same few values again and again
+def _coerce(parameter: Parameter, raw: str) -> Any:
+    """The value of ``raw`` for ``parameter``; a 400 if its schema refuses it."""
+    value: Any = None
+    kinds = parameter.types
+    if "integer" in kinds and _INTEGER.fullmatch(raw):
+        value = int(raw)
+    elif "number" in kinds and _NUMBER.fullmatch(raw) and math.isfinite(float(raw)):
+        value = float(raw)
+    elif "boolean" in kinds and raw in ("true", "false"):
+        value = raw == "true"
+    elif "string" in kinds:
+        value = raw
+    error = next(iter(parameter.validator.iter_errors(value)), None)
+    if error is not None:
+        reason = f"{' or '.join(kinds)} expected" if value is None else error.message[:200]
+        raise _Refused(400, f"The value '{raw[:50]}' is not valid for {parameter.name}: {reason}.")
     return value
+
+
+def _parameters(op: Operation, request: Request) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for parameter in op.parameters:
+        given = request.query_params.getlist(parameter.name)
+        if len(given) > 1:
+            raise _Refused(400, f"{parameter.name} is given more than once.")
+        if given:
+            values[parameter.name] = _coerce(parameter, given[0])
+        elif parameter.required:
+            raise _Refused(400, f"{parameter.name} is required.")
+    return values
+
+
+async def _json_body(op: Operation, request: Request) -> dict[str, Any]:
+    """The request's JSON object, checked against the operation's schema; else a 400."""
+    raw = await request.body()
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if op.body is None or (not raw.strip() and not op.body_required):
+        return {}
+    if media != "application/json" and not media.endswith("+json"):
+        raise _Refused(400, "The body must be application/json.")
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise _Refused(400, "The body is not JSON.") from None
+    error = next(iter(op.body.iter_errors(value)), None)
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "the body"
+        raise _Refused(400, f"{where}: {error.message[:200]}")
+    if not isinstance(value, dict):
+        raise _Refused(400, "A record is a JSON object.")
+    return value
+
+
+def _page_url(request: Request, size: int, number: int, filters: dict[str, str]) -> str:
+    # Built from the request's own scheme and host, so links work on whatever port the
+    # mock happens to listen on; the filters go along.
+    query = urlencode({"pageSize": size, "pageNumber": number, **filters})
+    return str(request.url.replace(query=query))
 
 
 # ---- the public API ------------------------------------------------------------------
@@ -139,10 +177,49 @@ def _page_parameter(request: Request, name: str, default: int) -> int | str:
 class _PublicApi:
     state: MockState
 
-    async def authenticate(self, request: Request) -> Response:
+    async def serve(self, op: Operation, request: Request, item: str | None) -> Response:
+        try:
+            if op.kind == "token":
+                return await self.authenticate(op, request)
+            account = self._account(op, request)
+            values = _parameters(op, request)
+            if op.kind == "list":
+                return self._page(op, request, account, values)
+            return await self._record(op, request, account, item)
+        except _Refused as refused:
+            return answer(op, refused.status, refused.detail, refused.headers)
+
+    def _account(self, op: Operation, request: Request) -> str:
+        """Checks the bearer token, the quota and the account header; the account."""
+        if not op.bearer:
+            return ""
+        token = _bearer_token(request)
+        check = self.state.check_token(token or "")
+        if check.client_id is None:
+            challenge = 'Bearer error="invalid_token"' if token else "Bearer"
+            if check.expired_at is not None:
+                challenge = _expired_challenge(check.expired_at)
+            raise _Refused(401, headers={"www-authenticate": challenge})
+        wait = self.state.rate_limit_wait(check.client_id)
+        if wait is not None:
+            raise _Refused(429, headers={"retry-after": _seconds_header(math.ceil(wait) or 1)})
+        if op.account_header is None:
+            return ""
+        given = request.headers.get(op.account_header)
+        if given is None:
+            raise _Refused(400, f"The {op.account_header} header is required.")
+        if given not in self.state.accounts_of(check.client_id):
+            raise _Refused(403, "The credentials are not associated with this account.")
+        return given
+
+    async def authenticate(self, op: Operation, request: Request) -> Response:
+        def oauth(status: int, error: str, description: str) -> Response:
+            body = {"error": error, "error_description": description}
+            return answer(op, status, headers=_NO_STORE, body=body)
+
         media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if media_type != "multipart/form-data":
-            return _oauth_error(400, "invalid_request", "The body must be multipart/form-data.")
+            return oauth(400, "invalid_request", "The body must be multipart/form-data.")
         fields: dict[str, str] = {}
         try:
             async with request.form() as form:
@@ -155,161 +232,119 @@ class _PublicApi:
         except Exception:
             # Any failure to read the body is the request's fault: a broken boundary,
             # bytes that are not UTF-8, too many parts...
-            return _oauth_error(400, "invalid_request", "The multipart body cannot be read.")
+            return oauth(400, "invalid_request", "The multipart body cannot be read.")
         # Only an absent field is malformed: an empty ID or secret is valid form data
         # that names no integration, hence invalid_client below.
         missing = [n for n in ("client_id", "client_secret", "grant_type") if n not in fields]
         if missing:
-            return _oauth_error(
-                400, "invalid_request", f"Missing form field(s): {', '.join(missing)}."
-            )
+            return oauth(400, "invalid_request", f"Missing form field(s): {', '.join(missing)}.")
         if fields["grant_type"] != "client_credentials":
-            return _oauth_error(
-                400, "unsupported_grant_type", "Only grant_type client_credentials is supported."
-            )
+            detail = "Only grant_type client_credentials is supported."
+            return oauth(400, "unsupported_grant_type", detail)
         client_id = fields["client_id"]
         if not self.state.check_client(client_id, fields["client_secret"]):
-            return _oauth_error(401, "invalid_client", "The client credentials are invalid.")
+            return oauth(401, "invalid_client", "The client credentials are invalid.")
         wait = self.state.rate_limit_wait(client_id)
         if wait is not None:
-            return _too_many(math.ceil(wait) or 1)
+            raise _Refused(429, headers={"retry-after": _seconds_header(math.ceil(wait) or 1)})
         token = self.state.issue_token(client_id)
         # expires_in is a whole number of seconds in a string; rounding down keeps a
         # client that trusts it on the safe side of a fractional test TTL.
-        body = {
-            "access_token": token,
-            "token_type": "Bearer",
-            "expires_in": str(int(self.state.config.token_ttl)),
-        }
-        return JSONResponse(body, headers={"cache-control": "no-store", "pragma": "no-cache"})
+        ttl = str(int(self.state.config.token_ttl))
+        body = {"access_token": token, "token_type": "Bearer", "expires_in": ttl}
+        return JSONResponse(body, status_code=op.success, headers=_NO_STORE)
 
-    async def list_shipments(self, request: Request) -> Response:
-        return self._page(request, "shipments")
-
-    async def list_devices(self, request: Request) -> Response:
-        return self._page(request, "devices")
-
-    def _page(self, request: Request, resource: str) -> Response:
-        token = _bearer_token(request)
-        if token is None:
-            return _unauthorized("Bearer")
-        check = self.state.check_token(token)
-        if check.expired_at is not None:
-            return _unauthorized(_expired_challenge(check.expired_at))
-        if check.client_id is None:
-            return _unauthorized('Bearer error="invalid_token"')
-        wait = self.state.rate_limit_wait(check.client_id)
-        if wait is not None:
-            return _too_many(math.ceil(wait) or 1)
-        account = request.headers.get("x-service-account-id")
-        if account is None:
-            return _problem(400, "Bad Request", "The x-service-account-id header is required.")
-        if account not in self.state.accounts_of(check.client_id):
-            return _problem(
-                403, "Forbidden", "The credentials are not associated with this account."
-            )
-        number = _page_parameter(request, "pageNumber", 1)
-        size = _page_parameter(request, "pageSize", DEFAULT_PAGE_SIZE)
-        errors = [v for v in (number, size) if isinstance(v, str)]
-        if errors:
-            return _problem(400, "One or more validation errors occurred.", " ".join(errors))
-        assert isinstance(number, int)
-        assert isinstance(size, int)
-        size = min(size, MAX_PAGE_SIZE)  # the seed: a larger value is treated as 50
-        records = self.state.encoded(resource, account)
+    def _page(
+        self, op: Operation, request: Request, account: str, values: dict[str, Any]
+    ) -> Response:
+        number: int = values.get("pageNumber", 1)
+        size: int = min(values.get("pageSize", DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE)
+        filters = {f: values[f] for f in op.filters if f in values}
+        rows, records = self.state.records(op.resource, account)
+        if filters:
+            pairs = zip(rows, records, strict=True)
+            records = [e for r, e in pairs if all(r.get(f) == v for f, v in filters.items())]
         total = len(records)
         last_page = math.ceil(total / size)
         start = (number - 1) * size
+        given = {f: request.query_params[f] for f in filters}
         envelope: dict[str, Any] = {"totalRecords": total, "pageNumber": number, "pageSize": size}
         if number + 1 <= last_page:
-            envelope["next"] = _page_url(request, size, number + 1)
+            envelope["next"] = _page_url(request, size, number + 1, given)
         if 1 <= number - 1 <= last_page:
-            envelope["previous"] = _page_url(request, size, number - 1)
+            envelope["previous"] = _page_url(request, size, number - 1, given)
         page = records[start : start + size] if start < total else []
         # The envelope is encoded, then the page's pre-encoded records are spliced in as
         # "data" before its closing brace: the same JSON, without re-encoding records.
         body = encode_json(envelope)[:-1] + b',"data":[' + b",".join(page) + b"]}"
-        return Response(body, media_type="application/json")
+        return Response(body, status_code=op.success, media_type=op.answers[op.success])
 
-
-def _page_url(request: Request, size: int, number: int) -> str:
-    # Built from the request's own scheme and host, so links work on whatever port the
-    # mock happens to listen on.
-    return str(request.url.replace(query=urlencode({"pageSize": size, "pageNumber": number})))
+    async def _record(
+        self, op: Operation, request: Request, account: str, item: str | None
+    ) -> Response:
+        state, resource, kind = self.state, op.resource, op.kind
+        record_id = None if op.item_parameter is None else _coerce(op.item_parameter, str(item))
+        body = await _json_body(op, request)
+        if kind == "create":
+            record = state.create(resource, account, body)
+        else:
+            index = state.find(resource, account, record_id)
+            if index is None:
+                raise _Refused(404, f"No record of {resource} has the identifier {item!r}.")
+            id_field = str(state.spec.resources[resource].id_field)
+            record = state.records(resource, account)[0][index]
+            if kind in ("replace", "update"):
+                record = {**(record if kind == "update" else {}), **body, id_field: record_id}
+            if kind != "get":
+                state.store(resource, account, index, None if kind == "delete" else record)
+        media = op.answers[op.success]
+        if media is None:
+            return Response(status_code=op.success)
+        return Response(encode_json(record), status_code=op.success, media_type=media)
 
 
 # ---- the control API -----------------------------------------------------------------
+
+_CONTROL = {"counts": "GET", "tokens": "GET"} | dict.fromkeys(
+    ("revoke", "faults", "clock", "reset"), "POST"
+)
 
 
 @attrs.frozen
 class _ControlApi:
     state: MockState
 
-    async def counts(self, request: Request) -> Response:
-        counts = self.state.counts()
-        return JSONResponse(
-            {op: {str(code): n for code, n in by.items()} for op, by in counts.items()}
-        )
-
-    async def tokens(self, request: Request) -> Response:
-        return JSONResponse({"tokens": self.state.issued_tokens()})
-
-    async def revoke(self, request: Request) -> Response:
-        self.state.revoke_tokens()
-        return Response(status_code=204)
-
-    async def faults(self, request: Request) -> Response:
-        changes = await _json_object(request)
-        if isinstance(changes, Response):
-            return changes
+    async def serve(self, request: Request) -> Response:
+        state, name = self.state, request.url.path.rpartition("/")[2]
         try:
-            config = self.state.set_faults(**changes)
-        except (TypeError, ValueError) as exc:
-            return _problem(400, "Bad Request", str(exc))
-        return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
-
-    async def clock(self, request: Request) -> Response:
-        body = await _json_object(request)
-        if isinstance(body, Response):
-            return body
-        advance = body.get("advance")
-        if isinstance(advance, bool) or not isinstance(advance, int | float):
-            return _problem(400, "Bad Request", 'Expected {"advance": <seconds>}.')
-        try:
-            offset = self.state.advance_clock(float(advance))
-        except ValueError as exc:
-            return _problem(400, "Bad Request", str(exc))
-        return JSONResponse({"offset": offset})
-
-    async def reset(self, request: Request) -> Response:
-        overrides = await _json_object(request, allow_empty=True)
-        if isinstance(overrides, Response):
-            return overrides
-        try:
-            self.state.reset(**overrides)
-        except (TypeError, ValueError) as exc:
-            return _problem(400, "Bad Request", str(exc))
-        return Response(status_code=204)
-
-
-async def _json_object(request: Request, *, allow_empty: bool = False) -> dict[str, Any] | Response:
-    raw = await request.body()
-    if not raw.strip() and allow_empty:
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return _problem(400, "Bad Request", "The body must be a JSON object.")
-    if not isinstance(value, dict):
-        return _problem(400, "Bad Request", "The body must be a JSON object.")
-    return value
+            if name == "counts":
+                by_op = state.counts().items()
+                return JSONResponse({op: {str(c): n for c, n in by.items()} for op, by in by_op})
+            if name == "tokens":
+                return JSONResponse({"tokens": state.issued_tokens()})
+            raw = await request.body()
+            body = json.loads(raw) if raw.strip() else {}
+            if not isinstance(body, dict):
+                raise ValueError("The body must be a JSON object.")
+            if name == "faults":
+                config = state.set_faults(**body)
+                return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
+            if name == "clock":
+                advance = body.get("advance")
+                if isinstance(advance, bool) or not isinstance(advance, int | float):
+                    raise ValueError('Expected {"advance": <seconds>}.')
+                return JSONResponse({"offset": state.advance_clock(float(advance))})
+            if name == "revoke":
+                state.revoke_tokens()
+            else:
+                state.reset(**body)
+            return Response(status_code=204)
+        except (TypeError, ValueError) as exc:  # JSON that is not, settings that are not
+            body = problem_body(400, "Bad Request", str(exc)[:300])
+            return JSONResponse(body, status_code=400, media_type="application/problem+json")
 
 
 # ---- the front door --------------------------------------------------------------------
-
-
-class _ConnectionDropped(Exception):
-    """Raised inside the front door when a request's connection is cut on purpose."""
 
 
 async def _drop_connection(receive: Receive, send: Send) -> None:
@@ -332,17 +367,20 @@ class _FrontDoor:
     def __init__(self, state: MockState, router: ASGIApp) -> None:
         self._state = state
         self._router = router
+        self._public = _PublicApi(state)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            # Lifespan and websockets: nothing to serve, nothing to fail.
-            if scope["type"] == "lifespan":
-                await _lifespan(receive, send)
+            # Lifespan and websockets: nothing to serve (uvicorn goes on without lifespan).
             return
         started = time.perf_counter()
         method: str = scope["method"]
         path: str = scope["path"]
-        operation = OPERATIONS.get((method, path))
+        found = None
+        if path.startswith(f"{API_PREFIX}/"):
+            raw = scope.get("raw_path", b"").decode("latin-1") or path
+            found = self._state.spec.match(raw.removeprefix(API_PREFIX))
+        operation = None if found is None else found[0].get(method)
         status = 0
         response_started = False
 
@@ -354,34 +392,36 @@ class _FrontDoor:
                 # Counted before the client can see the answer: a test that asserts on
                 # counts, or resets, right after a response never races the count.
                 if operation is not None:
-                    self._state.record(operation, status)
+                    self._state.record(operation.operation_id, status)
             await send(message)
 
-        try:
-            if operation is not None:
-                plan = self._state.plan_faults()
-                if plan.delay > 0:
-                    await anyio.sleep(plan.delay)
-                if plan.drop:
-                    raise _ConnectionDropped
-                if plan.status == 503:
-                    await _unavailable(plan.retry_after)(scope, receive, send_and_note)
-                elif plan.status == 429:
-                    await _too_many(plan.retry_after)(scope, receive, send_and_note)
-                else:
-                    await self._router(scope, receive, send_and_note)
-            else:
-                await self._router(scope, receive, send_and_note)
-        except _ConnectionDropped:
-            if operation is not None:
-                self._state.record(operation, 0)
+        plan = None if operation is None else self._state.plan_faults()
+        if plan is not None and plan.delay > 0:
+            await anyio.sleep(plan.delay)
+        if plan is not None and operation is not None and plan.drop:
+            self._state.record(operation.operation_id, 0)
             self._log(method, path, "dropped", started)
             await _drop_connection(receive, send)
             return
+        try:
+            response: ASGIApp = self._router
+            if found is not None and operation is None:
+                # The path is the spec's, the method is not: 405 with the declared ones.
+                response = Response(status_code=405, headers={"allow": ", ".join(found[0])})
+            elif found is not None and operation is not None and plan is not None:
+                response = (
+                    _retry_after(operation, plan.status, plan.retry_after)
+                    if plan.status is not None
+                    else await self._public.serve(operation, Request(scope, receive), found[1])
+                )
+            await response(scope, receive, send_and_note)
         except Exception:
             logger.exception("%s %s failed; answering 503", method, path)
             if not response_started:
-                await _unavailable(1.0)(scope, receive, send_and_note)
+                fallback = Response(status_code=503, headers={"retry-after": "1"})
+                if operation is not None:
+                    fallback = _retry_after(operation, 503, 1.0)
+                await fallback(scope, receive, send_and_note)
         self._log(method, path, str(status), started)
 
     def _log(self, method: str, path: str, shown: str, started: float) -> None:
@@ -390,35 +430,17 @@ class _FrontDoor:
         logger.info("%s %s %s %.1fms", method, path, shown, elapsed_ms)
 
 
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
-
-
 def build_app(state: MockState) -> ASGIApp:
-    """The mock's ASGI application over ``state``.
+    """The mock's ASGI application over ``state`` (whose spec says what it serves).
 
     Example::
 
-        app = build_app(MockState(MockConfig()))
+        app = build_app(MockState(MockConfig(), load_spec()))
     """
-    public = _PublicApi(state)
     control = _ControlApi(state)
     routes = [
-        Route(f"{API_PREFIX}/authenticate", public.authenticate, methods=["POST"]),
-        Route(f"{API_PREFIX}/shipments", public.list_shipments, methods=["GET"]),
-        Route(f"{API_PREFIX}/devices", public.list_devices, methods=["GET"]),
-        Route(f"{CONTROL_PREFIX}/counts", control.counts, methods=["GET"]),
-        Route(f"{CONTROL_PREFIX}/tokens", control.tokens, methods=["GET"]),
-        Route(f"{CONTROL_PREFIX}/revoke", control.revoke, methods=["POST"]),
-        Route(f"{CONTROL_PREFIX}/faults", control.faults, methods=["POST"]),
-        Route(f"{CONTROL_PREFIX}/clock", control.clock, methods=["POST"]),
-        Route(f"{CONTROL_PREFIX}/reset", control.reset, methods=["POST"]),
+        Route(f"{CONTROL_PREFIX}/{name}", control.serve, methods=[method])
+        for name, method in _CONTROL.items()
     ]
     # A bare Router rather than a Starlette application: the application's error
     # middleware would answer 500 before the front door could step in.

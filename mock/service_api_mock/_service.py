@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+import attrs
 from starlette.types import ASGIApp
 
 from ._app import build_app
 from ._config import MockConfig
+from ._spec import load_spec
 from ._state import MockState
 
 __all__ = ["MockService"]
@@ -22,18 +25,24 @@ class MockService:
 
     Use ``service.app`` in process with ``httpx.ASGITransport``, or serve it with
     :func:`running_mock`. The same operations are reachable over HTTP under ``/__mock__/``.
+    It serves the operations of ``spec`` (default: ``config.spec``, else the project's
+    ``openapi.yaml``); a spec it cannot serve raises :class:`SpecError` here.
 
     Example::
 
         service = MockService(MockConfig(records=7))
+        other = MockService(spec="copy/openapi.yaml")
         transport = httpx.ASGITransport(app=service.app)
         async with httpx.AsyncClient(transport=transport, base_url="http://mock") as client:
             ...
         assert service.count("authenticate", 200) == 1
     """
 
-    def __init__(self, config: MockConfig | None = None) -> None:
-        self._state = MockState(config if config is not None else MockConfig())
+    def __init__(self, config: MockConfig | None = None, *, spec: str | Path | None = None) -> None:
+        config = config if config is not None else MockConfig()
+        if spec is not None:
+            config = attrs.evolve(config, spec=spec)
+        self._state = MockState(config, load_spec(config.spec))
         self._app = build_app(self._state)
 
     def __repr__(self) -> str:
@@ -108,16 +117,9 @@ class MockService:
             service.set_faults(rate_limit=None)  # no rate limit
             service.set_faults(rate_limit=600, rate_window=6.0)  # 60 requests per 6 s
         """
-        given = {
-            "fault_rate": fault_rate,
-            "drop_rate": drop_rate,
-            "latency_ms": latency_ms,
-            "latency_jitter_ms": latency_jitter_ms,
-            "retry_after": retry_after,
-            "rate_limit": rate_limit,
-            "rate_window": rate_window,
-        }
-        self._state.set_faults(**{k: v for k, v in given.items() if v is not _UNSET})
+        # The keyword arguments as given: every local but self, the ones left unset dropped.
+        given = {k: v for k, v in locals().items() if k != "self" and v is not _UNSET}
+        self._state.set_faults(**given)
 
     def advance_clock(self, seconds: float) -> None:
         """Move the mock's clock forward (or back): tokens expire accordingly.
@@ -149,14 +151,15 @@ class MockService:
         return self._state.issued_tokens()
 
     def dataset(self, resource: str, account: str) -> list[dict[str, Any]]:
-        """The full ordered records that ``/{resource}`` pages through for ``account``.
+        """The full ordered records that ``/{resource}`` pages through for ``account``,
+        created ones included, deleted ones left out.
 
         Example::
 
             assert len(service.dataset("shipments", "acct-1")) == service.config.records
         """
         # A deep copy: a test that edits what it got must not change what the mock serves.
-        return copy.deepcopy(self._state.dataset(resource, account))
+        return copy.deepcopy(self._state.records(resource, account)[0])
 
     def update_record(
         self, resource: str, account: str, index: int, changes: Mapping[str, Any]

@@ -22,19 +22,13 @@ from typing import Any
 import attrs
 
 from ._config import MockConfig
-from ._data import RESOURCES, make_dataset
+from ._data import build_records, new_id
+from ._spec import ApiSpec
 
 __all__ = ["FAULT_FIELDS", "FaultPlan", "MockState", "TokenCheck", "encode_json"]
 
-FAULT_FIELDS = (
-    "drop_rate",
-    "fault_rate",
-    "latency_jitter_ms",
-    "latency_ms",
-    "rate_limit",
-    "rate_window",
-    "retry_after",
-)
+FAULT_FIELDS: tuple[str, ...] = ("drop_rate", "fault_rate", "latency_jitter_ms", "latency_ms")
+FAULT_FIELDS += ("rate_limit", "rate_window", "retry_after")
 
 
 @attrs.frozen
@@ -76,22 +70,15 @@ class MockState:
 
     Example::
 
-        state = MockState(MockConfig())
+        state = MockState(MockConfig(), load_spec())
         token = state.issue_token("demo-client")
     """
 
-    def __init__(self, config: MockConfig) -> None:
+    def __init__(self, config: MockConfig, spec: ApiSpec) -> None:
+        self.spec = spec
         self._lock = threading.Lock()
         self._initial = config
-        self._config = config
-        self._offset = 0.0
-        self._tokens: dict[str, _Token] = {}
-        self._issued: list[str] = []
-        self._counts: dict[str, collections.Counter[int]] = {}
-        self._hits: dict[str, collections.deque[float]] = {}
-        self._datasets: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        self._encoded: dict[tuple[str, str], list[bytes]] = {}
-        self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults, not crypto
+        self.reset()
 
     # ---- configuration -------------------------------------------------------------
 
@@ -100,17 +87,20 @@ class MockState:
         return self._config
 
     def reset(self, **overrides: Any) -> None:
+        if "spec" in overrides and overrides["spec"] != self._initial.spec:
+            raise ValueError("the spec of a running mock is fixed; start another one")
         config = attrs.evolve(self._initial, **overrides)
         with self._lock:
             self._config = config
             self._offset = 0.0
-            self._tokens.clear()
-            self._issued.clear()
-            self._counts.clear()
-            self._hits.clear()
-            self._datasets.clear()
-            self._encoded.clear()
-            self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults
+            self._tokens: dict[str, _Token] = {}
+            self._issued: list[str] = []
+            self._counts: dict[str, collections.Counter[int]] = {}
+            self._hits: dict[str, collections.deque[float]] = {}
+            self._data: dict[tuple[str, str], tuple[list[dict[str, Any]], list[bytes]]] = {}
+            self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults, not crypto
+            # Identifiers of created records: a generator apart, so faults stay as they were.
+            self._ids = random.Random(f"{config.seed}/ids")  # noqa: S311 -- not crypto
 
     def set_faults(self, **changes: Any) -> MockConfig:
         unknown = sorted(set(changes) - set(FAULT_FIELDS))
@@ -149,7 +139,7 @@ class MockState:
         return creds.accounts if creds is not None else ()
 
     def issue_token(self, client_id: str) -> str:
-        # 32 random bytes: 256 bits, far above the 128 the issue asks for, and opaque.
+        # 32 random bytes: 256 bits, twice the 128 a bearer token needs, and opaque.
         token = secrets.token_urlsafe(32)
         with self._lock:
             self._tokens[token] = _Token(client_id, self.now() + self._config.token_ttl)
@@ -184,14 +174,13 @@ class MockState:
             return {op: dict(sorted(c.items())) for op, c in sorted(self._counts.items())}
 
     def count(self, operation: str | None = None, status: int | None = None) -> int:
-        total = 0
-        for op, by_status in self.counts().items():
-            if operation is not None and op != operation:
-                continue
-            for code, n in by_status.items():
-                if status is None or code == status:
-                    total += n
-        return total
+        return sum(
+            n
+            for op, by_status in self.counts().items()
+            if operation in (None, op)
+            for code, n in by_status.items()
+            if status in (None, code)
+        )
 
     # ---- faults --------------------------------------------------------------------
 
@@ -232,50 +221,69 @@ class MockState:
 
     # ---- data ----------------------------------------------------------------------
 
-    def dataset(self, resource: str, account: str) -> list[dict[str, Any]]:
-        if resource not in RESOURCES:
-            raise ValueError(f"unknown resource {resource!r}; expected one of {RESOURCES}")
-        key = (resource, account)
-        with self._lock:
-            cached = self._datasets.get(key)
-        if cached is None:
+    def records(self, resource: str, account: str) -> tuple[list[dict[str, Any]], list[bytes]]:
+        """The records of ``resource`` for ``account`` as served, built on first use, and each
+        one encoded as compact JSON (encoding a page was most of the cost of a listing)."""
+        record_type = self.spec.resources.get(resource)
+        if record_type is None:
+            known = ", ".join(sorted(self.spec.resources))
+            raise ValueError(f"unknown resource {resource!r}; expected one of {known}")
+        found = self._data.get((resource, account))
+        if found is None:
             config = self._config
-            cached = make_dataset(resource, account, seed=config.seed, records=config.records)
+            records = build_records(
+                self.spec.document, record_type, account, seed=config.seed, count=config.records
+            )
             with self._lock:
-                cached = self._datasets.setdefault(key, cached)
-        return cached
+                pair = (records, [encode_json(r) for r in records])
+                found = self._data.setdefault((resource, account), pair)
+        return found
+
+    def find(self, resource: str, account: str, record_id: object) -> int | None:
+        """The position of the record whose identifier is ``record_id``, if any."""
+        field = str(self.spec.resources[resource].id_field)
+        records = self.records(resource, account)[0]
+        with self._lock:
+            return next((i for i, r in enumerate(records) if r.get(field) == record_id), None)
+
+    def create(self, resource: str, account: str, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Add ``record`` at the end under a new identifier; the record as stored."""
+        record_type = self.spec.resources[resource]
+        field = str(record_type.id_field)
+        used = [r.get(field) for r in self.records(resource, account)[0]]
+        number = max((u for u in used if isinstance(u, int)), default=0) + 1
+        created = {**record, field: new_id(record_type, self._ids, number)}
+        self.store(resource, account, None, created)
+        return created
+
+    def store(
+        self, resource: str, account: str, index: int | None, record: dict[str, Any] | None
+    ) -> None:
+        """Put ``record`` at ``index`` (``None``: append), or remove the one there."""
+        records, encoded = self.records(resource, account)
+        with self._lock:
+            if record is None:
+                del records[index], encoded[index]  # type: ignore[index]  # remove needs one
+            elif index is None:
+                records.append(record)
+                encoded.append(encode_json(record))
+            else:
+                records[index], encoded[index] = record, encode_json(record)
 
     def update_record(
         self, resource: str, account: str, index: int, changes: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Merge ``changes`` into the record at ``index`` (top-level fields); the new record.
 
-        The record keeps its place (so its page); its encoded form is rebuilt on next use.
+        The record keeps its place (so its page).
         """
-        records = self.dataset(resource, account)
+        records = self.records(resource, account)[0]
         if not -len(records) <= index < len(records):
             raise IndexError(f"{resource} of {account!r} has {len(records)} records, not {index}")
         updated = {**records[index], **copy.deepcopy(dict(changes))}
         encode_json(updated)  # refuse what the API could not send before serving it
-        with self._lock:
-            records[index] = updated
-            self._encoded.pop((resource, account), None)
+        self.store(resource, account, index % len(records), updated)
         return copy.deepcopy(updated)
-
-    def encoded(self, resource: str, account: str) -> list[bytes]:
-        """The records of :meth:`dataset`, each already encoded as compact JSON.
-
-        Records never change between resets, and encoding a page of them was most of the
-        cost of a list request, so each one is encoded once.
-        """
-        key = (resource, account)
-        with self._lock:
-            cached = self._encoded.get(key)
-        if cached is None:
-            cached = [encode_json(r) for r in self.dataset(resource, account)]
-            with self._lock:
-                cached = self._encoded.setdefault(key, cached)
-        return cached
 
 
 def encode_json(value: object) -> bytes:
