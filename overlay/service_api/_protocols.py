@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class RequestLimiter(Protocol):
@@ -21,7 +24,7 @@ class RequestLimiter(Protocol):
         while (wait := limiter.try_acquire()) > 0:
             time.sleep(wait)
         response = send(request)
-        limiter.observe(response.status_code, retry_after=None)
+        limiter.observe(response)
     """
 
     def try_acquire(self) -> float:
@@ -29,8 +32,9 @@ class RequestLimiter(Protocol):
         seconds to wait before asking again."""
         ...
 
-    def observe(self, status_code: int, retry_after: float | None) -> None:
-        """Learn from one answer of the service (a 429 with its ``Retry-After``, ...)."""
+    def observe(self, response: httpx.Response) -> None:
+        """Learn from one answer of the service (its status, ``Retry-After``, rate-limit
+        headers), before its body is read."""
         ...
 
 
