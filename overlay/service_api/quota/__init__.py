@@ -32,8 +32,7 @@ import threading
 import weakref
 
 from service_api._protocols import RequestLimiter
-from service_api.quota._adaptive import AdaptiveRateLimiter
-from service_api.quota._fixed import RateLimiter
+from service_api.quota._limiters import AdaptiveRateLimiter, RateLimiter
 from service_api.quota._stores import FileTokenStore, StoreError, token_store
 
 __all__ = [

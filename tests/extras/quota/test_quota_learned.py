@@ -4,7 +4,7 @@ import httpx
 import pytest
 
 from service_api.quota import AdaptiveRateLimiter
-from service_api.quota._adaptive import BETA, GROWTH, PROBE_EVERY, LearnedQuota, stated_quota
+from service_api.quota._limiters import BETA, GROWTH, PROBE_EVERY, LearnedQuota, stated_quota
 
 
 class FakeClock:

@@ -1,7 +1,8 @@
-"""The quota learned from the service's answers, once for every process of the integration.
+"""The limiters: a fixed rate (pyrate-limiter), and the quota learned from the service's
+answers, in one process or once for every process of the integration.
 
-In one process the :class:`LearnedQuota` lives in memory. Shared, it lives in the store
-as one JSON record, read and written whole in one transaction (SQLite's ``BEGIN
+The learned :class:`LearnedQuota` lives in memory for one process. Shared, it lives in the
+store as one JSON record, read and written whole in one transaction (SQLite's ``BEGIN
 IMMEDIATE``, Redis's ``WATCH``/``MULTI``) for every request granted and every answer: the
 rate, the next free slot (one pacing for all processes), a pause, the accepted answers
 of the last minute and a heartbeat per process. pyrate-limiter's buckets fix their rates
@@ -23,10 +24,14 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
+
+from pyrate_limiter import AbstractBucket, Decision, Rate, RateItem, SQLiteBucket, StateBucket
 
 from service_api._retry import parse_retry_after
 from service_api.quota import _stores as stores
+from service_api.quota._stores import STORE_TIMEOUT as TIMEOUT
 
 if TYPE_CHECKING:
     import httpx
@@ -34,6 +39,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("service_api")
 _T = TypeVar("_T")
+_SCHEMA = """PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
+CREATE TABLE IF NOT EXISTS learned (key TEXT PRIMARY KEY, quota TEXT);"""
 Clock: TypeAlias = Callable[[], float]
 #: Requests per second a 429 never cuts the rate below (3 a minute).
 MIN_RATE = 0.05
@@ -118,10 +125,6 @@ class LearnedQuota:
         """The record as JSON."""
         return json.dumps(dataclasses.asdict(self))
 
-    def live(self, now: float) -> int:
-        """How many processes have been seen within :data:`LIVE` seconds."""
-        return sum(1 for seen in self.seen.values() if seen > now - LIVE)
-
     def goodput(self, now: float) -> tuple[int, float]:
         """Answers the service accepted over the last minute, and over how many seconds."""
         self.accepted = {s: n for s, n in self.accepted.items() if int(s) + 1 > now - 60.0}
@@ -200,19 +203,14 @@ class _SQLitePlace(_MemoryPlace):
     errors = (sqlite3.Error, OSError, ValueError)
 
     def __init__(self, path: str, key: str) -> None:
-        self.name, self._key = (
-            repr(str(stores.in_existing_directory(path, "rate store"))),
-            stores.digest(key),
-        )
+        self.name = repr(str(stores.in_existing_directory(path, "rate store")))
+        self._key = stores.digest(key)
         with stores.store_errors(self.errors, f"cannot use {self.name} as a rate store"):
             self._db = sqlite3.connect(
-                path, timeout=stores.STORE_TIMEOUT, isolation_level=None, check_same_thread=False
+                path, timeout=TIMEOUT, isolation_level=None, check_same_thread=False
             )
-            self._db.execute("PRAGMA journal_mode=WAL")  # readers never wait for the writer
-            self._db.execute("PRAGMA synchronous=NORMAL")  # a rate lost in a crash is relearnt
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS learned (key TEXT PRIMARY KEY, quota TEXT)"
-            )
+            # WAL: readers never wait for the writer; a rate lost in a crash is relearnt.
+            self._db.executescript(_SCHEMA)
 
     def update(self, change: Callable[[LearnedQuota], _T]) -> _T:
         with self._db:  # commits, or rolls back on an error
@@ -234,10 +232,8 @@ class _RedisPlace(_MemoryPlace):
     def __init__(self, url: str, key: str) -> None:
         import redis
 
-        self.name, self._key = (
-            f"redis:{stores.redis_location(url)}",
-            f"service-api:learned:{stores.digest(key)}",
-        )
+        self.name = f"redis:{stores.redis_location(url)}"
+        self._key = f"service-api:learned:{stores.digest(key)}"
         self.errors = (redis.RedisError, ValueError)
         self._redis = stores.redis_connection(url, "SERVICE_API_RATE_STORE")
 
@@ -284,9 +280,7 @@ class AdaptiveRateLimiter:
         time.sleep(limiter.try_acquire())   # 0.0 when the slot is taken; else ask again
     """
 
-    def __init__(
-        self, store: str | None = None, *, key: str = "", clock: Clock = time.time
-    ) -> None:
+    def __init__(self, store: str | None = None, *, key: str = "", clock: Clock = time.time):
         self._me = uuid.uuid4().hex[:12]  # this process, in the heartbeats
         self._clock = clock if store is None else time.time  # the store's: the wall clock
         path = None if store is None else stores.store_path(store, "rate_store", "sqlite")
@@ -300,9 +294,8 @@ class AdaptiveRateLimiter:
         def seen(quota: LearnedQuota) -> None:
             quota.seen[self._me], self._known = self._clock(), quota
 
-        with stores.store_errors(
-            self._place.errors, f"cannot use {self._place.name} as a rate store"
-        ):
+        message = f"cannot use {self._place.name} as a rate store"
+        with stores.store_errors(self._place.errors, message):
             self._place.update(seen)
 
     def __repr__(self) -> str:
@@ -323,12 +316,10 @@ class AdaptiveRateLimiter:
     def observe(self, response: httpx.Response) -> None:
         """Learn from an answer: a 429 (and its ``Retry-After``), an accepted answer, the
         rate-limit headers."""
-        status, now = response.status_code, self._clock()
-        retry_after = parse_retry_after(response.headers.get("retry-after"))
-        stated = stated_quota(response.headers, now)
-        self._update(
-            lambda q: q.learn(now, status, retry_after if status == 429 else None, *stated)
-        )
+        status, now, headers = response.status_code, self._clock(), response.headers
+        pause = parse_retry_after(headers.get("retry-after")) if status == 429 else None
+        stated = stated_quota(headers, now)
+        self._update(lambda q: q.learn(now, status, pause, *stated))
 
     def close(self) -> None:
         """Close the store's connection."""
@@ -353,7 +344,8 @@ class AdaptiveRateLimiter:
             return self._fallback.update(change)
 
     def _fall_back(self, now: float, exc: BaseException) -> None:
-        known, live = self._known, max(1, self._known.live(now))
+        known = self._known
+        live = max(1, sum(1 for seen in known.seen.values() if seen > now - LIVE))
         rate = None if known.rate is None else known.rate / live
         shown = "not learned yet" if rate is None else f"{rate * 60:.1f} a minute"
         logger.warning(
@@ -380,7 +372,128 @@ class AdaptiveRateLimiter:
             self._place.update(join)
         except self._place.errors:
             return
-        logger.info(
-            "the shared rate store %s is back; sharing the learned rate again", self._place.name
-        )
+        logger.info("the shared rate store %s is back: shared again", self._place.name)
         self._fallback = self._place
+
+
+# ---- a fixed rate --------------------------------------------------------------------
+
+# A rate store: its bucket, the lock held from reading the clock to writing the entry, its
+# name for messages and the errors it fails with. Every bucket is stamped in microseconds
+# (pyrate-limiter reads them as milliseconds, its rates in the same unit): a wait rounded
+# up to a whole millisecond would slow a sender that waits it out by up to a millisecond
+# a request.
+_RateStore: TypeAlias = tuple[AbstractBucket, AbstractContextManager[object], str, stores.Errors]
+
+
+def _shared_rate_store(url: str, per_minute: float, key: str, window: float) -> _RateStore:
+    # A whole number of requests per window, the window stretched to keep the rate.
+    limit = max(1, round(per_minute * window / 60.0))
+    rates = [Rate(limit, max(1, math.ceil(limit * 60_000_000 / per_minute)))]
+    name = stores.digest(key)
+    if (path := stores.store_path(url, "rate_store", "sqlite")) is not None:
+        file = str(stores.in_existing_directory(path, "rate store"))
+        errors = (sqlite3.Error, OSError)  # filelock's Timeout is an OSError
+        with stores.store_errors(errors, f"cannot use {file!r} as a rate store"):
+            bucket = SQLiteBucket.init_from_file(rates, f"rate_{name}", file, use_file_lock=True)
+        return bucket, bucket.lock, f"sqlite:{file}", errors
+    connection = stores.redis_connection(url, "SERVICE_API_RATE_STORE")
+    where = stores.redis_location(url)
+    import redis
+    from pyrate_limiter import RedisBucket
+
+    name = f"service-api:rate:{name}"
+    with stores.store_errors((redis.RedisError,), f"cannot use Redis at {where}"):
+        shared = RedisBucket.init(rates, connection, name)
+    lock = connection.lock(f"{name}:lock", timeout=TIMEOUT, blocking_timeout=TIMEOUT)
+    return shared, lock, f"redis:{where}", (redis.RedisError,)
+
+
+class RateLimiter:
+    """At most ``per_minute`` requests start in any minute, counted in a pyrate-limiter
+    bucket.
+
+    Without a ``store``, it counts in this process: GCRA in memory on ``clock``, requests
+    spaced ``60 / per_minute`` seconds apart, idle time not saved up. With a ``store``
+    URL, it counts where every process naming it shares the count: a sliding window log
+    in a SQLite file under a file lock (``sqlite:///path``, one host) or in Redis
+    (``redis://host:port/db``, several machines), on the wall clock (machines sharing
+    Redis need NTP). Windows of about ``window`` seconds hold ``per_minute * window / 60``
+    requests, so requests are spread rather than sent as a minute's burst; ``key`` (the
+    integration's client ID) keeps other integrations' counts in the same store apart.
+    A store that cannot be used is a :class:`StoreError` here (Redis gets
+    2 seconds to answer); a bad rate or URL a ``ValueError``.
+
+    If the store fails while in use, the limiter logs one warning and goes on counting
+    in memory at the same rate: the export continues, only the sharing is lost.
+
+    Example::
+
+        limiter = RateLimiter(90, store="sqlite:///var/tmp/quota.db", key="my-client")
+        time.sleep(limiter.try_acquire())   # 0.0 when the slot is taken; else ask again
+    """
+
+    def __init__(
+        self,
+        per_minute: float,
+        *,
+        store: str | None = None,
+        key: str = "",
+        window: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not 0 < per_minute < math.inf:
+            raise ValueError("rate_limit must be a positive number of requests per minute")
+        self.per_minute = float(per_minute)
+        self._clock = clock if store is None else time.time
+        shared = None if store is None else _shared_rate_store(store, per_minute, key, window)
+        self._bucket, self._store_lock, self._store, self._errors = shared or _memory_store(
+            per_minute, "in-process"
+        )
+        # Reentrant: a call the failing store refused is asked again of the fallback.
+        self._lock = threading.RLock()
+        self._leaked_at = 0
+
+    def __repr__(self) -> str:
+        return f"RateLimiter(per_minute={self.per_minute:g}, store={self._store!r})"
+
+    def try_acquire(self) -> float:
+        """Take the slot for one request if it is free now (return ``0.0``); otherwise
+        return the seconds until it frees, without taking it."""
+        with self._lock:
+            try:
+                # The buckets count only entries stamped up to the new one, so one written
+                # late with an earlier time would let one request too many into a window.
+                with self._store_lock:
+                    now = round(self._clock() * 1_000_000)
+                    decision = self._bucket.put_decision(RateItem("service-api", now))
+                assert isinstance(decision, Decision)  # a sync bucket
+                # pyrate-limiter's Limiter drops expired entries from a background thread;
+                # this limiter does it inline, every few seconds, with no thread to manage.
+                if decision.allowed and now - self._leaked_at >= 5_000_000:
+                    self._leaked_at = now
+                    self._bucket.leak(now)
+            except self._errors as exc:
+                logger.warning(
+                    "the shared rate store %s failed (%s); %g a minute in this process alone",
+                    self._store, type(exc).__name__, self.per_minute,
+                )  # fmt: skip
+                self._clock, fallback = time.monotonic, "in-process fallback"
+                store = _memory_store(self.per_minute, fallback)
+                self._bucket, self._store_lock, self._store, self._errors = store
+                return self.try_acquire()
+            # At least one unit: a zero would make the caller ask again at once.
+            return 0.0 if decision.allowed else max(decision.retry_after_ms or 0, 1) / 1_000_000
+
+    def observe(self, response: httpx.Response) -> None:
+        """A fixed rate learns nothing from answers (the retry waits out a 429)."""
+
+    def close(self) -> None:
+        """Close the store's connection."""
+        with self._lock, contextlib.suppress(*self._errors):
+            self._bucket.close()
+
+
+def _memory_store(per_minute: float, name: str) -> _RateStore:
+    interval = max(1, round(60_000_000 / per_minute))
+    return StateBucket([Rate(1, interval)]), contextlib.nullcontext(), name, ()
