@@ -826,19 +826,31 @@ def _redis_for_bench(
 
 
 def _stop_and_restart(
-    process: subprocess.Popen[bytes] | None, url: str | None, workdir: Path, sizes: Sizes
+    process: subprocess.Popen[bytes] | None,
+    url: str | None,
+    workdir: Path,
+    mock: MockProcess,
+    pages: int,
+    futures: list[Any],
 ) -> subprocess.Popen[bytes] | None:
-    """Stop the shared Redis a quarter into the run, start it again (empty) on the same
-    port a quarter later: the processes go on alone at their share, then rejoin."""
+    """Stop the shared Redis a quarter into the run (pages the mock served), start it
+    again, empty, on the same port half-way: the processes go on alone at their share,
+    then rejoin."""
     assert process is not None
     assert url is not None
-    expected = (
-        sizes.quota_processes * sizes.quota_records / 50 / (sizes.quota_per_minute / 60.0)
-    )  # seconds
-    time.sleep(expected / 4)
+
+    served_before = mock.count("listShipments", 200)  # the mock counts since it started
+
+    def served(share: float) -> None:
+        while mock.count("listShipments", 200) - served_before < share * pages:
+            if all(f.done() for f in futures):
+                return
+            time.sleep(0.05)
+
+    served(0.25)
     process.terminate()
     process.wait(timeout=10)
-    time.sleep(expected / 4)
+    served(0.5)
     restarted, _ = _redis_for_bench(workdir, int(url.rsplit(":", 1)[1].split("/")[0]))
     return restarted
 
@@ -949,7 +961,10 @@ def quota(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
                         for account in accounts
                     ]  # fmt: skip
                     if name.endswith("stopped mid-run"):
-                        redis_process = _stop_and_restart(redis_process, redis_url, workdir, sizes)
+                        total_pages = processes * math.ceil(sizes.quota_records / 50)
+                        redis_process = _stop_and_restart(
+                            redis_process, redis_url, workdir, mock, total_pages, futures
+                        )
                     workers = [f.result(timeout=1800) for f in futures]
                     after = mock.counts()
                     rows.append(_quota_row(name, options, workers, before, after, sizes))
