@@ -261,13 +261,13 @@ class AdaptiveRateLimiter:
     (``sqlite:///path`` for one host, ``redis://host:port/db`` for several) one shared
     by every process naming the store (``key``, the client ID, keeps integrations apart).
     Until the service refuses a request, nothing is paced. A 429 seen by any process
-    sets the rate for all to :data:`BETA` times what the service accepted over the last
+    sets the rate for all to 0.97 times what the service accepted over the last
     minute and the ``Retry-After`` it asks (after a first burst: the burst over the
-    window it filled), and that ``Retry-After`` pauses all. After :data:`PROBE_EVERY`
-    seconds without a 429 while the rate is in use, it is raised by 2 % for the whole
+    window it filled), and that ``Retry-After`` pauses all. After 30 s
+    without a 429 while the rate is in use, it is raised by 2 % for the whole
     integration, one probe at a time: a 429 on trial goes back to the rate that held and
     halves how often it probes. Rate-limit headers, when an answer has them, set the
-    rate instead (:func:`stated_quota`).
+    rate instead (IETF ``RateLimit`` and ``RateLimit-Policy``, ``X-RateLimit-*``).
 
     A store that cannot be used when it is built is a :class:`StoreError`. One that
     fails later leaves each process its share of the last rate (the rate over the
