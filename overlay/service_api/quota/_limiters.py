@@ -90,7 +90,7 @@ def stated_quota(headers: Mapping[str, str], now: float) -> tuple[float | None, 
 
 @dataclasses.dataclass
 class LearnedQuota:
-    """The integration's learned quota, as the store keeps it (times on the wall clock).
+    """The integration's learned quota, as a store keeps it (times on the wall clock there).
 
     Example::
 
@@ -280,7 +280,7 @@ class AdaptiveRateLimiter:
         time.sleep(limiter.try_acquire())   # 0.0 when the slot is taken; else ask again
     """
 
-    def __init__(self, store: str | None = None, *, key: str = "", clock: Clock = time.time):
+    def __init__(self, store: str | None = None, *, key: str = "", clock: Clock = time.monotonic):
         self._me = uuid.uuid4().hex[:12]  # this process, in the heartbeats
         self._clock = clock if store is None else time.time  # the store's: the wall clock
         path = None if store is None else stores.store_path(store, "rate_store", "sqlite")
