@@ -234,8 +234,9 @@ class Client(service_api_client.Client):
     event loop: ``rate_limit="adaptive"`` learns it from 429 answers, a number fixes it
     per minute, ``None`` (the default) leaves pacing to the service's 429s;
     ``rate_store="sqlite:///path"`` or ``"redis://host:port/db"`` shares it with other
-    processes (at ``rate_limit``, or 90 a minute when adaptive). ``token_store`` (a
-    :class:`TokenStore`, ``"file:///path"`` or ``"redis://..."``) shares the token.
+    processes (at ``rate_limit``; learnt together when adaptive; 90 a minute when
+    ``None``). ``token_store`` (a :class:`TokenStore`, ``"file:///path"`` or
+    ``"redis://..."``) shares the token.
 
     Example::
 

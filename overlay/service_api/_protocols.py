@@ -12,6 +12,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import httpx
+
 
 class RequestLimiter(Protocol):
     """What the transports ask before every request they send and tell after each answer.
@@ -21,7 +23,7 @@ class RequestLimiter(Protocol):
         while (wait := limiter.try_acquire()) > 0:
             time.sleep(wait)
         response = send(request)
-        limiter.observe(response.status_code, retry_after=None)
+        limiter.observe(response)
     """
 
     def try_acquire(self) -> float:
@@ -29,8 +31,9 @@ class RequestLimiter(Protocol):
         seconds to wait before asking again."""
         ...
 
-    def observe(self, status_code: int, retry_after: float | None) -> None:
-        """Learn from one answer of the service (a 429 with its ``Retry-After``, ...)."""
+    def observe(self, response: httpx.Response) -> None:
+        """Learn from one answer of the service (its status, ``Retry-After``, rate-limit
+        headers), before its body is read."""
         ...
 
 

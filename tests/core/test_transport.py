@@ -803,14 +803,14 @@ class Limiter:
     def __init__(self, *waits: float) -> None:
         self.waits = list(waits)
         self.asked = 0
-        self.observed: list[tuple[int, float | None]] = []
+        self.observed: list[tuple[int, str | None]] = []
 
     def try_acquire(self) -> float:
         self.asked += 1
         return self.waits.pop(0) if self.waits else 0.0
 
-    def observe(self, status_code: int, retry_after: float | None) -> None:
-        self.observed.append((status_code, retry_after))
+    def observe(self, response: httpx.Response) -> None:
+        self.observed.append((response.status_code, response.headers.get("retry-after")))
 
 
 def limited(limiter: Limiter) -> GuardedTransport:
@@ -833,7 +833,7 @@ def test_sync_each_request_waits_for_the_limiter_which_learns_each_answer(
     assert slept == [0.5, 0.25]  # until the limiter grants the request
     transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
     assert slept == [0.5, 0.25]
-    assert limiter.observed == [(429, 7.0), (200, None)]
+    assert limiter.observed == [(429, "7"), (200, None)]
     assert limiter.asked == 4  # until granted, for each request
 
 
@@ -858,5 +858,5 @@ async def test_async_each_request_waits_for_the_limiter_which_learns_each_answer
     assert slept == [0.5, 0.25]
     await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
     assert slept == [0.5, 0.25]
-    assert limiter.observed == [(429, 7.0), (200, None)]
+    assert limiter.observed == [(429, "7"), (200, None)]
     assert limiter.asked == 4
