@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
+import urllib.request
 from collections.abc import AsyncGenerator, Callable, Hashable
 from typing import Any
 
@@ -28,6 +29,30 @@ import httpx
 from service_api._transport import GuardedTransport
 
 _Entry = tuple[httpx.AsyncBaseTransport, AsyncGenerator[None]]
+#: The ``httpx_args`` that configure a transport rather than a client.
+_POOL_ARGS = ("verify", "cert", "trust_env", "http1", "http2", "limits")
+
+
+def proxy_routes(proxy: Any, trust_env: bool) -> dict[str, httpx.Proxy | None]:
+    """URL pattern to proxy (``None``: direct), as httpx routes them: ``proxy`` for every
+    URL, else the environment's ``*_PROXY`` and ``NO_PROXY`` if ``trust_env``.
+
+    Example::
+
+        proxy_routes("http://proxy:3128", True)   # {"all://": Proxy("http://proxy:3128")}
+    """
+    if proxy is not None:
+        return {"all://": proxy if isinstance(proxy, httpx.Proxy) else httpx.Proxy(proxy)}
+    routes: dict[str, httpx.Proxy | None] = {}
+    found = urllib.request.getproxies() if trust_env else {}
+    for scheme, url in found.items():
+        if scheme in ("http", "https", "all"):  # a variable holding a host only is http://
+            routes[f"{scheme}://"] = httpx.Proxy(url if "://" in url else f"http://{url}")
+    bypassed = set(filter(None, found.get("no", "").replace(" ", "").split(",")))
+    for host in bypassed:  # a domain covers its subdomains; an IPv6 address is in brackets
+        pattern = f"all://[{host}]" if ":" in host else f"all://*{host}"
+        routes[host if "://" in host else pattern] = None
+    return {} if "*" in bypassed else routes
 
 
 class LoopPools(httpx.AsyncBaseTransport):
@@ -84,24 +109,37 @@ class Family:
     def __init__(self, auth: Any, args: dict[str, Any], **guard: Any) -> None:
         """``args`` are the checked ``httpx_args``, for every httpx client of the family;
         ``guard`` configures :class:`GuardedTransport`."""
-        self.auth, self.user_transport = auth, args.get("transport")
+        self.auth, self.user_transport = auth, args.pop("transport", None)
         self.guard_args = {"base_url": httpx.URL(auth.base_url), **guard}
         # The user's mounts sit behind the same guard (theirs to close).
-        mounts = {k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()}
-        #: The arguments of the family's httpx clients, but base URL, headers and timeout.
-        self.client_args = {"auth": auth, **args, "mounts": mounts}
+        self.mounts = {k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()}
+        self.proxy = args.pop("proxy", None)
+        self.pool_args = {name: args[name] for name in _POOL_ARGS if name in args}
+        #: The arguments of the family's httpx clients, but base URL, headers, timeout
+        #: and routes (:meth:`routes`).
+        self.client_args = {"auth": auth, **args}
         self.sync_pools: dict[Hashable, httpx.BaseTransport] = {}
         self.loop_pools: dict[Hashable, LoopPools] = {}
+
+    def routes(self, pool_class: type) -> dict[str, Any]:
+        """The ``transport`` and ``mounts`` of an httpx client of the family: the user's
+        transport, or the pools of each route httpx would take (direct, ``proxy``, or the
+        environment's proxies), then the user's mounts; each behind the guard."""
+        if self.user_transport is not None:  # httpx ignores the environment's proxies then
+            return {"transport": self.guard(self.user_transport), "mounts": self.mounts}
+        routes = proxy_routes(self.proxy, self.pool_args.get("trust_env", True))
+        mounts = {k: p and self.pool(pool_class, p) for k, p in routes.items()}
+        return {"transport": self.pool(pool_class, None), "mounts": mounts | self.mounts}
 
     def guard(self, inner: Any) -> GuardedTransport:
         """``inner`` (a sync or async transport) behind the family's guard."""
         return GuardedTransport(inner, **self.guard_args)
 
-    def pool(self, pool_class: type, proxy: httpx.Proxy | None, **pool: Any) -> GuardedTransport:
+    def pool(self, pool_class: type, proxy: httpx.Proxy | None) -> GuardedTransport:
         """The guarded pool of the route, direct or through ``proxy``: sync, or per loop for
-        ``httpx.AsyncHTTPTransport``; built with httpx's arguments ``pool`` the first time
-        (building costs an SSL context, too much for each view)."""
-        build = functools.partial(pool_class, proxy=proxy, **pool)
+        ``httpx.AsyncHTTPTransport``; built with the transport's ``httpx_args`` the first
+        time (building costs an SSL context, too much for each view)."""
+        build = functools.partial(pool_class, proxy=proxy, **self.pool_args)
         route = proxy and (proxy.url, proxy.auth)
         if issubclass(pool_class, httpx.AsyncBaseTransport):
             return self.guard(self.loop_pools.setdefault(route, LoopPools(build)))
