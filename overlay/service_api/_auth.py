@@ -65,6 +65,12 @@ MAX_REFRESH_WAIT = 120.0
 BASE_URL_HINT = "; the base URL probably lacks its /public/v3 prefix"
 
 
+def base_url_hint(base_url: str) -> str:
+    """What a 404 from ``base_url`` adds to its error: :data:`BASE_URL_HINT` only when the
+    base URL does lack ``/public/v3`` (with it, the 404 means what it says)."""
+    return "" if base_url.rstrip("/").endswith("/public/v3") else BASE_URL_HINT
+
+
 class _Refresh(concurrent.futures.Future["errors.ServiceApiError | None"]):
     """One token fetch in progress; its result is the typed error it ended with, if any.
     ``thread`` and ``loop`` are the leader's: on that thread, only a waiter in that
@@ -97,7 +103,10 @@ def parse_token_response(response: httpx.Response) -> tuple[str, int]:
         why = f"the service refused the client credentials ({status}) for POST {request.url}"
         raise errors.InvalidCredentialsError(why, response=response)  # .error has the code
     if status != 200:
-        raise errors.error_from_response(response, hint=BASE_URL_HINT if status == 404 else "")
+        hint = (
+            base_url_hint(str(request.url).removesuffix("/authenticate")) if status == 404 else ""
+        )
+        raise errors.error_from_response(response, hint=hint)
     data: dict[str, object] = {}
     with contextlib.suppress(ValueError, TypeError):  # not a JSON object: no access_token
         data = {**response.json()}
@@ -122,8 +131,8 @@ def _without_slash(url: str) -> str:
 
 @attrs.define(repr=False, eq=False)
 class TokenAuth(httpx.Auth):
-    """``httpx.Auth`` that keeps a bearer token fresh for one base URL (see the README),
-    shared by every client of one integration; its repr is the default one, so that it
+    """``httpx.Auth`` that keeps a bearer token fresh for one base URL (docs/guides/client.md,
+    "Tokens"), shared by every client of one integration; its repr is the default one, so that it
     shows no secret. Thread-safe; the lock is never held across I/O. A token is
     refreshed ``skew`` seconds before it expires (at most half its lifetime before);
     ``proven`` holds the last tokens that got a successful answer.

@@ -5,14 +5,13 @@ auth flow (:class:`~service_api._auth.TokenAuth`), redirects, then the transport
 routes the URL to (direct, a proxy from ``proxy=`` or the environment, a mount), each
 one the family's pool (:mod:`service_api._pools`: sync, or that of the running event
 loop) or the user's transport, behind the guard. Each retry attempt therefore asks the
-auth flow for the token of that moment. The behaviour is documented in the README
-("Client behaviour and defaults").
+auth flow for the token of that moment. The behaviour is documented in
+docs/guides/client.md ("Every setting and its default") and docs/guides/errors.md.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import importlib.metadata
 import itertools
 import os
@@ -27,11 +26,11 @@ import httpx
 
 import service_api_client
 from service_api import _errors as errors
-from service_api._auth import BASE_URL_HINT, TokenAuth
+from service_api._auth import TokenAuth, base_url_hint
 from service_api._logs import log_response, logger
 from service_api._pools import Family
 from service_api._protocols import TokenStore
-from service_api._retry import IDEMPOTENT_METHODS, RetryPolicy, retry_delay, sleep_for
+from service_api._retry import RetryPolicy, may_send_again, retry_delay, sleep_for
 from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES
 
 #: The variables ``Client()`` reads for a setting it is not given (as the CLI does).
@@ -55,25 +54,18 @@ _Outcome = httpx.Response | httpx.HTTPError | errors.ServiceApiError
 
 class _ViewClient:
     """What both httpx clients of a view share: the view's family and retry policy, and
-    the transports httpx builds (from ``proxy``, ``transport`` and the environment's
-    proxies, as it always does) replaced by the family's pools behind the guard."""
+    the routes httpx would build (from ``proxy``, ``transport`` and the environment's
+    proxies), each the family's pool behind the guard."""
 
     _pool_class: type
 
     def __init__(self, view: Client) -> None:
         self._family, self._policy = view._family, view._policy
-        self._hint = "" if view._base_url.endswith("/public/v3") else BASE_URL_HINT
+        self._hint = base_url_hint(view._base_url)
         mine = {"base_url": view._base_url, "headers": view._headers, "timeout": view._timeout}
-        super().__init__(**mine, **self._family.client_args)
-
-    def _init_proxy_transport(self, proxy: httpx.Proxy | None, *args: Any, **pool: Any) -> Any:
-        """The user's ``transport`` if given (never with a proxy), else the family's pool of
-        the route, direct or through ``proxy``; behind the guard."""
-        if (transport := pool.pop("transport", None)) is not None:
-            return self._family.guard(transport)
-        return self._family.pool(self._pool_class, proxy, **pool)
-
-    _init_transport = functools.partialmethod(_init_proxy_transport, None)
+        super().__init__(
+            **mine, **self._family.client_args, **view._family.routes(self._pool_class)
+        )
 
     def _next_delay(self, request: httpx.Request, attempt: int, outcome: _Outcome) -> float:
         """Seconds before the next attempt after ``outcome`` under the view's policy (no
@@ -91,17 +83,16 @@ class _ViewClient:
         else:
             error, cause = outcome, outcome.__cause__
         # A failed token request never sent the request it was for: retrying it is safe.
-        safe = request.method in IDEMPOTENT_METHODS or errors.is_token_request(error.request)
+        safe = errors.is_token_request(error.request) or may_send_again(request.method, outcome)
         delay = None
         if safe and heals and isinstance(error, errors.ApiStatusError | errors.ApiConnectionError):
             status, after = getattr(error, "status_code", None), getattr(error, "retry_after", None)
             delay = retry_delay(self._policy, attempt, status=status, retry_after=after)
         if delay is None:
             raise error from cause
+        what = (request.method, request.url.path, type(error).__name__, delay, attempt + 1)
         logger.info(
-            "retrying %s %s after %s in %.2f s (retry %d of %d)",
-            *(request.method, request.url.path, type(error).__name__, delay, attempt + 1),
-            self._policy.max_retries,
+            "retrying %s %s after %s in %.2f s (retry %d of %d)", *what, self._policy.max_retries
         )
         return sleep_for(delay)
 
@@ -212,8 +203,8 @@ def _quota(option: str, url: str | None) -> Any:
 
 
 class Client(service_api_client.Client):
-    """A client of the service that keeps its bearer token fresh (see the README,
-    "Client behaviour and defaults", for every policy and default).
+    """A client of the service that keeps its bearer token fresh (every policy and default:
+    docs/guides/client.md, "Every setting and its default").
 
     Pass it to any generated endpoint function, sync or async, from any thread or
     event loop. It authenticates lazily and shares one token between threads, event
