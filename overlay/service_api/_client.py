@@ -63,9 +63,7 @@ class _ViewClient:
         self._family, self._policy = view._family, view._policy
         self._hint = base_url_hint(view._base_url)
         mine = {"base_url": view._base_url, "headers": view._headers, "timeout": view._timeout}
-        super().__init__(
-            **mine, **self._family.client_args, **view._family.routes(self._pool_class)
-        )
+        super().__init__(**mine, **self._family.client_args(self._pool_class))
 
     def _next_delay(self, request: httpx.Request, attempt: int, outcome: _Outcome) -> float:
         """Seconds before the next attempt after ``outcome`` under the view's policy (no

@@ -115,21 +115,21 @@ class Family:
         self.mounts = {k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()}
         self.proxy = args.pop("proxy", None)
         self.pool_args = {name: args[name] for name in _POOL_ARGS if name in args}
-        #: The arguments of the family's httpx clients, but base URL, headers, timeout
-        #: and routes (:meth:`routes`).
-        self.client_args = {"auth": auth, **args}
+        self.args = {"auth": auth, **args}
         self.sync_pools: dict[Hashable, httpx.BaseTransport] = {}
         self.loop_pools: dict[Hashable, LoopPools] = {}
 
-    def routes(self, pool_class: type) -> dict[str, Any]:
-        """The ``transport`` and ``mounts`` of an httpx client of the family: the user's
-        transport, or the pools of each route httpx would take (direct, ``proxy``, or the
-        environment's proxies), then the user's mounts; each behind the guard."""
+    def client_args(self, pool_class: type) -> dict[str, Any]:
+        """The arguments of an httpx client of the family, but base URL, headers and
+        timeout: the auth, the ``httpx_args``, and as ``transport`` and ``mounts`` the
+        user's transport, or the pools of each route httpx would take (direct, ``proxy``,
+        or the environment's proxies), then the user's mounts; each behind the guard."""
         if self.user_transport is not None:  # httpx ignores the environment's proxies then
-            return {"transport": self.guard(self.user_transport), "mounts": self.mounts}
-        routes = proxy_routes(self.proxy, self.pool_args.get("trust_env", True))
-        mounts = {k: p and self.pool(pool_class, p) for k, p in routes.items()}
-        return {"transport": self.pool(pool_class, None), "mounts": mounts | self.mounts}
+            routes = {"transport": self.guard(self.user_transport), "mounts": self.mounts}
+            return self.args | routes
+        proxies = proxy_routes(self.proxy, self.pool_args.get("trust_env", True))
+        mounts = {k: p and self.pool(pool_class, p) for k, p in proxies.items()} | self.mounts
+        return self.args | {"transport": self.pool(pool_class, None), "mounts": mounts}
 
     def guard(self, inner: Any) -> GuardedTransport:
         """``inner`` (a sync or async transport) behind the family's guard."""
