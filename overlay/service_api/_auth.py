@@ -62,13 +62,6 @@ MAX_REPLAYS = 8
 #: Longest wait, in seconds, for a token fetch another flow leads; a waiter that waited
 #: that long (the leader's event loop stopped, say) fetches a token on its own.
 MAX_REFRESH_WAIT = 120.0
-BASE_URL_HINT = "; the base URL probably lacks its /public/v3 prefix"
-
-
-def base_url_hint(base_url: str) -> str:
-    """What a 404 from ``base_url`` adds to its error: :data:`BASE_URL_HINT` only when the
-    base URL does lack ``/public/v3`` (with it, the 404 means what it says)."""
-    return "" if base_url.rstrip("/").endswith("/public/v3") else BASE_URL_HINT
 
 
 class _Refresh(concurrent.futures.Future["errors.ServiceApiError | None"]):
@@ -103,10 +96,7 @@ def parse_token_response(response: httpx.Response) -> tuple[str, int]:
         why = f"the service refused the client credentials ({status}) for POST {request.url}"
         raise errors.InvalidCredentialsError(why, response=response)  # .error has the code
     if status != 200:
-        hint = (
-            base_url_hint(str(request.url).removesuffix("/authenticate")) if status == 404 else ""
-        )
-        raise errors.error_from_response(response, hint=hint)
+        raise errors.error_from_response(response)
     data: dict[str, object] = {}
     with contextlib.suppress(ValueError, TypeError):  # not a JSON object: no access_token
         data = {**response.json()}

@@ -26,7 +26,7 @@ import httpx
 
 import service_api_client
 from service_api import _errors as errors
-from service_api._auth import TokenAuth, base_url_hint
+from service_api._auth import TokenAuth
 from service_api._logs import log_response, logger
 from service_api._pools import Family
 from service_api._protocols import TokenStore
@@ -57,13 +57,13 @@ class _ViewClient:
     the routes httpx would build (from ``proxy``, ``transport`` and the environment's
     proxies), each the family's pool behind the guard."""
 
-    _pool_class: type
-
     def __init__(self, view: Client) -> None:
         self._family, self._policy = view._family, view._policy
-        self._hint = base_url_hint(view._base_url)
         mine = {"base_url": view._base_url, "headers": view._headers, "timeout": view._timeout}
-        super().__init__(**mine, **self._family.client_args(self._pool_class))
+        pools = (
+            httpx.AsyncHTTPTransport if isinstance(self, httpx.AsyncClient) else httpx.HTTPTransport
+        )
+        super().__init__(**mine, **self._family.client_args(pools))
 
     def _next_delay(self, request: httpx.Request, attempt: int, outcome: _Outcome) -> float:
         """Seconds before the next attempt after ``outcome`` under the view's policy (no
@@ -71,34 +71,29 @@ class _ViewClient:
         error when there is none."""
         error: errors.ServiceApiError
         cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
-        heals = True
         if isinstance(outcome, httpx.Response):
-            hint = self._hint if outcome.status_code == 404 else ""
-            error = errors.error_from_response(outcome, hint=hint)
+            error = errors.error_from_response(outcome)
         elif isinstance(outcome, httpx.HTTPError):
             error = errors.error_from_httpx(outcome, request=request)
-            heals = not errors.lasting_cause(outcome)
         else:
             error, cause = outcome, outcome.__cause__
         # A failed token request never sent the request it was for: retrying it is safe.
         safe = errors.is_token_request(error.request) or may_send_again(request.method, outcome)
+        heals = not errors.lasting_cause(cause)  # a TLS failure or an unknown host does not
         delay = None
         if safe and heals and isinstance(error, errors.ApiStatusError | errors.ApiConnectionError):
             status, after = getattr(error, "status_code", None), getattr(error, "retry_after", None)
             delay = retry_delay(self._policy, attempt, status=status, retry_after=after)
         if delay is None:
             raise error from cause
-        what = (request.method, request.url.path, type(error).__name__, delay, attempt + 1)
-        logger.info(
-            "retrying %s %s after %s in %.2f s (retry %d of %d)", *what, self._policy.max_retries
-        )
+        tries = (attempt + 1, self._policy.max_retries)
+        what = (request.method, request.url.path, type(error).__name__, delay, *tries)
+        logger.info("retrying %s %s after %s in %.2f s (retry %d of %d)", *what)
         return sleep_for(delay)
 
 
 class _ServiceHttpxClient(_ViewClient, httpx.Client):
     """``httpx.Client`` whose ``send`` retries above authentication and raises typed errors."""
-
-    _pool_class = httpx.HTTPTransport
 
     def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         request.read()  # a body read once can be sent again
@@ -119,8 +114,6 @@ class _ServiceHttpxClient(_ViewClient, httpx.Client):
 
 class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
     """Async twin of :class:`_ServiceHttpxClient`; differs only in the awaits."""
-
-    _pool_class = httpx.AsyncHTTPTransport
 
     async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         await request.aread()
@@ -269,9 +262,8 @@ class Client(service_api_client.Client):
             if account_id and "," in account_id:  # the CLI's list form
                 message = "names several accounts: pass account_id=, and with_account() for others"
                 raise errors.ConfigurationError(f"{ENV_ACCOUNT_ID} {message}", ENV_ACCOUNT_ID)
-        args = dict(httpx_args or {})
-        if proxy is not None:
-            args["proxy"] = proxy  # httpx routes it, through the family's guarded pools
+        # A proxy given is routed as httpx would, through the family's guarded pools.
+        args = dict(httpx_args or {}) | ({} if proxy is None else {"proxy": proxy})
         _check_httpx_args(args)
         timeout = httpx.Timeout(timeout)
         if isinstance(token_store, str):  # a shared token named by URL

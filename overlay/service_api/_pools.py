@@ -109,12 +109,13 @@ class Family:
     def __init__(self, auth: Any, args: dict[str, Any], **guard: Any) -> None:
         """``args`` are the checked ``httpx_args``, for every httpx client of the family;
         ``guard`` configures :class:`GuardedTransport`."""
-        self.auth, self.user_transport = auth, args.pop("transport", None)
+        self.auth, self.transport = auth, args.pop("transport", None)  # the user's, if any
         self.guard_args = {"base_url": httpx.URL(auth.base_url), **guard}
         # The user's mounts sit behind the same guard (theirs to close).
         self.mounts = {k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()}
-        self.proxy = args.pop("proxy", None)
         self.pool_args = {name: args[name] for name in _POOL_ARGS if name in args}
+        # Read once, as httpx reads the environment once per client.
+        self.proxies = proxy_routes(args.pop("proxy", None), args.get("trust_env", True))
         self.args = {"auth": auth, **args}
         self.sync_pools: dict[Hashable, httpx.BaseTransport] = {}
         self.loop_pools: dict[Hashable, LoopPools] = {}
@@ -124,11 +125,9 @@ class Family:
         timeout: the auth, the ``httpx_args``, and as ``transport`` and ``mounts`` the
         user's transport, or the pools of each route httpx would take (direct, ``proxy``,
         or the environment's proxies), then the user's mounts; each behind the guard."""
-        if self.user_transport is not None:  # httpx ignores the environment's proxies then
-            routes = {"transport": self.guard(self.user_transport), "mounts": self.mounts}
-            return self.args | routes
-        proxies = proxy_routes(self.proxy, self.pool_args.get("trust_env", True))
-        mounts = {k: p and self.pool(pool_class, p) for k, p in proxies.items()} | self.mounts
+        if self.transport is not None:  # httpx ignores the environment's proxies then
+            return self.args | {"transport": self.guard(self.transport), "mounts": self.mounts}
+        mounts = {k: p and self.pool(pool_class, p) for k, p in self.proxies.items()} | self.mounts
         return self.args | {"transport": self.pool(pool_class, None), "mounts": mounts}
 
     def guard(self, inner: Any) -> GuardedTransport:
@@ -153,8 +152,8 @@ class Family:
             pool.close()
         for pools in list(self.loop_pools.values()):
             pools.drop_closed()
-        if isinstance(self.user_transport, httpx.BaseTransport):
-            self.user_transport.close()
+        if isinstance(self.transport, httpx.BaseTransport):
+            self.transport.close()
 
     async def aclose(self) -> None:
         """As :meth:`close`, closing the running loop's pools now."""

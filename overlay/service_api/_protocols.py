@@ -27,11 +27,9 @@ class RequestLimiter(Protocol):
     def try_acquire(self) -> float:
         """``0.0`` when a request may be sent now (its slot is taken); otherwise the
         seconds to wait before asking again."""
-        ...
 
     def observe(self, status_code: int, retry_after: float | None) -> None:
         """Learn from one answer of the service (a 429 with its ``Retry-After``, ...)."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +81,9 @@ class TokenStore(Protocol):
 
     def load(self) -> StoredToken | None:
         """The stored token, or ``None`` when there is none (or it cannot be read)."""
-        ...
 
     def save(self, token: StoredToken) -> None:
         """Store ``token`` for the other processes."""
-        ...
 
     def lock(self) -> AbstractContextManager[None]:
         """Hold while refreshing, so that one process at a time fetches a token."""
-        ...
