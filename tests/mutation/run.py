@@ -188,8 +188,10 @@ def _seed_order(seed: str) -> tuple[bool, int]:
     return not seed.isdigit(), int(seed) if seed.isdigit() else 0
 
 
-def _score(killed: int, mutants: int) -> str:
-    return f"{killed} of {mutants}, {100 * killed / mutants:.1f} %" if mutants else "none run"
+def _score(killed: int, mutants: int, of: int | None = None) -> str:
+    """``killed`` of ``mutants`` (drawn from ``of`` when that is more) and the percentage."""
+    drawn = f" (sample of {of})" if of is not None and of > mutants else ""
+    return f"{killed} of {mutants}{drawn}: {100 * killed / mutants:.1f} %" if mutants else "none"
 
 
 def write_page(results: dict[str, Any]) -> None:
@@ -206,7 +208,7 @@ def write_page(results: dict[str, Any]) -> None:
         cells = []
         for seed in seeds:
             r = runs.get(seed)
-            cells.append(_score(r["killed"], r["mutants"]) + f" (of {r['of']})" if r else "")
+            cells.append(_score(r["killed"], r["mutants"], r["of"]) if r else "")
         ran = set().union(*(r["ran"] for r in runs.values()))
         lived = set().union(*(r["survivors"] for r in runs.values()))
         cells.append(_score(len(ran - lived), len(ran)))
