@@ -575,8 +575,12 @@ def test_a_stored_token_is_adopted_while_it_has_time_left(
         assert store.calls == ["lock", "load", "save", "unlock"]
 
 
-def test_a_saved_token_expires_from_when_its_request_was_sent() -> None:
+# Sent at 1000 s or at 60 s on the monotonic clock: from 60, the 100 s taken are not
+# the remainder of the clock's reading by the sending time (160 % 60 is 40).
+@pytest.mark.parametrize("sent_at", [1000.0, 60.0])
+def test_a_saved_token_expires_from_when_its_request_was_sent(sent_at: float) -> None:
     clock = FakeClock()
+    clock.now = sent_at
     store = MemoryStore()
     auth = TokenAuth(BASE, "cid", SECRET, clock=clock, token_store=store)
 
