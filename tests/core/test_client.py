@@ -844,19 +844,13 @@ def test_a_404_from_the_token_endpoint_hints_at_the_prefix_only_when_it_lacks(
 
 
 def test_the_least_max_response_bytes_is_1() -> None:
-    def one_byte(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/authenticate"):
-            token = {"access_token": "tk", "token_type": "Bearer", "expires_in": "3600"}
-            return httpx.Response(200, json=token)
-        return httpx.Response(200, content=request.url.params["body"].encode())
-
     for refused in (0, -1):
         with pytest.raises(ValueError, match="max_response_bytes must be at least 1"):
             service_api.Client("https://api.test/public/v3", "cid", "s", max_response_bytes=refused)
-    args = {"transport": httpx.MockTransport(one_byte)}
-    with service_api.Client(
+    args = {"transport": httpx.MockTransport(answer_token_then_404)}
+    client = service_api.Client(
         "https://api.test/public/v3", "cid", "s", max_response_bytes=1, httpx_args=args
-    ) as client:
-        # The token answer is bounded too: the client reads it through the same guard.
-        with pytest.raises(service_api.InvalidResponseError, match="larger than 1 bytes"):
-            client.get_httpx_client().get("/x", params={"body": "x"})
+    )
+    # Taken, and it bounds every answer, the token answer included, to a byte.
+    with client, pytest.raises(service_api.InvalidResponseError, match="larger than 1 bytes"):
+        client.get_httpx_client().get("/x")
