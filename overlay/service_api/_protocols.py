@@ -29,12 +29,10 @@ class RequestLimiter(Protocol):
     def try_acquire(self) -> float:
         """``0.0`` when a request may be sent now (its slot is taken); otherwise the
         seconds to wait before asking again."""
-        ...
 
     def observe(self, response: httpx.Response) -> None:
         """Learn from one answer of the service (its status, ``Retry-After``, rate-limit
         headers), before its body is read."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +84,9 @@ class TokenStore(Protocol):
 
     def load(self) -> StoredToken | None:
         """The stored token, or ``None`` when there is none (or it cannot be read)."""
-        ...
 
     def save(self, token: StoredToken) -> None:
         """Store ``token`` for the other processes."""
-        ...
 
     def lock(self) -> AbstractContextManager[None]:
         """Hold while refreshing, so that one process at a time fetches a token."""
-        ...
