@@ -359,10 +359,8 @@ class Client(service_api_client.Client):
         """What ``client.<tag>.<operation>()`` raises for an answer that is not its success:
         a status the operation does not declare (a 3xx, a 200 for a 201: :meth:`send`
         raised those of 400 and up) or a body it cannot read (``cause``)."""
-        if cause is None:
-            return errors.error_from_response(response)
-        if isinstance(cause, errors.ServiceApiError):  # the response's own (a body not JSON)
-            return cause
+        if cause is None or isinstance(cause, errors.ServiceApiError):  # a body not JSON: its own
+            return cause or errors.error_from_response(response)
         where = f"{response.request.method} {response.request.url.path}"
         message = f"{where}: unreadable answer ({type(cause).__name__}: {cause})"[:300]
         return errors.InvalidResponseError(message, request=response.request)
