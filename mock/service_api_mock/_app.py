@@ -95,10 +95,10 @@ def _expired_challenge(expired_at: float) -> str:
     return _EXPIRED.format(moment.strftime("%m/%d/%Y %H:%M:%S"))
 
 
-def _bearer_token(request: Request) -> str | None:
+def _bearer_token(request: Request) -> str:
     # Like ASP.NET's JwtBearer: a header of another scheme, or without a token, is no token.
     scheme, _, token = request.headers.get("authorization", "").strip().partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 class _Refused(Exception):
@@ -194,23 +194,26 @@ class _PublicApi:
         if not op.bearer:
             return ""
         token = _bearer_token(request)
-        check = self.state.check_token(token or "")
-        if check.client_id is None:
+        issued = self.state.token(token)
+        if issued is None or self.state.now() >= issued.expires_at:
             challenge = 'Bearer error="invalid_token"' if token else "Bearer"
-            if check.expired_at is not None:
-                challenge = _expired_challenge(check.expired_at)
+            if issued is not None:
+                challenge = _expired_challenge(issued.expires_at)
             raise _Refused(401, headers={"www-authenticate": challenge})
-        wait = self.state.rate_limit_wait(check.client_id)
-        if wait is not None:
-            raise _Refused(429, headers={"retry-after": _seconds_header(math.ceil(wait) or 1)})
+        self._count_against_quota(issued.client_id)
         if op.account_header is None:
             return ""
         given = request.headers.get(op.account_header)
         if given is None:
             raise _Refused(400, f"The {op.account_header} header is required.")
-        if given not in self.state.accounts_of(check.client_id):
+        if given not in self.state.accounts_of(issued.client_id):
             raise _Refused(403, "The credentials are not associated with this account.")
         return given
+
+    def _count_against_quota(self, client_id: str) -> None:
+        wait = self.state.rate_limit_wait(client_id)
+        if wait is not None:
+            raise _Refused(429, headers={"retry-after": _seconds_header(math.ceil(wait) or 1)})
 
     async def authenticate(self, op: Operation, request: Request) -> Response:
         def oauth(status: int, error: str, description: str) -> Response:
@@ -244,9 +247,7 @@ class _PublicApi:
         client_id = fields["client_id"]
         if not self.state.check_client(client_id, fields["client_secret"]):
             return oauth(401, "invalid_client", "The client credentials are invalid.")
-        wait = self.state.rate_limit_wait(client_id)
-        if wait is not None:
-            raise _Refused(429, headers={"retry-after": _seconds_header(math.ceil(wait) or 1)})
+        self._count_against_quota(client_id)
         token = self.state.issue_token(client_id)
         # expires_in is a whole number of seconds in a string; rounding down keeps a
         # client that trusts it on the safe side of a fractional test TTL.
