@@ -17,6 +17,7 @@ import math
 import re
 import time
 from datetime import UTC, datetime
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlencode
 
@@ -29,7 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ._spec import Operation, Parameter, problem_body
+from ._spec import Operation, Parameter, is_json, problem_body
 from ._state import FAULT_FIELDS, MockState, encode_json
 
 __all__ = ["API_PREFIX", "CONTROL_PREFIX", "build_app"]
@@ -45,8 +46,6 @@ MAX_PAGE_SIZE = 50
 _INTEGER = re.compile(r"[+-]?[0-9]{1,4000}")
 _NUMBER = re.compile(r"[+-]?([0-9]{1,300}(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,3})?")
 _EXPIRED = 'Bearer error="invalid_token", error_description="The token expired at \'{}\'"'
-_TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found"}
-_TITLES |= {429: "Too Many Requests", 503: "Service Unavailable"}
 _NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
 
 
@@ -74,11 +73,11 @@ def answer(
         answer(op, 404, "No shipment has this identifier.")
     """
     media = op.answers[status]
-    title = _TITLES.get(status, "Error")
     if media is None:
         return Response(status_code=status, headers=headers)
-    if media == "application/json" or media.endswith("+json"):
-        content = encode_json(body if body is not None else problem_body(status, title, detail))
+    title = HTTPStatus(status).phrase
+    if is_json(media):
+        content = encode_json(body if body is not None else problem_body(status, detail))
     elif media == "text/html":
         content = f"<html><body><h1>{status} {title}</h1></body></html>".encode()
     else:
@@ -93,6 +92,10 @@ def _retry_after(op: Operation, status: int, seconds: float) -> Response:
 def _expired_challenge(expired_at: float) -> str:
     moment = datetime.fromtimestamp(expired_at, UTC)
     return _EXPIRED.format(moment.strftime("%m/%d/%Y %H:%M:%S"))
+
+
+def _media_type(request: Request) -> str:
+    return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
 def _bearer_token(request: Request) -> str:
@@ -145,10 +148,9 @@ def _parameters(op: Operation, request: Request) -> dict[str, Any]:
 async def _json_body(op: Operation, request: Request) -> dict[str, Any]:
     """The request's JSON object, checked against the operation's schema; else a 400."""
     raw = await request.body()
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if op.body is None or (not raw.strip() and not op.body_required):
         return {}
-    if media != "application/json" and not media.endswith("+json"):
+    if not is_json(_media_type(request)):
         raise _Refused(400, "The body must be application/json.")
     try:
         value = json.loads(raw)
@@ -220,8 +222,7 @@ class _PublicApi:
             body = {"error": error, "error_description": description}
             return answer(op, status, headers=_NO_STORE, body=body)
 
-        media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if media_type != "multipart/form-data":
+        if _media_type(request) != "multipart/form-data":
             return oauth(400, "invalid_request", "The body must be multipart/form-data.")
         fields: dict[str, str] = {}
         try:
@@ -298,10 +299,7 @@ class _PublicApi:
                 record = {**(record if kind == "update" else {}), **body, id_field: record_id}
             if kind != "get":
                 state.store(resource, account, index, None if kind == "delete" else record)
-        media = op.answers[op.success]
-        if media is None:
-            return Response(status_code=op.success)
-        return Response(encode_json(record), status_code=op.success, media_type=media)
+        return answer(op, op.success, body=record)
 
 
 # ---- the control API -----------------------------------------------------------------
@@ -341,7 +339,7 @@ class _ControlApi:
                 state.reset(**body)
             return Response(status_code=204)
         except (TypeError, ValueError) as exc:  # JSON that is not, settings that are not
-            body = problem_body(400, "Bad Request", str(exc)[:300])
+            body = problem_body(400, str(exc)[:300])
             return JSONResponse(body, status_code=400, media_type="application/problem+json")
 
 
@@ -382,14 +380,12 @@ class _FrontDoor:
             raw = scope.get("raw_path", b"").decode("latin-1") or path
             found = self._state.spec.match(raw.removeprefix(API_PREFIX))
         operation = None if found is None else found[0].get(method)
-        status = 0
-        response_started = False
+        status = 0  # until the answer starts
 
         async def send_and_note(message: Message) -> None:
-            nonlocal status, response_started
+            nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                response_started = True
                 # Counted before the client can see the answer: a test that asserts on
                 # counts, or resets, right after a response never races the count.
                 if operation is not None:
@@ -418,7 +414,7 @@ class _FrontDoor:
             await response(scope, receive, send_and_note)
         except Exception:
             logger.exception("%s %s failed; answering 503", method, path)
-            if not response_started:
+            if not status:
                 fallback = Response(status_code=503, headers={"retry-after": "1"})
                 if operation is not None:
                     fallback = _retry_after(operation, 503, 1.0)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -68,15 +69,25 @@ class SpecError(ValueError):
     """
 
 
-def problem_body(status: int, title: str, detail: str) -> dict[str, Any]:
+def problem_body(status: int, detail: str) -> dict[str, Any]:
     """The RFC 9457 problem details ASP.NET Core answers 400, 403 and 404 with.
 
     Example::
 
-        problem_body(404, "Not Found", "No shipment has this identifier.")
+        problem_body(404, "No shipment has this identifier.")  # title "Not Found"
     """
     kind = f"https://tools.ietf.org/html/rfc9110#section-15.5.{status - 399}"
-    return {"type": kind, "title": title, "status": status, "detail": detail}
+    return {"type": kind, "title": HTTPStatus(status).phrase, "status": status, "detail": detail}
+
+
+def is_json(media: str) -> bool:
+    """Whether the media type ``media`` is JSON: ``application/json`` or a ``+json`` type.
+
+    Example::
+
+        is_json("application/problem+json")  # True
+    """
+    return media == "application/json" or media.endswith("+json")
 
 
 @attrs.frozen
@@ -172,7 +183,7 @@ def _pattern(segment: str) -> str:
 
 
 def _json_type(content: Mapping[str, Any]) -> str | None:
-    return next((m for m in content if m == "application/json" or m.endswith("+json")), None)
+    return next((m for m in content if is_json(m)), None)
 
 
 class _Document:
@@ -272,7 +283,7 @@ class _Reading:
         if content and media is None:
             raise self.error(f"answers {status} only as {', '.join(content)}, not JSON or text")
         if media is not None and "schema" in content[media]:
-            body = sample if _json_type({media: 0}) else "text"
+            body = sample if is_json(media) else "text"
             self.check(f"{pointer}/content/{_escape(media)}/schema", body, f"its {status} body")
         return media
 
@@ -392,7 +403,7 @@ def _operation(r: _Reading, resources: Mapping[str, RecordType]) -> Operation:
             r.check(r.schema, sample, "a record")
     else:
         raise r.error(f"{r.method} {r.path} is none of the shapes the mock serves")
-    answers = {s: r.media_for(s, problem_body(s, "Sample", "sample")) for s in sorted(statuses)}
+    answers = {s: r.media_for(s, problem_body(s, "sample")) for s in sorted(statuses)}
     fields = r.doc.at(resource.pointer)[0].get("properties") or {}
     filters = tuple(p.name for p in query if p.name not in _PAGE_PARAMETERS and p.name in fields)
     body = None if r.body is None else r.doc.validator(r.body)
