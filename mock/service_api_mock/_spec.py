@@ -159,7 +159,7 @@ class ApiSpec:
     """
 
     path: Path
-    document: Mapping[str, Any] = attrs.field(repr=False)
+    document: SpecDocument = attrs.field(repr=False)
     operations: tuple[Operation, ...]
     resources: Mapping[str, RecordType]
     routes: tuple[tuple[re.Pattern[str], dict[str, Operation]], ...] = attrs.field(repr=False)
@@ -186,8 +186,13 @@ def _json_type(content: Mapping[str, Any]) -> str | None:
     return next((m for m in content if is_json(m)), None)
 
 
-class _Document:
-    """The spec's document: nodes by JSON pointer, local ``$ref``s followed; validators."""
+class SpecDocument:
+    """The spec's document: nodes by JSON pointer, local ``$ref``s followed; validators.
+
+    Example::
+
+        SpecDocument(document).at("#/components/schemas/Shipment")  # (schema, its pointer)
+    """
 
     def __init__(self, document: Mapping[str, Any]) -> None:
         self.document = document
@@ -204,10 +209,11 @@ class _Document:
                 key = int(key)
             if key not in (node if isinstance(node, Mapping) else range(len(node))):
                 raise SpecError(f"{pointer}: points nowhere")
-            node, where = self._follow(node[key], f"{where}/{part}", seen)
+            node, where = self.resolve(node[key], f"{where}/{part}", seen)
         return node, where
 
-    def _follow(self, node: Any, where: str, seen: int) -> tuple[Any, str]:
+    def resolve(self, node: Any, where: str = "#", seen: int = 0) -> tuple[Any, str]:
+        """``node`` found at ``where``, or what its ``$ref`` points to, and its pointer."""
         if isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
             if not node["$ref"].startswith("#/") or seen > 32:
                 raise SpecError(f"{where}: only local $refs that end are served")
@@ -238,7 +244,7 @@ class _Document:
 class _Reading:
     """One operation as the spec declares it, read into an :class:`Operation`."""
 
-    def __init__(self, doc: _Document, path: str, method: str) -> None:
+    def __init__(self, doc: SpecDocument, path: str, method: str) -> None:
         self.doc, self.path, self.method = doc, path, method.upper()
         self.pointer = f"#/paths/{_escape(path)}/{method}"
         self.op: Mapping[str, Any] = doc.at(self.pointer)[0]
@@ -335,7 +341,7 @@ class _Reading:
         return self.method == "POST" and fields >= {"client_id", "client_secret", "grant_type"}
 
 
-def _record_types(doc: _Document, readings: list[_Reading]) -> dict[str, RecordType]:
+def _record_types(doc: SpecDocument, readings: list[_Reading]) -> dict[str, RecordType]:
     # Where the records of each collection are described: the list's items, else the
     # record a get answers, else a create's body.
     found: dict[str, str] = {}
@@ -378,7 +384,7 @@ def _operation(r: _Reading, resources: Mapping[str, RecordType]) -> Operation:
     statuses = {429, 503} | ({401} if bearer else set()) | ({400, 403} if header else set())
     statuses |= {400} if query or item or r.body else set()
     try:
-        sample = sample_record(r.doc.document, resource)
+        sample = sample_record(r.doc, resource)
     except ValueError as exc:
         raise r.error(f"cannot build a record of {resource.name}: {exc}") from None
     r.check(resource.pointer, sample, f"a built record of {resource.name}")
@@ -422,7 +428,7 @@ def _load(path: Path, _mtime_ns: int) -> ApiSpec:
         raise SpecError(f"{path}: cannot be read as YAML: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("paths"), dict):
         raise SpecError(f"{path}: not an OpenAPI document with paths")
-    doc = _Document(document)
+    doc = SpecDocument(document)
     readings = [
         _Reading(doc, str(p), m)
         for p, item in document["paths"].items()
@@ -439,7 +445,7 @@ def _load(path: Path, _mtime_ns: int) -> ApiSpec:
     compiled = tuple(
         (re.compile("/".join(_pattern(s) for s in p.split("/"))), m) for p, m in ordered
     )
-    return ApiSpec(path, document, operations, resources, compiled)
+    return ApiSpec(path, doc, operations, resources, compiled)
 
 
 def load_spec(path: Path | str | None = None) -> ApiSpec:
