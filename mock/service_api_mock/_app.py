@@ -407,7 +407,7 @@ class _FrontDoor:
                 response = Response(status_code=405, headers={"allow": ", ".join(found[0])})
             elif found is not None and operation is not None and plan is not None:
                 response = (
-                    _retry_after(operation, plan.status, plan.retry_after)
+                    _retry_after(operation, plan.status, self._state.config.retry_after)
                     if plan.status is not None
                     else await self._public.serve(operation, Request(scope, receive), found[1])
                 )

@@ -111,7 +111,7 @@ class RecordType:
 
     Example::
 
-        RecordType("shipments", "#/components/...", "shipmentId", ("string",), True, validator)
+        RecordType("shipments", "#/components/...", "shipmentId", ("string",), True)
     """
 
     name: str
@@ -119,7 +119,6 @@ class RecordType:
     id_field: str | None
     id_types: tuple[str, ...]
     realistic: bool
-    validator: Validator = attrs.field(repr=False)
 
 
 @attrs.frozen
@@ -359,11 +358,10 @@ def _record_types(doc: SpecDocument, readings: list[_Reading]) -> dict[str, Reco
         ids = [n for n in names if n == items.get(name)] or [n for n in names if n.endswith("Id")]
         id_field = ids[0] if len(ids) == 1 else None
         id_types = doc.types(f"{pointer}/properties/{_escape(id_field)}") if id_field else ()
-        validator = doc.validator(pointer)
         # The richer records of shipments and devices, as long as the spec's schema takes them.
         rich = REALISTIC[name](0, "sample", 1)[0] if name in REALISTIC else None
-        realistic = rich is not None and id_field in rich and validator.is_valid(rich)
-        out[name] = RecordType(name, pointer, id_field, id_types, realistic, validator)
+        realistic = rich is not None and id_field in rich and doc.validator(pointer).is_valid(rich)
+        out[name] = RecordType(name, pointer, id_field, id_types, realistic)
     return out
 
 

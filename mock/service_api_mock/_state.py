@@ -50,13 +50,12 @@ class FaultPlan:
 
     Example::
 
-        FaultPlan(delay=0.05, drop=False, status=None, retry_after=1.0)
+        FaultPlan(delay=0.05, drop=False, status=None)
     """
 
     delay: float
     drop: bool
     status: int | None
-    retry_after: float
 
 
 class MockState:
@@ -180,7 +179,7 @@ class MockState:
         is_dropped = drop < config.drop_rate
         if not is_dropped and fault < config.fault_rate:
             status = 503 if kind < 0.5 else 429
-        return FaultPlan(delay, is_dropped, status, config.retry_after)
+        return FaultPlan(delay, is_dropped, status)
 
     def rate_limit_wait(self, client_id: str) -> float | None:
         """Count one request of ``client_id``; the seconds to wait if over the quota.
@@ -266,7 +265,7 @@ class MockState:
         if not -len(records) <= index < len(records):
             raise IndexError(f"{resource} of {account!r} has {len(records)} records, not {index}")
         updated = {**records[index], **copy.deepcopy(dict(changes))}
-        encode_json(updated)  # refuse what the API could not send before serving it
+        # store() encodes before it puts: what the API could not send is refused unserved.
         self.store(resource, account, index % len(records), updated)
         return copy.deepcopy(updated)
 
