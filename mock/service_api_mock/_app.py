@@ -89,11 +89,6 @@ def _retry_after(op: Operation, status: int, seconds: float) -> Response:
     return answer(op, status, headers={"retry-after": _seconds_header(seconds)})
 
 
-def _expired_challenge(expired_at: float) -> str:
-    moment = datetime.fromtimestamp(expired_at, UTC)
-    return _EXPIRED.format(moment.strftime("%m/%d/%Y %H:%M:%S"))
-
-
 def _media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
@@ -200,7 +195,8 @@ class _PublicApi:
         if issued is None or self.state.now() >= issued.expires_at:
             challenge = 'Bearer error="invalid_token"' if token else "Bearer"
             if issued is not None:
-                challenge = _expired_challenge(issued.expires_at)
+                moment = datetime.fromtimestamp(issued.expires_at, UTC)
+                challenge = _EXPIRED.format(moment.strftime("%m/%d/%Y %H:%M:%S"))
             raise _Refused(401, headers={"www-authenticate": challenge})
         self._count_against_quota(issued.client_id)
         if op.account_header is None:
@@ -309,38 +305,34 @@ _CONTROL = {"counts": "GET", "tokens": "GET"} | dict.fromkeys(
 )
 
 
-@attrs.frozen
-class _ControlApi:
-    state: MockState
-
-    async def serve(self, request: Request) -> Response:
-        state, name = self.state, request.url.path.rpartition("/")[2]
-        try:
-            if name == "counts":
-                by_op = state.counts().items()
-                return JSONResponse({op: {str(c): n for c, n in by.items()} for op, by in by_op})
-            if name == "tokens":
-                return JSONResponse({"tokens": state.issued_tokens()})
-            raw = await request.body()
-            body = json.loads(raw) if raw.strip() else {}
-            if not isinstance(body, dict):
-                raise ValueError("The body must be a JSON object.")
-            if name == "faults":
-                config = state.set_faults(**body)
-                return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
-            if name == "clock":
-                advance = body.get("advance")
-                if isinstance(advance, bool) or not isinstance(advance, int | float):
-                    raise ValueError('Expected {"advance": <seconds>}.')
-                return JSONResponse({"offset": state.advance_clock(float(advance))})
-            if name == "revoke":
-                state.revoke_tokens()
-            else:
-                state.reset(**body)
-            return Response(status_code=204)
-        except (TypeError, ValueError) as exc:  # JSON that is not, settings that are not
-            body = problem_body(400, str(exc)[:300])
-            return JSONResponse(body, status_code=400, media_type="application/problem+json")
+async def _control(state: MockState, request: Request) -> Response:
+    name = request.url.path.rpartition("/")[2]
+    try:
+        if name == "counts":
+            by_op = state.counts().items()
+            return JSONResponse({op: {str(c): n for c, n in by.items()} for op, by in by_op})
+        if name == "tokens":
+            return JSONResponse({"tokens": state.issued_tokens()})
+        raw = await request.body()
+        body = json.loads(raw) if raw.strip() else {}
+        if not isinstance(body, dict):
+            raise ValueError("The body must be a JSON object.")
+        if name == "faults":
+            config = state.set_faults(**body)
+            return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
+        if name == "clock":
+            advance = body.get("advance")
+            if isinstance(advance, bool) or not isinstance(advance, int | float):
+                raise ValueError('Expected {"advance": <seconds>}.')
+            return JSONResponse({"offset": state.advance_clock(float(advance))})
+        if name == "revoke":
+            state.revoke_tokens()
+        else:
+            state.reset(**body)
+        return Response(status_code=204)
+    except (TypeError, ValueError) as exc:  # JSON that is not, settings that are not
+        body = problem_body(400, str(exc)[:300])
+        return JSONResponse(body, status_code=400, media_type="application/problem+json")
 
 
 # ---- the front door --------------------------------------------------------------------
@@ -434,9 +426,9 @@ def build_app(state: MockState) -> ASGIApp:
 
         app = build_app(MockState(MockConfig(), load_spec()))
     """
-    control = _ControlApi(state)
+    control = functools.partial(_control, state)
     routes = [
-        Route(f"{CONTROL_PREFIX}/{name}", control.serve, methods=[method])
+        Route(f"{CONTROL_PREFIX}/{name}", control, methods=[method])
         for name, method in _CONTROL.items()
     ]
     # A bare Router rather than a Starlette application: the application's error
