@@ -261,11 +261,9 @@ class _Reading:
             raise self.error("declares no 2xx status to answer with")
         self.success = int(success[0])
         self.media, self.schema = doc.schema_of(f"{self.pointer}/responses/{success[0]}")
-        has_body = "requestBody" in self.op
-        self.body = doc.schema_of(f"{self.pointer}/requestBody")[1] if has_body else None
-        self.body_required = has_body and bool(
-            doc.at(f"{self.pointer}/requestBody")[0].get("required")
-        )
+        body = doc.at(f"{self.pointer}/requestBody")[0] if "requestBody" in self.op else {}
+        self.body = doc.schema_of(f"{self.pointer}/requestBody")[1] if body else None
+        self.body_required = bool(body.get("required"))
 
     def error(self, reason: str) -> SpecError:
         return SpecError(f"{self.id}: {reason}")
@@ -273,14 +271,11 @@ class _Reading:
     def media_for(self, status: int, sample: object) -> str | None:
         """The media type the mock answers ``status`` with; ``sample`` must fit its schema."""
         responses = self.op.get("responses") or {}
-        key = next(
-            (k for k in (str(status), f"{status // 100}XX", "default") if k in responses), None
-        )
-        if key is None:
-            raise self.error(
-                f"declares no {status} response, which the mock answers {_REASONS[status]}"
-            )
-        response, pointer = self.doc.at(f"{self.pointer}/responses/{key}")
+        keys = [k for k in (str(status), f"{status // 100}XX", "default") if k in responses]
+        if not keys:
+            reason = f"declares no {status} response, which the mock answers {_REASONS[status]}"
+            raise self.error(reason)
+        response, pointer = self.doc.at(f"{self.pointer}/responses/{keys[0]}")
         content: Mapping[str, Any] = response.get("content") or {}
         media = _json_type(content) or next(
             (m for m in ("text/html", "text/plain") if m in content), None
