@@ -167,12 +167,128 @@ def _page_url(request: Request, size: int, number: int, filters: dict[str, str])
     return str(request.url.replace(query=query))
 
 
-# ---- the public API ------------------------------------------------------------------
+# ---- the control API -----------------------------------------------------------------
+
+_CONTROL = {"counts": "GET", "tokens": "GET"} | dict.fromkeys(
+    ("revoke", "faults", "clock", "reset"), "POST"
+)
+
+
+async def _control(state: MockState, request: Request) -> Response:
+    name = request.url.path.rpartition("/")[2]
+    try:
+        if name == "counts":
+            by_op = state.counts().items()
+            return JSONResponse({op: {str(c): n for c, n in by.items()} for op, by in by_op})
+        if name == "tokens":
+            return JSONResponse({"tokens": state.issued_tokens()})
+        raw = await request.body()
+        body = json.loads(raw) if raw.strip() else {}
+        if not isinstance(body, dict):
+            raise ValueError("The body must be a JSON object.")
+        if name == "faults":
+            config = state.set_faults(**body)
+            return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
+        if name == "clock":
+            advance = body.get("advance")
+            if isinstance(advance, bool) or not isinstance(advance, int | float):
+                raise ValueError('Expected {"advance": <seconds>}.')
+            return JSONResponse({"offset": state.advance_clock(float(advance))})
+        if name == "revoke":
+            state.revoke_tokens()
+        else:
+            state.reset(**body)
+        return Response(status_code=204)
+    except (TypeError, ValueError) as exc:  # JSON that is not, settings that are not
+        body = problem_body(400, str(exc)[:300])
+        return JSONResponse(body, status_code=400, media_type="application/problem+json")
+
+
+async def _drop_connection(receive: Receive, send: Send) -> None:
+    # Under uvicorn ``send`` is a bound method of the request cycle, which holds the
+    # socket's transport: aborting it resets the connection before any byte is written,
+    # and the server, seeing the client gone, sends nothing (no 500).
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if transport is not None and hasattr(transport, "abort"):
+        transport.abort()
+        with anyio.move_on_after(1.0):
+            while (await receive())["type"] != "http.disconnect":
+                pass
+        return
+    # In process (httpx.ASGITransport) there is no socket: raise what httpx raises when a
+    # server closes the connection without answering, so clients see a transport error.
+    raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+
+
+# ---- the front door and the public API ------------------------------------------------
 
 
 @attrs.frozen
-class _PublicApi:
+class _FrontDoor:
+    """The ASGI app: finds, times, logs and counts each request and injects the faults (the
+    front door), then serves it by its operation's shape (the public API) or hands it to
+    the control API's router."""
+
     state: MockState
+    router: ASGIApp  # the control API
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            # Lifespan and websockets: nothing to serve (uvicorn goes on without lifespan).
+            return
+        started = time.perf_counter()
+        method: str = scope["method"]
+        path: str = scope["path"]
+        found = None
+        if path.startswith(f"{API_PREFIX}/"):
+            raw = scope.get("raw_path", b"").decode("latin-1") or path
+            found = self.state.spec.match(raw.removeprefix(API_PREFIX))
+        operation = None if found is None else found[0].get(method)
+        status = 0  # until the answer starts
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                # Counted before the client can see the answer: a test that asserts on
+                # counts, or resets, right after a response never races the count.
+                if operation is not None:
+                    self.state.record(operation.operation_id, status)
+            await send(message)
+
+        plan = None if operation is None else self.state.plan_faults()
+        if plan is not None and plan.delay > 0:
+            await anyio.sleep(plan.delay)
+        if plan is not None and operation is not None and plan.drop:
+            self.state.record(operation.operation_id, 0)
+            self._log(method, path, "dropped", started)
+            await _drop_connection(receive, send)
+            return
+        try:
+            response: ASGIApp = self.router
+            if found is not None and operation is None:
+                # The path is the spec's, the method is not: 405 with the declared ones.
+                response = Response(status_code=405, headers={"allow": ", ".join(found[0])})
+            elif found is not None and operation is not None and plan is not None:
+                response = (
+                    _retry_after(operation, plan.status, self.state.config.retry_after)
+                    if plan.status is not None
+                    else await self.serve(operation, Request(scope, receive), found[1])
+                )
+            await response(scope, receive, send_and_note)
+        except Exception:
+            logger.exception("%s %s failed; answering 503", method, path)
+            if not status:
+                fallback = Response(status_code=503, headers={"retry-after": "1"})
+                if operation is not None:
+                    fallback = _retry_after(operation, 503, 1.0)
+                await fallback(scope, receive, send_and_note)
+        self._log(method, path, str(status), started)
+
+    def _log(self, method: str, path: str, shown: str, started: float) -> None:
+        elapsed_ms = (time.perf_counter() - started) * 1000.0
+        # Method, path and status only: never headers or bodies, which carry tokens and secrets.
+        logger.info("%s %s %s %.1fms", method, path, shown, elapsed_ms)
 
     async def serve(self, op: Operation, request: Request, item: str | None) -> Response:
         try:
@@ -296,127 +412,6 @@ class _PublicApi:
             if kind != "get":
                 state.store(resource, account, index, None if kind == "delete" else record)
         return answer(op, op.success, body=record)
-
-
-# ---- the control API -----------------------------------------------------------------
-
-_CONTROL = {"counts": "GET", "tokens": "GET"} | dict.fromkeys(
-    ("revoke", "faults", "clock", "reset"), "POST"
-)
-
-
-async def _control(state: MockState, request: Request) -> Response:
-    name = request.url.path.rpartition("/")[2]
-    try:
-        if name == "counts":
-            by_op = state.counts().items()
-            return JSONResponse({op: {str(c): n for c, n in by.items()} for op, by in by_op})
-        if name == "tokens":
-            return JSONResponse({"tokens": state.issued_tokens()})
-        raw = await request.body()
-        body = json.loads(raw) if raw.strip() else {}
-        if not isinstance(body, dict):
-            raise ValueError("The body must be a JSON object.")
-        if name == "faults":
-            config = state.set_faults(**body)
-            return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
-        if name == "clock":
-            advance = body.get("advance")
-            if isinstance(advance, bool) or not isinstance(advance, int | float):
-                raise ValueError('Expected {"advance": <seconds>}.')
-            return JSONResponse({"offset": state.advance_clock(float(advance))})
-        if name == "revoke":
-            state.revoke_tokens()
-        else:
-            state.reset(**body)
-        return Response(status_code=204)
-    except (TypeError, ValueError) as exc:  # JSON that is not, settings that are not
-        body = problem_body(400, str(exc)[:300])
-        return JSONResponse(body, status_code=400, media_type="application/problem+json")
-
-
-# ---- the front door --------------------------------------------------------------------
-
-
-async def _drop_connection(receive: Receive, send: Send) -> None:
-    # Under uvicorn ``send`` is a bound method of the request cycle, which holds the
-    # socket's transport: aborting it resets the connection before any byte is written,
-    # and the server, seeing the client gone, sends nothing (no 500).
-    transport = getattr(getattr(send, "__self__", None), "transport", None)
-    if transport is not None and hasattr(transport, "abort"):
-        transport.abort()
-        with anyio.move_on_after(1.0):
-            while (await receive())["type"] != "http.disconnect":
-                pass
-        return
-    # In process (httpx.ASGITransport) there is no socket: raise what httpx raises when a
-    # server closes the connection without answering, so clients see a transport error.
-    raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
-
-
-class _FrontDoor:
-    def __init__(self, state: MockState, router: ASGIApp) -> None:
-        self._state = state
-        self._router = router
-        self._public = _PublicApi(state)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            # Lifespan and websockets: nothing to serve (uvicorn goes on without lifespan).
-            return
-        started = time.perf_counter()
-        method: str = scope["method"]
-        path: str = scope["path"]
-        found = None
-        if path.startswith(f"{API_PREFIX}/"):
-            raw = scope.get("raw_path", b"").decode("latin-1") or path
-            found = self._state.spec.match(raw.removeprefix(API_PREFIX))
-        operation = None if found is None else found[0].get(method)
-        status = 0  # until the answer starts
-
-        async def send_and_note(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                # Counted before the client can see the answer: a test that asserts on
-                # counts, or resets, right after a response never races the count.
-                if operation is not None:
-                    self._state.record(operation.operation_id, status)
-            await send(message)
-
-        plan = None if operation is None else self._state.plan_faults()
-        if plan is not None and plan.delay > 0:
-            await anyio.sleep(plan.delay)
-        if plan is not None and operation is not None and plan.drop:
-            self._state.record(operation.operation_id, 0)
-            self._log(method, path, "dropped", started)
-            await _drop_connection(receive, send)
-            return
-        try:
-            response: ASGIApp = self._router
-            if found is not None and operation is None:
-                # The path is the spec's, the method is not: 405 with the declared ones.
-                response = Response(status_code=405, headers={"allow": ", ".join(found[0])})
-            elif found is not None and operation is not None and plan is not None:
-                response = (
-                    _retry_after(operation, plan.status, self._state.config.retry_after)
-                    if plan.status is not None
-                    else await self._public.serve(operation, Request(scope, receive), found[1])
-                )
-            await response(scope, receive, send_and_note)
-        except Exception:
-            logger.exception("%s %s failed; answering 503", method, path)
-            if not status:
-                fallback = Response(status_code=503, headers={"retry-after": "1"})
-                if operation is not None:
-                    fallback = _retry_after(operation, 503, 1.0)
-                await fallback(scope, receive, send_and_note)
-        self._log(method, path, str(status), started)
-
-    def _log(self, method: str, path: str, shown: str, started: float) -> None:
-        elapsed_ms = (time.perf_counter() - started) * 1000.0
-        # Method, path and status only: never headers or bodies, which carry tokens and secrets.
-        logger.info("%s %s %s %.1fms", method, path, shown, elapsed_ms)
 
 
 def build_app(state: MockState) -> ASGIApp:
