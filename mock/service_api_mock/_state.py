@@ -158,13 +158,9 @@ class MockState:
             return {op: dict(sorted(c.items())) for op, c in sorted(self._counts.items())}
 
     def count(self, operation: str | None = None, status: int | None = None) -> int:
-        return sum(
-            n
-            for op, by_status in self.counts().items()
-            if operation in (None, op)
-            for code, n in by_status.items()
-            if status in (None, code)
-        )
+        # The per-status counts of the operations asked for, then those of the status.
+        chosen = [by_code for op, by_code in self.counts().items() if operation in (None, op)]
+        return sum(n for by_code in chosen for code, n in by_code.items() if status in (None, code))
 
     # ---- faults --------------------------------------------------------------------
 
@@ -277,6 +273,4 @@ def encode_json(value: object) -> bytes:
 
         encode_json({"a": 1})  # b'{"a":1}'
     """
-    return json.dumps(
-        value, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
-    ).encode("utf-8")
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
