@@ -54,9 +54,8 @@ _NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
 
 def _seconds_header(seconds: float) -> str:
     # Whole seconds are the HTTP form; a fraction is kept so tests can ask for short waits.
-    if seconds == int(seconds):
-        return str(int(seconds))
-    return f"{seconds:.3f}".rstrip("0")
+    # Milliseconds at most, and no trailing zeros or point: 2.0 is "2", 1.0004 is "1".
+    return f"{seconds:.3f}".rstrip("0").rstrip(".")
 
 
 def answer(
@@ -270,11 +269,10 @@ class _FrontDoor:
                 # The path is the spec's, the method is not: 405 with the declared ones.
                 response = Response(status_code=405, headers={"allow": ", ".join(found[0])})
             elif found is not None and operation is not None and plan is not None:
-                response = (
-                    _retry_after(operation, plan.status, self.state.config.retry_after)
-                    if plan.status is not None
-                    else await self.serve(operation, Request(scope, receive), found[1])
-                )
+                if plan.status is not None:
+                    response = _retry_after(operation, plan.status, self.state.config.retry_after)
+                else:
+                    response = await self.serve(operation, Request(scope, receive), found[1])
             await response(scope, receive, send_and_note)
         except Exception:
             logger.exception("%s %s failed; answering 503", method, path)
