@@ -168,9 +168,7 @@ def _page_url(request: Request, size: int, number: int, filters: dict[str, str])
 
 # ---- the control API -----------------------------------------------------------------
 
-_CONTROL = {"counts": "GET", "tokens": "GET"} | dict.fromkeys(
-    ("revoke", "faults", "clock", "reset"), "POST"
-)
+_CONTROL = {"GET": ("counts", "tokens"), "POST": ("revoke", "faults", "clock", "reset")}
 
 
 async def _control(state: MockState, request: Request) -> Response:
@@ -422,7 +420,8 @@ def build_app(state: MockState) -> ASGIApp:
     control = functools.partial(_control, state)
     routes = [
         Route(f"{CONTROL_PREFIX}/{name}", control, methods=[method])
-        for name, method in _CONTROL.items()
+        for method, names in _CONTROL.items()
+        for name in names
     ]
     # A bare Router rather than a Starlette application: the application's error
     # middleware would answer 500 before the front door could step in.
