@@ -92,10 +92,7 @@ def serve_asgi(app: ASGIApp, *, name: str = "asgi-app", **uvicorn_options: Any) 
         port = sock.getsockname()[1]
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **options))
         thread = threading.Thread(
-            target=server.run,
-            kwargs={"sockets": [sock]},
-            name=f"{name}:{port}",
-            daemon=True,
+            target=server.run, kwargs={"sockets": [sock]}, name=f"{name}:{port}", daemon=True
         )
         thread.start()
         try:

@@ -303,10 +303,8 @@ class _Reading:
                 types = self.doc.types(f"{where}/schema") if "schema" in param else ("array",)
                 if place not in ("query", "path") or not set(types) - {"null"} <= _SCALARS:
                     raise self.error(f"parameter {name} is not a scalar in the query or path")
-                validator = self.doc.validator(f"{where}/schema")
-                found[(name, place)] = Parameter(
-                    name, bool(param.get("required")), types, validator
-                )
+                schema = self.doc.validator(f"{where}/schema")
+                found[(name, place)] = Parameter(name, bool(param.get("required")), types, schema)
         return found
 
     def security(self) -> tuple[bool, str | None]:
@@ -422,12 +420,8 @@ def _load(path: Path, _mtime_ns: int) -> ApiSpec:
     if not isinstance(document, dict) or not isinstance(document.get("paths"), dict):
         raise SpecError(f"{path}: not an OpenAPI document with paths")
     doc = SpecDocument(document)
-    readings = [
-        _Reading(doc, str(p), m)
-        for p, item in document["paths"].items()
-        for m in _METHODS
-        if m in item
-    ]
+    paths = document["paths"]
+    readings = [_Reading(doc, str(p), m) for p in paths for m in _METHODS if m in paths[p]]
     resources = _record_types(doc, readings)
     operations = tuple(_operation(r, resources) for r in readings)
     routes: dict[str, dict[str, Operation]] = {}
