@@ -80,6 +80,7 @@ class MockState:
             raise ValueError("the spec of a running mock is fixed; start another one")
         config = attrs.evolve(self._initial, **overrides)
         with self._lock:
+            # The configuration in force: the initial one, these overrides, later fault settings.
             self.config = config
             self._offset = 0.0
             # Every token issued since the reset, in order; a revoked one maps to None.
