@@ -20,7 +20,7 @@ import uvicorn
 
 from ._app import API_PREFIX, CONTROL_PREFIX
 from ._config import DEMO_ACCOUNTS, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, MockConfig
-from ._server import uvicorn_config
+from ._server import MOCK_OPTIONS
 from ._service import MockService
 from ._spec import DEFAULT_SPEC, SpecError, load_spec
 
@@ -108,7 +108,6 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         return 1
     except ValueError as exc:
         parser(prog).error(str(exc))
-    config = service.config
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -123,8 +122,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         except OSError as exc:
             print(f"cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
             return 1
-        _announce(args.host, sock.getsockname()[1], config)
-        uvicorn.Server(uvicorn_config(service, args.host, args.port)).run(sockets=[sock])
+        _announce(args.host, sock.getsockname()[1], service.config)
+        config = uvicorn.Config(service.app, host=args.host, port=args.port, **MOCK_OPTIONS)
+        uvicorn.Server(config).run(sockets=[sock])
     return 0
 
 

@@ -17,6 +17,7 @@ import math
 import re
 import time
 from datetime import UTC, datetime
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlencode
 
@@ -29,7 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ._spec import Operation, Parameter, problem_body
+from ._spec import Operation, Parameter, is_json, problem_body
 from ._state import FAULT_FIELDS, MockState, encode_json
 
 __all__ = ["API_PREFIX", "CONTROL_PREFIX", "build_app"]
@@ -45,8 +46,6 @@ MAX_PAGE_SIZE = 50
 _INTEGER = re.compile(r"[+-]?[0-9]{1,4000}")
 _NUMBER = re.compile(r"[+-]?([0-9]{1,300}(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,3})?")
 _EXPIRED = 'Bearer error="invalid_token", error_description="The token expired at \'{}\'"'
-_TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found"}
-_TITLES |= {429: "Too Many Requests", 503: "Service Unavailable"}
 _NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
 
 
@@ -55,9 +54,8 @@ _NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
 
 def _seconds_header(seconds: float) -> str:
     # Whole seconds are the HTTP form; a fraction is kept so tests can ask for short waits.
-    if seconds == int(seconds):
-        return str(int(seconds))
-    return f"{seconds:.3f}".rstrip("0")
+    # Milliseconds at most, and no trailing zeros or point: 2.0 is "2", 1.0004 is "1".
+    return f"{seconds:.3f}".rstrip("0").rstrip(".")
 
 
 def answer(
@@ -74,11 +72,11 @@ def answer(
         answer(op, 404, "No shipment has this identifier.")
     """
     media = op.answers[status]
-    title = _TITLES.get(status, "Error")
     if media is None:
         return Response(status_code=status, headers=headers)
-    if media == "application/json" or media.endswith("+json"):
-        content = encode_json(body if body is not None else problem_body(status, title, detail))
+    title = HTTPStatus(status).phrase
+    if is_json(media):
+        content = encode_json(body if body is not None else problem_body(status, detail))
     elif media == "text/html":
         content = f"<html><body><h1>{status} {title}</h1></body></html>".encode()
     else:
@@ -90,15 +88,14 @@ def _retry_after(op: Operation, status: int, seconds: float) -> Response:
     return answer(op, status, headers={"retry-after": _seconds_header(seconds)})
 
 
-def _expired_challenge(expired_at: float) -> str:
-    moment = datetime.fromtimestamp(expired_at, UTC)
-    return _EXPIRED.format(moment.strftime("%m/%d/%Y %H:%M:%S"))
+def _media_type(request: Request) -> str:
+    return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
-def _bearer_token(request: Request) -> str | None:
+def _bearer_token(request: Request) -> str:
     # Like ASP.NET's JwtBearer: a header of another scheme, or without a token, is no token.
     scheme, _, token = request.headers.get("authorization", "").strip().partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 class _Refused(Exception):
@@ -145,10 +142,9 @@ def _parameters(op: Operation, request: Request) -> dict[str, Any]:
 async def _json_body(op: Operation, request: Request) -> dict[str, Any]:
     """The request's JSON object, checked against the operation's schema; else a 400."""
     raw = await request.body()
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if op.body is None or (not raw.strip() and not op.body_required):
         return {}
-    if media != "application/json" and not media.endswith("+json"):
+    if not is_json(_media_type(request)):
         raise _Refused(400, "The body must be application/json.")
     try:
         value = json.loads(raw)
@@ -170,12 +166,125 @@ def _page_url(request: Request, size: int, number: int, filters: dict[str, str])
     return str(request.url.replace(query=query))
 
 
-# ---- the public API ------------------------------------------------------------------
+# ---- the control API -----------------------------------------------------------------
+
+_CONTROL = {"GET": ("counts", "tokens"), "POST": ("revoke", "faults", "clock", "reset")}
+
+
+async def _control(state: MockState, request: Request) -> Response:
+    name = request.url.path.rpartition("/")[2]
+    try:
+        if name == "counts":
+            by_op = state.counts().items()
+            return JSONResponse({op: {str(c): n for c, n in by.items()} for op, by in by_op})
+        if name == "tokens":
+            return JSONResponse({"tokens": state.issued_tokens()})
+        raw = await request.body()
+        body = json.loads(raw) if raw.strip() else {}
+        if not isinstance(body, dict):
+            raise ValueError("The body must be a JSON object.")
+        if name == "faults":
+            config = state.set_faults(**body)
+            return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
+        if name == "clock":
+            advance = body.get("advance")
+            if isinstance(advance, bool) or not isinstance(advance, int | float):
+                raise ValueError('Expected {"advance": <seconds>}.')
+            return JSONResponse({"offset": state.advance_clock(float(advance))})
+        if name == "revoke":
+            state.revoke_tokens()
+        else:
+            state.reset(**body)
+        return Response(status_code=204)
+    except (TypeError, ValueError) as exc:  # JSON that is not, settings that are not
+        body = problem_body(400, str(exc)[:300])
+        return JSONResponse(body, status_code=400, media_type="application/problem+json")
+
+
+async def _drop_connection(receive: Receive, send: Send) -> None:
+    # Under uvicorn ``send`` is a bound method of the request cycle, which holds the
+    # socket's transport: aborting it resets the connection before any byte is written,
+    # and the server, seeing the client gone, sends nothing (no 500).
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if transport is not None and hasattr(transport, "abort"):
+        transport.abort()
+        with anyio.move_on_after(1.0):
+            while (await receive())["type"] != "http.disconnect":
+                pass
+        return
+    # In process (httpx.ASGITransport) there is no socket: raise what httpx raises when a
+    # server closes the connection without answering, so clients see a transport error.
+    raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+
+
+# ---- the front door and the public API ------------------------------------------------
 
 
 @attrs.frozen
-class _PublicApi:
+class _FrontDoor:
+    """The ASGI app: finds, times, logs and counts each request and injects the faults (the
+    front door), then serves it by its operation's shape (the public API) or hands it to
+    the control API's router."""
+
     state: MockState
+    router: ASGIApp  # the control API
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            # Lifespan and websockets: nothing to serve (uvicorn goes on without lifespan).
+            return
+        started = time.perf_counter()
+        method: str = scope["method"]
+        path: str = scope["path"]
+        found = None
+        if path.startswith(f"{API_PREFIX}/"):
+            raw = scope.get("raw_path", b"").decode("latin-1") or path
+            found = self.state.spec.match(raw.removeprefix(API_PREFIX))
+        operation = None if found is None else found[0].get(method)
+        status = 0  # until the answer starts
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                # Counted before the client can see the answer: a test that asserts on
+                # counts, or resets, right after a response never races the count.
+                if operation is not None:
+                    self.state.record(operation.operation_id, status)
+            await send(message)
+
+        plan = None if operation is None else self.state.plan_faults()
+        if plan is not None and plan.delay > 0:
+            await anyio.sleep(plan.delay)
+        if plan is not None and operation is not None and plan.drop:
+            self.state.record(operation.operation_id, 0)
+            self._log(method, path, "dropped", started)
+            await _drop_connection(receive, send)
+            return
+        try:
+            response: ASGIApp = self.router
+            if found is not None and operation is None:
+                # The path is the spec's, the method is not: 405 with the declared ones.
+                response = Response(status_code=405, headers={"allow": ", ".join(found[0])})
+            elif found is not None and operation is not None and plan is not None:
+                if plan.status is not None:
+                    response = _retry_after(operation, plan.status, self.state.config.retry_after)
+                else:
+                    response = await self.serve(operation, Request(scope, receive), found[1])
+            await response(scope, receive, send_and_note)
+        except Exception:
+            logger.exception("%s %s failed; answering 503", method, path)
+            if not status:
+                fallback = Response(status_code=503, headers={"retry-after": "1"})
+                if operation is not None:
+                    fallback = _retry_after(operation, 503, 1.0)
+                await fallback(scope, receive, send_and_note)
+        self._log(method, path, str(status), started)
+
+    def _log(self, method: str, path: str, shown: str, started: float) -> None:
+        elapsed_ms = (time.perf_counter() - started) * 1000.0
+        # Method, path and status only: never headers or bodies, which carry tokens and secrets.
+        logger.info("%s %s %s %.1fms", method, path, shown, elapsed_ms)
 
     async def serve(self, op: Operation, request: Request, item: str | None) -> Response:
         try:
@@ -194,31 +303,34 @@ class _PublicApi:
         if not op.bearer:
             return ""
         token = _bearer_token(request)
-        check = self.state.check_token(token or "")
-        if check.client_id is None:
+        issued = self.state.token(token)
+        if issued is None or self.state.now() >= issued.expires_at:
             challenge = 'Bearer error="invalid_token"' if token else "Bearer"
-            if check.expired_at is not None:
-                challenge = _expired_challenge(check.expired_at)
+            if issued is not None:
+                moment = datetime.fromtimestamp(issued.expires_at, UTC)
+                challenge = _EXPIRED.format(moment.strftime("%m/%d/%Y %H:%M:%S"))
             raise _Refused(401, headers={"www-authenticate": challenge})
-        wait = self.state.rate_limit_wait(check.client_id)
-        if wait is not None:
-            raise _Refused(429, headers={"retry-after": _seconds_header(math.ceil(wait) or 1)})
+        self._count_against_quota(issued.client_id)
         if op.account_header is None:
             return ""
         given = request.headers.get(op.account_header)
         if given is None:
             raise _Refused(400, f"The {op.account_header} header is required.")
-        if given not in self.state.accounts_of(check.client_id):
+        if given not in self.state.accounts_of(issued.client_id):
             raise _Refused(403, "The credentials are not associated with this account.")
         return given
+
+    def _count_against_quota(self, client_id: str) -> None:
+        wait = self.state.rate_limit_wait(client_id)
+        if wait is not None:
+            raise _Refused(429, headers={"retry-after": _seconds_header(math.ceil(wait) or 1)})
 
     async def authenticate(self, op: Operation, request: Request) -> Response:
         def oauth(status: int, error: str, description: str) -> Response:
             body = {"error": error, "error_description": description}
             return answer(op, status, headers=_NO_STORE, body=body)
 
-        media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if media_type != "multipart/form-data":
+        if _media_type(request) != "multipart/form-data":
             return oauth(400, "invalid_request", "The body must be multipart/form-data.")
         fields: dict[str, str] = {}
         try:
@@ -244,9 +356,7 @@ class _PublicApi:
         client_id = fields["client_id"]
         if not self.state.check_client(client_id, fields["client_secret"]):
             return oauth(401, "invalid_client", "The client credentials are invalid.")
-        wait = self.state.rate_limit_wait(client_id)
-        if wait is not None:
-            raise _Refused(429, headers={"retry-after": _seconds_header(math.ceil(wait) or 1)})
+        self._count_against_quota(client_id)
         token = self.state.issue_token(client_id)
         # expires_in is a whole number of seconds in a string; rounding down keeps a
         # client that trusts it on the safe side of a fractional test TTL.
@@ -297,137 +407,7 @@ class _PublicApi:
                 record = {**(record if kind == "update" else {}), **body, id_field: record_id}
             if kind != "get":
                 state.store(resource, account, index, None if kind == "delete" else record)
-        media = op.answers[op.success]
-        if media is None:
-            return Response(status_code=op.success)
-        return Response(encode_json(record), status_code=op.success, media_type=media)
-
-
-# ---- the control API -----------------------------------------------------------------
-
-_CONTROL = {"counts": "GET", "tokens": "GET"} | dict.fromkeys(
-    ("revoke", "faults", "clock", "reset"), "POST"
-)
-
-
-@attrs.frozen
-class _ControlApi:
-    state: MockState
-
-    async def serve(self, request: Request) -> Response:
-        state, name = self.state, request.url.path.rpartition("/")[2]
-        try:
-            if name == "counts":
-                by_op = state.counts().items()
-                return JSONResponse({op: {str(c): n for c, n in by.items()} for op, by in by_op})
-            if name == "tokens":
-                return JSONResponse({"tokens": state.issued_tokens()})
-            raw = await request.body()
-            body = json.loads(raw) if raw.strip() else {}
-            if not isinstance(body, dict):
-                raise ValueError("The body must be a JSON object.")
-            if name == "faults":
-                config = state.set_faults(**body)
-                return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
-            if name == "clock":
-                advance = body.get("advance")
-                if isinstance(advance, bool) or not isinstance(advance, int | float):
-                    raise ValueError('Expected {"advance": <seconds>}.')
-                return JSONResponse({"offset": state.advance_clock(float(advance))})
-            if name == "revoke":
-                state.revoke_tokens()
-            else:
-                state.reset(**body)
-            return Response(status_code=204)
-        except (TypeError, ValueError) as exc:  # JSON that is not, settings that are not
-            body = problem_body(400, "Bad Request", str(exc)[:300])
-            return JSONResponse(body, status_code=400, media_type="application/problem+json")
-
-
-# ---- the front door --------------------------------------------------------------------
-
-
-async def _drop_connection(receive: Receive, send: Send) -> None:
-    # Under uvicorn ``send`` is a bound method of the request cycle, which holds the
-    # socket's transport: aborting it resets the connection before any byte is written,
-    # and the server, seeing the client gone, sends nothing (no 500).
-    transport = getattr(getattr(send, "__self__", None), "transport", None)
-    if transport is not None and hasattr(transport, "abort"):
-        transport.abort()
-        with anyio.move_on_after(1.0):
-            while (await receive())["type"] != "http.disconnect":
-                pass
-        return
-    # In process (httpx.ASGITransport) there is no socket: raise what httpx raises when a
-    # server closes the connection without answering, so clients see a transport error.
-    raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
-
-
-class _FrontDoor:
-    def __init__(self, state: MockState, router: ASGIApp) -> None:
-        self._state = state
-        self._router = router
-        self._public = _PublicApi(state)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            # Lifespan and websockets: nothing to serve (uvicorn goes on without lifespan).
-            return
-        started = time.perf_counter()
-        method: str = scope["method"]
-        path: str = scope["path"]
-        found = None
-        if path.startswith(f"{API_PREFIX}/"):
-            raw = scope.get("raw_path", b"").decode("latin-1") or path
-            found = self._state.spec.match(raw.removeprefix(API_PREFIX))
-        operation = None if found is None else found[0].get(method)
-        status = 0
-        response_started = False
-
-        async def send_and_note(message: Message) -> None:
-            nonlocal status, response_started
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                response_started = True
-                # Counted before the client can see the answer: a test that asserts on
-                # counts, or resets, right after a response never races the count.
-                if operation is not None:
-                    self._state.record(operation.operation_id, status)
-            await send(message)
-
-        plan = None if operation is None else self._state.plan_faults()
-        if plan is not None and plan.delay > 0:
-            await anyio.sleep(plan.delay)
-        if plan is not None and operation is not None and plan.drop:
-            self._state.record(operation.operation_id, 0)
-            self._log(method, path, "dropped", started)
-            await _drop_connection(receive, send)
-            return
-        try:
-            response: ASGIApp = self._router
-            if found is not None and operation is None:
-                # The path is the spec's, the method is not: 405 with the declared ones.
-                response = Response(status_code=405, headers={"allow": ", ".join(found[0])})
-            elif found is not None and operation is not None and plan is not None:
-                response = (
-                    _retry_after(operation, plan.status, plan.retry_after)
-                    if plan.status is not None
-                    else await self._public.serve(operation, Request(scope, receive), found[1])
-                )
-            await response(scope, receive, send_and_note)
-        except Exception:
-            logger.exception("%s %s failed; answering 503", method, path)
-            if not response_started:
-                fallback = Response(status_code=503, headers={"retry-after": "1"})
-                if operation is not None:
-                    fallback = _retry_after(operation, 503, 1.0)
-                await fallback(scope, receive, send_and_note)
-        self._log(method, path, str(status), started)
-
-    def _log(self, method: str, path: str, shown: str, started: float) -> None:
-        elapsed_ms = (time.perf_counter() - started) * 1000.0
-        # Method, path and status only: never headers or bodies, which carry tokens and secrets.
-        logger.info("%s %s %s %.1fms", method, path, shown, elapsed_ms)
+        return answer(op, op.success, body=record)
 
 
 def build_app(state: MockState) -> ASGIApp:
@@ -437,10 +417,11 @@ def build_app(state: MockState) -> ASGIApp:
 
         app = build_app(MockState(MockConfig(), load_spec()))
     """
-    control = _ControlApi(state)
+    control = functools.partial(_control, state)
     routes = [
-        Route(f"{CONTROL_PREFIX}/{name}", control.serve, methods=[method])
-        for name, method in _CONTROL.items()
+        Route(f"{CONTROL_PREFIX}/{name}", control, methods=[method])
+        for method, names in _CONTROL.items()
+        for name in names
     ]
     # A bare Router rather than a Starlette application: the application's error
     # middleware would answer 500 before the front door could step in.

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._spec import RecordType
+    from ._spec import RecordType, SpecDocument
 
 __all__ = ["REALISTIC", "build_records", "make_dataset", "new_id", "sample_record"]
 
@@ -152,7 +152,7 @@ def make_dataset(resource: str, account: str, *, seed: int, records: int) -> lis
 
 
 def build_records(
-    document: Mapping[str, Any], record_type: RecordType, account: str, *, seed: int, count: int
+    document: SpecDocument, record_type: RecordType, account: str, *, seed: int, count: int
 ) -> list[dict[str, Any]]:
     """The ``count`` records of ``record_type`` for ``account``, built from its schema.
 
@@ -178,7 +178,7 @@ def build_records(
     return out
 
 
-def sample_record(document: Mapping[str, Any], record_type: RecordType) -> dict[str, Any]:
+def sample_record(document: SpecDocument, record_type: RecordType) -> dict[str, Any]:
     """One record of ``record_type``, to check at start-up that the schema takes it.
 
     Example::
@@ -207,22 +207,12 @@ class _SchemaBuilder:
     """Builds a value that fits a JSON Schema: the first alternative of a choice, every
     property of an object, a value within the bounds, an example or enum member if given."""
 
-    def __init__(self, document: Mapping[str, Any], rng: random.Random) -> None:
+    def __init__(self, document: SpecDocument, rng: random.Random) -> None:
         self.document = document
         self.rng = rng
 
-    def deref(self, schema: Any) -> Any:
-        for _ in range(32):
-            if not (isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str)):
-                return schema
-            node: Any = self.document
-            for part in schema["$ref"].removeprefix("#/").split("/"):
-                node = self.deref(node)[part.replace("~1", "/").replace("~0", "~")]
-            schema = node
-        raise ValueError("$refs go round in circles")
-
     def value(self, schema: Any, name: str, depth: int) -> Any:
-        schema = self.deref(schema)
+        schema = self.document.resolve(schema)[0]
         if not isinstance(schema, Mapping):
             return None  # true / false / {}: anything, so null
         if depth > _MAX_DEPTH:
@@ -242,7 +232,7 @@ class _SchemaBuilder:
             return merged
         for key in ("anyOf", "oneOf"):
             if key in schema:
-                options = [self.deref(o) for o in schema[key]]
+                options = [self.document.resolve(o)[0] for o in schema[key]]
                 useful = [o for o in options if o != {"type": "null"}]
                 return self.value((useful or options)[0], name, depth + 1)
         declared = schema.get("type", [])

@@ -17,7 +17,7 @@ from ._app import API_PREFIX
 from ._config import MockConfig
 from ._service import MockService
 
-__all__ = ["RunningMock", "running_mock", "serve_asgi", "uvicorn_config"]
+__all__ = ["MOCK_OPTIONS", "RunningMock", "running_mock", "serve_asgi"]
 
 _START_TIMEOUT = 10.0
 _STOP_TIMEOUT = 10.0
@@ -50,7 +50,8 @@ class RunningMock:
         return self.base_url.removesuffix(API_PREFIX)
 
 
-_MOCK_OPTIONS: dict[str, Any] = {
+# The uvicorn settings the mock runs with, by the command and by running_mock() alike.
+MOCK_OPTIONS: dict[str, Any] = {
     # The mock logs one line per request itself; uvicorn's access log would double it.
     "access_log": False,
     "log_config": None,
@@ -59,16 +60,6 @@ _MOCK_OPTIONS: dict[str, Any] = {
     "proxy_headers": False,
     "timeout_graceful_shutdown": 2,
 }
-
-
-def uvicorn_config(service: MockService, host: str, port: int) -> uvicorn.Config:
-    """The uvicorn settings the mock runs with, shared by the CLI and :func:`running_mock`.
-
-    Example::
-
-        uvicorn.Server(uvicorn_config(MockService(), "127.0.0.1", 8080)).run()
-    """
-    return uvicorn.Config(service.app, host=host, port=port, **_MOCK_OPTIONS)
 
 
 @contextlib.contextmanager
@@ -101,10 +92,7 @@ def serve_asgi(app: ASGIApp, *, name: str = "asgi-app", **uvicorn_options: Any) 
         port = sock.getsockname()[1]
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **options))
         thread = threading.Thread(
-            target=server.run,
-            kwargs={"sockets": [sock]},
-            name=f"{name}:{port}",
-            daemon=True,
+            target=server.run, kwargs={"sockets": [sock]}, name=f"{name}:{port}", daemon=True
         )
         thread.start()
         try:
@@ -143,5 +131,5 @@ def running_mock(
         service = MockService(MockConfig(**config_overrides))
     elif config_overrides:
         raise TypeError("pass either a service or configuration overrides, not both")
-    with serve_asgi(service.app, name="service-api-mock", **_MOCK_OPTIONS) as origin:
+    with serve_asgi(service.app, name="service-api-mock", **MOCK_OPTIONS) as origin:
         yield RunningMock(base_url=f"{origin}{API_PREFIX}", service=service)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -68,15 +69,25 @@ class SpecError(ValueError):
     """
 
 
-def problem_body(status: int, title: str, detail: str) -> dict[str, Any]:
+def problem_body(status: int, detail: str) -> dict[str, Any]:
     """The RFC 9457 problem details ASP.NET Core answers 400, 403 and 404 with.
 
     Example::
 
-        problem_body(404, "Not Found", "No shipment has this identifier.")
+        problem_body(404, "No shipment has this identifier.")  # title "Not Found"
     """
     kind = f"https://tools.ietf.org/html/rfc9110#section-15.5.{status - 399}"
-    return {"type": kind, "title": title, "status": status, "detail": detail}
+    return {"type": kind, "title": HTTPStatus(status).phrase, "status": status, "detail": detail}
+
+
+def is_json(media: str) -> bool:
+    """Whether the media type ``media`` is JSON: ``application/json`` or a ``+json`` type.
+
+    Example::
+
+        is_json("application/problem+json")  # True
+    """
+    return media == "application/json" or media.endswith("+json")
 
 
 @attrs.frozen
@@ -100,7 +111,7 @@ class RecordType:
 
     Example::
 
-        RecordType("shipments", "#/components/...", "shipmentId", ("string",), True, validator)
+        RecordType("shipments", "#/components/...", "shipmentId", ("string",), True)
     """
 
     name: str
@@ -108,7 +119,6 @@ class RecordType:
     id_field: str | None
     id_types: tuple[str, ...]
     realistic: bool
-    validator: Validator = attrs.field(repr=False)
 
 
 @attrs.frozen
@@ -148,7 +158,7 @@ class ApiSpec:
     """
 
     path: Path
-    document: Mapping[str, Any] = attrs.field(repr=False)
+    document: SpecDocument = attrs.field(repr=False)
     operations: tuple[Operation, ...]
     resources: Mapping[str, RecordType]
     routes: tuple[tuple[re.Pattern[str], dict[str, Operation]], ...] = attrs.field(repr=False)
@@ -172,11 +182,16 @@ def _pattern(segment: str) -> str:
 
 
 def _json_type(content: Mapping[str, Any]) -> str | None:
-    return next((m for m in content if m == "application/json" or m.endswith("+json")), None)
+    return next((m for m in content if is_json(m)), None)
 
 
-class _Document:
-    """The spec's document: nodes by JSON pointer, local ``$ref``s followed; validators."""
+class SpecDocument:
+    """The spec's document: nodes by JSON pointer, local ``$ref``s followed; validators.
+
+    Example::
+
+        SpecDocument(document).at("#/components/schemas/Shipment")  # (schema, its pointer)
+    """
 
     def __init__(self, document: Mapping[str, Any]) -> None:
         self.document = document
@@ -193,10 +208,11 @@ class _Document:
                 key = int(key)
             if key not in (node if isinstance(node, Mapping) else range(len(node))):
                 raise SpecError(f"{pointer}: points nowhere")
-            node, where = self._follow(node[key], f"{where}/{part}", seen)
+            node, where = self.resolve(node[key], f"{where}/{part}", seen)
         return node, where
 
-    def _follow(self, node: Any, where: str, seen: int) -> tuple[Any, str]:
+    def resolve(self, node: Any, where: str = "#", seen: int = 0) -> tuple[Any, str]:
+        """``node`` found at ``where``, or what its ``$ref`` points to, and its pointer."""
         if isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
             if not node["$ref"].startswith("#/") or seen > 32:
                 raise SpecError(f"{where}: only local $refs that end are served")
@@ -227,7 +243,7 @@ class _Document:
 class _Reading:
     """One operation as the spec declares it, read into an :class:`Operation`."""
 
-    def __init__(self, doc: _Document, path: str, method: str) -> None:
+    def __init__(self, doc: SpecDocument, path: str, method: str) -> None:
         self.doc, self.path, self.method = doc, path, method.upper()
         self.pointer = f"#/paths/{_escape(path)}/{method}"
         self.op: Mapping[str, Any] = doc.at(self.pointer)[0]
@@ -245,11 +261,9 @@ class _Reading:
             raise self.error("declares no 2xx status to answer with")
         self.success = int(success[0])
         self.media, self.schema = doc.schema_of(f"{self.pointer}/responses/{success[0]}")
-        has_body = "requestBody" in self.op
-        self.body = doc.schema_of(f"{self.pointer}/requestBody")[1] if has_body else None
-        self.body_required = has_body and bool(
-            doc.at(f"{self.pointer}/requestBody")[0].get("required")
-        )
+        body = doc.at(f"{self.pointer}/requestBody")[0] if "requestBody" in self.op else {}
+        self.body = doc.schema_of(f"{self.pointer}/requestBody")[1] if body else None
+        self.body_required = bool(body.get("required"))
 
     def error(self, reason: str) -> SpecError:
         return SpecError(f"{self.id}: {reason}")
@@ -257,14 +271,11 @@ class _Reading:
     def media_for(self, status: int, sample: object) -> str | None:
         """The media type the mock answers ``status`` with; ``sample`` must fit its schema."""
         responses = self.op.get("responses") or {}
-        key = next(
-            (k for k in (str(status), f"{status // 100}XX", "default") if k in responses), None
-        )
-        if key is None:
-            raise self.error(
-                f"declares no {status} response, which the mock answers {_REASONS[status]}"
-            )
-        response, pointer = self.doc.at(f"{self.pointer}/responses/{key}")
+        keys = [k for k in (str(status), f"{status // 100}XX", "default") if k in responses]
+        if not keys:
+            reason = f"declares no {status} response, which the mock answers {_REASONS[status]}"
+            raise self.error(reason)
+        response, pointer = self.doc.at(f"{self.pointer}/responses/{keys[0]}")
         content: Mapping[str, Any] = response.get("content") or {}
         media = _json_type(content) or next(
             (m for m in ("text/html", "text/plain") if m in content), None
@@ -272,7 +283,7 @@ class _Reading:
         if content and media is None:
             raise self.error(f"answers {status} only as {', '.join(content)}, not JSON or text")
         if media is not None and "schema" in content[media]:
-            body = sample if _json_type({media: 0}) else "text"
+            body = sample if is_json(media) else "text"
             self.check(f"{pointer}/content/{_escape(media)}/schema", body, f"its {status} body")
         return media
 
@@ -292,10 +303,8 @@ class _Reading:
                 types = self.doc.types(f"{where}/schema") if "schema" in param else ("array",)
                 if place not in ("query", "path") or not set(types) - {"null"} <= _SCALARS:
                     raise self.error(f"parameter {name} is not a scalar in the query or path")
-                validator = self.doc.validator(f"{where}/schema")
-                found[(name, place)] = Parameter(
-                    name, bool(param.get("required")), types, validator
-                )
+                schema = self.doc.validator(f"{where}/schema")
+                found[(name, place)] = Parameter(name, bool(param.get("required")), types, schema)
         return found
 
     def security(self) -> tuple[bool, str | None]:
@@ -324,7 +333,7 @@ class _Reading:
         return self.method == "POST" and fields >= {"client_id", "client_secret", "grant_type"}
 
 
-def _record_types(doc: _Document, readings: list[_Reading]) -> dict[str, RecordType]:
+def _record_types(doc: SpecDocument, readings: list[_Reading]) -> dict[str, RecordType]:
     # Where the records of each collection are described: the list's items, else the
     # record a get answers, else a create's body.
     found: dict[str, str] = {}
@@ -342,11 +351,10 @@ def _record_types(doc: _Document, readings: list[_Reading]) -> dict[str, RecordT
         ids = [n for n in names if n == items.get(name)] or [n for n in names if n.endswith("Id")]
         id_field = ids[0] if len(ids) == 1 else None
         id_types = doc.types(f"{pointer}/properties/{_escape(id_field)}") if id_field else ()
-        validator = doc.validator(pointer)
         # The richer records of shipments and devices, as long as the spec's schema takes them.
         rich = REALISTIC[name](0, "sample", 1)[0] if name in REALISTIC else None
-        realistic = rich is not None and id_field in rich and validator.is_valid(rich)
-        out[name] = RecordType(name, pointer, id_field, id_types, realistic, validator)
+        realistic = rich is not None and id_field in rich and doc.validator(pointer).is_valid(rich)
+        out[name] = RecordType(name, pointer, id_field, id_types, realistic)
     return out
 
 
@@ -367,7 +375,7 @@ def _operation(r: _Reading, resources: Mapping[str, RecordType]) -> Operation:
     statuses = {429, 503} | ({401} if bearer else set()) | ({400, 403} if header else set())
     statuses |= {400} if query or item or r.body else set()
     try:
-        sample = sample_record(r.doc.document, resource)
+        sample = sample_record(r.doc, resource)
     except ValueError as exc:
         raise r.error(f"cannot build a record of {resource.name}: {exc}") from None
     r.check(resource.pointer, sample, f"a built record of {resource.name}")
@@ -392,7 +400,7 @@ def _operation(r: _Reading, resources: Mapping[str, RecordType]) -> Operation:
             r.check(r.schema, sample, "a record")
     else:
         raise r.error(f"{r.method} {r.path} is none of the shapes the mock serves")
-    answers = {s: r.media_for(s, problem_body(s, "Sample", "sample")) for s in sorted(statuses)}
+    answers = {s: r.media_for(s, problem_body(s, "sample")) for s in sorted(statuses)}
     fields = r.doc.at(resource.pointer)[0].get("properties") or {}
     filters = tuple(p.name for p in query if p.name not in _PAGE_PARAMETERS and p.name in fields)
     body = None if r.body is None else r.doc.validator(r.body)
@@ -411,13 +419,9 @@ def _load(path: Path, _mtime_ns: int) -> ApiSpec:
         raise SpecError(f"{path}: cannot be read as YAML: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("paths"), dict):
         raise SpecError(f"{path}: not an OpenAPI document with paths")
-    doc = _Document(document)
-    readings = [
-        _Reading(doc, str(p), m)
-        for p, item in document["paths"].items()
-        for m in _METHODS
-        if m in item
-    ]
+    doc = SpecDocument(document)
+    paths = document["paths"]
+    readings = [_Reading(doc, str(p), m) for p in paths for m in _METHODS if m in paths[p]]
     resources = _record_types(doc, readings)
     operations = tuple(_operation(r, resources) for r in readings)
     routes: dict[str, dict[str, Operation]] = {}
@@ -428,7 +432,7 @@ def _load(path: Path, _mtime_ns: int) -> ApiSpec:
     compiled = tuple(
         (re.compile("/".join(_pattern(s) for s in p.split("/"))), m) for p, m in ordered
     )
-    return ApiSpec(path, document, operations, resources, compiled)
+    return ApiSpec(path, doc, operations, resources, compiled)
 
 
 def load_spec(path: Path | str | None = None) -> ApiSpec:

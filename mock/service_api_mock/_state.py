@@ -25,29 +25,23 @@ from ._config import MockConfig
 from ._data import build_records, new_id
 from ._spec import ApiSpec
 
-__all__ = ["FAULT_FIELDS", "FaultPlan", "MockState", "TokenCheck", "encode_json"]
+__all__ = ["FAULT_FIELDS", "FaultPlan", "IssuedToken", "MockState", "encode_json"]
 
 FAULT_FIELDS: tuple[str, ...] = ("drop_rate", "fault_rate", "latency_jitter_ms", "latency_ms")
 FAULT_FIELDS += ("rate_limit", "rate_window", "retry_after")
 
 
 @attrs.frozen
-class _Token:
-    client_id: str
-    expires_at: float
-
-
-@attrs.frozen
-class TokenCheck:
-    """Outcome of looking a bearer token up: a client ID, or why there is none.
+class IssuedToken:
+    """A token the mock issued: the integration it was issued to and when it expires.
 
     Example::
 
-        TokenCheck(client_id="demo-client")
+        IssuedToken(client_id="demo-client", expires_at=time.time() + 3600)
     """
 
-    client_id: str | None = None
-    expired_at: float | None = None
+    client_id: str
+    expires_at: float
 
 
 @attrs.frozen
@@ -56,13 +50,12 @@ class FaultPlan:
 
     Example::
 
-        FaultPlan(delay=0.05, drop=False, status=None, retry_after=1.0)
+        FaultPlan(delay=0.05, drop=False, status=None)
     """
 
     delay: float
     drop: bool
     status: int | None
-    retry_after: float
 
 
 class MockState:
@@ -82,19 +75,16 @@ class MockState:
 
     # ---- configuration -------------------------------------------------------------
 
-    @property
-    def config(self) -> MockConfig:
-        return self._config
-
     def reset(self, **overrides: Any) -> None:
         if "spec" in overrides and overrides["spec"] != self._initial.spec:
             raise ValueError("the spec of a running mock is fixed; start another one")
         config = attrs.evolve(self._initial, **overrides)
         with self._lock:
-            self._config = config
+            # The configuration in force: the initial one, these overrides, later fault settings.
+            self.config = config
             self._offset = 0.0
-            self._tokens: dict[str, _Token] = {}
-            self._issued: list[str] = []
+            # Every token issued since the reset, in order; a revoked one maps to None.
+            self._tokens: dict[str, IssuedToken | None] = {}
             self._counts: dict[str, collections.Counter[int]] = {}
             self._hits: dict[str, collections.deque[float]] = {}
             self._data: dict[tuple[str, str], tuple[list[dict[str, Any]], list[bytes]]] = {}
@@ -106,9 +96,9 @@ class MockState:
         unknown = sorted(set(changes) - set(FAULT_FIELDS))
         if unknown:
             raise TypeError(f"not a fault setting: {', '.join(unknown)}")
-        config = attrs.evolve(self._config, **changes)
+        config = attrs.evolve(self.config, **changes)
         with self._lock:
-            self._config = config
+            self.config = config
             if "rate_limit" in changes or "rate_window" in changes:
                 self._hits.clear()
         return config
@@ -127,7 +117,7 @@ class MockState:
             return self._offset
 
     def check_client(self, client_id: str, client_secret: str) -> bool:
-        creds = self._config.clients.get(client_id)
+        creds = self.config.clients.get(client_id)
         if creds is None:
             # Compare anyway so that unknown and known IDs take the same time.
             hmac.compare_digest(client_secret.encode(), b"-")
@@ -135,33 +125,28 @@ class MockState:
         return hmac.compare_digest(client_secret.encode(), creds.secret.encode())
 
     def accounts_of(self, client_id: str) -> tuple[str, ...]:
-        creds = self._config.clients.get(client_id)
+        creds = self.config.clients.get(client_id)
         return creds.accounts if creds is not None else ()
 
     def issue_token(self, client_id: str) -> str:
         # 32 random bytes: 256 bits, twice the 128 a bearer token needs, and opaque.
         token = secrets.token_urlsafe(32)
         with self._lock:
-            self._tokens[token] = _Token(client_id, self.now() + self._config.token_ttl)
-            self._issued.append(token)
+            self._tokens[token] = IssuedToken(client_id, self.now() + self.config.token_ttl)
         return token
 
-    def check_token(self, token: str) -> TokenCheck:
+    def token(self, token: str) -> IssuedToken | None:
+        """The token as issued, expired or not; ``None`` if never issued, or revoked."""
         with self._lock:
-            record = self._tokens.get(token)
-        if record is None:
-            return TokenCheck()
-        if self.now() >= record.expires_at:
-            return TokenCheck(expired_at=record.expires_at)
-        return TokenCheck(client_id=record.client_id)
+            return self._tokens.get(token)
 
     def revoke_tokens(self) -> None:
         with self._lock:
-            self._tokens.clear()
+            self._tokens = dict.fromkeys(self._tokens)
 
     def issued_tokens(self) -> list[str]:
         with self._lock:
-            return list(self._issued)
+            return list(self._tokens)
 
     # ---- counters ------------------------------------------------------------------
 
@@ -174,18 +159,14 @@ class MockState:
             return {op: dict(sorted(c.items())) for op, c in sorted(self._counts.items())}
 
     def count(self, operation: str | None = None, status: int | None = None) -> int:
-        return sum(
-            n
-            for op, by_status in self.counts().items()
-            if operation in (None, op)
-            for code, n in by_status.items()
-            if status in (None, code)
-        )
+        # The per-status counts of the operations asked for, then those of the status.
+        chosen = [by_code for op, by_code in self.counts().items() if operation in (None, op)]
+        return sum(n for by_code in chosen for code, n in by_code.items() if status in (None, code))
 
     # ---- faults --------------------------------------------------------------------
 
     def plan_faults(self) -> FaultPlan:
-        config = self._config
+        config = self.config
         with self._lock:
             # Always four draws, whatever the settings, so that the sequence of decisions
             # for a seed does not depend on which faults happen to be switched on.
@@ -195,7 +176,7 @@ class MockState:
         is_dropped = drop < config.drop_rate
         if not is_dropped and fault < config.fault_rate:
             status = 503 if kind < 0.5 else 429
-        return FaultPlan(delay, is_dropped, status, config.retry_after)
+        return FaultPlan(delay, is_dropped, status)
 
     def rate_limit_wait(self, client_id: str) -> float | None:
         """Count one request of ``client_id``; the seconds to wait if over the quota.
@@ -204,7 +185,7 @@ class MockState:
         connection: a sliding window log of the accepted requests. A refused request is
         not counted, so a client that waits as told gets through at the quota's pace.
         """
-        config = self._config
+        config = self.config
         if config.rate_limit is None:
             return None
         window = config.rate_window
@@ -230,7 +211,7 @@ class MockState:
             raise ValueError(f"unknown resource {resource!r}; expected one of {known}")
         found = self._data.get((resource, account))
         if found is None:
-            config = self._config
+            config = self.config
             records = build_records(
                 self.spec.document, record_type, account, seed=config.seed, count=config.records
             )
@@ -281,7 +262,7 @@ class MockState:
         if not -len(records) <= index < len(records):
             raise IndexError(f"{resource} of {account!r} has {len(records)} records, not {index}")
         updated = {**records[index], **copy.deepcopy(dict(changes))}
-        encode_json(updated)  # refuse what the API could not send before serving it
+        # store() encodes before it puts: what the API could not send is refused unserved.
         self.store(resource, account, index % len(records), updated)
         return copy.deepcopy(updated)
 
@@ -293,6 +274,4 @@ def encode_json(value: object) -> bytes:
 
         encode_json({"a": 1})  # b'{"a":1}'
     """
-    return json.dumps(
-        value, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
-    ).encode("utf-8")
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()

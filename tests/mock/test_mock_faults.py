@@ -34,6 +34,15 @@ async def test_every_request_faulted_gets_503_or_429_with_retry_after(
     assert service.count("listShipments", 503) + service.count("listShipments", 429) == 20
 
 
+@pytest.mark.parametrize(("seconds", "sent"), [(2.0, "2"), (0.5, "0.5"), (1.0004, "1")])
+async def test_retry_after_is_a_number_with_no_trailing_point(
+    client: httpx.AsyncClient, service: MockService, token: str, seconds: float, sent: str
+) -> None:
+    service.set_faults(fault_rate=1.0, retry_after=seconds)
+    response = await client.get("/devices", headers=headers(token))
+    assert response.headers["retry-after"] == sent
+
+
 async def test_faults_are_deterministic_under_a_seed(client: httpx.AsyncClient) -> None:
     async def run(seed: int) -> list[int]:
         service = MockService(MockConfig(seed=seed, fault_rate=0.5))

@@ -287,6 +287,10 @@ def _edit(spec: dict[str, Any], edit: str) -> None:
         props = spec["components"]["schemas"]["Device"]["properties"]
         props["serial"] = {"type": "string", "pattern": "^SN[0-9]+$"}
         props["deviceId"]["format"] = "uuid"  # the richer devices do not fit: built instead
+    elif edit == "dangling $ref":
+        props = spec["components"]["schemas"]["Device"]["properties"]
+        props["owner"] = {"$ref": "#/components/schemas/Owner"}
+        props["deviceId"]["format"] = "uuid"  # the richer devices do not fit: built instead
     elif edit == "no id field":
         del spec["components"]["schemas"]["Shipment"]["properties"]["shipmentId"]
     elif edit == "nested path":
@@ -300,6 +304,7 @@ def _edit(spec: dict[str, Any], edit: str) -> None:
         ("no schema", "getShipment: answers 200 without a JSON schema the mock can build"),
         ("undeclared 403", "listDevices: declares no 403 response, which the mock answers"),
         ("unbuildable record", "listDevices: cannot build a record of devices: serial: a string"),
+        ("dangling $ref", "listDevices: cannot build a record of devices: #/components/schemas/O"),
         ("nested path", "listDevices: path /devices/{deviceId}/readings is neither"),
         ("no id field", "createShipment: the records of /shipments have no one ...Id field"),
     ],
