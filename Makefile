@@ -12,7 +12,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 PACKAGE := generated/service_api_client
 CODEGEN_INPUTS := openapi.yaml codegen/config.yaml codegen/generate.sh $(wildcard codegen/templates/*)
 
-.PHONY: generated generate check-generated lint typecheck docs dist test test-core lock clean demo mock fuzz bench chaos mutation redis-server
+.PHONY: generated generate check-generated lint typecheck docs dist test test-core test-fuzz lock clean demo mock fuzz bench chaos mutation redis-server
 
 # ---- environment -----------------------------------------------------------
 
@@ -106,10 +106,16 @@ dist: generated
 # in the full virtualenv, where the extras could be loaded.
 TEST_WORKERS ?= 2
 CORE_ONLY_TESTS := $(filter-out tests/core/test_core_alone.py,$(wildcard tests/core/test_*.py))
+# The fuzz module runs in a process of its own, beside the checks: in an xdist worker,
+# schemathesis runs a parametrized test for the first operation of the spec only.
+FUZZ_TESTS := tests/mock/test_mock_fuzz.py
 test: | $(VENV)/.installed
-	$(MAKE) --no-print-directory -j2 --output-sync=target check-generated lint typecheck docs test-core
-	pytest -n $(TEST_WORKERS) --dist loadfile $(addprefix --ignore=,$(CORE_ONLY_TESTS)) \
+	$(MAKE) --no-print-directory -j2 --output-sync=target check-generated lint typecheck docs test-core test-fuzz
+	pytest -n $(TEST_WORKERS) --dist loadfile $(addprefix --ignore=,$(CORE_ONLY_TESTS) $(FUZZ_TESTS)) \
 	  tests tests/core/test_core_alone.py
+
+test-fuzz: | $(VENV)/.installed
+	pytest -q -p no:cacheprovider $(FUZZ_TESTS)
 
 # The core alone, as `pip install service-api` gives it: a fresh virtualenv with the wheel
 # and its pinned core dependencies and no extra, plus what tests/core needs to run (the
