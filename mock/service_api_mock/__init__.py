@@ -1,8 +1,10 @@
 """A local mock of the service's public HTTP API, for tests, demos and benchmarks.
 
-It issues tokens at ``POST /public/v3/authenticate`` (multipart form, RFC 6749 errors),
-checks bearer tokens and the ``x-service-account-id`` header, and pages through
-deterministic shipments and devices exactly as the seed describes. Faults (latency,
+It serves every operation of ``openapi.yaml``, read when it starts: it issues tokens at
+``POST /public/v3/authenticate`` (multipart form, RFC 6749 errors), checks bearer tokens
+and the ``x-service-account-id`` header, pages through deterministic records exactly as
+the seed describes, and reads, creates, replaces, updates and deletes records where the
+spec declares it. A spec it cannot serve is a :class:`SpecError` at start-up. Faults (latency,
 503/429 with ``Retry-After``, dropped connections, a rate limit, token revocation, a
 shifted clock) are off by default and reproducible under a seed. A control API under
 ``/__mock__/`` and the :class:`MockService` handle drive it.
@@ -23,6 +25,19 @@ Example::
 From a shell: ``python -m service_api_mock --port 8080``.
 """
 
+try:
+    import jsonschema  # type: ignore[import-untyped]  # noqa: F401 -- loaded to name the extra
+    import python_multipart  # noqa: F401
+    import starlette  # noqa: F401
+    import uvicorn  # noqa: F401
+    import yaml  # noqa: F401
+except ImportError as exc:
+    raise ImportError(
+        f"the mock needs the 'mock' extra (no module {exc.name!r}): "
+        "pip install 'service-api[mock]'",
+        name=exc.name,
+    ) from None
+
 from ._config import (
     DEMO_ACCOUNTS,
     DEMO_CLIENT_ID,
@@ -35,6 +50,7 @@ from ._config import (
 )
 from ._server import RunningMock, running_mock, serve_asgi
 from ._service import MockService
+from ._spec import SpecError
 
 __all__ = [  # noqa: RUF022 -- plain sorted(), the order tests/test_package.py checks
     "ClientCredentials",
@@ -47,6 +63,7 @@ __all__ = [  # noqa: RUF022 -- plain sorted(), the order tests/test_package.py c
     "OTHER_CLIENT_ID",
     "OTHER_CLIENT_SECRET",
     "RunningMock",
+    "SpecError",
     "running_mock",
     "serve_asgi",
 ]

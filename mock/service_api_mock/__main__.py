@@ -3,6 +3,7 @@
 Example::
 
     python -m service_api_mock --port 8080 --records 200 --fault-rate 0.1
+    python -m service_api_mock --check-spec openapi.yaml   # can the mock serve it?
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import logging
 import socket
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import uvicorn
 
@@ -19,22 +21,24 @@ from ._app import API_PREFIX, CONTROL_PREFIX
 from ._config import DEMO_ACCOUNTS, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, MockConfig
 from ._server import uvicorn_config
 from ._service import MockService
+from ._spec import DEFAULT_SPEC, SpecError, load_spec
 
 __all__ = ["main", "parser"]
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(prog: str | None = None) -> argparse.ArgumentParser:
     """The command-line parser, one flag per :class:`MockConfig` setting.
 
     Example::
 
-        parser().parse_args(["--port", "9000"])
+        parser("service-api-mock").parse_args(["--port", "9000"])
     """
     defaults = MockConfig()
     p = argparse.ArgumentParser(
-        prog="python -m service_api_mock",
+        prog=prog or "python -m service_api_mock",
         description=(
-            "Serve a local mock of the service's public HTTP API under /public/v3, with a "
+            "Serve a local mock of the service's public HTTP API under /public/v3, every "
+            "operation of the OpenAPI spec, with a "
             f"control API under {CONTROL_PREFIX}/ (counts, tokens, revoke, faults, clock, reset). "
             "Faults are off unless asked for, and reproducible for a given --seed."
         ),
@@ -43,6 +47,20 @@ def parser() -> argparse.ArgumentParser:
             f"{', '.join(DEMO_ACCOUNTS)}."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument(
+        "--spec",
+        type=Path,
+        default=DEFAULT_SPEC,
+        metavar="PATH",
+        help="the OpenAPI document whose operations the mock serves",
+    )
+    p.add_argument(
+        "--check-spec",
+        type=Path,
+        metavar="PATH",
+        help="only check that the mock can serve this spec: list its operations, or say "
+        "which one it cannot serve and why (exit status 1)",
     )
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on")
     p.add_argument(
@@ -60,7 +78,7 @@ def parser() -> argparse.ArgumentParser:
         type=int,
         default=defaults.records,
         metavar="N",
-        help="shipments and devices per account (50 per page at most)",
+        help="records of each resource per account (50 per page at most)",
     )
     p.add_argument(
         "--seed", type=int, default=defaults.seed, metavar="S", help="seed of data and faults"
@@ -123,16 +141,32 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """Parse ``argv``, print where the mock listens and the demo credentials, serve until Ctrl-C.
+
+    ``prog`` is the program name the usage line shows. ``--check-spec PATH`` only checks
+    that the spec can be served.
 
     Example::
 
-        main(["--port", "8080"])
+        main(["--port", "8080"], prog="service-api-mock")
     """
-    args = parser().parse_args(argv)
+    args = parser(prog).parse_args(argv)
+    shown = prog or "python -m service_api_mock"
+    try:
+        if args.check_spec is not None:
+            spec = load_spec(args.check_spec)
+            print(f"{spec.path}: the mock serves every operation:")
+            for op in spec.operations:
+                print(f"  {op.operation_id}: {op.kind} {op.method} {op.path}")
+            return 0
+        spec = load_spec(args.spec)
+    except SpecError as exc:
+        print(f"{shown}: error: {exc}", file=sys.stderr)
+        return 1
     try:
         config = MockConfig(
+            spec=spec.path,
             token_ttl=args.token_ttl,
             records=args.records,
             seed=args.seed,
@@ -145,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rate_window=args.rate_window,
         )
     except ValueError as exc:
-        parser().error(str(exc))
+        parser(prog).error(str(exc))
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

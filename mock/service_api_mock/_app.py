@@ -1,9 +1,11 @@
-"""The ASGI app: the public API under ``/public/v3``, the control API under ``/__mock__``.
+"""The ASGI app: the spec's operations under ``/public/v3``, the control API under ``/__mock__``.
 
-A thin front door wraps a Starlette router. It times and logs every request, counts it
-per operation and status, injects the configured faults, and turns any exception into a
-503 so that the mock never answers 500 (the fuzz tests flag a 503 as loudly as a 500, so
-a bug cannot hide behind it).
+A thin front door finds the operation of each request in the spec (a path the spec has,
+with a method it does not declare, is a 405 whose ``Allow`` lists the declared ones). It
+times and logs every request, counts it per operationId and status, injects the configured
+faults, and turns any exception into a 503 so that the mock never answers 500 (the fuzz
+tests flag a 503 as loudly as a 500, so a bug cannot hide behind it). Then one handler
+serves each shape of operation (see ``_spec.py``) for any resource.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import logging
 import math
 import re
 import time
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -27,30 +28,25 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ._spec import Operation, Parameter, problem_body
 from ._state import FAULT_FIELDS, MockState, encode_json
 
-__all__ = ["API_PREFIX", "CONTROL_PREFIX", "OPERATIONS", "build_app"]
+__all__ = ["API_PREFIX", "CONTROL_PREFIX", "build_app"]
 
 logger = logging.getLogger("service_api_mock")
 
 API_PREFIX = "/public/v3"
 CONTROL_PREFIX = "/__mock__"
 
-# (method, path) -> operationId of openapi.yaml; used to count and to aim faults.
-OPERATIONS: dict[tuple[str, str], str] = {
-    ("POST", f"{API_PREFIX}/authenticate"): "authenticate",
-    ("GET", f"{API_PREFIX}/shipments"): "listShipments",
-    ("GET", f"{API_PREFIX}/devices"): "listDevices",
-}
-
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 50
 # Python refuses to parse integers of more than 4300 digits; no page is that far anyway.
 _INTEGER = re.compile(r"[+-]?[0-9]{1,4000}")
+_NUMBER = re.compile(r"[+-]?([0-9]{1,300}(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,3})?")
 _EXPIRED = 'Bearer error="invalid_token", error_description="The token expired at \'{}\'"'
-_TOO_MANY = "<html><body><h1>429 Too Many Requests</h1></body></html>"
-
-Handler = Callable[[Request], Awaitable[Response]]
+_TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found"}
+_TITLES |= {429: "Too Many Requests", 503: "Service Unavailable"}
+_NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
 
 
 # ---- small response builders ---------------------------------------------------------
@@ -63,42 +59,34 @@ def _seconds_header(seconds: float) -> str:
     return f"{seconds:.3f}".rstrip("0")
 
 
-def _problem(status: int, title: str, detail: str) -> Response:
-    # The shape ASP.NET Core gives 400 and 403 (RFC 9457 problem details).
-    section = {400: "15.5.1", 403: "15.5.4"}.get(status, "15.5.1")
-    body = {
-        "type": f"https://tools.ietf.org/html/rfc9110#section-{section}",
-        "title": title,
-        "status": status,
-        "detail": detail,
-    }
-    return JSONResponse(body, status_code=status, media_type="application/problem+json")
+def answer(
+    op: Operation,
+    status: int,
+    detail: str = "",
+    headers: dict[str, str] | None = None,
+    body: object = None,
+) -> Response:
+    """``status`` as ``op`` declares it: a JSON problem (or ``body``), HTML, text or nothing.
+
+    Example::
+
+        answer(op, 404, "No shipment has this identifier.")
+    """
+    media = op.answers[status]
+    title = _TITLES.get(status, "Error")
+    if media is None:
+        return Response(status_code=status, headers=headers)
+    if media == "application/json" or media.endswith("+json"):
+        content = encode_json(body if body is not None else problem_body(status, title, detail))
+    elif media == "text/html":
+        content = f"<html><body><h1>{status} {title}</h1></body></html>".encode()
+    else:
+        content = title.encode()
+    return Response(content, status_code=status, media_type=media, headers=headers)
 
 
-def _oauth_error(status: int, error: str, description: str) -> Response:
-    return JSONResponse(
-        {"error": error, "error_description": description},
-        status_code=status,
-        headers={"cache-control": "no-store", "pragma": "no-cache"},
-    )
-
-
-def _unauthorized(challenge: str) -> Response:
-    # Empty body and content-length 0, as the seed shows for an expired token.
-    return Response(status_code=401, headers={"www-authenticate": challenge})
-
-
-def _too_many(retry_after: float) -> Response:
-    return Response(
-        _TOO_MANY,
-        status_code=429,
-        media_type="text/html",
-        headers={"retry-after": _seconds_header(retry_after)},
-    )
-
-
-def _unavailable(retry_after: float) -> Response:
-    return Response(status_code=503, headers={"retry-after": _seconds_header(retry_after)})
+def _retry_after(op: Operation, status: int, seconds: float) -> Response:
+    return answer(op, status, headers={"retry-after": _seconds_header(seconds)})
 
 
 def _expired_challenge(expired_at: float) -> str:
@@ -116,20 +104,74 @@ def _bearer_token(request: Request) -> str | None:
     return token
 
 
-def _page_parameter(request: Request, name: str, default: int) -> int | str:
-    """The value of a paging parameter, or the reason it is refused."""
-    values = request.query_params.getlist(name)
-    if not values:
-        return default
-    if len(values) > 1:
-        return f"{name} is given more than once."
-    raw = values[0]
-    if not _INTEGER.fullmatch(raw):
-        return f"The value '{raw[:50]}' is not valid for {name}: an integer is expected."
-    value = int(raw)
-    if value < 1:
-        return f"{name} must be at least 1, got {value}."
+def _coerce(parameter: Parameter, raw: str) -> tuple[Any, str | None]:
+    """The value of ``raw`` for ``parameter``, or the reason it is refused."""
+    refused = f"The value '{raw[:50]}' is not valid for {parameter.name}"
+    for kind in parameter.types:
+        if kind == "integer" and _INTEGER.fullmatch(raw):
+            value: Any = int(raw)
+        elif kind == "number" and _NUMBER.fullmatch(raw) and math.isfinite(float(raw)):
+            value = float(raw)
+        elif kind == "boolean" and raw in ("true", "false"):
+            value = raw == "true"
+        elif kind == "string":
+            value = raw
+        else:
+            continue
+        error = next(iter(parameter.validator.iter_errors(value)), None)
+        if error is None:
+            return value, None
+        return None, f"{refused}: {error.message[:200]}."
+    return None, f"{refused}: {' or '.join(parameter.types)} expected."
+
+
+def _parameters(op: Operation, request: Request) -> dict[str, Any] | str:
+    """The declared query and header parameters given, or the reasons they are refused."""
+    values: dict[str, Any] = {}
+    errors: list[str] = []
+    for parameter in op.parameters:
+        given = (
+            request.query_params.getlist(parameter.name)
+            if parameter.location == "query"
+            else request.headers.getlist(parameter.name)
+        )
+        if len(given) > 1:
+            errors.append(f"{parameter.name} is given more than once.")
+        elif given:
+            values[parameter.name], error = _coerce(parameter, given[0])
+            errors += [error] if error else []
+        elif parameter.required:
+            errors.append(f"{parameter.name} is required.")
+    return " ".join(errors) if errors else values
+
+
+async def _json_body(op: Operation, request: Request) -> dict[str, Any] | str:
+    """The request's JSON object, checked against the operation's schema, or why not."""
+    raw = await request.body()
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if not raw.strip() and not op.body_required:
+        return {}
+    if media != "application/json" and not media.endswith("+json"):
+        return "The body must be application/json."
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return "The body is not JSON."
+    assert op.body is not None
+    error = next(iter(op.body.iter_errors(value)), None)
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "the body"
+        return f"{where}: {error.message[:200]}"
+    if not isinstance(value, dict):
+        return "A record is a JSON object."
     return value
+
+
+def _page_url(request: Request, size: int, number: int, filters: dict[str, str]) -> str:
+    # Built from the request's own scheme and host, so links work on whatever port the
+    # mock happens to listen on; the filters go along.
+    query = urlencode({"pageSize": size, "pageNumber": number, **filters})
+    return str(request.url.replace(query=query))
 
 
 # ---- the public API ------------------------------------------------------------------
@@ -139,10 +181,45 @@ def _page_parameter(request: Request, name: str, default: int) -> int | str:
 class _PublicApi:
     state: MockState
 
-    async def authenticate(self, request: Request) -> Response:
+    async def serve(self, op: Operation, request: Request, item: str | None) -> Response:
+        if op.kind == "token":
+            return await self.authenticate(op, request)
+        account = ""
+        if op.bearer:
+            token = _bearer_token(request)
+            if token is None:
+                return answer(op, 401, headers={"www-authenticate": "Bearer"})
+            check = self.state.check_token(token)
+            if check.expired_at is not None:
+                challenge = _expired_challenge(check.expired_at)
+                return answer(op, 401, headers={"www-authenticate": challenge})
+            if check.client_id is None:
+                return answer(op, 401, headers={"www-authenticate": 'Bearer error="invalid_token"'})
+            wait = self.state.rate_limit_wait(check.client_id)
+            if wait is not None:
+                return _retry_after(op, 429, math.ceil(wait) or 1)
+            if op.account_header is not None:
+                given = request.headers.get(op.account_header)
+                if given is None:
+                    return answer(op, 400, f"The {op.account_header} header is required.")
+                if given not in self.state.accounts_of(check.client_id):
+                    return answer(op, 403, "The credentials are not associated with this account.")
+                account = given
+        values = _parameters(op, request)
+        if isinstance(values, str):
+            return answer(op, 400, values)
+        if op.kind == "list":
+            return self._page(op, request, account, values)
+        return await self._record(op, request, account, item)
+
+    async def authenticate(self, op: Operation, request: Request) -> Response:
+        def oauth(status: int, error: str, description: str) -> Response:
+            body = {"error": error, "error_description": description}
+            return answer(op, status, headers=_NO_STORE, body=body)
+
         media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if media_type != "multipart/form-data":
-            return _oauth_error(400, "invalid_request", "The body must be multipart/form-data.")
+            return oauth(400, "invalid_request", "The body must be multipart/form-data.")
         fields: dict[str, str] = {}
         try:
             async with request.form() as form:
@@ -155,24 +232,22 @@ class _PublicApi:
         except Exception:
             # Any failure to read the body is the request's fault: a broken boundary,
             # bytes that are not UTF-8, too many parts...
-            return _oauth_error(400, "invalid_request", "The multipart body cannot be read.")
+            return oauth(400, "invalid_request", "The multipart body cannot be read.")
         # Only an absent field is malformed: an empty ID or secret is valid form data
         # that names no integration, hence invalid_client below.
         missing = [n for n in ("client_id", "client_secret", "grant_type") if n not in fields]
         if missing:
-            return _oauth_error(
-                400, "invalid_request", f"Missing form field(s): {', '.join(missing)}."
-            )
+            return oauth(400, "invalid_request", f"Missing form field(s): {', '.join(missing)}.")
         if fields["grant_type"] != "client_credentials":
-            return _oauth_error(
+            return oauth(
                 400, "unsupported_grant_type", "Only grant_type client_credentials is supported."
             )
         client_id = fields["client_id"]
         if not self.state.check_client(client_id, fields["client_secret"]):
-            return _oauth_error(401, "invalid_client", "The client credentials are invalid.")
+            return oauth(401, "invalid_client", "The client credentials are invalid.")
         wait = self.state.rate_limit_wait(client_id)
         if wait is not None:
-            return _too_many(math.ceil(wait) or 1)
+            return _retry_after(op, 429, math.ceil(wait) or 1)
         token = self.state.issue_token(client_id)
         # expires_in is a whole number of seconds in a string; rounding down keeps a
         # client that trusts it on the safe side of a fractional test TTL.
@@ -181,61 +256,71 @@ class _PublicApi:
             "token_type": "Bearer",
             "expires_in": str(int(self.state.config.token_ttl)),
         }
-        return JSONResponse(body, headers={"cache-control": "no-store", "pragma": "no-cache"})
+        return JSONResponse(body, status_code=op.success, headers=_NO_STORE)
 
-    async def list_shipments(self, request: Request) -> Response:
-        return self._page(request, "shipments")
-
-    async def list_devices(self, request: Request) -> Response:
-        return self._page(request, "devices")
-
-    def _page(self, request: Request, resource: str) -> Response:
-        token = _bearer_token(request)
-        if token is None:
-            return _unauthorized("Bearer")
-        check = self.state.check_token(token)
-        if check.expired_at is not None:
-            return _unauthorized(_expired_challenge(check.expired_at))
-        if check.client_id is None:
-            return _unauthorized('Bearer error="invalid_token"')
-        wait = self.state.rate_limit_wait(check.client_id)
-        if wait is not None:
-            return _too_many(math.ceil(wait) or 1)
-        account = request.headers.get("x-service-account-id")
-        if account is None:
-            return _problem(400, "Bad Request", "The x-service-account-id header is required.")
-        if account not in self.state.accounts_of(check.client_id):
-            return _problem(
-                403, "Forbidden", "The credentials are not associated with this account."
-            )
-        number = _page_parameter(request, "pageNumber", 1)
-        size = _page_parameter(request, "pageSize", DEFAULT_PAGE_SIZE)
-        errors = [v for v in (number, size) if isinstance(v, str)]
-        if errors:
-            return _problem(400, "One or more validation errors occurred.", " ".join(errors))
-        assert isinstance(number, int)
-        assert isinstance(size, int)
-        size = min(size, MAX_PAGE_SIZE)  # the seed: a larger value is treated as 50
-        records = self.state.encoded(resource, account)
+    def _page(
+        self, op: Operation, request: Request, account: str, values: dict[str, Any]
+    ) -> Response:
+        number: int = values.get("pageNumber", 1)
+        size: int = min(values.get("pageSize", DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE)
+        filters = {f: values[f] for f in op.filters if f in values}
+        if filters:
+            records = [
+                encoded
+                for record, encoded in self.state.rows(op.resource, account)
+                if all(record.get(f) == v for f, v in filters.items())
+            ]
+        else:
+            records = self.state.encoded(op.resource, account)
         total = len(records)
         last_page = math.ceil(total / size)
         start = (number - 1) * size
+        given = {f: request.query_params[f] for f in filters}
         envelope: dict[str, Any] = {"totalRecords": total, "pageNumber": number, "pageSize": size}
         if number + 1 <= last_page:
-            envelope["next"] = _page_url(request, size, number + 1)
+            envelope["next"] = _page_url(request, size, number + 1, given)
         if 1 <= number - 1 <= last_page:
-            envelope["previous"] = _page_url(request, size, number - 1)
+            envelope["previous"] = _page_url(request, size, number - 1, given)
         page = records[start : start + size] if start < total else []
         # The envelope is encoded, then the page's pre-encoded records are spliced in as
         # "data" before its closing brace: the same JSON, without re-encoding records.
         body = encode_json(envelope)[:-1] + b',"data":[' + b",".join(page) + b"]}"
-        return Response(body, media_type="application/json")
+        return Response(body, status_code=op.success, media_type=op.answers[op.success])
 
-
-def _page_url(request: Request, size: int, number: int) -> str:
-    # Built from the request's own scheme and host, so links work on whatever port the
-    # mock happens to listen on.
-    return str(request.url.replace(query=urlencode({"pageSize": size, "pageNumber": number})))
+    async def _record(
+        self, op: Operation, request: Request, account: str, item: str | None
+    ) -> Response:
+        state, resource = self.state, op.resource
+        record_id: Any = None
+        if op.item_parameter is not None and item is not None:
+            record_id, error = _coerce(op.item_parameter, item)
+            if error is not None:
+                return answer(op, 400, error)
+        body: dict[str, Any] = {}
+        if op.body is not None:
+            parsed = await _json_body(op, request)
+            if isinstance(parsed, str):
+                return answer(op, 400, parsed)
+            body = parsed
+        index = None if op.kind == "create" else state.find(resource, account, record_id)
+        if op.kind != "create" and index is None:
+            return answer(op, 404, f"No record of {resource} has the identifier {item!r}.")
+        id_field = str(state.spec.resources[resource].id_field)
+        current = None if index is None else state.dataset(resource, account)[index]
+        if op.kind == "create":
+            current = state.create(resource, account, body)
+        elif op.kind == "replace":
+            current = {**body, id_field: record_id}
+            state.store(resource, account, index, current)
+        elif op.kind == "update":
+            current = {**(current or {}), **body, id_field: record_id}
+            state.store(resource, account, index, current)
+        elif op.kind == "delete":
+            state.store(resource, account, index, None)
+        media = op.answers[op.success]
+        if media is None:
+            return Response(status_code=op.success)
+        return Response(encode_json(current), status_code=op.success, media_type=media)
 
 
 # ---- the control API -----------------------------------------------------------------
@@ -265,7 +350,7 @@ class _ControlApi:
         try:
             config = self.state.set_faults(**changes)
         except (TypeError, ValueError) as exc:
-            return _problem(400, "Bad Request", str(exc))
+            return _problem(str(exc))
         return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
 
     async def clock(self, request: Request) -> Response:
@@ -274,11 +359,11 @@ class _ControlApi:
             return body
         advance = body.get("advance")
         if isinstance(advance, bool) or not isinstance(advance, int | float):
-            return _problem(400, "Bad Request", 'Expected {"advance": <seconds>}.')
+            return _problem('Expected {"advance": <seconds>}.')
         try:
             offset = self.state.advance_clock(float(advance))
         except ValueError as exc:
-            return _problem(400, "Bad Request", str(exc))
+            return _problem(str(exc))
         return JSONResponse({"offset": offset})
 
     async def reset(self, request: Request) -> Response:
@@ -288,8 +373,13 @@ class _ControlApi:
         try:
             self.state.reset(**overrides)
         except (TypeError, ValueError) as exc:
-            return _problem(400, "Bad Request", str(exc))
+            return _problem(str(exc))
         return Response(status_code=204)
+
+
+def _problem(detail: str) -> Response:
+    body = problem_body(400, "Bad Request", detail)
+    return JSONResponse(body, status_code=400, media_type="application/problem+json")
 
 
 async def _json_object(request: Request, *, allow_empty: bool = False) -> dict[str, Any] | Response:
@@ -299,9 +389,9 @@ async def _json_object(request: Request, *, allow_empty: bool = False) -> dict[s
     try:
         value = json.loads(raw)
     except ValueError:
-        return _problem(400, "Bad Request", "The body must be a JSON object.")
+        return _problem("The body must be a JSON object.")
     if not isinstance(value, dict):
-        return _problem(400, "Bad Request", "The body must be a JSON object.")
+        return _problem("The body must be a JSON object.")
     return value
 
 
@@ -332,6 +422,7 @@ class _FrontDoor:
     def __init__(self, state: MockState, router: ASGIApp) -> None:
         self._state = state
         self._router = router
+        self._public = _PublicApi(state)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -342,7 +433,10 @@ class _FrontDoor:
         started = time.perf_counter()
         method: str = scope["method"]
         path: str = scope["path"]
-        operation = OPERATIONS.get((method, path))
+        found = None
+        if path.startswith(f"{API_PREFIX}/"):
+            found = self._state.spec.match(path.removeprefix(API_PREFIX))
+        operation = None if found is None else found[0].get(method)
         status = 0
         response_started = False
 
@@ -354,34 +448,43 @@ class _FrontDoor:
                 # Counted before the client can see the answer: a test that asserts on
                 # counts, or resets, right after a response never races the count.
                 if operation is not None:
-                    self._state.record(operation, status)
+                    self._state.record(operation.operation_id, status)
             await send(message)
 
         try:
             if operation is not None:
+                assert found is not None
                 plan = self._state.plan_faults()
                 if plan.delay > 0:
                     await anyio.sleep(plan.delay)
                 if plan.drop:
                     raise _ConnectionDropped
-                if plan.status == 503:
-                    await _unavailable(plan.retry_after)(scope, receive, send_and_note)
-                elif plan.status == 429:
-                    await _too_many(plan.retry_after)(scope, receive, send_and_note)
+                if plan.status is not None:
+                    response = _retry_after(operation, plan.status, plan.retry_after)
                 else:
-                    await self._router(scope, receive, send_and_note)
+                    response = await self._public.serve(
+                        operation, Request(scope, receive), found[1]
+                    )
+                await response(scope, receive, send_and_note)
+            elif found is not None:
+                # The path is the spec's, the method is not: 405 with the declared ones.
+                allow = ", ".join(found[0])
+                await Response(status_code=405, headers={"allow": allow})(scope, receive, send)
+                status = 405
             else:
                 await self._router(scope, receive, send_and_note)
         except _ConnectionDropped:
             if operation is not None:
-                self._state.record(operation, 0)
+                self._state.record(operation.operation_id, 0)
             self._log(method, path, "dropped", started)
             await _drop_connection(receive, send)
             return
         except Exception:
             logger.exception("%s %s failed; answering 503", method, path)
-            if not response_started:
-                await _unavailable(1.0)(scope, receive, send_and_note)
+            if not response_started and operation is not None:
+                await _retry_after(operation, 503, 1.0)(scope, receive, send_and_note)
+            elif not response_started:
+                await Response(status_code=503)(scope, receive, send_and_note)
         self._log(method, path, str(status), started)
 
     def _log(self, method: str, path: str, shown: str, started: float) -> None:
@@ -401,18 +504,14 @@ async def _lifespan(receive: Receive, send: Send) -> None:
 
 
 def build_app(state: MockState) -> ASGIApp:
-    """The mock's ASGI application over ``state``.
+    """The mock's ASGI application over ``state`` (whose spec says what it serves).
 
     Example::
 
-        app = build_app(MockState(MockConfig()))
+        app = build_app(MockState(MockConfig(), load_spec()))
     """
-    public = _PublicApi(state)
     control = _ControlApi(state)
     routes = [
-        Route(f"{API_PREFIX}/authenticate", public.authenticate, methods=["POST"]),
-        Route(f"{API_PREFIX}/shipments", public.list_shipments, methods=["GET"]),
-        Route(f"{API_PREFIX}/devices", public.list_devices, methods=["GET"]),
         Route(f"{CONTROL_PREFIX}/counts", control.counts, methods=["GET"]),
         Route(f"{CONTROL_PREFIX}/tokens", control.tokens, methods=["GET"]),
         Route(f"{CONTROL_PREFIX}/revoke", control.revoke, methods=["POST"]),

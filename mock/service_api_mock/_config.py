@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import attrs
 
@@ -86,6 +87,10 @@ def _to_clients(
     return out
 
 
+def _to_path(value: str | Path | None) -> Path | None:
+    return None if value is None else Path(value)
+
+
 def _non_negative(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
     if value < 0:
         raise ValueError(f"{attribute.name} must be >= 0, got {value!r}")
@@ -128,12 +133,17 @@ class MockConfig:
     Example::
 
         MockConfig(records=37, token_ttl=2.0, fault_rate=0.2, seed=7)
+        MockConfig(spec="my-copy-of/openapi.yaml")
     """
+
+    spec: Path | None = attrs.field(default=None, converter=_to_path)
+    """The OpenAPI document to serve; ``None``: the project's ``openapi.yaml`` (in an
+    installed wheel, the copy packaged with the mock)."""
 
     token_ttl: float = attrs.field(default=3600.0, validator=_whole_seconds)
     """Seconds a token lives; sent as ``expires_in`` (a string holding an integer)."""
     records: int = attrs.field(default=120, validator=attrs.validators.ge(0))
-    """Shipments and devices per account; the default needs three pages of 50."""
+    """Records of each resource per account; the default needs three pages of 50."""
     seed: int = 0
     """Seed of the data and of the fault decisions."""
     latency_ms: float = attrs.field(default=0.0, validator=_non_negative)

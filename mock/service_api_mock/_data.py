@@ -1,18 +1,24 @@
-"""Deterministic shipments and devices: the same seed and account give the same records.
+"""Deterministic records: the same seed, resource and account give the same records.
 
-Records carry the fields openapi.yaml declares plus a few it does not (``status``,
-``referenceNumber``, ``carrier``, ``firmwareVersion``...), so that tests can prove a client
-keeps fields it does not know.
+Any record type is built from its schema (:func:`build_records`). Shipments and devices
+have richer generators of their own: realistic places and dates, and a few fields the spec
+does not declare (``status``, ``referenceNumber``, ``carrier``, ``firmwareVersion``...), so
+that tests can prove a client keeps fields it does not know.
 """
 
 from __future__ import annotations
 
+import copy
 import random
 import uuid
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["RESOURCES", "make_dataset"]
+if TYPE_CHECKING:
+    from ._spec import RecordType
+
+__all__ = ["REALISTIC", "RESOURCES", "build_records", "make_dataset", "sample_record"]
 
 RESOURCES = ("shipments", "devices")
 
@@ -146,6 +152,13 @@ def _shipments(seed: int, account: str, count: int) -> list[dict[str, Any]]:
     return out
 
 
+REALISTIC: Mapping[str, Callable[[int, str, int], list[dict[str, Any]]]] = {
+    "shipments": _shipments,
+    "devices": _devices,
+}
+"""The record types with a generator of their own: resource name to ``(seed, account, n)``."""
+
+
 def make_dataset(resource: str, account: str, *, seed: int, records: int) -> list[dict[str, Any]]:
     """Build the full ordered list of ``resource`` records of ``account``.
 
@@ -156,8 +169,149 @@ def make_dataset(resource: str, account: str, *, seed: int, records: int) -> lis
 
         make_dataset("devices", "acct-1", seed=0, records=3)[0]["deviceId"]
     """
-    if resource == "shipments":
-        return _shipments(seed, account, records)
-    if resource == "devices":
-        return _devices(seed, account, records)
-    raise ValueError(f"unknown resource {resource!r}; expected one of {RESOURCES}")
+    if resource not in REALISTIC:
+        raise ValueError(f"unknown resource {resource!r}; expected one of {RESOURCES}")
+    return REALISTIC[resource](seed, account, records)
+
+
+def build_records(
+    document: Mapping[str, Any], record_type: RecordType, account: str, *, seed: int, count: int
+) -> list[dict[str, Any]]:
+    """The ``count`` records of ``record_type`` for ``account``, built from its schema.
+
+    The record's identifier field gets a unique value (a UUID string, or 1, 2, 3... for an
+    integer). Raises ``ValueError`` for a schema it cannot build (a string with a
+    ``pattern`` but no ``examples``, a recursion that never ends).
+
+    Example::
+
+        build_records(spec.document, spec.resources["alerts"], "acct-1", seed=0, count=3)
+    """
+    if record_type.realistic:
+        return REALISTIC[record_type.name](seed, account, count)
+    builder = _SchemaBuilder(document, _rng(seed, record_type.name, account))
+    out: list[dict[str, Any]] = []
+    for index in range(count):
+        record = builder.value({"$ref": record_type.pointer}, record_type.name, 0)
+        if not isinstance(record, dict):
+            raise ValueError("a record must be a JSON object")
+        if record_type.id_field is not None:
+            record[record_type.id_field] = new_id(record_type, builder.rng, index + 1)
+        out.append(record)
+    return out
+
+
+def sample_record(document: Mapping[str, Any], record_type: RecordType) -> dict[str, Any]:
+    """One record of ``record_type``, to check at start-up that the schema takes it.
+
+    Example::
+
+        sample_record(spec.document, spec.resources["shipments"])
+    """
+    return build_records(document, record_type, "sample", seed=0, count=1)[0]
+
+
+def new_id(record_type: RecordType, rng: random.Random, number: int) -> int | str:
+    """An identifier of ``record_type``: ``number`` if it is an integer, else a UUID.
+
+    Example::
+
+        new_id(spec.resources["shipments"], random.Random(0), 1)  # "4d0a..."
+    """
+    if "integer" in record_type.id_types or "number" in record_type.id_types:
+        return number
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+_MAX_DEPTH = 8
+
+
+class _SchemaBuilder:
+    """Builds a value that fits a JSON Schema: the first alternative of a choice, every
+    property of an object, a value within the bounds, an example or enum member if given."""
+
+    def __init__(self, document: Mapping[str, Any], rng: random.Random) -> None:
+        self.document = document
+        self.rng = rng
+
+    def deref(self, schema: Any) -> Any:
+        for _ in range(32):
+            if not (isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str)):
+                return schema
+            node: Any = self.document
+            for part in schema["$ref"].removeprefix("#/").split("/"):
+                node = self.deref(node)[part.replace("~1", "/").replace("~0", "~")]
+            schema = node
+        raise ValueError("$refs go round in circles")
+
+    def value(self, schema: Any, name: str, depth: int) -> Any:
+        schema = self.deref(schema)
+        if not isinstance(schema, Mapping):
+            return None  # true / false / {}: anything, so null
+        if depth > _MAX_DEPTH:
+            raise ValueError(f"{name}: the schema nests deeper than {_MAX_DEPTH} levels")
+        if "const" in schema:
+            return copy.deepcopy(schema["const"])
+        for key in ("examples", "enum"):
+            if schema.get(key):
+                return copy.deepcopy(self.rng.choice(schema[key]))
+        if "example" in schema:
+            return copy.deepcopy(schema["example"])
+        if "allOf" in schema:
+            merged: dict[str, Any] = {}
+            for part in schema["allOf"]:
+                part_value = self.value(part, name, depth + 1)
+                merged.update(part_value if isinstance(part_value, dict) else {})
+            return merged
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                options = [self.deref(o) for o in schema[key]]
+                useful = [
+                    o for o in options if not (isinstance(o, Mapping) and o.get("type") == "null")
+                ]
+                return self.value((useful or options)[0], name, depth + 1)
+        declared = schema.get("type", [])
+        types = [t for t in ([declared] if isinstance(declared, str) else declared) if t != "null"]
+        kind = types[0] if types else ("object" if "properties" in schema else "")
+        return self._typed(kind, schema, name, depth)
+
+    def _typed(self, kind: str, schema: Mapping[str, Any], name: str, depth: int) -> Any:
+        rng = self.rng
+        if kind == "object":
+            properties: Mapping[str, Any] = schema.get("properties") or {}
+            return {key: self.value(sub, key, depth + 1) for key, sub in properties.items()}
+        if kind == "array":
+            low = int(schema.get("minItems", 1))
+            high = max(low, min(int(schema.get("maxItems", 3)), 3))
+            return [
+                self.value(schema.get("items"), name, depth + 1)
+                for _ in range(rng.randint(low, high))
+            ]
+        if kind in ("integer", "number"):
+            low = schema.get("minimum", schema.get("exclusiveMinimum", -1) + 1)
+            high = schema.get("maximum", schema.get("exclusiveMaximum", low + 1001) - 1)
+            if kind == "integer":
+                return rng.randint(int(low), int(high))
+            return round(rng.uniform(low, high), 2) if high - low > 0.02 else low
+        if kind == "boolean":
+            return rng.random() < 0.5
+        if kind == "string":
+            return self._string(schema, name)
+        return None
+
+    def _string(self, schema: Mapping[str, Any], name: str) -> str:
+        rng = self.rng
+        moment = _EPOCH + timedelta(minutes=rng.randrange(0, 60 * 24 * 90))
+        by_format: dict[str, Callable[[], str]] = {
+            "date-time": lambda: _iso(moment),
+            "date": lambda: moment.date().isoformat(),
+            "uri": lambda: f"https://example.com/{name}/{rng.randrange(1000)}",
+            "email": lambda: f"{name.lower()}{rng.randrange(1000)}@example.com",
+            "uuid": lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+        }
+        if schema.get("format") in by_format:
+            return by_format[schema["format"]]()
+        if "pattern" in schema:
+            raise ValueError(f"{name}: a string with a pattern needs examples to build one")
+        text = f"{name}-{rng.randrange(1000, 10000)}".ljust(int(schema.get("minLength", 0)), "x")
+        return text[: int(schema.get("maxLength", len(text)))]

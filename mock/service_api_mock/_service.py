@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+import attrs
 from starlette.types import ASGIApp
 
 from ._app import build_app
 from ._config import MockConfig
+from ._spec import load_spec
 from ._state import MockState
 
 __all__ = ["MockService"]
@@ -22,18 +25,24 @@ class MockService:
 
     Use ``service.app`` in process with ``httpx.ASGITransport``, or serve it with
     :func:`running_mock`. The same operations are reachable over HTTP under ``/__mock__/``.
+    It serves the operations of ``spec`` (default: ``config.spec``, else the project's
+    ``openapi.yaml``); a spec it cannot serve raises :class:`SpecError` here.
 
     Example::
 
         service = MockService(MockConfig(records=7))
+        other = MockService(spec="copy/openapi.yaml")
         transport = httpx.ASGITransport(app=service.app)
         async with httpx.AsyncClient(transport=transport, base_url="http://mock") as client:
             ...
         assert service.count("authenticate", 200) == 1
     """
 
-    def __init__(self, config: MockConfig | None = None) -> None:
-        self._state = MockState(config if config is not None else MockConfig())
+    def __init__(self, config: MockConfig | None = None, *, spec: str | Path | None = None) -> None:
+        config = config if config is not None else MockConfig()
+        if spec is not None:
+            config = attrs.evolve(config, spec=spec)
+        self._state = MockState(config, load_spec(config.spec))
         self._app = build_app(self._state)
 
     def __repr__(self) -> str:
@@ -148,8 +157,18 @@ class MockService:
         """
         return self._state.issued_tokens()
 
+    def resources(self) -> list[str]:
+        """The resources the spec has records of, by collection path without its ``/``.
+
+        Example::
+
+            service.resources()  # ["devices", "shipments"]
+        """
+        return sorted(self._state.spec.resources)
+
     def dataset(self, resource: str, account: str) -> list[dict[str, Any]]:
-        """The full ordered records that ``/{resource}`` pages through for ``account``.
+        """The full ordered records that ``/{resource}`` pages through for ``account``,
+        created ones included, deleted ones left out.
 
         Example::
 

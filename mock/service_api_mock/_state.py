@@ -17,12 +17,15 @@ import secrets
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
 from ._config import MockConfig
-from ._data import RESOURCES, make_dataset
+from ._data import build_records, new_id
+from ._spec import ApiSpec
+
+T = TypeVar("T")
 
 __all__ = ["FAULT_FIELDS", "FaultPlan", "MockState", "TokenCheck", "encode_json"]
 
@@ -76,11 +79,12 @@ class MockState:
 
     Example::
 
-        state = MockState(MockConfig())
+        state = MockState(MockConfig(), load_spec())
         token = state.issue_token("demo-client")
     """
 
-    def __init__(self, config: MockConfig) -> None:
+    def __init__(self, config: MockConfig, spec: ApiSpec) -> None:
+        self.spec = spec
         self._lock = threading.Lock()
         self._initial = config
         self._config = config
@@ -92,6 +96,8 @@ class MockState:
         self._datasets: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._encoded: dict[tuple[str, str], list[bytes]] = {}
         self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults, not crypto
+        # Identifiers of created records: a generator apart, so faults stay as they were.
+        self._ids = random.Random(f"{config.seed}/ids")  # noqa: S311 -- not crypto
 
     # ---- configuration -------------------------------------------------------------
 
@@ -100,6 +106,8 @@ class MockState:
         return self._config
 
     def reset(self, **overrides: Any) -> None:
+        if "spec" in overrides and overrides["spec"] != self._initial.spec:
+            raise ValueError("the spec of a running mock is fixed; start another one")
         config = attrs.evolve(self._initial, **overrides)
         with self._lock:
             self._config = config
@@ -111,6 +119,7 @@ class MockState:
             self._datasets.clear()
             self._encoded.clear()
             self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults
+            self._ids = random.Random(f"{config.seed}/ids")  # noqa: S311 -- not crypto
 
     def set_faults(self, **changes: Any) -> MockConfig:
         unknown = sorted(set(changes) - set(FAULT_FIELDS))
@@ -233,49 +242,98 @@ class MockState:
     # ---- data ----------------------------------------------------------------------
 
     def dataset(self, resource: str, account: str) -> list[dict[str, Any]]:
-        if resource not in RESOURCES:
-            raise ValueError(f"unknown resource {resource!r}; expected one of {RESOURCES}")
+        """The records of ``resource`` for ``account`` as served (built on first use)."""
+        record_type = self.spec.resources.get(resource)
+        if record_type is None:
+            known = ", ".join(sorted(self.spec.resources))
+            raise ValueError(f"unknown resource {resource!r}; expected one of {known}")
         key = (resource, account)
         with self._lock:
             cached = self._datasets.get(key)
         if cached is None:
             config = self._config
-            cached = make_dataset(resource, account, seed=config.seed, records=config.records)
+            cached = build_records(
+                self.spec.document, record_type, account, seed=config.seed, count=config.records
+            )
             with self._lock:
                 cached = self._datasets.setdefault(key, cached)
         return cached
+
+    def encoded(self, resource: str, account: str) -> list[bytes]:
+        """The records of :meth:`dataset`, each already encoded as compact JSON.
+
+        Encoding a page of records was most of the cost of a list request, so each one is
+        encoded once, and again only when it changes.
+        """
+        key = (resource, account)
+        with self._lock:
+            cached = self._encoded.get(key)
+        if cached is None:
+            records = self.dataset(resource, account)
+            with self._lock:
+                cached = self._encoded.setdefault(key, [encode_json(r) for r in records])
+        return cached
+
+    def rows(self, resource: str, account: str) -> list[tuple[dict[str, Any], bytes]]:
+        """Each record with its encoded form, taken together (to filter a listing)."""
+        encoded = self.encoded(resource, account)
+        records = self.dataset(resource, account)
+        with self._lock:
+            return list(zip(records, encoded, strict=False))
+
+    def find(self, resource: str, account: str, record_id: object) -> int | None:
+        """The position of the record whose identifier is ``record_id``, if any."""
+        field = self.spec.resources[resource].id_field
+        records = self.dataset(resource, account)
+        with self._lock:
+            return next((i for i, r in enumerate(records) if r.get(str(field)) == record_id), None)
+
+    def create(self, resource: str, account: str, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Add ``record`` at the end under a new identifier; the record as stored."""
+        record_type = self.spec.resources[resource]
+        records = self.dataset(resource, account)
+        with self._lock:
+            used = [r.get(str(record_type.id_field)) for r in records]
+            number = max((u for u in used if isinstance(u, int)), default=0) + 1
+        created = {**record, str(record_type.id_field): new_id(record_type, self._ids, number)}
+        self.store(resource, account, None, created)
+        return created
+
+    def store(
+        self, resource: str, account: str, index: int | None, record: dict[str, Any] | None
+    ) -> None:
+        """Put ``record`` at ``index`` (``None``: append), or remove the one there."""
+        records = self.dataset(resource, account)
+        encoded = None if record is None else encode_json(record)
+        with self._lock:
+            cached = self._encoded.get((resource, account))
+            _put(records, index, record)
+            if cached is not None:
+                _put(cached, index, encoded)
 
     def update_record(
         self, resource: str, account: str, index: int, changes: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Merge ``changes`` into the record at ``index`` (top-level fields); the new record.
 
-        The record keeps its place (so its page); its encoded form is rebuilt on next use.
+        The record keeps its place (so its page).
         """
         records = self.dataset(resource, account)
         if not -len(records) <= index < len(records):
             raise IndexError(f"{resource} of {account!r} has {len(records)} records, not {index}")
         updated = {**records[index], **copy.deepcopy(dict(changes))}
         encode_json(updated)  # refuse what the API could not send before serving it
-        with self._lock:
-            records[index] = updated
-            self._encoded.pop((resource, account), None)
+        self.store(resource, account, index % len(records), updated)
         return copy.deepcopy(updated)
 
-    def encoded(self, resource: str, account: str) -> list[bytes]:
-        """The records of :meth:`dataset`, each already encoded as compact JSON.
 
-        Records never change between resets, and encoding a page of them was most of the
-        cost of a list request, so each one is encoded once.
-        """
-        key = (resource, account)
-        with self._lock:
-            cached = self._encoded.get(key)
-        if cached is None:
-            cached = [encode_json(r) for r in self.dataset(resource, account)]
-            with self._lock:
-                cached = self._encoded.setdefault(key, cached)
-        return cached
+def _put(rows: list[T], index: int | None, row: T | None) -> None:
+    if index is None:
+        rows.append(row)  # type: ignore[arg-type]  # append always has a row
+    elif row is None:
+        del rows[index]
+    else:
+        rows[index] = row
 
 
 def encode_json(value: object) -> bytes:
