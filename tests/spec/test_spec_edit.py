@@ -20,10 +20,20 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
+import yaml
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 from schemathesis.core.result import Err
-from spec_copy import SpecCopy, auth_headers, build_spec_copy, operations, serve_spec, token
+from spec_copy import (
+    SpecCopy,
+    SpecEditError,
+    auth_headers,
+    build_spec_copy,
+    merged_spec,
+    operations,
+    serve_spec,
+    token,
+)
 
 from service_api_client.api import LIST_ENDPOINTS
 from service_api_mock import DEMO_ACCOUNTS
@@ -305,3 +315,40 @@ def answered(base_url: str) -> dict[tuple[str, str], int]:
     response.raise_for_status()
     counts: dict[str, dict[str, int]] = response.json()
     return {(op, status): n for op, by in counts.items() for status, n in by.items()}
+
+
+# ---- a spec edit the mock cannot serve --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "status", "operation_id"),
+    [
+        # The mock answers an unknown id with the declared 404, bad input with the 400.
+        ("/alerts/{alertId}", "get", "404", "getAlert"),
+        ("/alerts", "post", "400", "createAlert"),
+    ],
+)
+def test_the_mock_refuses_an_edit_it_cannot_serve_naming_the_operation(
+    tmp_path: Path, path: str, method: str, status: str, operation_id: str
+) -> None:
+    document = merged_spec()
+    del document["paths"][path][method]["responses"][status]
+    spec = tmp_path / "openapi.yaml"
+    spec.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
+    check = subprocess.run(
+        [sys.executable, "-m", "service_api_mock", "--check-spec", str(spec)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert check.returncode != 0, check.stdout
+    said = check.stdout + check.stderr
+    assert operation_id in said, said
+    assert status in said, said
+    assert "Traceback" not in said, said
+    # Started on it, the mock stops with the same reason instead of serving 500s.
+    copy = SpecCopy(root=tmp_path, generated=tmp_path / "generated")
+    with pytest.raises(SpecEditError, match=operation_id), serve_spec(copy):
+        pass
