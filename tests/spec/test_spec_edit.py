@@ -179,6 +179,45 @@ def test_the_client_lists_filters_creates_gets_and_deletes(
     assert every_alert(base_url) == before  # what was created was deleted
 
 
+# What mypy --strict sees of the new methods, with the generated copy ahead on its path.
+TYPED = """
+from typing import assert_type
+
+import service_api
+from service_api_client.models import Alert
+
+
+def use(client: service_api.Client) -> None:
+    for item in client.alerts.list(severity="critical"):
+        assert_type(item, Alert)
+    assert_type(client.alerts.create(body=Alert(severity="info")), Alert)
+    assert_type(client.alerts.get(alert_id="a-1"), Alert)
+    assert_type(client.alerts.delete(alert_id="a-1"), None)
+
+
+async def use_async(client: service_api.Client) -> None:
+    assert_type(await client.aio.alerts.create(body=Alert()), Alert)
+    assert_type(await client.aio.alerts.get(alert_id="a-1"), Alert)
+    assert_type(await client.aio.alerts.delete(alert_id="a-1"), None)
+    client.alerts.get(alert_id=1)  # type: ignore[arg-type]
+"""
+
+
+def test_the_new_methods_are_typed(spec_copy: SpecCopy, tmp_path: Path) -> None:
+    (tmp_path / "use_alerts.py").write_text(TYPED, "utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--warn-unused-ignores", "use_alerts.py"],
+        cwd=tmp_path,
+        env={**spec_copy.env(), "MYPYPATH": str(spec_copy.generated)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 # ---- the mock, over HTTP ----------------------------------------------------------------
 
 
