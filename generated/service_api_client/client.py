@@ -6,9 +6,11 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 import httpx
 from attrs import define, evolve, field
 
+from . import errors
+
 if TYPE_CHECKING:
-    from .api.devices import DevicesResource
-    from .api.shipments import ShipmentsResource
+    from .api.devices import AsyncDevicesResource, DevicesResource
+    from .api.shipments import AsyncShipmentsResource, ShipmentsResource
 
 _M_co = TypeVar("_M_co", covariant=True)
 _T_co = TypeVar("_T_co", covariant=True)
@@ -68,6 +70,52 @@ class ListPager(Protocol[_M_co, _T_co]):
     def __aiter__(self) -> AsyncGenerator[_T_co, None]: ...
 
     def pages(self) -> ListPages[_M_co, _T_co]: ...
+
+
+class AsyncResources:
+    """The client's operations to await, as ``client.aio``: ``client.aio.<tag>`` has the
+    doors of ``client.<tag>``, each a coroutine but ``list()``, which returns the same
+    pager (``async for``).
+
+    Example::
+
+        shipment = await client.aio.shipments.get(shipment_id="s-1")
+        async for device in client.aio.devices.list(max_items=10):
+            print(device.device_id)
+    """
+
+    __slots__ = ("_client",)
+
+    def __init__(self, client: "AuthenticatedClient | Client") -> None:
+        self._client = client
+
+    @property
+    def shipments(self) -> "AsyncShipmentsResource":
+        """The operations of ``shipments`` to await.
+
+        Example::
+
+            async for item in client.aio.shipments.list(max_items=10):
+                print(item)
+        """
+        # Imported here: the endpoint modules import this module.
+        from .api.shipments import AsyncShipmentsResource
+
+        return AsyncShipmentsResource(self._client)
+
+    @property
+    def devices(self) -> "AsyncDevicesResource":
+        """The operations of ``devices`` to await.
+
+        Example::
+
+            async for item in client.aio.devices.list(max_items=10):
+                print(item)
+        """
+        # Imported here: the endpoint modules import this module.
+        from .api.devices import AsyncDevicesResource
+
+        return AsyncDevicesResource(self._client)
 
 
 @define
@@ -205,10 +253,39 @@ class Client:
             f"one page with any client: {name}.sync(client=...)"
         )
 
+    def _unexpected_answer(self, response: httpx.Response, cause: Exception | None = None) -> Exception:
+        """The error to raise for an answer that is not the operation's success (``cause``:
+        the reason a success could not be read): ``errors.UnexpectedStatus``, or the
+        reason itself. ``service_api.Client`` gives its typed errors instead."""
+        return cause or errors.UnexpectedStatus(response.status_code, response.content)
+
+    def _answer(self, response: httpx.Response, operation: ModuleType, success: range) -> object:
+        """What ``operation`` reads from ``response`` if its status is in ``success``;
+        else the error of :meth:`_unexpected_answer` is raised."""
+        if response.status_code not in success:
+            raise self._unexpected_answer(response)
+        try:
+            return operation._parse_response(client=self, response=response)
+        except (KeyError, TypeError, ValueError) as exc:
+            error = self._unexpected_answer(response, exc)
+            if error is exc:
+                raise
+            raise error from exc
+
+    @property
+    def aio(self) -> AsyncResources:
+        """The same operations to await: ``await client.aio.<tag>.<operation>(...)``.
+
+        Example::
+
+            shipment = await client.aio.shipments.get(shipment_id="s-1")
+        """
+        return AsyncResources(self)
+
     @property
     def shipments(self) -> "ShipmentsResource":
-        """The list endpoints of ``shipments``: ``list()`` and its kin give their items
-        and pages (needs ``service_api.Client``).
+        """The operations of ``shipments``: ``list()`` and its kin give their items and
+        pages (needs ``service_api.Client``); every other one returns its answer's model.
 
         Example::
 
@@ -222,8 +299,8 @@ class Client:
 
     @property
     def devices(self) -> "DevicesResource":
-        """The list endpoints of ``devices``: ``list()`` and its kin give their items
-        and pages (needs ``service_api.Client``).
+        """The operations of ``devices``: ``list()`` and its kin give their items and
+        pages (needs ``service_api.Client``); every other one returns its answer's model.
 
         Example::
 
@@ -380,10 +457,39 @@ class AuthenticatedClient:
             f"one page with any client: {name}.sync(client=...)"
         )
 
+    def _unexpected_answer(self, response: httpx.Response, cause: Exception | None = None) -> Exception:
+        """The error to raise for an answer that is not the operation's success (``cause``:
+        the reason a success could not be read): ``errors.UnexpectedStatus``, or the
+        reason itself. ``service_api.Client`` gives its typed errors instead."""
+        return cause or errors.UnexpectedStatus(response.status_code, response.content)
+
+    def _answer(self, response: httpx.Response, operation: ModuleType, success: range) -> object:
+        """What ``operation`` reads from ``response`` if its status is in ``success``;
+        else the error of :meth:`_unexpected_answer` is raised."""
+        if response.status_code not in success:
+            raise self._unexpected_answer(response)
+        try:
+            return operation._parse_response(client=self, response=response)
+        except (KeyError, TypeError, ValueError) as exc:
+            error = self._unexpected_answer(response, exc)
+            if error is exc:
+                raise
+            raise error from exc
+
+    @property
+    def aio(self) -> AsyncResources:
+        """The same operations to await: ``await client.aio.<tag>.<operation>(...)``.
+
+        Example::
+
+            shipment = await client.aio.shipments.get(shipment_id="s-1")
+        """
+        return AsyncResources(self)
+
     @property
     def shipments(self) -> "ShipmentsResource":
-        """The list endpoints of ``shipments``: ``list()`` and its kin give their items
-        and pages (needs ``service_api.Client``).
+        """The operations of ``shipments``: ``list()`` and its kin give their items and
+        pages (needs ``service_api.Client``); every other one returns its answer's model.
 
         Example::
 
@@ -397,8 +503,8 @@ class AuthenticatedClient:
 
     @property
     def devices(self) -> "DevicesResource":
-        """The list endpoints of ``devices``: ``list()`` and its kin give their items
-        and pages (needs ``service_api.Client``).
+        """The operations of ``devices``: ``list()`` and its kin give their items and
+        pages (needs ``service_api.Client``); every other one returns its answer's model.
 
         Example::
 

@@ -371,6 +371,20 @@ class Client(service_api_client.Client):
 
         return Pager(operation, self, **options)
 
+    def _unexpected_answer(
+        self, response: httpx.Response, cause: Exception | None = None
+    ) -> errors.ServiceApiError:
+        """What ``client.<tag>.<operation>()`` raises for an answer that is not its success:
+        a status the operation does not declare (a 3xx, a 200 for a 201: :meth:`send`
+        raised those of 400 and up) or a body it cannot read (``cause``)."""
+        if cause is None:
+            return errors.error_from_response(response)
+        if isinstance(cause, errors.ServiceApiError):  # the response's own (a body not JSON)
+            return cause
+        where = f"{response.request.method} {response.request.url.path}"
+        message = f"{where}: unreadable answer ({type(cause).__name__}: {cause})"[:300]
+        return errors.InvalidResponseError(message, request=response.request)
+
     def with_account(self, account_id: str | None) -> Client:
         """A client for another account, sharing this one's token and pools.
 

@@ -5,7 +5,8 @@ HTML page, a truncated JSON document, JSON of another shape. On every declared e
 status of every operation, sync and async, with ``raise_on_unexpected_status`` on or
 off, the generated functions return a value (the error model when the body is one,
 else ``None`` or the text) and never raise ``JSONDecodeError``; an undeclared status
-raises ``errors.UnexpectedStatus`` only when asked to; ``*_or_raise`` raises
+raises ``errors.UnexpectedStatus`` only when asked to; the doors of the plain generated
+client (``client.shipments.get()``, ``await client.aio.shipments.create()``) raise
 ``errors.UnexpectedStatus`` for any answer but the success.
 """
 
@@ -22,8 +23,8 @@ import pytest
 from service_api_client import Client, errors
 from service_api_client.api.authentication import authenticate
 from service_api_client.api.devices import list_devices
-from service_api_client.api.shipments import list_shipments
-from service_api_client.models import OAuthError, ProblemDetails, TokenRequest
+from service_api_client.api.shipments import create_shipment, get_shipment, list_shipments
+from service_api_client.models import OAuthError, ProblemDetails, Shipment, TokenRequest
 
 BODIES: dict[str, tuple[bytes, str]] = {
     "empty": (b"", "application/json"),
@@ -41,6 +42,8 @@ BODIES: dict[str, tuple[bytes, str]] = {
 OPERATIONS: dict[str, tuple[ModuleType, dict[str, Any], list[int]]] = {
     "list_shipments": (list_shipments, {}, [400, 401, 403, 429, 500, 502, 503]),
     "list_devices": (list_devices, {"page_size": 10}, [400, 401, 403, 429, 500, 503]),
+    "get_shipment": (get_shipment, {"shipment_id": "s-1"}, [400, 401, 403, 404, 429, 500]),
+    "create_shipment": (create_shipment, {"body": Shipment()}, [400, 401, 403, 429, 503]),
     "authenticate": (
         authenticate,
         {
@@ -129,25 +132,46 @@ def test_an_undeclared_status_raises_only_when_asked(status: int, body: str) -> 
     assert caught.value.status_code == status
 
 
-@pytest.mark.parametrize("name", list(OPERATIONS))
-@pytest.mark.parametrize("status", [400, 401, 404, 429, 503])
-def test_or_raise_raises_unexpected_status_for_any_other_answer(name: str, status: int) -> None:
-    module, kwargs, _ = OPERATIONS[name]
+# The doors of the plain generated client, sync and awaited, and the status of their success.
+DOORS: dict[str, tuple[str, dict[str, Any], int]] = {
+    "get": ("get", {"shipment_id": "s-1"}, 200),
+    "create": ("create", {"body": Shipment(devices=["d-1"])}, 201),
+}
+
+
+def _doors(client: Client, name: str) -> list[Callable[[], Any]]:
+    operation, kwargs, _ = DOORS[name]
+
+    async def awaited() -> Any:
+        return await getattr(client.aio.shipments, operation)(**kwargs)
+
+    return [lambda: getattr(client.shipments, operation)(**kwargs), lambda: asyncio.run(awaited())]
+
+
+@pytest.mark.parametrize(
+    ("name", "status"),
+    [
+        (name, status)
+        for name in DOORS
+        for status in (200, 201, 204, 302, 400, 401, 404, 429, 503)
+        if status != DOORS[name][2]
+    ],
+)
+def test_a_door_raises_unexpected_status_for_any_other_answer(name: str, status: int) -> None:
     client = _client(status, "html", raise_on_unexpected_status=False)
-    calls: list[Callable[[], Any]] = [
-        lambda: module.sync_or_raise(client=client, **kwargs),
-        lambda: asyncio.run(module.asyncio_or_raise(client=client, **kwargs)),
-    ]
-    for call in calls:
+    for call in _doors(client, name):
         with pytest.raises(errors.UnexpectedStatus) as caught:
             call()
         assert caught.value.status_code == status
 
 
-def test_or_raise_returns_the_success_model() -> None:
-    page = b'{"totalRecords": 1, "pageNumber": 1, "pageSize": 50, "data": [{"shipmentId": "s-1"}]}'
-    transport = httpx.MockTransport(lambda request: httpx.Response(200, content=page))
+@pytest.mark.parametrize("name", list(DOORS))
+def test_a_door_returns_the_success_model(name: str) -> None:
+    record = b'{"shipmentId": "s-1", "devices": ["d-1"], "status": "open"}'
+    status = DOORS[name][2]
+    transport = httpx.MockTransport(lambda request: httpx.Response(status, content=record))
     client = Client(base_url="http://127.0.0.1:9", httpx_args={"transport": transport})
-    assert list_shipments.sync_or_raise(client=client).data[0].shipment_id == "s-1"
-    async_page = asyncio.run(list_shipments.asyncio_or_raise(client=client))
-    assert async_page.data[0].shipment_id == "s-1"
+    for call in _doors(client, name):
+        shipment = call()
+        assert type(shipment) is Shipment
+        assert (shipment.shipment_id, shipment["status"]) == ("s-1", "open")

@@ -183,13 +183,14 @@ def test_every_kind_of_field_keeps_a_value_it_cannot_hold(project_with_new_opera
     subprocess.run([sys.executable, "-c", check, str(project_with_new_operation)], check=True)
 
 
-def test_the_new_operation_has_a_typed_single_call(project_with_new_operation: Path) -> None:
+def test_the_new_list_endpoint_names_its_page_model_and_id(
+    project_with_new_operation: Path,
+) -> None:
     source = (
         project_with_new_operation / "service_api_client/api/alerts/list_alerts.py"
     ).read_text()
-    assert "def sync_or_raise(" in source
-    assert ") -> ListAlertsAlertPage:" in source
-    assert "async def asyncio_or_raise(" in source
+    assert "\nSUCCESS_MODEL = ListAlertsAlertPage\n" in source
+    assert '\nID_ATTRIBUTE = "alert_id"\n' in source
 
 
 def test_parameter_descriptions_reach_the_docstrings() -> None:

@@ -1,8 +1,10 @@
-"""codegen/generate.sh: list endpoints added to a copy of the spec get their one door
-(``client.<tag>.list()`` and, for another list endpoint of the tag,
-``client.<tag>.list_<name>()``) and their entry in the registry
-``service_api_client.api.LIST_ENDPOINTS`` with no hand edit, typed; and only list
-endpoints get them."""
+"""codegen/generate.sh: operations added to a copy of the spec get their one door with no
+hand edit, typed, on ``client.<tag>`` and awaited on ``client.aio.<tag>``: a list endpoint
+``client.<tag>.list()`` (``client.<tag>.list_<name>()`` for another of the tag) and its
+entry in the registry ``service_api_client.api.LIST_ENDPOINTS``; ``<verb><Thing>`` under
+``things`` ``client.things.<verb>()`` for get, create, update, replace and delete; any
+other its snake_case name; an operation outside the spec's security (``security: []``)
+none."""
 
 import os
 import shutil
@@ -43,6 +45,13 @@ def answer(schema: str) -> dict[str, Any]:
     return {"200": {"description": "OK", "content": content}}
 
 
+def body(schema: str) -> dict[str, Any]:
+    content = {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}}
+    return {"required": True, "content": content}
+
+
+ALERT_ID = {"name": "alertId", "in": "path", "required": True, "schema": {"type": "string"}}
+
 NEW_PATHS = {
     # The tag's own list endpoint, with a filter of its own: alerts.list(severity=...).
     "/alerts": {
@@ -55,7 +64,13 @@ NEW_PATHS = {
                 {"name": "severity", "in": "query", "schema": {"type": "string"}},
             ],
             "responses": answer("AlertPage"),
-        }
+        },
+        "post": {
+            "operationId": "createAlert",
+            "tags": ["alerts"],
+            "requestBody": body("Alert"),
+            "responses": {"201": answer("Alert")["200"]},
+        },
     },
     # A second list endpoint of the tag: alerts.list_alert_rules().
     "/alert-rules": {
@@ -69,13 +84,54 @@ NEW_PATHS = {
     },
     # Not list endpoints: one object; an envelope without the paging parameters.
     "/alerts/{alertId}": {
-        "get": {
-            "operationId": "getAlert",
+        "parameters": [ALERT_ID],
+        "get": {"operationId": "getAlert", "tags": ["alerts"], "responses": answer("Alert")},
+        "put": {
+            "operationId": "replaceAlert",
             "tags": ["alerts"],
-            "parameters": [
-                {"name": "alertId", "in": "path", "required": True, "schema": {"type": "string"}}
-            ],
+            "requestBody": body("Alert"),
             "responses": answer("Alert"),
+        },
+        "delete": {
+            "operationId": "deleteAlert",
+            "tags": ["alerts"],
+            "responses": {"204": {"description": "Deleted."}},
+        },
+    },
+    "/alerts/{alertId}/acknowledgement": {
+        "post": {
+            "operationId": "acknowledgeAlert",
+            "tags": ["alerts"],
+            "parameters": [ALERT_ID, {"name": "note", "in": "query", "schema": {"type": "string"}}],
+            "responses": answer("Alert"),
+        }
+    },
+    # The singular of the tag: addresses/address, categories/category.
+    "/addresses/{addressId}": {
+        "get": {
+            "operationId": "getAddress",
+            "tags": ["addresses"],
+            "parameters": [
+                {"name": "addressId", "in": "path", "required": True, "schema": {"type": "string"}}
+            ],
+            "responses": answer("Address"),
+        }
+    },
+    "/categories": {
+        "post": {
+            "operationId": "createCategory",
+            "tags": ["categories"],
+            "requestBody": body("AlertRule"),
+            "responses": {"201": answer("AlertRule")["200"]},
+        }
+    },
+    # Outside the spec's security, like the token request: the client's own job, no door.
+    "/health": {
+        "get": {
+            "operationId": "getHealth",
+            "tags": ["health"],
+            "security": [],
+            "responses": answer("AlertRule"),
         }
     },
     "/notes": {
@@ -109,24 +165,47 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work / "out"
 
 
-def test_every_list_endpoint_gets_one_accessor(generated: Path) -> None:
-    source = (generated / "service_api_client/api/alerts/__init__.py").read_text()
-    methods = [line.split("(")[0] for line in source.splitlines() if line.startswith("    def ")]
-    assert methods == ["    def __init__", "    def list", "    def list_alert_rules"]
+def methods_of(source: str, name: str) -> set[str]:
+    """The names of the methods of class ``name`` in ``source``."""
+    body = source.split(f"\nclass {name}:", 1)[1].split("\nclass ", 1)[0]
+    return {line.split("(")[0].split()[-1] for line in body.splitlines() if " def " in line}
+
+
+def test_every_operation_gets_its_door(generated: Path) -> None:
+    package = generated / "service_api_client"
+    source = (package / "api/alerts/__init__.py").read_text()
+    doors = {"list", "list_alert_rules", "create", "get", "replace", "delete", "acknowledge_alert"}
+    assert methods_of(source, "AlertsResource") == {"__init__", *doors}
+    assert methods_of(source, "AsyncAlertsResource") == {"__init__", *doors}
     # Every option and the endpoint's own query parameter, typed in the signature.
     assert "        severity: str | Unset = UNSET,\n    ) -> ListPager[AlertPage, Alert]:" in source
     assert "key: Callable[[AlertRule], Hashable | None] | None = None," in source
-    assert "get_alert" not in source.replace("from . import", "")
-    client = (generated / "service_api_client/client.py").read_text()
-    assert "    def alerts(self) -> " in client
-    assert "def notes(" not in client  # its only endpoint takes no page parameters
-    notes = (generated / "service_api_client/api/notes/__init__.py").read_text()
-    assert "class " not in notes
+    assert (
+        "    async def delete(\n        self,\n        *,\n        alert_id: str,\n    ) -> None:"
+        in source
+    )
+    for tag, resource, door in [
+        ("addresses", "AddressesResource", "get"),
+        ("categories", "CategoriesResource", "create"),
+        ("notes", "NotesResource", "list_notes"),  # no page parameters: one call
+    ]:
+        assert methods_of((package / f"api/{tag}/__init__.py").read_text(), resource) == {
+            "__init__",
+            door,
+        }
+    client = (package / "client.py").read_text()
+    for tag in ("alerts", "addresses", "categories", "notes"):
+        assert f"    def {tag}(self) -> " in client
+    # The operation outside the spec's security is left to the generated module alone.
+    assert "class " not in (package / "api/health/__init__.py").read_text()
+    assert (package / "api/health/get_health.py").exists()
 
 
 # Run in a child interpreter: importing a second copy of service_api_client here would
 # leave other tests holding modules that are no longer the ones in sys.modules.
 RUNTIME_CHECK = """
+import asyncio
+import json
 import sys
 sys.path.insert(0, sys.argv[1])
 import httpx
@@ -196,7 +275,65 @@ numbers = [p.number for p in paging.alerts.list(page_size=4).pages()]
 assert numbers == [1, 2], numbers
 rules = list(paging.alerts.list_alert_rules())
 assert [r.name for r in rules] == ["r"], rules
+
+# One request per call: the doors of the other operations, with either client.
+def serve_doors(request):
+    path, method, sent = request.url.path, request.method, request.content
+    if path.endswith("/authenticate"):
+        return serve_all(request)
+    parts = path.split("/")
+    if method == "POST" and path == "/alerts":
+        return httpx.Response(201, json={**json.loads(sent), "alertId": "a-new"})
+    if method == "PUT":
+        return httpx.Response(200, content=sent)
+    if method == "DELETE":
+        return httpx.Response(204 if parts[2] != "a-odd" else 200)
+    if path.endswith("/acknowledgement"):
+        return httpx.Response(200, json={"alertId": parts[2], "note": request.url.params["note"]})
+    if path.startswith("/alerts/"):
+        return httpx.Response(200, json={"alertId": parts[2]})
+    if path == "/addresses/ad-1":
+        return httpx.Response(200, json={"street": "Main St 1"})
+    if path == "/categories":
+        return httpx.Response(201, json=json.loads(sent))
+    assert path == "/notes", path
+    empty = {"totalRecords": 0, "pageNumber": 1, "pageSize": 50, "data": []}
+    return httpx.Response(200, json=empty)
+
+plain_doors = service_api_client.Client(
+    base_url="http://127.0.0.1:9", httpx_args={"transport": httpx.MockTransport(serve_doors)}
+)
+paging_doors = service_api.Client(
+    "http://127.0.0.1:9", "cid", "secret", "acct-1",
+    httpx_args={"transport": httpx.MockTransport(serve_doors)},
+)
+for doors in (plain_doors, paging_doors):
+    assert doors.alerts.get(alert_id="a-1").alert_id == "a-1"
+    assert asyncio.run(doors.aio.alerts.get(alert_id="a-2")).alert_id == "a-2"
+    created = doors.alerts.create(body=Alert(alert_id="ignored"))
+    assert type(created) is Alert and created.alert_id == "a-new", created
+    assert doors.alerts.replace(alert_id="a-1", body=Alert(alert_id="a-1")).alert_id == "a-1"
+    assert doors.alerts.delete(alert_id="a-1") is None
+    assert asyncio.run(doors.aio.alerts.delete(alert_id="a-1")) is None
+    acknowledged = doors.alerts.acknowledge_alert(alert_id="a-3", note="seen")
+    assert (acknowledged.alert_id, acknowledged["note"]) == ("a-3", "seen"), acknowledged
+    assert doors.addresses.get(address_id="ad-1").street == "Main St 1"
+    assert doors.categories.create(body=AlertRule(name="c")).name == "c"
+    assert type(doors.notes.list_notes()) is AlertPage
+try:
+    plain_doors.alerts.delete(alert_id="a-odd")
+except service_api_client.errors.UnexpectedStatus as exc:
+    assert exc.status_code == 200, exc
+else:
+    raise AssertionError("a 200 for a 204 passed")
+try:
+    paging_doors.alerts.delete(alert_id="a-odd")
+except service_api.ApiStatusError as exc:
+    assert exc.status_code == 200, exc
+else:
+    raise AssertionError("a 200 for a 204 passed")
 paging.close()
+paging_doors.close()
 """
 
 
@@ -211,7 +348,7 @@ from typing import assert_type
 from service_api_client import Client
 from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
 from service_api_client.client import ListPage, ListPager
-from service_api_client.models import Alert, AlertPage, AlertRule, AlertRulePage
+from service_api_client.models import Address, Alert, AlertPage, AlertRule, AlertRulePage
 
 
 async def use(client: Client) -> None:
@@ -230,7 +367,15 @@ async def use(client: Client) -> None:
     assert_type(LIST_ENDPOINTS["alerts"], ListEndpoint)
     client.alerts.list(severity=3)  # type: ignore[arg-type]
     client.alerts.iterate()  # type: ignore[attr-defined]
-    client.notes  # type: ignore[attr-defined]
+    assert_type(client.alerts.get(alert_id="a-1"), Alert)
+    assert_type(await client.aio.alerts.create(body=Alert()), Alert)
+    assert_type(await client.aio.alerts.replace(alert_id="a-1", body=Alert()), Alert)
+    assert_type(client.alerts.acknowledge_alert(alert_id="a-1", note="seen"), Alert)
+    assert_type(client.addresses.get(address_id="ad-1"), Address)
+    assert_type(client.categories.create(body=AlertRule()), AlertRule)
+    assert_type(client.notes.list_notes(), AlertPage)
+    client.alerts.delete(alert_id=1)  # type: ignore[arg-type]
+    client.alerts.acknowledge_alert(alert_id="a-1", note=3)  # type: ignore[arg-type]
 """
 
 

@@ -1,16 +1,25 @@
-"""The one door per list endpoint, ``client.<tag>.list(**options)``: its items with
-``for`` / ``async for`` and its pages with ``.pages()``, against the mock over loopback
-HTTP, sync and async side by side; and the registry ``service_api_client.api.LIST_ENDPOINTS``."""
+"""One door per operation: ``client.<tag>.list(**options)`` (its items with ``for`` /
+``async for`` and its pages with ``.pages()``) against the mock, and ``client.<tag>.get()``
+/ ``create()`` and their awaited twins ``client.aio.<tag>...`` against a small server of
+this test, over loopback HTTP, sync and async side by side; and the registry
+``service_api_client.api.LIST_ENDPOINTS``."""
 
 from __future__ import annotations
 
 import inspect
+import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing, closing
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 import service_api
 import service_api_client
@@ -18,14 +27,17 @@ from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
 from service_api_client.api.authentication import authenticate
 from service_api_client.api.devices import list_devices
 from service_api_client.api.shipments import list_shipments
+from service_api_client.client import AsyncResources
+from service_api_client.errors import UnexpectedStatus
 from service_api_client.models import (
     Device,
     DevicePage,
     Shipment,
     ShipmentPage,
     TokenRequest,
+    TokenResponse,
 )
-from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
+from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock, serve_asgi
 
 pytestmark = pytest.mark.anyio
 
@@ -93,13 +105,23 @@ async def test_list_returns_the_pager_paginate_returns(client: service_api.Clien
     assert repr(client.devices.list()) == "Pager(list_devices, page_size=50)"
 
 
+async def test_the_awaited_doors_list_with_the_same_pager(
+    twin: str, resource: str, client: service_api.Client, mock: RunningMock
+) -> None:
+    pager = getattr(client.aio, resource).list(page_size=9)
+    assert type(pager) is service_api.Pager
+    assert repr(pager) == repr(getattr(client, resource).list(page_size=9))
+    items = await all_items(twin, getattr(client.aio, resource), page_size=9)
+    assert ids_of(items, resource) == dataset_ids(mock, resource)
+
+
 async def test_one_page_by_hand_stays_the_module_function(
     twin: str, client: service_api.Client, mock: RunningMock
 ) -> None:
     if twin == "sync":
-        page = list_shipments.sync_or_raise(client=client, page_number=2, page_size=4)
+        page = list_shipments.sync(client=client, page_number=2, page_size=4)
     else:
-        page = await list_shipments.asyncio_or_raise(client=client, page_number=2, page_size=4)
+        page = await list_shipments.asyncio(client=client, page_number=2, page_size=4)
     assert type(page) is ShipmentPage
     assert ids_of(page.data, "shipments") == dataset_ids(mock, "shipments")[4:8]
 
@@ -175,10 +197,12 @@ async def test_a_failing_page_raises_the_typed_error(twin: str, mock: RunningMoc
 def plain_client(mock: RunningMock) -> service_api_client.Client:
     """A generated client with a token obtained by hand: no overlay behind it."""
     with service_api_client.Client(base_url=mock.base_url) as anonymous:
-        token = authenticate.sync_or_raise(
+        answer = authenticate.sync(
             client=anonymous,
             body=TokenRequest(DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "client_credentials"),
-        ).access_token
+        )
+    assert isinstance(answer, TokenResponse)
+    token = answer.access_token
     return service_api_client.Client(
         base_url=mock.base_url,
         headers={"Authorization": f"Bearer {token}", "x-service-account-id": "acct-1"},
@@ -191,9 +215,9 @@ async def test_a_plain_generated_client_gets_one_page_by_hand(
     async with plain_client:
         with plain_client:
             if twin == "sync":
-                page = list_devices.sync_or_raise(client=plain_client, page_size=3)
+                page = list_devices.sync(client=plain_client, page_size=3)
             else:
-                page = await list_devices.asyncio_or_raise(client=plain_client, page_size=3)
+                page = await list_devices.asyncio(client=plain_client, page_size=3)
     assert type(page) is DevicePage
     assert ids_of(page.data, "devices") == dataset_ids(mock, "devices")[:3]
 
@@ -221,17 +245,154 @@ def test_the_registry_names_every_list_endpoint_with_its_models_and_id() -> None
         LIST_ENDPOINTS["parcels"] = LIST_ENDPOINTS["devices"]  # type: ignore[index]
 
 
-async def test_every_list_endpoint_has_an_accessor_the_client_does_not_shadow() -> None:
-    """The accessors and the registry come from one generation rule, and no method of
-    service_api.Client hides a tag's property."""
+def test_every_tag_has_its_doors_and_the_client_shadows_none() -> None:
+    """The tags of the spec's operations, but the token request's (``security: []``: the
+    client's own job), are the generated client's properties beside ``aio``, on both
+    ``client`` and ``client.aio``; no method of service_api.Client hides one."""
+    spec = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
+    operations = [op for item in spec["paths"].values() for op in item.values() if "tags" in op]
+    tags = {op["tags"][0] for op in operations if op.get("security") != []}
     generated = {
         name
         for name, value in vars(service_api_client.Client).items()
         if isinstance(value, property)
     }
-    tags = {endpoint.module.__name__.split(".")[-2] for endpoint in LIST_ENDPOINTS.values()}
-    assert tags == generated == {"devices", "shipments"}
-    for tag in tags:
+    assert generated == tags | {"aio"}
+    assert {n for n, v in vars(AsyncResources).items() if isinstance(v, property)} == tags
+    assert {e.module.__name__.split(".")[-2] for e in LIST_ENDPOINTS.values()} <= tags
+    for name in generated:
         assert (
-            inspect.getattr_static(service_api.Client, tag) is vars(service_api_client.Client)[tag]
+            inspect.getattr_static(service_api.Client, name)
+            is vars(service_api_client.Client)[name]
         )
+
+
+# -- one request per call: get, create and their awaited twins ----------------------------
+
+SHIPMENT = {"shipmentId": "s-1", "status": "open", "referenceNumber": "R-1", "devices": ["d-1"]}
+
+
+def doors_app(received: list[Any]) -> Starlette:
+    """A server of the token, ``createShipment`` and ``getShipment``, which answers the
+    shipment ids ``gone``, ``moved`` and ``html`` and a body asking ``"answer": 200`` as
+    a misbehaving service would; ``received`` gets each request body it is sent."""
+
+    async def token(request: Request) -> Response:
+        return JSONResponse(
+            {"access_token": "t-doors", "token_type": "Bearer", "expires_in": "3600"}
+        )
+
+    async def create(request: Request) -> Response:
+        body = await request.json()
+        received.append(body)
+        return JSONResponse({**body, "shipmentId": "s-new"}, status_code=body.get("answer", 201))
+
+    async def get(request: Request) -> Response:
+        answers = {
+            "gone": JSONResponse({"title": "Not Found", "status": 404}, status_code=404),
+            "moved": Response(status_code=302, headers={"location": "/elsewhere"}),
+            "html": Response("<html>maintenance</html>", media_type="text/html"),
+        }
+        return answers.get(request.path_params["shipment_id"], JSONResponse(SHIPMENT))
+
+    return Starlette(
+        routes=[
+            Route("/public/v3/authenticate", token, methods=["POST"]),
+            Route("/public/v3/shipments", create, methods=["POST"]),
+            Route("/public/v3/shipments/{shipment_id}", get, methods=["GET"]),
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def doors_server() -> Iterator[tuple[str, list[Any]]]:
+    """The base URL of :func:`doors_app` served on loopback, and what it received."""
+    received: list[Any] = []
+    with serve_asgi(doors_app(received), name="doors") as origin:
+        yield f"{origin}/public/v3", received
+
+
+@pytest.fixture
+async def doors_client(doors_server: tuple[str, list[Any]]) -> AsyncIterator[service_api.Client]:
+    made = service_api.Client(doors_server[0], "cid", "doors-secret", "acct-1", max_retries=0)
+    async with made:
+        with made:
+            yield made
+
+
+async def door(twin: str, client: Any, operation: str, **arguments: Any) -> Any:
+    """``client.shipments.<operation>(...)``, or awaited through ``client.aio``."""
+    if twin == "sync":
+        return getattr(client.shipments, operation)(**arguments)
+    return await getattr(client.aio.shipments, operation)(**arguments)
+
+
+async def test_get_gives_the_record_typed(twin: str, doors_client: service_api.Client) -> None:
+    shipment = await door(twin, doors_client, "get", shipment_id="s-1")
+    assert type(shipment) is Shipment
+    assert (shipment.shipment_id, shipment.devices) == ("s-1", ["d-1"])
+    assert shipment["status"] == "open"
+    assert shipment.to_dict() == SHIPMENT
+
+
+async def test_create_sends_the_body_and_gives_the_created_record(
+    twin: str, doors_client: service_api.Client, doors_server: tuple[str, list[Any]]
+) -> None:
+    body = Shipment(devices=["d-7"])
+    body["referenceNumber"] = f"R-{twin}"
+    created = await door(twin, doors_client, "create", body=body)
+    assert type(created) is Shipment
+    assert (created.shipment_id, created.devices, created["referenceNumber"]) == (
+        "s-new",
+        ["d-7"],
+        f"R-{twin}",
+    )
+    assert doors_server[1][-1] == {"devices": ["d-7"], "referenceNumber": f"R-{twin}"}
+
+
+@pytest.mark.parametrize(
+    ("operation", "arguments", "error", "status"),
+    [
+        ("get", {"shipment_id": "gone"}, service_api.NotFoundError, 404),
+        ("get", {"shipment_id": "moved"}, service_api.ApiStatusError, 302),
+        ("create", {"answer": 200}, service_api.ApiStatusError, 200),  # 201 is the success
+    ],
+)
+async def test_any_other_status_raises_the_typed_error(
+    twin: str,
+    doors_client: service_api.Client,
+    operation: str,
+    arguments: dict[str, Any],
+    error: type[service_api.ApiStatusError],
+    status: int,
+) -> None:
+    if operation == "create":
+        body = Shipment()
+        body["answer"] = arguments["answer"]
+        arguments = {"body": body}
+    with pytest.raises(error) as caught:
+        await door(twin, doors_client, operation, **arguments)
+    assert caught.value.status_code == status
+    assert type(caught.value) is error
+
+
+async def test_a_success_that_is_not_json_raises_invalid_response(
+    twin: str, doors_client: service_api.Client
+) -> None:
+    with pytest.raises(service_api.InvalidResponseError, match="not valid JSON"):
+        await door(twin, doors_client, "get", shipment_id="html")
+
+
+async def test_the_plain_generated_client_raises_unexpected_status(
+    twin: str, doors_server: tuple[str, list[Any]]
+) -> None:
+    plain = service_api_client.Client(base_url=doors_server[0])
+    async with plain:
+        with plain:
+            assert (await door(twin, plain, "get", shipment_id="s-1")).shipment_id == "s-1"
+            for shipment_id, status in (("gone", 404), ("moved", 302)):
+                with pytest.raises(UnexpectedStatus) as caught:
+                    await door(twin, plain, "get", shipment_id=shipment_id)
+                assert caught.value.status_code == status
+            with pytest.raises(json.JSONDecodeError):
+                await door(twin, plain, "get", shipment_id="html")

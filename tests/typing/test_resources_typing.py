@@ -87,7 +87,6 @@ def refused(client: service_api.Client) -> None:
     client.shipments.iterate()  # type: ignore[attr-defined]
     client.shipments.alist()  # type: ignore[attr-defined]
     client.shipments.apages()  # type: ignore[attr-defined]
-    client.alerts.list()  # type: ignore[attr-defined]
 
 
 def the_package_pager_is_a_list_pager(

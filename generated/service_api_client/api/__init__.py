@@ -1,5 +1,4 @@
-"""Contains methods for accessing the API, and ``LIST_ENDPOINTS``: every list endpoint
-of the API by name, as the generator found them in the spec."""
+"""Contains methods for accessing the API"""
 
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType

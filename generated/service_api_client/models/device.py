@@ -1,13 +1,17 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
-from typing import Any, TypeVar
+from collections.abc import KeysView, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.coordinates import Coordinates
+
 
 T = TypeVar("T", bound="Device")
 
@@ -114,8 +118,9 @@ class Device:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
             raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
-        d = dict(src_dict)
         sent: dict[str, tuple[object, str]] = {}
+
+        d = dict(src_dict)
         _device_id = d.pop("deviceId", UNSET)
         device_id: str | Unset
         if isinstance(_device_id, str):
@@ -205,21 +210,61 @@ class Device:
         device.additional_properties = d
         return device
 
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
     def __getitem__(self, key: str) -> Any:
+        """A field by its JSON name, declared or not: ``record["deviceId"]``.
+
+        A declared field gives its attribute's value, and is absent (KeyError) while UNSET,
+        unless the value sent did not fit its type and is kept as sent; any other field
+        gives its value as sent.
+        """
+        name = _ATTRIBUTES.get(key)
+        if name is not None and (value := getattr(self, name)) is not UNSET:
+            return value
         return self.additional_properties[key]
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """A field by its JSON name, or ``default`` when it is absent: ``record.get("status")``."""
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        """Whether the record has the field of this JSON name: ``"status" in record``."""
+        if not isinstance(key, str):
+            return False
+        name = _ATTRIBUTES.get(key)
+        if name is not None and getattr(self, name) is not UNSET:
+            return True
+        return key in self.additional_properties
+
+    def keys(self) -> KeysView[str]:
+        """The JSON names of the fields the record has, declared ones first: ``dict(record)``
+        then maps each to what ``record[name]`` gives."""
+        names = [key for key, name in _ATTRIBUTES.items() if getattr(self, name) is not UNSET]
+        return dict.fromkeys([*names, *self.additional_properties]).keys()
+
     def __setitem__(self, key: str, value: Any) -> None:
+        """Set a field that is not declared; a declared one is set by its attribute."""
+        if key in _ATTRIBUTES:
+            raise TypeError(f"{key!r} is a declared field: set record.{_ATTRIBUTES[key]}")
         self.additional_properties[key] = value
 
     def __delitem__(self, key: str) -> None:
+        """Remove a field that is not declared (or a declared one's value kept as sent)."""
         del self.additional_properties[key]
 
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties
+
+_ATTRIBUTES: dict[str, str] = {
+    "deviceId": "device_id",
+    "measurementTime": "measurement_time",
+    "coordinates": "coordinates",
+    "temperature": "temperature",
+    "humidity": "humidity",
+    "battery": "battery",
+    "locationMethod": "location_method",
+}
+"""The attribute of each declared field, by its JSON name (``record["..."]``)."""
 
 
 # Imported last, so that models referring to each other import in either order.

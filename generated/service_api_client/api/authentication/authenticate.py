@@ -44,20 +44,20 @@ def _parse_response(
         try:
             body_400 = response.json()
             response_400 = OAuthError.from_dict(body_400)
-
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
         return response_400
+
     if response.status_code == 401:
         # An error body is what the server or a proxy in front of it wrote (nothing,
         # HTML, a truncated JSON): read as its model only when it is one, else None.
         try:
             body_401 = response.json()
             response_401 = OAuthError.from_dict(body_401)
-
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
         return response_401
+
     if response.status_code == 429:
         response_429 = response.text
         return response_429
@@ -207,61 +207,3 @@ async def asyncio(
             body=body,
         )
     ).parsed
-
-
-def sync_or_raise(
-    *,
-    client: AuthenticatedClient | Client,
-    body: TokenRequest,
-) -> TokenResponse:
-    """Obtain a bearer token: the TokenResponse of a 200 answer, or an exception.
-
-    Like ``sync``, typed as the success model alone.
-
-    Raises:
-        errors.UnexpectedStatus: For any answer but the successful one (the package's
-            ``service_api.Client`` raises its own typed errors before that).
-        httpx.TimeoutException: If the request takes longer than Client.timeout.
-
-    Example::
-
-        result = sync_or_raise(client=client)
-    """
-    response = sync_detailed(
-        client=client,
-        body=body,
-    )
-    if isinstance(response.parsed, TokenResponse):
-        return response.parsed
-    raise errors.UnexpectedStatus(response.status_code, response.content)
-
-
-async def asyncio_or_raise(
-    *,
-    client: AuthenticatedClient | Client,
-    body: TokenRequest,
-) -> TokenResponse:
-    """Obtain a bearer token: the TokenResponse of a 200 answer, or an exception.
-
-    Like ``asyncio``, typed as the success model alone.
-
-    Raises:
-        errors.UnexpectedStatus: For any answer but the successful one (the package's
-            ``service_api.Client`` raises its own typed errors before that).
-        httpx.TimeoutException: If the request takes longer than Client.timeout.
-
-    Example::
-
-        result = await asyncio_or_raise(client=client)
-    """
-    response = await asyncio_detailed(
-        client=client,
-        body=body,
-    )
-    if isinstance(response.parsed, TokenResponse):
-        return response.parsed
-    raise errors.UnexpectedStatus(response.status_code, response.content)
-
-
-SUCCESS_MODEL = TokenResponse
-"""Model of the operation's successful (200) response."""

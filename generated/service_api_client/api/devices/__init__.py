@@ -1,5 +1,4 @@
-"""Contains endpoint functions for accessing the API, and ``DevicesResource``: its list
-endpoints bound to a client, as ``client.devices``."""
+"""Contains endpoint functions for accessing the API"""
 
 from collections.abc import Callable, Hashable
 
@@ -10,16 +9,17 @@ from . import list_devices
 
 
 class DevicesResource:
-    """The list endpoints of ``devices``, bound to a client: ``client.devices``.
+    """The operations of ``devices``, bound to a client: ``client.devices``.
 
-    Each ``list`` method returns the endpoint's pager: its items with ``for`` /
-    ``async for``, its pages with ``.pages()``. Paging needs ``service_api.Client`` (the
-    plain generated client raises TypeError); one page by hand is the endpoint module's
-    ``sync`` / ``asyncio``.
+    A ``list`` method returns the endpoint's pager: its items with ``for`` / ``async
+    for``, its pages with ``.pages()`` (paging needs ``service_api.Client``: the plain
+    generated client raises TypeError). Every other method sends one request and returns
+    the model of the operation's success, or raises. The same, awaited:
+    ``client.aio.devices``.
 
     Example::
 
-        for item in client.devices.list(max_items=100):
+        for item in client.devices.list(max_items=10):
             print(item)
     """
 
@@ -53,6 +53,60 @@ class DevicesResource:
             for item in client.devices.list(max_items=100):
                 print(item)
             async for page in client.devices.list().pages():
+                print(page.number, len(page.items))
+        """
+        return self._client._pager(
+            list_devices,
+            page_size=page_size,
+            start_page=start_page,
+            max_items=max_items,
+            max_pages=max_pages,
+            concurrency=concurrency,
+            key=key,
+        )
+
+
+class AsyncDevicesResource:
+    """The operations of ``devices`` to await: ``client.aio.devices``. Each method is
+    that of ``client.devices`` as a coroutine, but ``list`` ones, which return the same
+    pager (``async for``).
+
+    Example::
+
+        async for item in client.aio.devices.list(max_items=10):
+            print(item)
+    """
+
+    __slots__ = ("_client",)
+
+    def __init__(self, client: AuthenticatedClient | Client) -> None:
+        self._client = client
+
+    def list(
+        self,
+        *,
+        page_size: int = 50,
+        start_page: int = 1,
+        max_items: int | None = None,
+        max_pages: int | None = None,
+        concurrency: int = 1,
+        key: Callable[[Device], Hashable | None] | None = None,
+    ) -> ListPager[DevicePage, Device]:
+        """List the devices of the account: every Device of ``list_devices``, page after page.
+
+        Args:
+            page_size: records per page (1 to 50).
+            start_page: the first page to fetch (a failure's ``start_page`` resumes).
+            max_items: stop after this many items.
+            max_pages: stop after this many pages.
+            concurrency: requests in flight at once after the first page.
+            key: a record's identity, to drop records served again (default: its id).
+
+        Example::
+
+            for item in client.aio.devices.list(max_items=100):
+                print(item)
+            async for page in client.aio.devices.list().pages():
                 print(page.number, len(page.items))
         """
         return self._client._pager(

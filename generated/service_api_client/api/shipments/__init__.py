@@ -1,26 +1,29 @@
-"""Contains endpoint functions for accessing the API, and ``ShipmentsResource``: its list
-endpoints bound to a client, as ``client.shipments``."""
+"""Contains endpoint functions for accessing the API"""
 
 from collections.abc import Callable, Hashable
+from typing import cast
 
 from ...client import AuthenticatedClient, Client, ListPager
 from ...models.shipment import Shipment
 from ...models.shipment_page import ShipmentPage
-from . import list_shipments
+from . import create_shipment, get_shipment, list_shipments
 
 
 class ShipmentsResource:
-    """The list endpoints of ``shipments``, bound to a client: ``client.shipments``.
+    """The operations of ``shipments``, bound to a client: ``client.shipments``.
 
-    Each ``list`` method returns the endpoint's pager: its items with ``for`` /
-    ``async for``, its pages with ``.pages()``. Paging needs ``service_api.Client`` (the
-    plain generated client raises TypeError); one page by hand is the endpoint module's
-    ``sync`` / ``asyncio``.
+    A ``list`` method returns the endpoint's pager: its items with ``for`` / ``async
+    for``, its pages with ``.pages()`` (paging needs ``service_api.Client``: the plain
+    generated client raises TypeError). Every other method sends one request and returns
+    the model of the operation's success, or raises. The same, awaited:
+    ``client.aio.shipments``.
 
     Example::
 
-        for item in client.shipments.list(max_items=100):
+        for item in client.shipments.list(max_items=10):
             print(item)
+        client.shipments.create(...)
+        client.shipments.get(...)
     """
 
     __slots__ = ("_client",)
@@ -64,3 +67,181 @@ class ShipmentsResource:
             concurrency=concurrency,
             key=key,
         )
+
+    def create(
+        self,
+        *,
+        body: Shipment,
+    ) -> Shipment:
+        """Create a shipment: the Shipment of the 201 answer of ``create_shipment`` (POST
+        ``/shipments``).
+
+        Args:
+            body (Shipment): A shipment. Every field is optional; a value of another type than
+                the one
+                guessed here, and any field not named here, is kept as sent
+                (`shipment["field"]`), and `to_dict()` gives back the object as it came.
+
+        Raises:
+            service_api.ServiceApiError: with ``service_api.Client``, for any other answer
+                (an ``ApiStatusError`` per status: ``NotFoundError`` for a 404, ...) or a
+                body it cannot read (``InvalidResponseError``).
+            errors.UnexpectedStatus: with this package's own ``Client``, for any other
+                status.
+
+        Example::
+
+            result = client.shipments.create(body=Shipment(...))
+        """
+        response = self._client.get_httpx_client().request(
+            **create_shipment._get_kwargs(
+                body=body,
+            )
+        )
+        return cast(Shipment, self._client._answer(response, create_shipment, range(201, 202)))
+
+    def get(
+        self,
+        *,
+        shipment_id: str,
+    ) -> Shipment:
+        """Get one shipment: the Shipment of the 200 answer of ``get_shipment`` (GET
+        ``/shipments/{shipment_id}``).
+
+        Args:
+            shipment_id (str):
+
+        Raises:
+            service_api.ServiceApiError: with ``service_api.Client``, for any other answer
+                (an ``ApiStatusError`` per status: ``NotFoundError`` for a 404, ...) or a
+                body it cannot read (``InvalidResponseError``).
+            errors.UnexpectedStatus: with this package's own ``Client``, for any other
+                status.
+
+        Example::
+
+            result = client.shipments.get(shipment_id="...")
+        """
+        response = self._client.get_httpx_client().request(
+            **get_shipment._get_kwargs(
+                shipment_id=shipment_id,
+            )
+        )
+        return cast(Shipment, self._client._answer(response, get_shipment, range(200, 201)))
+
+
+class AsyncShipmentsResource:
+    """The operations of ``shipments`` to await: ``client.aio.shipments``. Each method is
+    that of ``client.shipments`` as a coroutine, but ``list`` ones, which return the same
+    pager (``async for``).
+
+    Example::
+
+        async for item in client.aio.shipments.list(max_items=10):
+            print(item)
+        await client.aio.shipments.create(...)
+        await client.aio.shipments.get(...)
+    """
+
+    __slots__ = ("_client",)
+
+    def __init__(self, client: AuthenticatedClient | Client) -> None:
+        self._client = client
+
+    def list(
+        self,
+        *,
+        page_size: int = 50,
+        start_page: int = 1,
+        max_items: int | None = None,
+        max_pages: int | None = None,
+        concurrency: int = 1,
+        key: Callable[[Shipment], Hashable | None] | None = None,
+    ) -> ListPager[ShipmentPage, Shipment]:
+        """List the shipments of the account: every Shipment of ``list_shipments``, page after page.
+
+        Args:
+            page_size: records per page (1 to 50).
+            start_page: the first page to fetch (a failure's ``start_page`` resumes).
+            max_items: stop after this many items.
+            max_pages: stop after this many pages.
+            concurrency: requests in flight at once after the first page.
+            key: a record's identity, to drop records served again (default: its id).
+
+        Example::
+
+            for item in client.aio.shipments.list(max_items=100):
+                print(item)
+            async for page in client.aio.shipments.list().pages():
+                print(page.number, len(page.items))
+        """
+        return self._client._pager(
+            list_shipments,
+            page_size=page_size,
+            start_page=start_page,
+            max_items=max_items,
+            max_pages=max_pages,
+            concurrency=concurrency,
+            key=key,
+        )
+
+    async def create(
+        self,
+        *,
+        body: Shipment,
+    ) -> Shipment:
+        """Create a shipment: the Shipment of the 201 answer of ``create_shipment`` (POST
+        ``/shipments``).
+
+        Args:
+            body (Shipment): A shipment. Every field is optional; a value of another type than
+                the one
+                guessed here, and any field not named here, is kept as sent
+                (`shipment["field"]`), and `to_dict()` gives back the object as it came.
+
+        Raises:
+            service_api.ServiceApiError: with ``service_api.Client``, for any other answer
+                (an ``ApiStatusError`` per status: ``NotFoundError`` for a 404, ...) or a
+                body it cannot read (``InvalidResponseError``).
+            errors.UnexpectedStatus: with this package's own ``Client``, for any other
+                status.
+
+        Example::
+
+            result = await client.aio.shipments.create(body=Shipment(...))
+        """
+        response = await self._client.get_async_httpx_client().request(
+            **create_shipment._get_kwargs(
+                body=body,
+            )
+        )
+        return cast(Shipment, self._client._answer(response, create_shipment, range(201, 202)))
+
+    async def get(
+        self,
+        *,
+        shipment_id: str,
+    ) -> Shipment:
+        """Get one shipment: the Shipment of the 200 answer of ``get_shipment`` (GET
+        ``/shipments/{shipment_id}``).
+
+        Args:
+            shipment_id (str):
+
+        Raises:
+            service_api.ServiceApiError: with ``service_api.Client``, for any other answer
+                (an ``ApiStatusError`` per status: ``NotFoundError`` for a 404, ...) or a
+                body it cannot read (``InvalidResponseError``).
+            errors.UnexpectedStatus: with this package's own ``Client``, for any other
+                status.
+
+        Example::
+
+            result = await client.aio.shipments.get(shipment_id="...")
+        """
+        response = await self._client.get_async_httpx_client().request(
+            **get_shipment._get_kwargs(
+                shipment_id=shipment_id,
+            )
+        )
+        return cast(Shipment, self._client._answer(response, get_shipment, range(200, 201)))

@@ -43,10 +43,10 @@ def _parse_response(
         try:
             body_400 = response.json()
             response_400 = ProblemDetails.from_dict(body_400)
-
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
         return response_400
+
     if response.status_code == 401:
         response_401 = cast(Any, None)
         return response_401
@@ -57,10 +57,10 @@ def _parse_response(
         try:
             body_403 = response.json()
             response_403 = ProblemDetails.from_dict(body_403)
-
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
         return response_403
+
     if response.status_code == 429:
         response_429 = response.text
         return response_429
@@ -214,61 +214,3 @@ async def asyncio(
             body=body,
         )
     ).parsed
-
-
-def sync_or_raise(
-    *,
-    client: AuthenticatedClient | Client,
-    body: Shipment,
-) -> Shipment:
-    """Create a shipment: the Shipment of a 201 answer, or an exception.
-
-    Like ``sync``, typed as the success model alone.
-
-    Raises:
-        errors.UnexpectedStatus: For any answer but the successful one (the package's
-            ``service_api.Client`` raises its own typed errors before that).
-        httpx.TimeoutException: If the request takes longer than Client.timeout.
-
-    Example::
-
-        result = sync_or_raise(client=client)
-    """
-    response = sync_detailed(
-        client=client,
-        body=body,
-    )
-    if isinstance(response.parsed, Shipment):
-        return response.parsed
-    raise errors.UnexpectedStatus(response.status_code, response.content)
-
-
-async def asyncio_or_raise(
-    *,
-    client: AuthenticatedClient | Client,
-    body: Shipment,
-) -> Shipment:
-    """Create a shipment: the Shipment of a 201 answer, or an exception.
-
-    Like ``asyncio``, typed as the success model alone.
-
-    Raises:
-        errors.UnexpectedStatus: For any answer but the successful one (the package's
-            ``service_api.Client`` raises its own typed errors before that).
-        httpx.TimeoutException: If the request takes longer than Client.timeout.
-
-    Example::
-
-        result = await asyncio_or_raise(client=client)
-    """
-    response = await asyncio_detailed(
-        client=client,
-        body=body,
-    )
-    if isinstance(response.parsed, Shipment):
-        return response.parsed
-    raise errors.UnexpectedStatus(response.status_code, response.content)
-
-
-SUCCESS_MODEL = Shipment
-"""Model of the operation's successful (201) response."""

@@ -39,10 +39,10 @@ def _parse_response(
         try:
             body_400 = response.json()
             response_400 = ProblemDetails.from_dict(body_400)
-
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
         return response_400
+
     if response.status_code == 401:
         response_401 = cast(Any, None)
         return response_401
@@ -53,20 +53,20 @@ def _parse_response(
         try:
             body_403 = response.json()
             response_403 = ProblemDetails.from_dict(body_403)
-
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
         return response_403
+
     if response.status_code == 404:
         # An error body is what the server or a proxy in front of it wrote (nothing,
         # HTML, a truncated JSON): read as its model only when it is one, else None.
         try:
             body_404 = response.json()
             response_404 = ProblemDetails.from_dict(body_404)
-
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
         return response_404
+
     if response.status_code == 429:
         response_429 = response.text
         return response_429
@@ -204,61 +204,3 @@ async def asyncio(
             client=client,
         )
     ).parsed
-
-
-def sync_or_raise(
-    shipment_id: str,
-    *,
-    client: AuthenticatedClient | Client,
-) -> Shipment:
-    """Get one shipment: the Shipment of a 200 answer, or an exception.
-
-    Like ``sync``, typed as the success model alone.
-
-    Raises:
-        errors.UnexpectedStatus: For any answer but the successful one (the package's
-            ``service_api.Client`` raises its own typed errors before that).
-        httpx.TimeoutException: If the request takes longer than Client.timeout.
-
-    Example::
-
-        result = sync_or_raise(client=client)
-    """
-    response = sync_detailed(
-        shipment_id=shipment_id,
-        client=client,
-    )
-    if isinstance(response.parsed, Shipment):
-        return response.parsed
-    raise errors.UnexpectedStatus(response.status_code, response.content)
-
-
-async def asyncio_or_raise(
-    shipment_id: str,
-    *,
-    client: AuthenticatedClient | Client,
-) -> Shipment:
-    """Get one shipment: the Shipment of a 200 answer, or an exception.
-
-    Like ``asyncio``, typed as the success model alone.
-
-    Raises:
-        errors.UnexpectedStatus: For any answer but the successful one (the package's
-            ``service_api.Client`` raises its own typed errors before that).
-        httpx.TimeoutException: If the request takes longer than Client.timeout.
-
-    Example::
-
-        result = await asyncio_or_raise(client=client)
-    """
-    response = await asyncio_detailed(
-        shipment_id=shipment_id,
-        client=client,
-    )
-    if isinstance(response.parsed, Shipment):
-        return response.parsed
-    raise errors.UnexpectedStatus(response.status_code, response.content)
-
-
-SUCCESS_MODEL = Shipment
-"""Model of the operation's successful (200) response."""

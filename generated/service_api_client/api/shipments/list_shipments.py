@@ -47,10 +47,10 @@ def _parse_response(
         try:
             body_400 = response.json()
             response_400 = ProblemDetails.from_dict(body_400)
-
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
         return response_400
+
     if response.status_code == 401:
         response_401 = cast(Any, None)
         return response_401
@@ -61,10 +61,10 @@ def _parse_response(
         try:
             body_403 = response.json()
             response_403 = ProblemDetails.from_dict(body_403)
-
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
         return response_403
+
     if response.status_code == 429:
         response_429 = response.text
         return response_429
@@ -256,66 +256,8 @@ async def asyncio(
     ).parsed
 
 
-def sync_or_raise(
-    *,
-    client: AuthenticatedClient | Client,
-    page_number: int | Unset = 1,
-    page_size: int | Unset = 50,
-) -> ShipmentPage:
-    """List the shipments of the account: the ShipmentPage of a 200 answer, or an exception.
-
-    Like ``sync``, typed as the success model alone.
-
-    Raises:
-        errors.UnexpectedStatus: For any answer but the successful one (the package's
-            ``service_api.Client`` raises its own typed errors before that).
-        httpx.TimeoutException: If the request takes longer than Client.timeout.
-
-    Example::
-
-        result = sync_or_raise(client=client)
-    """
-    response = sync_detailed(
-        client=client,
-        page_number=page_number,
-        page_size=page_size,
-    )
-    if isinstance(response.parsed, ShipmentPage):
-        return response.parsed
-    raise errors.UnexpectedStatus(response.status_code, response.content)
-
-
-async def asyncio_or_raise(
-    *,
-    client: AuthenticatedClient | Client,
-    page_number: int | Unset = 1,
-    page_size: int | Unset = 50,
-) -> ShipmentPage:
-    """List the shipments of the account: the ShipmentPage of a 200 answer, or an exception.
-
-    Like ``asyncio``, typed as the success model alone.
-
-    Raises:
-        errors.UnexpectedStatus: For any answer but the successful one (the package's
-            ``service_api.Client`` raises its own typed errors before that).
-        httpx.TimeoutException: If the request takes longer than Client.timeout.
-
-    Example::
-
-        result = await asyncio_or_raise(client=client)
-    """
-    response = await asyncio_detailed(
-        client=client,
-        page_number=page_number,
-        page_size=page_size,
-    )
-    if isinstance(response.parsed, ShipmentPage):
-        return response.parsed
-    raise errors.UnexpectedStatus(response.status_code, response.content)
-
-
 SUCCESS_MODEL = ShipmentPage
-"""Model of the operation's successful (200) response."""
+"""Model of the operation's successful response: one page."""
 
 ID_ATTRIBUTE = "shipment_id"
 """The attribute that identifies a record (its one field named ``..._id``), or None."""
