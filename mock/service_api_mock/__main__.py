@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import attrs
 import uvicorn
 
 from ._app import API_PREFIX, CONTROL_PREFIX
@@ -26,21 +27,37 @@ from ._spec import DEFAULT_SPEC, SpecError, load_spec
 __all__ = ["main", "parser"]
 
 
+# One flag per MockConfig setting: (name, type, metavar, help); the default is MockConfig's.
+_SETTINGS: tuple[tuple[str, type, str, str], ...] = (
+    ("spec", Path, "PATH", "the OpenAPI document whose operations the mock serves"),
+    ("token_ttl", float, "SECONDS", "lifetime of issued tokens, sent as expires_in"),
+    ("records", int, "N", "records of each resource per account (50 per page at most)"),
+    ("seed", int, "S", "seed of data and faults"),
+    ("latency_ms", float, "MS", "latency added to every request"),
+    ("latency_jitter_ms", float, "MS", "extra random latency, uniform between 0 and MS"),
+    ("fault_rate", float, "F", "fraction (0..1) of requests answered 503 or 429 with Retry-After"),
+    ("drop_rate", float, "F", "fraction (0..1) of requests whose connection is dropped"),
+    ("retry_after", float, "SECONDS", "Retry-After announced by injected 503/429 answers"),
+    ("rate_limit", int, "N_PER_MINUTE", "requests per minute per client ID before 429"),
+    ("rate_window", float, "SECONDS", "sliding window the rate limit is counted over"),
+)
+
+
 def parser(prog: str | None = None) -> argparse.ArgumentParser:
-    """The command-line parser, one flag per :class:`MockConfig` setting.
+    """The command-line parser, one flag per :class:`MockConfig` setting; ``prog`` is the
+    program name its usage line shows.
 
     Example::
 
         parser("service-api-mock").parse_args(["--port", "9000"])
     """
-    defaults = MockConfig()
     p = argparse.ArgumentParser(
         prog=prog or "python -m service_api_mock",
         description=(
-            "Serve a local mock of the service's public HTTP API under /public/v3, every "
-            "operation of the OpenAPI spec, with a "
-            f"control API under {CONTROL_PREFIX}/ (counts, tokens, revoke, faults, clock, reset). "
-            "Faults are off unless asked for, and reproducible for a given --seed."
+            "Serve a local mock of the service's public HTTP API under /public/v3: every "
+            "operation of the OpenAPI spec, read at start-up, with a control API under "
+            f"{CONTROL_PREFIX}/ (counts, tokens, revoke, faults, clock, reset). Faults are "
+            "off unless asked for, and reproducible for a given --seed."
         ),
         epilog=(
             f"Demo credentials: {DEMO_CLIENT_ID} / {DEMO_CLIENT_SECRET} for accounts "
@@ -48,96 +65,20 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument(
-        "--spec",
-        type=Path,
-        default=DEFAULT_SPEC,
-        metavar="PATH",
-        help="the OpenAPI document whose operations the mock serves",
-    )
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    p.add_argument("--port", type=int, default=8080, help="TCP port (0: any free port)")
+    defaults = attrs.evolve(MockConfig(), spec=DEFAULT_SPEC)
+    for name, kind, metavar, text in _SETTINGS:
+        flag = f"--{name.replace('_', '-')}"
+        p.add_argument(flag, type=kind, default=getattr(defaults, name), metavar=metavar, help=text)
     p.add_argument(
         "--check-spec",
         type=Path,
         metavar="PATH",
-        help="only check that the mock can serve this spec: list its operations, or say "
-        "which one it cannot serve and why (exit status 1)",
+        help="only check that the mock can serve this spec (exit status 1 if not, saying why)",
     )
-    p.add_argument("--host", default="127.0.0.1", help="interface to listen on")
-    p.add_argument(
-        "--port", type=int, default=8080, help="TCP port to listen on (0: any free port)"
-    )
-    p.add_argument(
-        "--token-ttl",
-        type=float,
-        default=defaults.token_ttl,
-        metavar="SECONDS",
-        help="lifetime of issued tokens, sent as expires_in",
-    )
-    p.add_argument(
-        "--records",
-        type=int,
-        default=defaults.records,
-        metavar="N",
-        help="records of each resource per account (50 per page at most)",
-    )
-    p.add_argument(
-        "--seed", type=int, default=defaults.seed, metavar="S", help="seed of data and faults"
-    )
-    p.add_argument(
-        "--latency-ms",
-        type=float,
-        default=defaults.latency_ms,
-        metavar="MS",
-        help="latency added to every request",
-    )
-    p.add_argument(
-        "--latency-jitter-ms",
-        type=float,
-        default=defaults.latency_jitter_ms,
-        metavar="MS",
-        help="extra random latency, uniform between 0 and MS",
-    )
-    p.add_argument(
-        "--fault-rate",
-        type=float,
-        default=defaults.fault_rate,
-        metavar="F",
-        help="fraction (0..1) of requests answered 503 or 429 with Retry-After",
-    )
-    p.add_argument(
-        "--drop-rate",
-        type=float,
-        default=defaults.drop_rate,
-        metavar="F",
-        help="fraction (0..1) of requests whose connection is dropped without an answer",
-    )
-    p.add_argument(
-        "--retry-after",
-        type=float,
-        default=defaults.retry_after,
-        metavar="SECONDS",
-        help="Retry-After announced by injected 503/429 answers",
-    )
-    p.add_argument(
-        "--rate-limit",
-        type=int,
-        default=None,
-        metavar="N_PER_MINUTE",
-        help="requests per minute per client ID before 429 (None: no limit)",
-    )
-    p.add_argument(
-        "--rate-window",
-        type=float,
-        default=defaults.rate_window,
-        metavar="SECONDS",
-        help="sliding window the rate limit is counted over (60: per minute)",
-    )
-    p.add_argument(
-        "--log-level",
-        default="info",
-        choices=["debug", "info", "warning", "error"],
-        help="logging level",
-    )
+    levels = ["debug", "info", "warning", "error"]
+    p.add_argument("--log-level", default="info", choices=levels, help="logging level")
     return p
 
 
@@ -145,14 +86,13 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """Parse ``argv``, print where the mock listens and the demo credentials, serve until Ctrl-C.
 
     ``prog`` is the program name the usage line shows. ``--check-spec PATH`` only checks
-    that the spec can be served.
+    that the mock can serve that spec.
 
     Example::
 
         main(["--port", "8080"], prog="service-api-mock")
     """
     args = parser(prog).parse_args(argv)
-    shown = prog or "python -m service_api_mock"
     try:
         if args.check_spec is not None:
             spec = load_spec(args.check_spec)
@@ -160,30 +100,16 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             for op in spec.operations:
                 print(f"  {op.operation_id}: {op.kind} {op.method} {op.path}")
             return 0
-        spec = load_spec(args.spec)
+        service = MockService(MockConfig(**{s[0]: getattr(args, s[0]) for s in _SETTINGS}))
     except SpecError as exc:
-        print(f"{shown}: error: {exc}", file=sys.stderr)
+        print(f"{prog or 'python -m service_api_mock'}: error: {exc}", file=sys.stderr)
         return 1
-    try:
-        config = MockConfig(
-            spec=spec.path,
-            token_ttl=args.token_ttl,
-            records=args.records,
-            seed=args.seed,
-            latency_ms=args.latency_ms,
-            latency_jitter_ms=args.latency_jitter_ms,
-            fault_rate=args.fault_rate,
-            drop_rate=args.drop_rate,
-            retry_after=args.retry_after,
-            rate_limit=args.rate_limit,
-            rate_window=args.rate_window,
-        )
     except ValueError as exc:
         parser(prog).error(str(exc))
+    config = service.config
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    service = MockService(config)
     # Bind first so that the real port is known (with --port 0) before announcing it.
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     # IPPROTO_TCP so that asyncio turns Nagle off on accepted sockets (see _server.py).

@@ -126,15 +126,11 @@ def _coerce(parameter: Parameter, raw: str) -> tuple[Any, str | None]:
 
 
 def _parameters(op: Operation, request: Request) -> dict[str, Any] | str:
-    """The declared query and header parameters given, or the reasons they are refused."""
+    """The declared query parameters given, or the reasons they are refused."""
     values: dict[str, Any] = {}
     errors: list[str] = []
     for parameter in op.parameters:
-        given = (
-            request.query_params.getlist(parameter.name)
-            if parameter.location == "query"
-            else request.headers.getlist(parameter.name)
-        )
+        given = request.query_params.getlist(parameter.name)
         if len(given) > 1:
             errors.append(f"{parameter.name} is given more than once.")
         elif given:

@@ -91,11 +91,6 @@ def _to_path(value: str | Path | None) -> Path | None:
     return None if value is None else Path(value)
 
 
-def _non_negative(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if value < 0:
-        raise ValueError(f"{attribute.name} must be >= 0, got {value!r}")
-
-
 def _whole_seconds(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
     # expires_in is sent as whole seconds (rounded down): a TTL under 1 s would announce
     # "0", a lifetime no client can use.
@@ -106,21 +101,8 @@ def _whole_seconds(_inst: object, attribute: attrs.Attribute[float], value: floa
         )
 
 
-def _fraction(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{attribute.name} must be within 0..1, got {value!r}")
-
-
-def _positive(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not value > 0:
-        raise ValueError(f"{attribute.name} must be > 0, got {value!r}")
-
-
-def _positive_or_none(
-    _inst: object, attribute: attrs.Attribute[int | None], value: int | None
-) -> None:
-    if value is not None and value < 1:
-        raise ValueError(f"{attribute.name} must be >= 1 or None, got {value!r}")
+_non_negative = attrs.validators.ge(0.0)
+_fraction = attrs.validators.and_(attrs.validators.ge(0.0), attrs.validators.le(1.0))
 
 
 @attrs.frozen(kw_only=True)
@@ -156,10 +138,12 @@ class MockConfig:
     """Fraction of requests whose connection is dropped without an answer."""
     retry_after: float = attrs.field(default=1.0, validator=_non_negative)
     """Seconds announced in the ``Retry-After`` of injected faults."""
-    rate_limit: int | None = attrs.field(default=None, validator=_positive_or_none)
+    rate_limit: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.ge(1))
+    )
     """The quota: requests per minute per client ID (all its accounts and connections
     together); beyond it 429 with an HTML body and ``Retry-After``."""
-    rate_window: float = attrs.field(default=60.0, validator=_positive)
+    rate_window: float = attrs.field(default=60.0, validator=attrs.validators.gt(0.0))
     """Seconds of the sliding window the quota is counted over: at most
     ``rate_limit * rate_window / 60`` requests (at least one) in any such window. A short
     window scales a per-minute quota down in time, so a benchmark meets it in seconds."""

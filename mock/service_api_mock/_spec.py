@@ -52,41 +52,11 @@ DEFAULT_SPEC = next(
 )
 _URI = "urn:service-api-mock:spec"
 _METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
-_ITEM_KINDS = {"get": "get", "put": "replace", "patch": "update", "delete": "delete"}
-_PAGE_PARAMETERS = ("pageNumber", "pageSize")
-_TOKEN_FIELDS = {"client_id", "client_secret", "grant_type"}
+_ITEM_KINDS = {"GET": "get", "PUT": "replace", "PATCH": "update", "DELETE": "delete"}
+_PAGE_PARAMETERS = {"pageNumber", "pageSize"}
 _SCALARS = {"string", "integer", "number", "boolean"}
 _SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")
 _PARAMETER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-class SpecError(ValueError):
-    """The spec has an operation the mock cannot serve; the message names it and says why.
-
-    Example::
-
-        try:
-            load_spec(Path("openapi.yaml"))
-        except SpecError as exc:
-            print(exc)  # listAlerts: declares no 403 response, which ...
-    """
-
-
-def problem_body(status: int, title: str, detail: str) -> dict[str, Any]:
-    """The RFC 9457 problem details ASP.NET Core answers 400, 403 and 404 with.
-
-    Example::
-
-        problem_body(404, "Not Found", "No shipment has this identifier.")
-    """
-    return {
-        "type": f"https://tools.ietf.org/html/rfc9110#section-15.5.{status - 399}",
-        "title": title,
-        "status": status,
-        "detail": detail,
-    }
-
-
 _OAUTH_SAMPLE = {"error": "invalid_request", "error_description": "sample"}
 _TOKEN_SAMPLE = {"access_token": "sample", "token_type": "Bearer", "expires_in": "3600"}
 # Why each error status can be sent, to say so when a spec does not declare it.
@@ -100,21 +70,39 @@ _REASONS = {
 }
 
 
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
+class SpecError(ValueError):
+    """The spec has an operation the mock cannot serve; the message names it and says why.
+
+    Example::
+
+        try:
+            load_spec("openapi.yaml")
+        except SpecError as exc:
+            print(exc)  # listAlerts: declares no 403 response, which the mock answers ...
+    """
+
+
+def problem_body(status: int, title: str, detail: str) -> dict[str, Any]:
+    """The RFC 9457 problem details ASP.NET Core answers 400, 403 and 404 with.
+
+    Example::
+
+        problem_body(404, "Not Found", "No shipment has this identifier.")
+    """
+    kind = f"https://tools.ietf.org/html/rfc9110#section-15.5.{status - 399}"
+    return {"type": kind, "title": title, "status": status, "detail": detail}
 
 
 @attrs.frozen
 class Parameter:
-    """A query or header parameter, or the path's one identifier, with its schema.
+    """A query parameter, or the item path's identifier, with its schema.
 
     Example::
 
-        Parameter("pageSize", "query", False, ("integer",), validator)
+        Parameter("pageSize", False, ("integer",), validator)
     """
 
     name: str
-    location: str
     required: bool
     types: tuple[str, ...]
     validator: Validator = attrs.field(repr=False)
@@ -139,10 +127,8 @@ class RecordType:
 
 @attrs.frozen
 class Operation:
-    """One operation of the spec and how the mock answers it.
-
-    ``answers`` maps each status the mock may send to the media type of its body
-    (``None``: no body).
+    """One operation of the spec and how the mock answers it. ``answers`` maps each status
+    the mock may send to the media type of its body (``None``: no body).
 
     Example::
 
@@ -162,7 +148,6 @@ class Operation:
     item_parameter: Parameter | None = None
     body: Validator | None = attrs.field(default=None, repr=False)
     body_required: bool = False
-    answer_schema: Validator | None = attrs.field(default=None, repr=False)
     filters: tuple[str, ...] = ()
 
 
@@ -172,7 +157,7 @@ class ApiSpec:
 
     Example::
 
-        spec = load_spec(DEFAULT_SPEC)
+        spec = load_spec()
         spec.match("/shipments/abc")  # ({"GET": <getShipment>}, "abc")
     """
 
@@ -180,41 +165,56 @@ class ApiSpec:
     document: Mapping[str, Any] = attrs.field(repr=False)
     operations: tuple[Operation, ...]
     resources: Mapping[str, RecordType]
-    _routes: tuple[tuple[re.Pattern[str], dict[str, Operation]], ...] = attrs.field(repr=False)
+    routes: tuple[tuple[re.Pattern[str], dict[str, Operation]], ...] = attrs.field(repr=False)
 
     def match(self, path: str) -> tuple[dict[str, Operation], str | None] | None:
-        """The operations of the path template ``path`` fits (by method), and its identifier."""
-        for pattern, by_method in self._routes:
+        """The operations of the path template ``path`` fits, by method, and its identifier."""
+        for pattern, by_method in self.routes:
             found = pattern.fullmatch(path)
             if found is not None:
                 return by_method, found.group(1) if pattern.groups else None
         return None
 
 
-class _Reader:
-    """Walks the document, following local ``$ref``s, keeping JSON pointers for validators."""
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _pattern(segment: str) -> str:
+    return "([^/]+)" if _PARAMETER.fullmatch(segment) else re.escape(segment)
+
+
+def _json_type(content: Mapping[str, Any]) -> str | None:
+    return next((m for m in content if m == "application/json" or m.endswith("+json")), None)
+
+
+class _Document:
+    """The spec's document: nodes by JSON pointer, local ``$ref``s followed; validators."""
 
     def __init__(self, document: Mapping[str, Any]) -> None:
         self.document = document
-        self.registry: Registry[Any] = Registry().with_resource(
-            _URI, Resource.from_contents(dict(document), default_specification=DRAFT202012)
-        )
+        resource = Resource.from_contents(dict(document), default_specification=DRAFT202012)
+        self.registry: Registry[Any] = Registry().with_resource(_URI, resource)
 
-    def deref(self, node: Any, pointer: str) -> tuple[Any, str]:
-        for _ in range(32):
-            if not (isinstance(node, Mapping) and isinstance(node.get("$ref"), str)):
-                return node, pointer
-            ref: str = node["$ref"]
-            if not ref.startswith("#/"):
-                raise SpecError(f"{pointer}: only local $refs are served, not {ref!r}")
-            node, pointer = self.document, "#"
-            for part in ref[2:].split("/"):
-                node, pointer = self.deref(node, pointer)
-                key = part.replace("~1", "/").replace("~0", "~")
-                if not isinstance(node, Mapping) or key not in node:
-                    raise SpecError(f"{pointer}: $ref {ref!r} points nowhere")
-                node, pointer = node[key], f"{pointer}/{part}"
-        raise SpecError(f"{pointer}: $refs go round in circles")
+    def at(self, pointer: str, seen: int = 0) -> tuple[Any, str]:
+        """The node at ``pointer`` and its own pointer, after the ``$ref``s on the way."""
+        node: Any = self.document
+        where = "#"
+        for part in pointer.removeprefix("#").split("/")[1:]:
+            key: Any = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, list) and key.isdigit():
+                key = int(key)
+            if key not in (node if isinstance(node, Mapping) else range(len(node))):
+                raise SpecError(f"{pointer}: points nowhere")
+            node, where = self._follow(node[key], f"{where}/{part}", seen)
+        return node, where
+
+    def _follow(self, node: Any, where: str, seen: int) -> tuple[Any, str]:
+        if isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
+            if not node["$ref"].startswith("#/") or seen > 32:
+                raise SpecError(f"{where}: only local $refs that end are served")
+            return self.at(node["$ref"], seen + 1)
+        return node, where
 
     def validator(self, pointer: str) -> Validator:
         return Draft202012Validator(
@@ -223,106 +223,99 @@ class _Reader:
             format_checker=Draft202012Validator.FORMAT_CHECKER,
         )
 
-    def types(self, schema: Any, pointer: str) -> tuple[str, ...]:
-        schema, _ = self.deref(schema, pointer)
-        declared = schema.get("type", ()) if isinstance(schema, Mapping) else ()
-        return tuple(t for t in ([declared] if isinstance(declared, str) else declared))
+    def types(self, pointer: str) -> tuple[str, ...]:
+        declared = self.at(pointer)[0].get("type", ())
+        return tuple([declared] if isinstance(declared, str) else declared)
+
+    def schema_of(self, pointer: str) -> tuple[str | None, str | None]:
+        """The JSON media type of the response or body at ``pointer``, and its schema."""
+        content: Mapping[str, Any] = self.at(pointer)[0].get("content") or {}
+        media = _json_type(content)
+        if media is None or "schema" not in content[media]:
+            return media, None
+        return media, self.at(f"{pointer}/content/{_escape(media)}/schema")[1]
 
 
-def _json_type(content: Mapping[str, Any]) -> str | None:
-    return next((m for m in content if m == "application/json" or m.endswith("+json")), None)
+class _Reading:
+    """One operation as the spec declares it, read into an :class:`Operation`."""
 
-
-class _OperationReader:
-    def __init__(self, reader: _Reader, path: str, method: str, op: Mapping[str, Any]) -> None:
-        self.reader = reader
-        self.path = path
-        self.method = method.upper()
-        self.op = op
-        self.id = str(op.get("operationId") or f"{self.method} {path}")
+    def __init__(self, doc: _Document, path: str, method: str) -> None:
+        self.doc, self.path, self.method = doc, path, method.upper()
         self.pointer = f"#/paths/{_escape(path)}/{method}"
+        self.op: Mapping[str, Any] = doc.at(self.pointer)[0]
+        self.id = str(self.op.get("operationId") or f"{self.method} {path}")
+        segments = path.strip("/").split("/")
+        last = _PARAMETER.fullmatch(segments[-1])
+        literal = segments[:-1] if last else segments
+        if not all(_SEGMENT.fullmatch(s) for s in literal):
+            raise self.error(f"path {path} is neither /things nor /things/{{thingId}}")
+        self.collection = "/".join(literal)
+        self.item = last.group(1) if last else None
+        codes = sorted(str(c) for c in self.op.get("responses") or {})
+        success = [c for c in codes if c.isdigit() and c.startswith("2")]
+        if not success:
+            raise self.error("declares no 2xx status to answer with")
+        self.success = int(success[0])
+        self.media, self.schema = doc.schema_of(f"{self.pointer}/responses/{success[0]}")
+        has_body = "requestBody" in self.op
+        self.body = doc.schema_of(f"{self.pointer}/requestBody")[1] if has_body else None
+        self.body_required = has_body and bool(
+            doc.at(f"{self.pointer}/requestBody")[0].get("required")
+        )
 
     def error(self, reason: str) -> SpecError:
         return SpecError(f"{self.id}: {reason}")
 
-    def responses(self) -> dict[str, tuple[Any, str]]:
-        responses = self.op.get("responses") or {}
-        return {
-            str(code): self.reader.deref(node, f"{self.pointer}/responses/{_escape(str(code))}")
-            for code, node in responses.items()
-        }
-
-    def declared(self, status: int) -> tuple[Any, str] | None:
-        responses = self.responses()
-        for key in (str(status), f"{status // 100}XX", "default"):
-            if key in responses:
-                return responses[key]
-        return None
-
-    def media(self, status: int, sample: object) -> str | None:
+    def media_for(self, status: int, sample: object) -> str | None:
         """The media type the mock answers ``status`` with; ``sample`` must fit its schema."""
-        declared = self.declared(status)
-        if declared is None:
+        responses = self.op.get("responses") or {}
+        key = next(
+            (k for k in (str(status), f"{status // 100}XX", "default") if k in responses), None
+        )
+        if key is None:
             raise self.error(
                 f"declares no {status} response, which the mock answers {_REASONS[status]}"
             )
-        response, pointer = declared
+        response, pointer = self.doc.at(f"{self.pointer}/responses/{key}")
         content: Mapping[str, Any] = response.get("content") or {}
-        if not content:
-            return None
         media = _json_type(content) or next(
             (m for m in ("text/html", "text/plain") if m in content), None
         )
-        if media is None:
+        if content and media is None:
             raise self.error(f"answers {status} only as {', '.join(content)}, not JSON or text")
-        body = sample if _json_type({media: 0}) else "text"
-        if "schema" in content[media]:
-            found = self.reader.validator(f"{pointer}/content/{_escape(media)}/schema")
-            error = next(iter(found.iter_errors(body)), None)
-            if error is not None:
-                raise self.error(
-                    f"its {status} body ({media}) cannot take what the mock sends: {error.message}"
-                )
+        if media is not None and "schema" in content[media]:
+            body = sample if _json_type({media: 0}) else "text"
+            self.check(f"{pointer}/content/{_escape(media)}/schema", body, f"its {status} body")
         return media
 
-    def success(self) -> tuple[int, str | None, str | None]:
-        """The success status, its media type and its schema's pointer (``None``: no body)."""
-        codes = sorted(int(c) for c in self.responses() if c.isdigit() and c.startswith("2"))
-        if not codes:
-            raise self.error("declares no 2xx status to answer with")
-        response, pointer = self.responses()[str(codes[0])]
-        content: Mapping[str, Any] = response.get("content") or {}
-        media = _json_type(content)
-        if media is None or "schema" not in content[media]:
-            return codes[0], None, None
-        return codes[0], media, f"{pointer}/content/{_escape(media)}/schema"
+    def check(self, pointer: str, value: object, what: str) -> None:
+        error = next(iter(self.doc.validator(pointer).iter_errors(value)), None)
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+            raise self.error(f"{what} does not fit its schema at {where}: {error.message}")
 
-    def parameters(self, path_item: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], str]]:
-        found: dict[tuple[str, str], tuple[Mapping[str, Any], str]] = {}
-        base = f"#/paths/{_escape(self.path)}"
-        for owner, pointer in ((path_item, base), (self.op, self.pointer)):
-            for index, node in enumerate(owner.get("parameters") or ()):
-                param, where = self.reader.deref(node, f"{pointer}/parameters/{index}")
-                found[(param.get("name"), param.get("in"))] = (param, where)
-        return list(found.values())
+    def parameters(self) -> dict[tuple[str, str], Parameter]:
+        """The path's and the operation's parameters by (name, place), the latter winning."""
+        found: dict[tuple[str, str], Parameter] = {}
+        for owner in (f"#/paths/{_escape(self.path)}", self.pointer):
+            for index, _ in enumerate(self.doc.at(owner)[0].get("parameters") or ()):
+                param, where = self.doc.at(f"{owner}/parameters/{index}")
+                name, place = str(param.get("name")), str(param.get("in"))
+                types = self.doc.types(f"{where}/schema") if "schema" in param else ()
+                if place not in ("query", "path") or not set(types) - {"null"} <= _SCALARS:
+                    raise self.error(f"parameter {name} is not a scalar in the query or path")
+                validator = self.doc.validator(f"{where}/schema")
+                found[(name, place)] = Parameter(
+                    name, bool(param.get("required")), types, validator
+                )
+        return found
 
-    def parameter(self, param: Mapping[str, Any], where: str) -> Parameter:
-        name, location = str(param.get("name")), str(param.get("in"))
-        if "schema" not in param:
-            raise self.error(f"parameter {name} has no schema")
-        types = self.reader.types(param["schema"], f"{where}/schema")
-        if not set(types) - {"null"} or not set(types) - {"null"} <= _SCALARS:
-            raise self.error(f"parameter {name} is not a string, integer, number or boolean")
-        if location not in ("query", "header", "path"):
-            raise self.error(f"parameter {name} is in {location}; query, header, path are served")
-        validator = self.reader.validator(f"{where}/schema")
-        return Parameter(name, location, bool(param.get("required")), types, validator)
-
-    def security(self, document: Mapping[str, Any]) -> tuple[bool, str | None]:
-        requirements = self.op.get("security", document.get("security")) or []
+    def security(self) -> tuple[bool, str | None]:
+        document = self.doc.document
+        requirements = self.op.get("security", document.get("security")) or [{}]
         schemes = document.get("components", {}).get("securitySchemes", {})
         bearer, header = False, None
-        for name in requirements[0] if requirements else {}:
+        for name in requirements[0]:
             scheme = schemes.get(name) or {}
             if scheme.get("type") == "http" and str(scheme.get("scheme")).lower() == "bearer":
                 bearer = True
@@ -334,46 +327,89 @@ class _OperationReader:
             raise self.error("an account header without a bearer token is not served")
         return bearer, header
 
-    def body(self) -> tuple[str | None, Mapping[str, Any], bool]:
-        """The request body: its schema's pointer, the media types, whether it is required."""
-        node = self.op.get("requestBody")
-        if node is None:
-            return None, {}, False
-        body, pointer = self.reader.deref(node, f"{self.pointer}/requestBody")
-        content: Mapping[str, Any] = body.get("content") or {}
-        media = _json_type(content)
-        schema = None if media is None else f"{pointer}/content/{_escape(media)}/schema"
-        return schema, content, bool(body.get("required"))
+    def is_token(self) -> bool:
+        content = (self.op.get("requestBody") or {}).get("content") or {}
+        form = content.get("multipart/form-data", {}).get("schema")
+        if self.method != "POST" or form is None:
+            return False
+        schema = self.doc.at(f"{self.pointer}/requestBody/content/multipart~1form-data/schema")[0]
+        return set(schema.get("properties") or {}) >= {"client_id", "client_secret", "grant_type"}
 
 
-def _token_form(op: _OperationReader, content: Mapping[str, Any]) -> bool:
-    for media in ("multipart/form-data", "application/x-www-form-urlencoded"):
-        if media in content and "schema" in content[media]:
-            schema, _ = op.reader.deref(content[media]["schema"], op.pointer)
-            return set(schema.get("properties") or {}) >= _TOKEN_FIELDS
-    return False
+def _record_types(doc: _Document, readings: list[_Reading]) -> dict[str, RecordType]:
+    # Where the records of each collection are described: the list's items, else the
+    # record a get answers, else a create's body.
+    found: dict[str, str] = {}
+    for reading in sorted(readings, key=lambda r: (r.item is not None, r.method != "GET")):
+        if reading.method == "GET" and reading.item is None and reading.schema is not None:
+            envelope, where = doc.at(reading.schema)
+            if "items" in (envelope.get("properties") or {}).get("data", {}):
+                found.setdefault(reading.collection, doc.at(f"{where}/properties/data/items")[1])
+        elif reading.schema or reading.body:
+            found.setdefault(reading.collection, str(reading.schema or reading.body))
+    items = {r.collection: r.item for r in readings if r.item}
+    out: dict[str, RecordType] = {}
+    for name, pointer in found.items():
+        names = list(doc.at(pointer)[0].get("properties") or {})
+        ids = [n for n in names if n == items.get(name)] or [n for n in names if n.endswith("Id")]
+        id_field = ids[0] if len(ids) == 1 else None
+        id_types = doc.types(f"{pointer}/properties/{_escape(id_field)}") if id_field else ()
+        validator = doc.validator(pointer)
+        # The richer records of shipments and devices, as long as the spec's schema takes them.
+        rich = REALISTIC[name](0, "sample", 1)[0] if name in REALISTIC else None
+        realistic = rich is not None and id_field in rich and validator.is_valid(rich)
+        out[name] = RecordType(name, pointer, id_field, id_types, realistic, validator)
+    return out
 
 
-def _route(path: str, op: _OperationReader) -> tuple[str, str | None]:
-    """The collection path and the item path's parameter name (``None``: a collection)."""
-    segments = path.strip("/").split("/")
-    last = _PARAMETER.fullmatch(segments[-1])
-    literal = segments[:-1] if last else segments
-    if not path.startswith("/") or not all(_SEGMENT.fullmatch(s) for s in literal):
-        raise op.error(f"path {path} is neither /things nor /things/{{thingId}}")
-    return "/" + "/".join(literal), (last.group(1) if last else None)
-
-
-def _pattern(segment: str) -> str:
-    return "([^/]+)" if _PARAMETER.fullmatch(segment) else re.escape(segment)
-
-
-def _id_field(schema: Mapping[str, Any], preferred: str | None) -> str | None:
-    names = list(schema.get("properties") or {})
-    if preferred in names:
-        return preferred
-    ids = [n for n in names if n.endswith("Id") or n == "id"]
-    return ids[0] if len(ids) == 1 else None
+def _operation(r: _Reading, resources: Mapping[str, RecordType]) -> Operation:
+    bearer, header = r.security()
+    params = r.parameters()
+    query = tuple(p for (_, place), p in params.items() if place == "query")
+    item = next((p for (_, place), p in params.items() if place == "path"), None)
+    if not bearer and r.is_token():
+        if r.schema is None:
+            raise r.error("answers a token without a JSON schema")
+        r.check(r.schema, _TOKEN_SAMPLE, "the token answer")
+        answers = {s: r.media_for(s, _OAUTH_SAMPLE) for s in (400, 401, 429, 503)}
+        return Operation(r.id, r.method, r.path, "token", "", False, None, r.success, answers)
+    resource = resources.get(r.collection)
+    if resource is None:
+        raise r.error(f"no schema describes the records of /{r.collection}")
+    statuses = {429, 503} | ({401} if bearer else set()) | ({400, 403} if header else set())
+    statuses |= {400} if query or item or r.body else set()
+    try:
+        sample = sample_record(r.doc.document, resource)
+    except ValueError as exc:
+        raise r.error(f"cannot build a record of {resource.name}: {exc}") from None
+    r.check(resource.pointer, sample, f"a built record of {resource.name}")
+    if r.item is None and r.method == "GET":
+        kind = "list"
+        if r.schema is None or not {p.name for p in query} >= _PAGE_PARAMETERS:
+            raise r.error("a list must take pageNumber and pageSize and answer the page envelope")
+        page = {"totalRecords": 1, "pageNumber": 1, "pageSize": 1, "data": [sample]}
+        r.check(r.schema, page, "the page envelope")
+    elif r.item is None and r.method == "POST" and r.body is not None:
+        kind = "create"
+    elif r.item is not None and r.method in _ITEM_KINDS and resource.id_field is not None:
+        kind = _ITEM_KINDS[r.method]
+        statuses.add(404)
+        if kind in ("replace", "update") and r.body is None:
+            raise r.error(f"a {r.method} needs a JSON request body")
+        if kind == "get" and r.schema is None:
+            raise r.error(f"answers {r.success} without a JSON schema the mock can build")
+        if kind == "get" and r.schema is not None:
+            r.check(r.schema, sample, "a record")
+    else:
+        raise r.error(f"{r.method} {r.path} is none of the shapes the mock serves")
+    answers = {s: r.media_for(s, problem_body(s, "Sample", "sample")) for s in sorted(statuses)}
+    fields = r.doc.at(resource.pointer)[0].get("properties") or {}
+    filters = tuple(p.name for p in query if p.name not in _PAGE_PARAMETERS and p.name in fields)
+    body = None if r.body is None else r.doc.validator(r.body)
+    return Operation(
+        r.id, r.method, r.path, kind, resource.name, bearer, header, r.success,
+        {**answers, r.success: r.media}, query, item, body, r.body_required, filters,
+    )  # fmt: skip
 
 
 @functools.lru_cache(maxsize=16)
@@ -384,45 +420,15 @@ def _load(path: Path, _mtime_ns: int) -> ApiSpec:
         raise SpecError(f"{path}: cannot be read as YAML: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("paths"), dict):
         raise SpecError(f"{path}: not an OpenAPI document with paths")
-    reader = _Reader(document)
-    readers: list[tuple[_OperationReader, str, str | None]] = []
-    records: dict[str, tuple[str, str | None]] = {}  # resource -> item schema pointer, id param
-    for path_key, path_item in document["paths"].items():
-        for method in _METHODS:
-            if method in path_item:
-                op = _OperationReader(reader, str(path_key), method, path_item[method])
-                collection, item_param = _route(op.path, op)
-                readers.append((op, collection, item_param))
-    # First pass: where each collection's records are described (list, get, then bodies).
-    for op, collection, item_param in readers:
-        _, _, schema = op.success()
-        if op.method == "GET" and item_param is None and schema is not None:
-            envelope, where = reader.deref({"$ref": schema}, schema)
-            items = (envelope.get("properties") or {}).get("data", {}).get("items")
-            if items is not None:
-                records[collection] = (f"{where}/properties/data/items", item_param)
-    for op, collection, item_param in readers:
-        _, _, schema = op.success()
-        body, _, _ = op.body()
-        if item_param is not None and collection in records:
-            records[collection] = (records[collection][0], records[collection][1] or item_param)
-        elif op.method in ("GET", "POST", "PUT") and (schema or body):
-            records.setdefault(collection, (str(schema or body), item_param))
-    resources: dict[str, RecordType] = {}
-    for collection, (pointer, id_param) in records.items():
-        schema, _ = reader.deref({"$ref": pointer}, pointer)
-        name = collection.strip("/")
-        id_field = _id_field(schema, id_param)
-        id_types = reader.types(schema["properties"][id_field], pointer) if id_field else ()
-        validator = reader.validator(pointer)
-        # The richer records of shipments and devices, as long as the spec's schema takes them.
-        rich = REALISTIC[name](0, "sample", 1)[0] if name in REALISTIC else None
-        realistic = rich is not None and id_field in rich and validator.is_valid(rich)
-        resources[name] = RecordType(name, pointer, id_field, id_types, realistic, validator)
-    operations = tuple(
-        _operation(op, collection, item_param, resources, document)
-        for op, collection, item_param in readers
-    )
+    doc = _Document(document)
+    readings = [
+        _Reading(doc, str(p), m)
+        for p, item in document["paths"].items()
+        for m in _METHODS
+        if m in item
+    ]
+    resources = _record_types(doc, readings)
+    operations = tuple(_operation(r, resources) for r in readings)
     routes: dict[str, dict[str, Operation]] = {}
     for operation in operations:
         routes.setdefault(operation.path, {})[operation.method] = operation
@@ -432,107 +438,6 @@ def _load(path: Path, _mtime_ns: int) -> ApiSpec:
         (re.compile("/".join(_pattern(s) for s in p.split("/"))), m) for p, m in ordered
     )
     return ApiSpec(path, document, operations, resources, compiled)
-
-
-def _operation(
-    op: _OperationReader,
-    collection: str,
-    item_param: str | None,
-    resources: Mapping[str, RecordType],
-    document: Mapping[str, Any],
-) -> Operation:
-    bearer, header = op.security(document)
-    success, media, schema = op.success()
-    body, content, body_required = op.body()
-    resource = resources.get(collection.strip("/"))
-    params = [op.parameter(p, w) for p, w in op.parameters(op.reader.document["paths"][op.path])]
-    item = next((p for p in params if p.location == "path"), None)
-    others = tuple(p for p in params if p.location != "path")
-    statuses = {429, 503} | ({401} if bearer else set()) | ({400, 403} if header else set())
-    if others or body is not None:
-        statuses.add(400)
-    if op.method == "POST" and not bearer and _token_form(op, content):
-        if media is None or schema is None:
-            raise op.error("answers a token without a JSON schema")
-        _check(op, op.reader.validator(schema), _TOKEN_SAMPLE, "the token answer")
-        answers = {s: op.media(s, _OAUTH_SAMPLE) for s in (400, 401, 429, 503)}
-        return Operation(op.id, op.method, op.path, "token", "", False, None, success, answers)
-    if resource is None:
-        raise op.error(f"no schema describes the records of {collection}")
-    if item_param is None and op.method == "GET":
-        kind = "list"
-        where = op.reader.deref({"$ref": schema}, str(schema))[1] if schema else ""
-        if schema is None or resource.pointer != f"{where}/properties/data/items":
-            raise op.error("a GET on a collection must answer the page envelope (data, ...)")
-        names = {p.name for p in others}
-        if not set(_PAGE_PARAMETERS) <= names:
-            raise op.error("a list must take the pageNumber and pageSize query parameters")
-        envelope = {"totalRecords": 1, "pageNumber": 1, "pageSize": 1}
-        sample = {**envelope, "data": [_sample(op, resource, document)]}
-        _check(op, op.reader.validator(schema), sample, "the page envelope")
-    elif item_param is None and op.method == "POST" and body is not None:
-        kind = "create"
-    elif item_param is not None and op.method.lower() in _ITEM_KINDS:
-        kind = _ITEM_KINDS[op.method.lower()]
-        statuses.add(404)
-        if resource.id_field is None:
-            raise op.error(f"the records of {collection} have no one identifier field")
-        if kind in ("replace", "update") and body is None:
-            raise op.error(f"a {op.method} needs a JSON request body")
-    else:
-        raise op.error(f"{op.method} {op.path} is none of the shapes the mock serves")
-    if kind in ("list", "get") and schema is None:
-        raise op.error(f"answers {success} without a JSON schema the mock can build")
-    if kind == "get" and schema is not None:
-        sample = _sample(op, resource, document)
-        _check(op, op.reader.validator(schema), sample, "a record")
-    answers = {s: op.media(s, problem_body(s, "Sample", "sample")) for s in sorted(statuses)}
-    answers[success] = media
-    filters = tuple(
-        p.name
-        for p in others
-        if p.location == "query"
-        and p.name not in _PAGE_PARAMETERS
-        and p.name in _properties(op, resource)
-    )
-    return Operation(
-        op.id,
-        op.method,
-        op.path,
-        kind,
-        resource.name,
-        bearer,
-        header,
-        success,
-        answers,
-        others,
-        item,
-        None if body is None else op.reader.validator(body),
-        body_required,
-        None if schema is None else op.reader.validator(schema),
-        filters if kind == "list" else (),
-    )
-
-
-def _properties(op: _OperationReader, resource: RecordType) -> Mapping[str, Any]:
-    schema, _ = op.reader.deref({"$ref": resource.pointer}, resource.pointer)
-    return schema.get("properties") or {}
-
-
-def _sample(op: _OperationReader, resource: RecordType, document: Mapping[str, Any]) -> Any:
-    try:
-        record = sample_record(document, resource)
-    except ValueError as exc:
-        raise op.error(f"cannot build a record of {resource.name}: {exc}") from None
-    _check(op, resource.validator, record, f"a built record of {resource.name}")
-    return record
-
-
-def _check(op: _OperationReader, validator: Validator, value: object, what: str) -> None:
-    error = next(iter(validator.iter_errors(value)), None)
-    if error is not None:
-        path = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        raise op.error(f"{what} does not fit its schema at {path}: {error.message}")
 
 
 def load_spec(path: Path | str | None = None) -> ApiSpec:
