@@ -104,62 +104,64 @@ def _bearer_token(request: Request) -> str | None:
     return token
 
 
-def _coerce(parameter: Parameter, raw: str) -> tuple[Any, str | None]:
-    """The value of ``raw`` for ``parameter``, or the reason it is refused."""
-    refused = f"The value '{raw[:50]}' is not valid for {parameter.name}"
-    for kind in parameter.types:
-        if kind == "integer" and _INTEGER.fullmatch(raw):
-            value: Any = int(raw)
-        elif kind == "number" and _NUMBER.fullmatch(raw) and math.isfinite(float(raw)):
-            value = float(raw)
-        elif kind == "boolean" and raw in ("true", "false"):
-            value = raw == "true"
-        elif kind == "string":
-            value = raw
-        else:
-            continue
-        error = next(iter(parameter.validator.iter_errors(value)), None)
-        if error is None:
-            return value, None
-        return None, f"{refused}: {error.message[:200]}."
-    return None, f"{refused}: {' or '.join(parameter.types)} expected."
+class _Refused(Exception):
+    """Raised by a handler for a request the spec's declared error answers."""
+
+    def __init__(self, status: int, detail: str = "", headers: dict[str, str] | None = None):
+        super().__init__(detail)
+        self.status, self.detail, self.headers = status, detail, headers
 
 
-def _parameters(op: Operation, request: Request) -> dict[str, Any] | str:
-    """The declared query parameters given, or the reasons they are refused."""
+def _coerce(parameter: Parameter, raw: str) -> Any:
+    """The value of ``raw`` for ``parameter``; a 400 if its schema refuses it."""
+    value: Any = None
+    kinds = parameter.types
+    if "integer" in kinds and _INTEGER.fullmatch(raw):
+        value = int(raw)
+    elif "number" in kinds and _NUMBER.fullmatch(raw) and math.isfinite(float(raw)):
+        value = float(raw)
+    elif "boolean" in kinds and raw in ("true", "false"):
+        value = raw == "true"
+    elif "string" in kinds:
+        value = raw
+    error = next(iter(parameter.validator.iter_errors(value)), None)
+    if error is not None:
+        reason = f"{' or '.join(kinds)} expected" if value is None else error.message[:200]
+        raise _Refused(400, f"The value '{raw[:50]}' is not valid for {parameter.name}: {reason}.")
+    return value
+
+
+def _parameters(op: Operation, request: Request) -> dict[str, Any]:
     values: dict[str, Any] = {}
-    errors: list[str] = []
     for parameter in op.parameters:
         given = request.query_params.getlist(parameter.name)
         if len(given) > 1:
-            errors.append(f"{parameter.name} is given more than once.")
-        elif given:
-            values[parameter.name], error = _coerce(parameter, given[0])
-            errors += [error] if error else []
+            raise _Refused(400, f"{parameter.name} is given more than once.")
+        if given:
+            values[parameter.name] = _coerce(parameter, given[0])
         elif parameter.required:
-            errors.append(f"{parameter.name} is required.")
-    return " ".join(errors) if errors else values
+            raise _Refused(400, f"{parameter.name} is required.")
+    return values
 
 
-async def _json_body(op: Operation, request: Request) -> dict[str, Any] | str:
-    """The request's JSON object, checked against the operation's schema, or why not."""
+async def _json_body(op: Operation, request: Request) -> dict[str, Any]:
+    """The request's JSON object, checked against the operation's schema; else a 400."""
     raw = await request.body()
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if not raw.strip() and not op.body_required:
+    if op.body is None or (not raw.strip() and not op.body_required):
         return {}
     if media != "application/json" and not media.endswith("+json"):
-        return "The body must be application/json."
+        raise _Refused(400, "The body must be application/json.")
     try:
         value = json.loads(raw)
     except ValueError:
-        return "The body is not JSON."
-    assert op.body is not None
+        raise _Refused(400, "The body is not JSON.") from None
     error = next(iter(op.body.iter_errors(value)), None)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "the body"
-        return f"{where}: {error.message[:200]}"
+        raise _Refused(400, f"{where}: {error.message[:200]}")
     if not isinstance(value, dict):
-        return "A record is a JSON object."
+        raise _Refused(400, "A record is a JSON object.")
     return value
 
 
@@ -178,35 +180,39 @@ class _PublicApi:
     state: MockState
 
     async def serve(self, op: Operation, request: Request, item: str | None) -> Response:
-        if op.kind == "token":
-            return await self.authenticate(op, request)
-        account = ""
-        if op.bearer:
-            token = _bearer_token(request)
-            if token is None:
-                return answer(op, 401, headers={"www-authenticate": "Bearer"})
-            check = self.state.check_token(token)
+        try:
+            if op.kind == "token":
+                return await self.authenticate(op, request)
+            account = self._account(op, request)
+            values = _parameters(op, request)
+            if op.kind == "list":
+                return self._page(op, request, account, values)
+            return await self._record(op, request, account, item)
+        except _Refused as refused:
+            return answer(op, refused.status, refused.detail, refused.headers)
+
+    def _account(self, op: Operation, request: Request) -> str:
+        """Checks the bearer token, the quota and the account header; the account."""
+        if not op.bearer:
+            return ""
+        token = _bearer_token(request)
+        check = self.state.check_token(token or "")
+        if check.client_id is None:
+            challenge = 'Bearer error="invalid_token"' if token else "Bearer"
             if check.expired_at is not None:
                 challenge = _expired_challenge(check.expired_at)
-                return answer(op, 401, headers={"www-authenticate": challenge})
-            if check.client_id is None:
-                return answer(op, 401, headers={"www-authenticate": 'Bearer error="invalid_token"'})
-            wait = self.state.rate_limit_wait(check.client_id)
-            if wait is not None:
-                return _retry_after(op, 429, math.ceil(wait) or 1)
-            if op.account_header is not None:
-                given = request.headers.get(op.account_header)
-                if given is None:
-                    return answer(op, 400, f"The {op.account_header} header is required.")
-                if given not in self.state.accounts_of(check.client_id):
-                    return answer(op, 403, "The credentials are not associated with this account.")
-                account = given
-        values = _parameters(op, request)
-        if isinstance(values, str):
-            return answer(op, 400, values)
-        if op.kind == "list":
-            return self._page(op, request, account, values)
-        return await self._record(op, request, account, item)
+            raise _Refused(401, headers={"www-authenticate": challenge})
+        wait = self.state.rate_limit_wait(check.client_id)
+        if wait is not None:
+            raise _Refused(429, headers={"retry-after": _seconds_header(math.ceil(wait) or 1)})
+        if op.account_header is None:
+            return ""
+        given = request.headers.get(op.account_header)
+        if given is None:
+            raise _Refused(400, f"The {op.account_header} header is required.")
+        if given not in self.state.accounts_of(check.client_id):
+            raise _Refused(403, "The credentials are not associated with this account.")
+        return given
 
     async def authenticate(self, op: Operation, request: Request) -> Response:
         def oauth(status: int, error: str, description: str) -> Response:
@@ -235,23 +241,19 @@ class _PublicApi:
         if missing:
             return oauth(400, "invalid_request", f"Missing form field(s): {', '.join(missing)}.")
         if fields["grant_type"] != "client_credentials":
-            return oauth(
-                400, "unsupported_grant_type", "Only grant_type client_credentials is supported."
-            )
+            detail = "Only grant_type client_credentials is supported."
+            return oauth(400, "unsupported_grant_type", detail)
         client_id = fields["client_id"]
         if not self.state.check_client(client_id, fields["client_secret"]):
             return oauth(401, "invalid_client", "The client credentials are invalid.")
         wait = self.state.rate_limit_wait(client_id)
         if wait is not None:
-            return _retry_after(op, 429, math.ceil(wait) or 1)
+            raise _Refused(429, headers={"retry-after": _seconds_header(math.ceil(wait) or 1)})
         token = self.state.issue_token(client_id)
         # expires_in is a whole number of seconds in a string; rounding down keeps a
         # client that trusts it on the safe side of a fractional test TTL.
-        body = {
-            "access_token": token,
-            "token_type": "Bearer",
-            "expires_in": str(int(self.state.config.token_ttl)),
-        }
+        ttl = str(int(self.state.config.token_ttl))
+        body = {"access_token": token, "token_type": "Bearer", "expires_in": ttl}
         return JSONResponse(body, status_code=op.success, headers=_NO_STORE)
 
     def _page(
@@ -260,14 +262,10 @@ class _PublicApi:
         number: int = values.get("pageNumber", 1)
         size: int = min(values.get("pageSize", DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE)
         filters = {f: values[f] for f in op.filters if f in values}
+        rows, records = self.state.records(op.resource, account)
         if filters:
-            records = [
-                encoded
-                for record, encoded in self.state.rows(op.resource, account)
-                if all(record.get(f) == v for f, v in filters.items())
-            ]
-        else:
-            records = self.state.encoded(op.resource, account)
+            pairs = zip(rows, records, strict=True)
+            records = [e for r, e in pairs if all(r.get(f) == v for f, v in filters.items())]
         total = len(records)
         last_page = math.ceil(total / size)
         start = (number - 1) * size
@@ -286,109 +284,65 @@ class _PublicApi:
     async def _record(
         self, op: Operation, request: Request, account: str, item: str | None
     ) -> Response:
-        state, resource = self.state, op.resource
-        record_id: Any = None
-        if op.item_parameter is not None and item is not None:
-            record_id, error = _coerce(op.item_parameter, item)
-            if error is not None:
-                return answer(op, 400, error)
-        body: dict[str, Any] = {}
-        if op.body is not None:
-            parsed = await _json_body(op, request)
-            if isinstance(parsed, str):
-                return answer(op, 400, parsed)
-            body = parsed
-        index = None if op.kind == "create" else state.find(resource, account, record_id)
-        if op.kind != "create" and index is None:
-            return answer(op, 404, f"No record of {resource} has the identifier {item!r}.")
-        id_field = str(state.spec.resources[resource].id_field)
-        current = None if index is None else state.dataset(resource, account)[index]
-        if op.kind == "create":
-            current = state.create(resource, account, body)
-        elif op.kind == "replace":
-            current = {**body, id_field: record_id}
-            state.store(resource, account, index, current)
-        elif op.kind == "update":
-            current = {**(current or {}), **body, id_field: record_id}
-            state.store(resource, account, index, current)
-        elif op.kind == "delete":
-            state.store(resource, account, index, None)
+        state, resource, kind = self.state, op.resource, op.kind
+        record_id = None if op.item_parameter is None else _coerce(op.item_parameter, str(item))
+        body = await _json_body(op, request)
+        if kind == "create":
+            record = state.create(resource, account, body)
+        else:
+            index = state.find(resource, account, record_id)
+            if index is None:
+                raise _Refused(404, f"No record of {resource} has the identifier {item!r}.")
+            id_field = str(state.spec.resources[resource].id_field)
+            record = state.records(resource, account)[0][index]
+            if kind in ("replace", "update"):
+                record = {**(record if kind == "update" else {}), **body, id_field: record_id}
+            if kind != "get":
+                state.store(resource, account, index, None if kind == "delete" else record)
         media = op.answers[op.success]
         if media is None:
             return Response(status_code=op.success)
-        return Response(encode_json(current), status_code=op.success, media_type=media)
+        return Response(encode_json(record), status_code=op.success, media_type=media)
 
 
 # ---- the control API -----------------------------------------------------------------
+
+_CONTROL = {"counts": "GET", "tokens": "GET", "revoke": "POST", "faults": "POST"}
+_CONTROL |= {"clock": "POST", "reset": "POST"}
 
 
 @attrs.frozen
 class _ControlApi:
     state: MockState
 
-    async def counts(self, request: Request) -> Response:
-        counts = self.state.counts()
-        return JSONResponse(
-            {op: {str(code): n for code, n in by.items()} for op, by in counts.items()}
-        )
-
-    async def tokens(self, request: Request) -> Response:
-        return JSONResponse({"tokens": self.state.issued_tokens()})
-
-    async def revoke(self, request: Request) -> Response:
-        self.state.revoke_tokens()
-        return Response(status_code=204)
-
-    async def faults(self, request: Request) -> Response:
-        changes = await _json_object(request)
-        if isinstance(changes, Response):
-            return changes
+    async def serve(self, request: Request) -> Response:
+        state, name = self.state, request.url.path.rpartition("/")[2]
         try:
-            config = self.state.set_faults(**changes)
-        except (TypeError, ValueError) as exc:
-            return _problem(str(exc))
-        return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
-
-    async def clock(self, request: Request) -> Response:
-        body = await _json_object(request)
-        if isinstance(body, Response):
-            return body
-        advance = body.get("advance")
-        if isinstance(advance, bool) or not isinstance(advance, int | float):
-            return _problem('Expected {"advance": <seconds>}.')
-        try:
-            offset = self.state.advance_clock(float(advance))
-        except ValueError as exc:
-            return _problem(str(exc))
-        return JSONResponse({"offset": offset})
-
-    async def reset(self, request: Request) -> Response:
-        overrides = await _json_object(request, allow_empty=True)
-        if isinstance(overrides, Response):
-            return overrides
-        try:
-            self.state.reset(**overrides)
-        except (TypeError, ValueError) as exc:
-            return _problem(str(exc))
-        return Response(status_code=204)
-
-
-def _problem(detail: str) -> Response:
-    body = problem_body(400, "Bad Request", detail)
-    return JSONResponse(body, status_code=400, media_type="application/problem+json")
-
-
-async def _json_object(request: Request, *, allow_empty: bool = False) -> dict[str, Any] | Response:
-    raw = await request.body()
-    if not raw.strip() and allow_empty:
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return _problem("The body must be a JSON object.")
-    if not isinstance(value, dict):
-        return _problem("The body must be a JSON object.")
-    return value
+            if name == "counts":
+                by_op = state.counts().items()
+                return JSONResponse({op: {str(c): n for c, n in by.items()} for op, by in by_op})
+            if name == "tokens":
+                return JSONResponse({"tokens": state.issued_tokens()})
+            raw = await request.body()
+            body = json.loads(raw) if raw.strip() else {}
+            if not isinstance(body, dict):
+                raise ValueError("The body must be a JSON object.")
+            if name == "faults":
+                config = state.set_faults(**body)
+                return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
+            if name == "clock":
+                advance = body.get("advance")
+                if isinstance(advance, bool) or not isinstance(advance, int | float):
+                    raise ValueError('Expected {"advance": <seconds>}.')
+                return JSONResponse({"offset": state.advance_clock(float(advance))})
+            if name == "revoke":
+                state.revoke_tokens()
+            else:
+                state.reset(**body)
+            return Response(status_code=204)
+        except (TypeError, ValueError) as exc:  # JSON that is not, settings that are not
+            body = problem_body(400, "Bad Request", str(exc)[:300])
+            return JSONResponse(body, status_code=400, media_type="application/problem+json")
 
 
 # ---- the front door --------------------------------------------------------------------
@@ -508,12 +462,8 @@ def build_app(state: MockState) -> ASGIApp:
     """
     control = _ControlApi(state)
     routes = [
-        Route(f"{CONTROL_PREFIX}/counts", control.counts, methods=["GET"]),
-        Route(f"{CONTROL_PREFIX}/tokens", control.tokens, methods=["GET"]),
-        Route(f"{CONTROL_PREFIX}/revoke", control.revoke, methods=["POST"]),
-        Route(f"{CONTROL_PREFIX}/faults", control.faults, methods=["POST"]),
-        Route(f"{CONTROL_PREFIX}/clock", control.clock, methods=["POST"]),
-        Route(f"{CONTROL_PREFIX}/reset", control.reset, methods=["POST"]),
+        Route(f"{CONTROL_PREFIX}/{name}", control.serve, methods=[method])
+        for name, method in _CONTROL.items()
     ]
     # A bare Router rather than a Starlette application: the application's error
     # middleware would answer 500 before the front door could step in.

@@ -175,7 +175,7 @@ class MockService:
             assert len(service.dataset("shipments", "acct-1")) == service.config.records
         """
         # A deep copy: a test that edits what it got must not change what the mock serves.
-        return copy.deepcopy(self._state.dataset(resource, account))
+        return copy.deepcopy(self._state.records(resource, account)[0])
 
     def update_record(
         self, resource: str, account: str, index: int, changes: Mapping[str, Any]

@@ -17,7 +17,7 @@ import secrets
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
 
@@ -25,19 +25,10 @@ from ._config import MockConfig
 from ._data import build_records, new_id
 from ._spec import ApiSpec
 
-T = TypeVar("T")
-
 __all__ = ["FAULT_FIELDS", "FaultPlan", "MockState", "TokenCheck", "encode_json"]
 
-FAULT_FIELDS = (
-    "drop_rate",
-    "fault_rate",
-    "latency_jitter_ms",
-    "latency_ms",
-    "rate_limit",
-    "rate_window",
-    "retry_after",
-)
+FAULT_FIELDS: tuple[str, ...] = ("drop_rate", "fault_rate", "latency_jitter_ms", "latency_ms")
+FAULT_FIELDS += ("rate_limit", "rate_window", "retry_after")
 
 
 @attrs.frozen
@@ -87,17 +78,7 @@ class MockState:
         self.spec = spec
         self._lock = threading.Lock()
         self._initial = config
-        self._config = config
-        self._offset = 0.0
-        self._tokens: dict[str, _Token] = {}
-        self._issued: list[str] = []
-        self._counts: dict[str, collections.Counter[int]] = {}
-        self._hits: dict[str, collections.deque[float]] = {}
-        self._datasets: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        self._encoded: dict[tuple[str, str], list[bytes]] = {}
-        self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults, not crypto
-        # Identifiers of created records: a generator apart, so faults stay as they were.
-        self._ids = random.Random(f"{config.seed}/ids")  # noqa: S311 -- not crypto
+        self.reset()
 
     # ---- configuration -------------------------------------------------------------
 
@@ -112,13 +93,13 @@ class MockState:
         with self._lock:
             self._config = config
             self._offset = 0.0
-            self._tokens.clear()
-            self._issued.clear()
-            self._counts.clear()
-            self._hits.clear()
-            self._datasets.clear()
-            self._encoded.clear()
-            self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults
+            self._tokens: dict[str, _Token] = {}
+            self._issued: list[str] = []
+            self._counts: dict[str, collections.Counter[int]] = {}
+            self._hits: dict[str, collections.deque[float]] = {}
+            self._data: dict[tuple[str, str], tuple[list[dict[str, Any]], list[bytes]]] = {}
+            self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults, not crypto
+            # Identifiers of created records: a generator apart, so faults stay as they were.
             self._ids = random.Random(f"{config.seed}/ids")  # noqa: S311 -- not crypto
 
     def set_faults(self, **changes: Any) -> MockConfig:
@@ -193,14 +174,13 @@ class MockState:
             return {op: dict(sorted(c.items())) for op, c in sorted(self._counts.items())}
 
     def count(self, operation: str | None = None, status: int | None = None) -> int:
-        total = 0
-        for op, by_status in self.counts().items():
-            if operation is not None and op != operation:
-                continue
-            for code, n in by_status.items():
-                if status is None or code == status:
-                    total += n
-        return total
+        return sum(
+            n
+            for op, by_status in self.counts().items()
+            if operation in (None, op)
+            for code, n in by_status.items()
+            if status in (None, code)
+        )
 
     # ---- faults --------------------------------------------------------------------
 
@@ -241,61 +221,38 @@ class MockState:
 
     # ---- data ----------------------------------------------------------------------
 
-    def dataset(self, resource: str, account: str) -> list[dict[str, Any]]:
-        """The records of ``resource`` for ``account`` as served (built on first use)."""
+    def records(self, resource: str, account: str) -> tuple[list[dict[str, Any]], list[bytes]]:
+        """The records of ``resource`` for ``account`` as served, built on first use, and each
+        one encoded as compact JSON (encoding a page was most of the cost of a listing)."""
         record_type = self.spec.resources.get(resource)
         if record_type is None:
             known = ", ".join(sorted(self.spec.resources))
             raise ValueError(f"unknown resource {resource!r}; expected one of {known}")
-        key = (resource, account)
-        with self._lock:
-            cached = self._datasets.get(key)
-        if cached is None:
+        found = self._data.get((resource, account))
+        if found is None:
             config = self._config
-            cached = build_records(
+            records = build_records(
                 self.spec.document, record_type, account, seed=config.seed, count=config.records
             )
             with self._lock:
-                cached = self._datasets.setdefault(key, cached)
-        return cached
-
-    def encoded(self, resource: str, account: str) -> list[bytes]:
-        """The records of :meth:`dataset`, each already encoded as compact JSON.
-
-        Encoding a page of records was most of the cost of a list request, so each one is
-        encoded once, and again only when it changes.
-        """
-        key = (resource, account)
-        with self._lock:
-            cached = self._encoded.get(key)
-        if cached is None:
-            records = self.dataset(resource, account)
-            with self._lock:
-                cached = self._encoded.setdefault(key, [encode_json(r) for r in records])
-        return cached
-
-    def rows(self, resource: str, account: str) -> list[tuple[dict[str, Any], bytes]]:
-        """Each record with its encoded form, taken together (to filter a listing)."""
-        encoded = self.encoded(resource, account)
-        records = self.dataset(resource, account)
-        with self._lock:
-            return list(zip(records, encoded, strict=False))
+                pair = (records, [encode_json(r) for r in records])
+                found = self._data.setdefault((resource, account), pair)
+        return found
 
     def find(self, resource: str, account: str, record_id: object) -> int | None:
         """The position of the record whose identifier is ``record_id``, if any."""
-        field = self.spec.resources[resource].id_field
-        records = self.dataset(resource, account)
+        field = str(self.spec.resources[resource].id_field)
+        records = self.records(resource, account)[0]
         with self._lock:
-            return next((i for i, r in enumerate(records) if r.get(str(field)) == record_id), None)
+            return next((i for i, r in enumerate(records) if r.get(field) == record_id), None)
 
     def create(self, resource: str, account: str, record: Mapping[str, Any]) -> dict[str, Any]:
         """Add ``record`` at the end under a new identifier; the record as stored."""
         record_type = self.spec.resources[resource]
-        records = self.dataset(resource, account)
-        with self._lock:
-            used = [r.get(str(record_type.id_field)) for r in records]
-            number = max((u for u in used if isinstance(u, int)), default=0) + 1
-        created = {**record, str(record_type.id_field): new_id(record_type, self._ids, number)}
+        field = str(record_type.id_field)
+        used = [r.get(field) for r in self.records(resource, account)[0]]
+        number = max((u for u in used if isinstance(u, int)), default=0) + 1
+        created = {**record, field: new_id(record_type, self._ids, number)}
         self.store(resource, account, None, created)
         return created
 
@@ -303,13 +260,15 @@ class MockState:
         self, resource: str, account: str, index: int | None, record: dict[str, Any] | None
     ) -> None:
         """Put ``record`` at ``index`` (``None``: append), or remove the one there."""
-        records = self.dataset(resource, account)
-        encoded = None if record is None else encode_json(record)
+        records, encoded = self.records(resource, account)
         with self._lock:
-            cached = self._encoded.get((resource, account))
-            _put(records, index, record)
-            if cached is not None:
-                _put(cached, index, encoded)
+            if record is None:
+                del records[index], encoded[index]  # type: ignore[index]  # remove needs one
+            elif index is None:
+                records.append(record)
+                encoded.append(encode_json(record))
+            else:
+                records[index], encoded[index] = record, encode_json(record)
 
     def update_record(
         self, resource: str, account: str, index: int, changes: Mapping[str, Any]
@@ -318,22 +277,13 @@ class MockState:
 
         The record keeps its place (so its page).
         """
-        records = self.dataset(resource, account)
+        records = self.records(resource, account)[0]
         if not -len(records) <= index < len(records):
             raise IndexError(f"{resource} of {account!r} has {len(records)} records, not {index}")
         updated = {**records[index], **copy.deepcopy(dict(changes))}
         encode_json(updated)  # refuse what the API could not send before serving it
         self.store(resource, account, index % len(records), updated)
         return copy.deepcopy(updated)
-
-
-def _put(rows: list[T], index: int | None, row: T | None) -> None:
-    if index is None:
-        rows.append(row)  # type: ignore[arg-type]  # append always has a row
-    elif row is None:
-        del rows[index]
-    else:
-        rows[index] = row
 
 
 def encode_json(value: object) -> bytes:

@@ -123,10 +123,10 @@ async def test_an_internal_error_is_a_503_never_a_500(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    def broken(resource: str, account: str) -> list[dict[str, object]]:
+    def broken(resource: str, account: str) -> tuple[list[dict[str, object]], list[bytes]]:
         raise RuntimeError("a bug in the mock")
 
-    monkeypatch.setattr(service._state, "dataset", broken)
+    monkeypatch.setattr(service._state, "records", broken)
     with caplog.at_level(logging.ERROR, logger="service_api_mock"):
         response = await client.get("/devices", headers=headers(token))
     assert response.status_code == 503
