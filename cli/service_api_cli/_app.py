@@ -8,30 +8,23 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import getpass
 import importlib.metadata
 import logging
 import os
+import signal
 import sys
+import threading
 import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import TextIO
 
 from service_api import PaginationWarning
-from service_api_cli._config import (
-    ENV_ACCOUNT_ID,
-    ENV_BASE_URL,
-    ENV_CLIENT_ID,
-    ENV_CLIENT_SECRET,
-    Settings,
-    resolve_settings,
-)
 from service_api_cli._connection import (
+    ENV_ACCOUNT_ID,
     ENV_RATE_LIMIT,
     ENV_RATE_STORE,
     ENV_TOKEN_STORE,
-    options_from,
 )
 from service_api_cli._exit_codes import (
     EXIT_CODES_HELP,
@@ -46,6 +39,9 @@ from service_api_cli._load import add_load_parser, run_load
 __all__ = ["build_parser", "main"]
 
 PROG = "service-api"
+ENV_BASE_URL = "SERVICE_API_BASE_URL"
+ENV_CLIENT_ID = "SERVICE_API_CLIENT_ID"
+ENV_CLIENT_SECRET = "SERVICE_API_CLIENT_SECRET"  # noqa: S105 -- a variable name, not a secret
 
 _ENVIRONMENT_HELP = f"""\
 environment:
@@ -81,7 +77,6 @@ examples:
   {PROG} list shipments --account acct-1 --account acct-2 -o all.jsonl
   {PROG} list shipments --account acct-1 -o shipments.csv
   {PROG} list devices --account acct-1 --format table --max-items 20
-  {PROG} list shipments --account acct-2 --start-page 4 -o all.jsonl --append
 
 output:
   The format follows the extension of --output (.csv: csv; .jsonl, .ndjson: jsonl)
@@ -95,13 +90,13 @@ output:
           (holds every record in memory: for a quick look with --max-items)
   With several accounts (or --tag-account) each record gets an "account" field, first.
 
-  A failed run never destroys the previous file: --output is written to a temporary
-  file beside it (.NAME.XXXX.partial) that replaces it only when the export succeeded;
-  after an error or Ctrl-C it is removed and the file keeps its bytes. With
-  --keep-partial the whole pages written so far replace it instead, and the summary
-  gives, for every unfinished account, the command that resumes it (--start-page with
-  the same --page-size, appending to the same JSON Lines file). --append writes to the
-  file itself and, after a failure, cuts it back to the last whole page.
+resuming:
+  A failed or interrupted run leaves --output FILE as it was and keeps every whole page
+  it fetched beside it, in .FILE.partial/; FILE is replaced only once every account is
+  complete. Run the same command again: it fetches only what is missing, per account,
+  and writes no record twice. --restart drops the kept pages and starts over.
+  Standard output cannot resume: JSON Lines goes out a page at a time, CSV and the
+  table once the export ends (also after a failure, with what was fetched).
 
 {_ENVIRONMENT_HELP}
 
@@ -223,6 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="show tracebacks and debug logging on errors"
     )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no line per retry waited out, no progress"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     listing = commands.add_parser(
@@ -257,26 +255,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="pages fetched ahead in parallel (order is kept)",
     )
     listing.add_argument(
-        "--start-page",
-        type=_positive_int,
-        default=1,
-        metavar="N",
-        help="first page to fetch, for every account (to resume)",
-    )
-    listing.add_argument(
         "--format",
         choices=FORMATS,
         help="output format [from the extension of --output, else jsonl]",
     )
     listing.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     listing.add_argument(
-        "--append", action="store_true", help="append to --output (JSON Lines only), to resume"
-    )
-    listing.add_argument(
-        "--keep-partial",
+        "--restart",
         action="store_true",
-        help="after an error or Ctrl-C, replace --output with the whole pages written "
-        "(default: leave the previous file untouched)",
+        help="drop the pages an earlier run of this export kept beside --output, start over",
     )
     listing.add_argument(
         "--tag-account",
@@ -327,23 +314,36 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
+def _shown(record: logging.LogRecord, *, retries: bool) -> bool:
+    # Warnings always; of the client's INFO lines, the retries it waits out (each says
+    # what failed, how long it waits and which retry of how many), unless --quiet.
+    # SERVICE_API_LOG asks for the client's lines as its level says: all of them.
+    if record.levelno >= logging.WARNING or os.environ.get("SERVICE_API_LOG", "").strip():
+        return True
+    return retries and str(record.msg).startswith("retrying")
+
+
 @contextlib.contextmanager
-def _logging_to_stderr(*, debug: bool) -> Iterator[None]:
-    # The client logs retries and token refreshes; warnings show by default, everything
-    # with --debug. Neither the secret nor a token is ever in those lines. Undone at the
-    # end so that main() called in process (tests, other programs) leaves logging as it was.
+def _logging_to_stderr(*, debug: bool, quiet: bool) -> Iterator[None]:
+    # The client logs retries and token refreshes; neither the secret nor a token is ever
+    # in those lines. Undone at the end so that main() called in process (tests, other
+    # programs) leaves logging as it was.
     handler = _StderrHandler()
     handler.setFormatter(
         logging.Formatter(
             "%(levelname)s %(name)s: %(message)s" if debug else f"{PROG}: %(message)s"
         )
     )
-    root = logging.getLogger()
+    if not debug:
+        handler.addFilter(lambda record: _shown(record, retries=not quiet))
+    root, client = logging.getLogger(), logging.getLogger("service_api")
     transport = logging.getLogger("httpcore")
-    saved = (root.level, transport.level)
+    saved = (root.level, transport.level, client.level)
     root.addHandler(handler)
     if debug or root.level in (logging.NOTSET, logging.WARNING):
         root.setLevel(logging.DEBUG if debug else logging.WARNING)
+    if not quiet and client.getEffectiveLevel() > logging.INFO:
+        client.setLevel(logging.INFO)
     # Request lines are enough; the transport's own debug log is noise here.
     transport.setLevel(logging.INFO)
     # Warnings of the client (such as a page that repeated items) as one plain line each,
@@ -357,6 +357,7 @@ def _logging_to_stderr(*, debug: bool) -> Iterator[None]:
         root.removeHandler(handler)
         root.setLevel(saved[0])
         transport.setLevel(saved[1])
+        client.setLevel(saved[2])
 
 
 def _warning_text(message: Warning | str, category: type[Warning]) -> str:
@@ -393,19 +394,6 @@ def _warn(message: str) -> None:
     print(f"{PROG}: {message}", file=sys.stderr)
 
 
-def settings_from(args: argparse.Namespace) -> Settings:
-    """Connection settings from the flags, the environment and, if needed, the prompt."""
-    return resolve_settings(
-        base_url=args.base_url,
-        client_id=args.client_id,
-        client_secret=args.client_secret,
-        environ=os.environ,
-        stdin_is_tty=sys.stdin.isatty(),
-        prompt=getpass.getpass,
-        warn=_warn,
-    )
-
-
 def _run(args: argparse.Namespace) -> int:
     # Imported here so that --help and usage errors stay fast.
     from service_api_cli import _commands
@@ -416,11 +404,28 @@ def _run(args: argparse.Namespace) -> int:
             print(f"usage: {PROG} mock [options of the mock]\n\n{_MOCK_EPILOG}\n")
         return _commands.run_mock(list(args.mock_args))
     if args.command == "load":
-        return run_load(args, settings_from)
+        return run_load(args)
     if args.command == "token":
-        options = options_from(args)
-        return _commands.run_token(settings_from(args), options, show_token=args.show_token)
-    return _commands.run_list(args, settings_from)
+        return _commands.run_token(args)
+    from service_api_cli._export import run_list
+
+    return run_list(args)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops as Ctrl-C does: what was fetched is kept
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # main() run in a worker thread (a test): signals stay as they are
+        return
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -433,7 +438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    with _logging_to_stderr(debug=args.debug):
+    with _logging_to_stderr(debug=args.debug, quiet=args.quiet), _terminate_as_interrupt():
         return _handle_errors(parser, args)
 
 

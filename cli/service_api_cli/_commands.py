@@ -1,4 +1,4 @@
-"""The sub-commands: ``list``, ``token`` and ``mock``."""
+"""What ``list`` takes (its endpoint and parameters), and the ``token`` and ``mock`` commands."""
 
 from __future__ import annotations
 
@@ -7,40 +7,25 @@ import datetime
 import inspect
 import os
 import re
-import sys
 import types
 import typing
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import IO, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import httpx
 
 import service_api
 import service_api_client
-from service_api_cli._config import Settings, resolve_accounts
-from service_api_cli._connection import (
-    ConnectionOptions,
-    make_client,
-    options_from,
-    shown_url,
-)
-from service_api_cli._destination import Outcome, open_output
-from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for
-from service_api_cli._export import ExportResult, PageLike, export, resume_commands
-from service_api_cli._formats import choose_format
-from service_api_cli._interrupts import InterruptGuard
+from service_api_cli._connection import make_client
+from service_api_cli._exit_codes import ExitCode, UsageError
 from service_api_cli._mock_entry import load_mock_main
-from service_api_cli._output import make_writer
-from service_api_cli._progress import make_progress
-from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
+from service_api_client.api import ListEndpoint
 from service_api_client.api.authentication import authenticate
 from service_api_client.models.o_auth_error import OAuthError
 from service_api_client.models.token_request import TokenRequest
 from service_api_client.models.token_response import TokenResponse
 
-__all__ = ["find_endpoint", "parse_params", "run_list", "run_mock", "run_token"]
-
-PROG = "service-api"
+__all__ = ["find_endpoint", "parse_params", "run_mock", "run_token"]
 
 
 # Parameters the pagination drives itself; offering them as --param would fight it.
@@ -134,9 +119,7 @@ def parse_params(endpoint: ListEndpoint, pairs: Sequence[str]) -> dict[str, Any]
         if not sep or not name:
             raise UsageError(f"--param wants NAME=VALUE, got {pair!r}")
         if name in PAGING_PARAMETERS:
-            raise UsageError(
-                f"--param {name} is driven by the pagination; use --page-size / --start-page"
-            )
+            raise UsageError(f"--param {name} is driven by the pagination; use --page-size")
         parameters = endpoint_parameters(endpoint)
         parameter = parameters.get(name)
         if parameter is None:
@@ -151,189 +134,7 @@ def parse_params(endpoint: ListEndpoint, pairs: Sequence[str]) -> dict[str, Any]
     return out
 
 
-def _say(message: str) -> None:
-    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
-
-
-def _base_resume_argv(args: argparse.Namespace) -> list[str]:
-    # Everything that shapes page numbers and records must be the same on resume.
-    argv = [PROG]
-    # Connection flags come along (the secret never does: it is in the environment or
-    # typed again at the prompt).
-    if args.base_url:
-        argv += ["--base-url", args.base_url]
-    if args.client_id:
-        argv += ["--client-id", args.client_id]
-    if args.proxy is not None and args.proxy == shown_url(args.proxy):
-        argv += ["--proxy", args.proxy]
-    if args.retries is not None:
-        argv += ["--retries", str(args.retries)]
-    if args.rate_limit is not None:
-        argv += ["--rate-limit", args.rate_limit]
-    for flag, url in (("--rate-store", args.rate_store), ("--token-store", args.token_store)):
-        if url is not None and url == shown_url(url):
-            argv += [flag, url]
-    argv += ["list", args.endpoint, "--page-size", str(args.page_size)]
-    if args.concurrency != 1:
-        argv += ["--concurrency", str(args.concurrency)]
-    argv += ["--format", args.format]
-    for pair in args.param:
-        argv += ["--param", pair]
-    if args.tag_account or len(args.accounts) > 1:
-        argv.append("--tag-account")
-    return argv
-
-
-def run_list(
-    args: argparse.Namespace, settings_from: Callable[[argparse.Namespace], Settings]
-) -> int:
-    """``service-api list``: export an endpoint for every account, then print a summary."""
-    endpoint = find_endpoint(args.endpoint, LIST_ENDPOINTS)
-    params = parse_params(endpoint, args.param)
-    args.accounts = resolve_accounts(args.account, _environ())
-    args.format = choose_format(args.format, args.output)
-    if args.append and args.output in (None, "-"):
-        raise UsageError("--append needs --output FILE")
-    if args.append and args.format != "jsonl":
-        raise UsageError("--append works with --format jsonl only (a CSV has one header)")
-    if args.keep_partial and args.output in (None, "-"):
-        raise UsageError("--keep-partial needs --output FILE")
-    options = options_from(args)
-    settings = settings_from(args)
-    tag = args.tag_account or len(args.accounts) > 1
-    with (
-        make_client(settings, args.accounts[0], options) as client,
-        open_output(args.output, append=args.append) as output,
-        InterruptGuard() as guard,
-    ):
-
-        def pages(account: str, start_page: int) -> Iterator[PageLike]:
-            # One child client per account, sharing the token; closed before the parent.
-            with client.with_account(account) as child:
-                yield from service_api.paginate(
-                    endpoint.module,
-                    child,
-                    page_size=args.page_size,
-                    start_page=start_page,
-                    concurrency=args.concurrency,
-                    **params,
-                ).pages()
-
-        writer = output.track(make_writer(args.format, output.stream))
-        # Records streaming to the same terminal would tear the bar apart; a table is
-        # drawn after the bar is gone, so it does not.
-        records_on_terminal = output.is_stdout and args.format != "table" and _is_tty(output.stream)
-        progress = make_progress(_is_tty(sys.stderr) and not records_on_terminal)
-        try:
-            result = export(
-                accounts=args.accounts,
-                start_page=args.start_page,
-                page_size=args.page_size,
-                max_items=args.max_items,
-                pages=pages,
-                writer=writer,
-                progress=progress,
-                guard=guard,
-                tag=tag,
-            )
-        finally:
-            progress.close()
-        with guard.critical():
-            # Even after an error or Ctrl-C a CSV or table is completed with the pages
-            # written (the file is kept only with --keep-partial). A failure here (a full
-            # disk) stands for the export's own when it had none.
-            try:
-                writer.close()
-            except Exception as exc:
-                result.error = result.error or exc
-            outcome = output.finish(complete=result.error is None, keep_partial=args.keep_partial)
-    return _report(result, outcome, args)
-
-
-def _report(result: ExportResult, outcome: Outcome, args: argparse.Namespace) -> int:
-    to_file = args.output not in (None, "-")
-    destination = args.output if to_file else "stdout"
-    error = result.error
-    if isinstance(error, BrokenPipeError) and not to_file:
-        # The reader went away (``| head``): say so once and keep the interpreter from
-        # complaining again when it flushes stdout at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-        _say("error: the output was closed before the export ended (broken pipe)")
-        _say(result.summary(destination))
-        return ExitCode.FAILURE
-    if error is None:
-        _say(result.summary(destination))
-        return ExitCode.OK
-    # The error first, then what was done before it, then how to go on.
-    if isinstance(error, KeyboardInterrupt):
-        _say("interrupted")
-    else:
-        if args.debug:
-            import traceback
-
-            traceback.print_exception(error)
-        _say(f"error: {describe_error(error)}")
-    code = exit_code_for(error)
-    if outcome is Outcome.UNCHANGED:
-        _say(result.summary(None))
-        if args.keep_partial or result.pages == 0:
-            _say(f"{args.output} was left as it was: no page was written")
-        else:
-            _say(f"{args.output} was left as it was: the partial output was discarded")
-        if _resumable(error) and not args.keep_partial:
-            _say("rerun the command (with --keep-partial, whole pages of a failed run are kept)")
-        return code
-    _say(result.summary(destination))
-    if result.records == 0 and code not in (ExitCode.API, ExitCode.INTERRUPTED):
-        # Nothing written and a cause that a rerun will not cure: no resume advice.
-        return code
-    if not _resumable(error):
-        return code
-    resume = resume_commands(
-        result,
-        _base_resume_argv(args),
-        output=args.output if to_file else None,
-        append=args.format == "jsonl",
-    )
-    for command in resume:
-        _say(f"resume with: {command}")
-    if resume and args.proxy is not None and args.proxy != shown_url(args.proxy):
-        _say("(add your --proxy to it: it holds a password, which is not printed)")
-    for flag, url in (("--rate-store", args.rate_store), ("--token-store", args.token_store)):
-        if resume and url is not None and url != shown_url(url):
-            _say(f"(add your {flag} to it: it holds a password, which is not printed)")
-    return code
-
-
-def _resumable(error: BaseException) -> bool:
-    # Failures a resume cannot fix (refused credentials, permission, bad request) fail
-    # again the same way; Ctrl-C, a full disk, network and server failures can be resumed.
-    if not isinstance(error, service_api.ServiceApiError):
-        return True
-    if error.start_page is not None:
-        return error.resumable
-    return not isinstance(
-        error,
-        service_api.InvalidCredentialsError
-        | service_api.PermissionDeniedError
-        | service_api.BadRequestError,
-    )
-
-
-def _is_tty(stream: IO[str]) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):  # replaced or closed streams
-        return False
-
-
-def _environ() -> dict[str, str]:
-    return dict(os.environ)
-
-
-def run_token(settings: Settings, options: ConnectionOptions, *, show_token: bool) -> int:
+def run_token(args: argparse.Namespace) -> int:
     """``service-api token``: obtain a token, print its type and expiry (and itself if asked).
 
     The generated ``authenticate`` endpoint sends the request and reads the answer into
@@ -343,29 +144,29 @@ def run_token(settings: Settings, options: ConnectionOptions, *, show_token: boo
     is the same usage error here; the token itself is always asked of the service (a
     check of the credentials), never read from or written to ``--token-store``.
     """
-    with make_client(settings, None, options):
+    with make_client(args):  # the library's checks of every setting (and the prompt)
         pass
-    body = TokenRequest(
-        client_id=settings.client_id,
-        client_secret=settings.client_secret,
-        grant_type="client_credentials",
-    )
-    url = f"{settings.base_url.rstrip('/')}/authenticate"
+    # Those it accepted: the flag, else the variable it read.
+    base_url = args.base_url or os.environ["SERVICE_API_BASE_URL"].strip()
+    client_id = args.client_id or os.environ["SERVICE_API_CLIENT_ID"].strip()
+    secret = args.client_secret or os.environ["SERVICE_API_CLIENT_SECRET"].strip()
+    body = TokenRequest(client_id=client_id, client_secret=secret, grant_type="client_credentials")
+    url = f"{base_url.rstrip('/')}/authenticate"
     # Without --proxy (None), httpx reads the environment's proxies.
     api = service_api_client.Client(
-        settings.base_url,
+        base_url,
         headers={"accept": "text/plain"},  # as the service's own client
         timeout=httpx.Timeout(30.0),
-        httpx_args={"proxy": options.proxy},
+        httpx_args={"proxy": args.proxy},
     )
     try:
         with api:
             answer = authenticate.sync_detailed(client=api, body=body)
     except httpx.TimeoutException as exc:
-        raise service_api.ApiTimeoutError(f"no answer in time from {settings.base_url}") from exc
+        raise service_api.ApiTimeoutError(f"no answer in time from {base_url}") from exc
     except httpx.TransportError as exc:
         raise service_api.ApiConnectionError(
-            f"no answer from {settings.base_url} ({type(exc).__name__})"
+            f"no answer from {base_url} ({type(exc).__name__})"
         ) from exc
     except (ValueError, KeyError, TypeError):  # a 200 that is not a TokenResponse
         raise service_api.TokenResponseError(
@@ -394,7 +195,7 @@ def run_token(settings: Settings, options: ConnectionOptions, *, show_token: boo
     expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=int(lifetime))
     print(f"token_type: {token.token_type}")
     print(f"expires_in: {int(lifetime)} s (at {expires.isoformat(timespec='seconds')})")
-    if show_token:
+    if args.show_token:
         print(f"access_token: {token.access_token}")
     return ExitCode.OK
 

@@ -1,46 +1,45 @@
 """The library client every command uses, built in one place from the connection flags.
 
-``--proxy URL`` and ``--retries N`` are passed on only when given, so that without them the
-library's defaults hold (its retry budget, the environment's ``HTTP_PROXY``,
-``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY``). ``--rate-limit``, ``--rate-store`` and
-``--token-store`` (or ``SERVICE_API_RATE_LIMIT``, ``SERVICE_API_RATE_STORE``,
-``SERVICE_API_TOKEN_STORE``; the flag wins) become the client's ``rate_limit``,
-``rate_store`` and ``token_store``. A setting the library refuses (a ``ValueError`` or
-``TypeError`` at construction, such as a quota option without the ``[quota]`` extra, whose
-message names the pip command) or a store it cannot use (``service_api.quota.StoreError``,
-an ``OSError``) is a usage error, exit code 2, in one line that never holds a store's
-password.
+The settings are the library's: ``--base-url``, ``--client-id`` and ``--client-secret`` go
+to :class:`service_api.Client` as given, which reads ``SERVICE_API_*`` for what is left out
+and checks the base URL, naming the variable of what it refuses (the message here adds
+the flag). ``--proxy URL`` and ``--retries N`` are passed on only when given, so that
+without them the library's defaults hold (its retry budget, the environment's
+``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY``). ``--rate-limit``,
+``--rate-store`` and ``--token-store`` (or ``SERVICE_API_RATE_LIMIT``,
+``SERVICE_API_RATE_STORE``, ``SERVICE_API_TOKEN_STORE``; the flag wins) become the
+client's ``rate_limit``, ``rate_store`` and ``token_store``. Whatever the library refuses
+is a usage error, exit code 2, in one line that never holds a password.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import getpass
 import math
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-import attrs
 import httpx
 
 import service_api
-from service_api_cli._config import Settings
 from service_api_cli._exit_codes import UsageError
 
 __all__ = [
+    "ENV_ACCOUNT_ID",
     "ENV_RATE_LIMIT",
     "ENV_RATE_STORE",
     "ENV_TOKEN_STORE",
-    "PROXY_SCHEMES",
-    "RATE_STORE_SCHEMES",
-    "TOKEN_STORE_SCHEMES",
-    "ConnectionOptions",
     "check_proxy",
     "check_store",
+    "client_arguments",
     "make_client",
-    "options_from",
     "parse_rate_limit",
+    "resolve_accounts",
     "shown_url",
 ]
 
@@ -48,70 +47,59 @@ PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 RATE_STORE_SCHEMES = ("sqlite", "redis", "rediss")
 TOKEN_STORE_SCHEMES = ("file", "redis", "rediss")
 
+# Read by the library (service_api.Client); named here for the flags and the help.
+FLAGS = {
+    "SERVICE_API_BASE_URL": "--base-url",
+    "SERVICE_API_CLIENT_ID": "--client-id",
+    "SERVICE_API_CLIENT_SECRET": "--client-secret",
+}
+ENV_CLIENT_SECRET = "SERVICE_API_CLIENT_SECRET"  # noqa: S105 -- a variable name, not a secret
+# The list form (acct-1,acct-2) is the command line's own.
+ENV_ACCOUNT_ID = "SERVICE_API_ACCOUNT_ID"
 ENV_RATE_LIMIT = "SERVICE_API_RATE_LIMIT"
 ENV_RATE_STORE = "SERVICE_API_RATE_STORE"
 ENV_TOKEN_STORE = "SERVICE_API_TOKEN_STORE"  # noqa: S105 -- a variable name, not a secret
 ADAPTIVE = "adaptive"
+SECRET_ON_COMMAND_LINE_WARNING = (
+    "service-api: warning: --client-secret on the command line is kept in your shell "
+    f"history; prefer {ENV_CLIENT_SECRET} or the prompt"
+)
 
 
-@attrs.frozen
-class ConnectionOptions:
-    """The flags that shape how requests travel; ``None`` leaves the library's default.
-
-    Example::
-
-        ConnectionOptions(proxy="http://proxy.internal:3128", retries=5)
-        ConnectionOptions(rate_limit=90, rate_store="sqlite:///var/tmp/quota.db")
-    """
-
-    proxy: str | None = attrs.field(default=None, repr=False)  # may hold a password
-    retries: int | None = None
-    rate_limit: float | str | None = None  # requests per minute, or "adaptive"
-    rate_store: str | None = attrs.field(default=None, repr=False)  # a Redis URL may
-    token_store: str | None = attrs.field(default=None, repr=False)  # hold a password
-
-
-def _flag_or_variable(
-    args: argparse.Namespace, name: str, environ: Mapping[str, str], variable: str
-) -> tuple[str | None, str]:
+def _flag_or_variable(args: argparse.Namespace, name: str, variable: str) -> tuple[str | None, str]:
     # The flag wins; an empty or blank variable counts as unset. The second item names
     # where the value came from, for the message when it is refused.
     flag = getattr(args, name, None)
     if flag is not None:
         return flag.strip(), f"--{name.replace('_', '-')}"
-    value = environ.get(variable, "").strip()
+    value = os.environ.get(variable, "").strip()
     return (value or None), variable
 
 
-def options_from(
-    args: argparse.Namespace, environ: Mapping[str, str] | None = None
-) -> ConnectionOptions:
-    """The connection options of parsed arguments and ``environ`` (default: the process
-    environment), checked: ``--proxy``, ``--retries``, ``--rate-limit``, ``--rate-store``,
-    ``--token-store`` (the last three also from ``SERVICE_API_*``; the flag wins).
+def client_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of :class:`service_api.Client` that the flags (and, for the
+    shared budget and token, ``SERVICE_API_*``) give, checked; only those given.
 
     Example::
 
-        options = options_from(build_parser().parse_args(["--retries", "3", "token"]))
+        client_arguments(build_parser().parse_args(["--retries", "3", "token"]))
     """
-    environ = os.environ if environ is None else environ
-    proxy = None if args.proxy is None else check_proxy(args.proxy)
-    rate_text, rate_source = _flag_or_variable(args, "rate_limit", environ, ENV_RATE_LIMIT)
-    rate_store, rate_store_source = _flag_or_variable(args, "rate_store", environ, ENV_RATE_STORE)
-    token_store, token_store_source = _flag_or_variable(
-        args, "token_store", environ, ENV_TOKEN_STORE
-    )
-    return ConnectionOptions(
-        proxy=proxy,
-        retries=args.retries,
-        rate_limit=None if rate_text is None else parse_rate_limit(rate_text, rate_source),
-        rate_store=None
-        if rate_store is None
-        else check_store(rate_store, rate_store_source, RATE_STORE_SCHEMES),
-        token_store=None
-        if token_store is None
-        else check_store(token_store, token_store_source, TOKEN_STORE_SCHEMES),
-    )
+    arguments: dict[str, Any] = {}
+    if args.proxy is not None:
+        arguments["proxy"] = check_proxy(args.proxy)
+    if args.retries is not None:
+        arguments["max_retries"] = args.retries
+    rate, source = _flag_or_variable(args, "rate_limit", ENV_RATE_LIMIT)
+    if rate is not None:
+        arguments["rate_limit"] = parse_rate_limit(rate, source)
+    for name, variable, schemes in (
+        ("rate_store", ENV_RATE_STORE, RATE_STORE_SCHEMES),
+        ("token_store", ENV_TOKEN_STORE, TOKEN_STORE_SCHEMES),
+    ):
+        url, source = _flag_or_variable(args, name, variable)
+        if url is not None:
+            arguments[name] = check_store(url, source, schemes)
+    return arguments
 
 
 def parse_rate_limit(text: str, source: str = "--rate-limit") -> float | str:
@@ -186,22 +174,6 @@ def shown_url(url: str) -> str:
     return parts._replace(netloc=f"{name}:***@{host}").geturl()
 
 
-def _without_store_secrets(text: str, options: ConnectionOptions) -> str:
-    # The library's messages name a Redis store by host:port/db only; this is the belt
-    # to those braces, for whatever a driver's error might quote. One line, too.
-    for url in (options.rate_store, options.token_store):
-        if url is None:
-            continue
-        text = text.replace(url, shown_url(url))
-        try:
-            password = urlsplit(url).password
-        except ValueError:
-            password = None
-        if password:
-            text = text.replace(password, "***")
-    return " ".join(text.split())
-
-
 def check_proxy(url: str) -> str:
     """``url`` if it is a usable proxy URL, else a :class:`UsageError` (its password unsaid).
 
@@ -221,41 +193,77 @@ def check_proxy(url: str) -> str:
     return url
 
 
-def _proxy_arguments(proxy: str | None) -> dict[str, Any]:
-    # The one place that knows how the library takes a proxy; without --proxy nothing is
-    # passed, so the library's reading of the *_PROXY environment holds.
-    return {} if proxy is None else {"proxy": proxy}
+def _without_secrets(text: str, arguments: Mapping[str, Any]) -> str:
+    # The library's messages name a Redis store by host:port/db only; this is the belt
+    # to those braces, for whatever a driver's error might quote. One line, too.
+    for name in ("proxy", "rate_store", "token_store"):
+        url = arguments.get(name)
+        if url is None:
+            continue
+        text = text.replace(url, shown_url(url))
+        with contextlib.suppress(ValueError):
+            if password := urlsplit(url).password:
+                text = text.replace(password, "***")
+    return " ".join(text.split())
 
 
-def make_client(
-    settings: Settings, account: str | None, options: ConnectionOptions
-) -> service_api.Client:
-    """A :class:`service_api.Client` for ``account``; settings it refuses are usage errors.
+def resolve_accounts(flags: Sequence[str] | None) -> list[str]:
+    """The accounts to act for: every ``--account`` in order, else those of
+    ``SERVICE_API_ACCOUNT_ID``; either may be a comma-separated list. Duplicates dropped.
 
     Example::
 
-        with make_client(settings, "acct-1", ConnectionOptions(retries=3)) as client:
+        >>> resolve_accounts(["acct-1", "acct-2,acct-1"])
+        ['acct-1', 'acct-2']
+    """
+    values = flags or [os.environ.get(ENV_ACCOUNT_ID, "")]
+    # An account ID never holds a comma: it separates several in one value.
+    accounts = list(dict.fromkeys(a.strip() for v in values for a in v.split(",") if a.strip()))
+    if not accounts:
+        raise UsageError(f"no account: pass --account ID (repeatable) or set {ENV_ACCOUNT_ID}")
+    for account in accounts:
+        if not account.isprintable():  # it travels in a header
+            raise UsageError(f"account {account!r} holds characters a header cannot carry")
+    return accounts
+
+
+def make_client(args: argparse.Namespace) -> service_api.Client:
+    """The :class:`service_api.Client` of the flags, with no account (each command takes a
+    child per account): what a flag leaves out the library reads from ``SERVICE_API_*``.
+    A missing secret is prompted for on a terminal; whatever the library refuses is a
+    :class:`UsageError` naming the flag or the variable.
+
+    Example::
+
+        with make_client(build_parser().parse_args(["token"])) as client:
             ...
     """
-    arguments: dict[str, Any] = _proxy_arguments(options.proxy)
-    if options.retries is not None:
-        arguments["max_retries"] = options.retries
-    # Like the retries, passed only when set, so that the library's defaults hold.
-    shared = {
-        "rate_limit": options.rate_limit,
-        "rate_store": options.rate_store,
-        "token_store": options.token_store,
-    }
-    arguments.update({name: value for name, value in shared.items() if value is not None})
+    arguments = client_arguments(args)
+    if args.client_secret:
+        print(SECRET_ON_COMMAND_LINE_WARNING, file=sys.stderr)
     try:
-        return service_api.Client(
-            settings.base_url, settings.client_id, settings.client_secret, account, **arguments
-        )
+        try:
+            return service_api.Client(
+                args.base_url, args.client_id, args.client_secret, None, **arguments
+            )
+        except service_api.ConfigurationError as exc:
+            if exc.variable != ENV_CLIENT_SECRET or args.client_secret or not sys.stdin.isatty():
+                raise
+            args.client_secret = getpass.getpass("Client secret: ") or None
+            if args.client_secret is None:
+                raise UsageError("no client secret given") from None
+            return service_api.Client(
+                args.base_url, args.client_id, args.client_secret, None, **arguments
+            )
+    except service_api.ConfigurationError as exc:
+        flag = FLAGS.get(exc.variable)
+        given = flag is not None and getattr(args, flag[2:].replace("-", "_"), None)
+        message = f"{flag}: {exc}" if given else f"{exc}" + (f" (or pass {flag})" if flag else "")
+        raise UsageError(_without_secrets(message, arguments)) from None
     except (ValueError, TypeError) as exc:
-        # The library checks what it is given (base URL, account, options); its message
-        # names the setting and never the secret.
-        raise UsageError(f"invalid setting: {_without_store_secrets(str(exc), options)}") from None
+        # The library checks what it is given; its message never holds the secret.
+        raise UsageError(f"invalid setting: {_without_secrets(str(exc), arguments)}") from None
     except OSError as exc:
         # A store the library cannot use (StoreError: unreachable Redis, a SQLite file in
         # a missing or read-only directory, a token file that is not one).
-        raise UsageError(f"unusable store: {_without_store_secrets(str(exc), options)}") from None
+        raise UsageError(f"unusable store: {_without_secrets(str(exc), arguments)}") from None

@@ -41,7 +41,7 @@ exit codes:
   3    authentication: client ID or secret refused, token refused
   4    permission: the credentials cannot act for that account
   5    API or network error: bad request, rate limit, server error, no answer
-  130  interrupted (Ctrl-C); the summary says how to resume"""
+  130  interrupted (Ctrl-C or SIGTERM); what was fetched is kept, rerun to resume"""
 
 
 class UsageError(ValueError):

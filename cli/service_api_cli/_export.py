@@ -1,217 +1,412 @@
-"""The export behind ``service-api list``: accounts one after another, page by page.
+"""``service-api list``: every account in turn, page by page, and what happens on failure.
 
-Each page is written whole and flushed before the next is asked for, and the state of
-every account (pages and records written, the next page to ask for) is kept so that the
-summary can say exactly how to resume after an error or Ctrl-C.
+With ``-o FILE`` nothing fetched is lost and a failed run never touches ``FILE``: each
+whole page goes to a hidden folder beside it (``.FILE.partial/``: one JSON Lines file per
+account, exactly as the API sent the records, and ``state.json``, where each account
+stands). ``FILE`` is replaced, atomically, only once every account is complete; then the
+folder goes. Run the same command again after an error, Ctrl-C, SIGTERM or even a
+``kill -9`` and it fetches only what is missing, per account: the state says where each
+account stopped and how many bytes of its file are whole pages, so a page torn by the
+stop is cut off and fetched again, never written twice. ``--restart`` drops the folder.
+
+Standard output (and a FIFO or device) cannot be replaced or resumed: JSON Lines goes
+out a page at a time as it arrives; CSV and the table, which need every record first,
+are written when the export ends, with whatever was fetched, also after a failure.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
-import shlex
+import json
+import os
+import shutil
+import sys
+import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Iterator, Mapping, Sequence
+from typing import IO, Any
 
 import attrs
 
-from service_api_cli._interrupts import InterruptGuard
-from service_api_cli._output import RecordWriter, tag_records
-from service_api_cli._progress import ExportProgress
+import service_api
+from service_api_cli._commands import find_endpoint, parse_params
+from service_api_cli._connection import make_client, resolve_accounts
+from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for
+from service_api_cli._formats import choose_format
+from service_api_cli._output import jsonl_line, render, tagged
+from service_api_cli._progress import make_progress
+from service_api_client.api import LIST_ENDPOINTS
 
-__all__ = ["AccountState", "ExportResult", "PageSource", "Record", "export", "resume_commands"]
+__all__ = ["KeptPages", "run_list"]
 
-Record = Mapping[str, Any]
-
-
-class PageLike(Protocol):
-    """What the export needs of a page: its number, items and the total announced."""
-
-    @property
-    def number(self) -> int: ...
-    @property
-    def items(self) -> Sequence[Any]: ...
-    @property
-    def total_records(self) -> int: ...
+STATE_FILE = "state.json"
 
 
-class PageSource(Protocol):
-    """Yields the pages of one account from ``start_page`` on."""
-
-    def __call__(self, account: str, start_page: int) -> Iterable[PageLike]: ...
-
-
-@attrs.define
-class AccountState:
-    """How far the export of one account got."""
-
-    account: str
-    next_page: int
-    pages: int = 0
-    records: int = 0
-    total: int | None = None
-    done: bool = False
-
-
-@attrs.define
-class ExportResult:
-    """Every account's state and the elapsed time; ``error`` is what stopped it, if anything."""
-
-    accounts: list[AccountState]
-    elapsed: float = 0.0
-    error: BaseException | None = None
-
-    @property
-    def records(self) -> int:
-        """Records written, all accounts together."""
-        return sum(a.records for a in self.accounts)
-
-    @property
-    def pages(self) -> int:
-        """Pages written, all accounts together."""
-        return sum(a.pages for a in self.accounts)
-
-    def summary(self, destination: str | None) -> str:
-        """One line: what was written where (``None``: nowhere kept), in how long; or how
-        far it got."""
-        per_account = "; ".join(
-            f"{a.account}: {_count(a.records, 'record')}, {_count(a.pages, 'page')}"
-            + ("" if a.done else f", stopped before page {a.next_page}")
-            for a in self.accounts
-        )
-        verb = "exported" if self.error is None else "stopped after"
-        written = f"{_count(self.records, 'record')} ({_count(self.pages, 'page')})"
-        where = "" if destination is None else f" to {destination}"
-        return f"{verb} {written}{where} in {self.elapsed:.1f}s [{per_account}]"
-
-
-@contextlib.contextmanager
-def _page_iterator(pages: Iterable[PageLike]) -> Iterator[Iterator[PageLike]]:
-    # Leaving early (--max-items, an error, Ctrl-C) closes the page iterator at once, so
-    # that its fetch-ahead and its per-account client stop now rather than at collection.
-    iterator = iter(pages)
-    try:
-        yield iterator
-    finally:
-        close = getattr(iterator, "close", None)
-        if callable(close):
-            close()
+def _say(message: str) -> None:
+    print(f"service-api: {message}", file=sys.stderr, flush=True)
 
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _to_dict(item: Any) -> dict[str, Any]:
-    # Generated models give API field names, undeclared fields included; plain dicts
-    # (fakes in tests) pass through.
-    if isinstance(item, Mapping):
-        return dict(item)
-    result: dict[str, Any] = item.to_dict()
-    return result
+@attrs.define
+class AccountState:
+    """Where the export of one account stands; the first six fields are kept on disk."""
+
+    account: str
+    file: str  # its JSON Lines file in the kept folder
+    next_page: int = 1
+    pages: int = 0
+    records: int = 0
+    size: int = 0  # bytes of its file that are whole pages
+    done: bool = False
+    kept: int = 0  # records it had from an earlier run
+    total: int | None = None
+    refused: BaseException | None = None
 
 
-def _records(page: PageLike) -> list[dict[str, Any]]:
-    """The page's records as the API sent them (``raw_items``): a model's ``to_dict``
-    would re-spell declared values (a date-time's ``Z`` becomes ``+00:00``). A page
-    without them (a fake) gives its items' dicts."""
-    raw = getattr(page, "raw_items", None)
-    if raw is None:
-        return [_to_dict(item) for item in page.items]
-    # Each is a JSON object: the generated parser already read it into a model.
-    return [dict(record) for record in raw]
+class KeptPages:
+    """The hidden folder beside ``FILE`` holding the whole pages of an unfinished export.
 
-
-def export(
-    *,
-    accounts: Sequence[str],
-    start_page: int,
-    page_size: int,
-    max_items: int | None,
-    pages: PageSource,
-    writer: RecordWriter,
-    progress: ExportProgress,
-    guard: InterruptGuard,
-    tag: bool,
-) -> ExportResult:
-    """Export every account in turn; never raises, the result carries the error.
-
-    ``max_items`` bounds each account. With ``tag`` every record gets an ``account`` field.
+    ``command`` is what shapes the records (endpoint, page size, parameters, limit): the
+    pages kept by another command are refused with a :class:`UsageError` that says so.
 
     Example::
 
-        result = export(accounts=["acct-1"], start_page=1, page_size=50, max_items=None,
-                        pages=lambda account, start: paginate(...).pages(), writer=writer,
-                        progress=NoProgress(), guard=guard, tag=False)
+        kept = KeptPages("shipments.jsonl", {"endpoint": "shipments"}, ["acct-1"])
+        for state in kept.accounts: ...
+        kept.complete("jsonl", tag=False)
     """
-    states = [AccountState(account=a, next_page=start_page) for a in accounts]
-    result = ExportResult(accounts=states)
-    began = time.monotonic()
-    try:
-        for state in states:
-            progress.start_account(state.account)
-            skipped: int | None = None
-            with _page_iterator(pages(state.account, start_page)) as iterator:
-                for page in iterator:
-                    if skipped is None:
-                        # The service may serve smaller pages than asked (it caps the size),
-                        # so count what lies before the start page with the size it used.
-                        served = getattr(getattr(page, "model", None), "page_size", page_size)
-                        skipped = (start_page - 1) * (
-                            served if isinstance(served, int) else page_size
-                        )
-                    records = _records(page)
-                    if max_items is not None:
-                        records = records[: max(0, max_items - state.records)]
-                    state.total = max(0, page.total_records - skipped)
-                    if max_items is not None:
-                        state.total = min(state.total, max_items)
-                    with guard.critical():
-                        writer.write_page(tag_records(records, state.account) if tag else records)
-                        state.pages += 1
-                        state.records += len(records)
-                        state.next_page = page.number + 1
-                    progress.update(
-                        state.account, records=state.records, pages=state.pages, total=state.total
-                    )
-                    if max_items is not None and state.records >= max_items:
-                        break
-            state.done = True
-    except (Exception, KeyboardInterrupt) as exc:
-        result.error = exc
-    finally:
-        result.elapsed = time.monotonic() - began
-    return result
 
-
-def resume_commands(
-    result: ExportResult, base_argv: Sequence[str], *, output: str | None, append: bool
-) -> list[str]:
-    """The commands that finish an unfinished export, one per account not done.
-
-    ``base_argv`` is the original command without accounts, start page and output. With
-    ``append`` the resumed records go to the end of ``output``; without (CSV, whose header
-    cannot grow) they go to a new file beside it, one per account.
-
-    Example::
-
-        resume_commands(result, ["service-api", "list", "shipments"], output="out.jsonl",
-                        append=True)
-    """
-    commands = []
-    for state in result.accounts:
-        if state.done:
-            continue
-        argv = [*base_argv, "--account", state.account, "--start-page", str(state.next_page)]
-        if output is not None and append:
-            argv += ["--output", output, "--append"]
-        elif output is not None:
-            stem, dot, suffix = output.rpartition(".")
-            name = (
-                f"{stem}.{state.account}-from-{state.next_page}{dot}{suffix}"
-                if dot
-                else (f"{output}.{state.account}-from-{state.next_page}")
+    def __init__(
+        self, path: str, command: Mapping[str, Any], accounts: Sequence[str], *, restart: bool
+    ) -> None:
+        self.target = os.path.realpath(path)  # a symbolic link keeps pointing at the file
+        folder, name = os.path.split(self.target)
+        self.folder = os.path.join(folder, f".{name}.partial")
+        self.command = dict(command)
+        if restart:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        saved = self._load()
+        if saved and saved.get("command") != self.command:
+            before = saved.get("command") or {}
+            changed = ", ".join(
+                f"{k} {before.get(k)!r}" for k in self.command if before.get(k) != self.command[k]
             )
-            argv += ["--output", name]
-        commands.append(shlex.join(argv))
-    return commands
+            raise UsageError(
+                f"{path} has pages kept by another export ({changed}): run that command "
+                "again to finish it, or add --restart to drop them and start over"
+            )
+        self.found = bool(saved)  # pages of an earlier run were found
+        self._all = {
+            a: AccountState(**{**s, "kept": s["records"]})
+            for a, s in ((saved or {}).get("accounts") or {}).items()
+        }
+        for account in accounts:
+            self._all.setdefault(account, AccountState(account, f"{len(self._all)}.jsonl"))
+            state = self._all[account]
+            if _size(self._path(state)) < state.size:  # the file lost pages (a crash)
+                self._all[account] = AccountState(account, state.file)
+        self.accounts = [self._all[a] for a in accounts]
+
+    def _path(self, state: AccountState) -> str:
+        return os.path.join(self.folder, state.file)
+
+    def _load(self) -> dict[str, Any] | None:
+        try:
+            with open(os.path.join(self.folder, STATE_FILE), encoding="utf-8") as file:
+                saved: dict[str, Any] = json.load(file)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise UsageError(
+                f"cannot read {self.folder}/{STATE_FILE} ({exc}): add --restart to start over"
+            ) from None
+        return saved
+
+    def save(self) -> None:
+        """Write ``state.json`` afresh and put it in place atomically."""
+        fields = ("account", "file", "next_page", "pages", "records", "size", "done")
+        accounts = {a: {f: getattr(s, f) for f in fields} for a, s in self._all.items()}
+        temp = os.path.join(self.folder, f"{STATE_FILE}.new")
+        with open(temp, "w", encoding="utf-8") as file:
+            json.dump({"command": self.command, "accounts": accounts}, file)
+        os.replace(temp, os.path.join(self.folder, STATE_FILE))
+
+    @contextlib.contextmanager
+    def writing(self, state: AccountState) -> Iterator[IO[str]]:
+        """The account's file, opened to append after its last whole page."""
+        os.makedirs(self.folder, exist_ok=True)
+        with open(self._path(state), "a+", encoding="utf-8", newline="") as stream:
+            stream.truncate(state.size)
+            yield stream
+
+    def page_written(self, state: AccountState, stream: IO[str]) -> None:
+        """The page is in the account's file: make it count."""
+        stream.flush()
+        state.size = stream.tell()
+        self.save()
+
+    def records(self, tag: bool) -> Iterator[dict[str, Any]]:
+        """Every kept record, account after account, tagged with it if ``tag``."""
+        for state in self.accounts:
+            with open(self._path(state), encoding="utf-8") as lines:
+                for line in lines:
+                    yield tagged(json.loads(line), state.account) if tag else json.loads(line)
+
+    def complete(self, fmt: str, *, tag: bool) -> None:
+        """Write ``FILE`` from the kept records and put it in place, then drop the folder."""
+        temp = os.path.join(self.folder, "output")
+        with open(temp, "w", encoding="utf-8", newline="") as stream:
+            render(fmt, lambda: self.records(tag), stream)
+            os.fsync(stream.fileno())  # on disk before the rename: never an empty FILE
+        with contextlib.suppress(FileNotFoundError):
+            shutil.copymode(self.target, temp)
+        os.replace(temp, self.target)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def drop_if_empty(self) -> None:
+        """Remove the folder when it keeps nothing (a run that fetched no page)."""
+        if not any(s.pages for s in self._all.values()):
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except FileNotFoundError:
+        return 0
+
+
+class _Stream:
+    """Standard output, a FIFO or a device: JSON Lines as it comes, CSV and the table
+    from a spool at the end (with what was fetched, also after a failure)."""
+
+    def __init__(self, stream: IO[str], fmt: str, tag: bool) -> None:
+        self.stream, self.fmt, self.tag = stream, fmt, tag
+        self.spool = None if fmt == "jsonl" else tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 -- closed in finish()
+
+    @contextlib.contextmanager
+    def writing(self, state: AccountState) -> Iterator[IO[str]]:
+        yield self.spool or self.stream
+
+    def page_written(self, state: AccountState, stream: IO[str]) -> None:
+        stream.flush()
+
+    def finish(self) -> None:
+        if self.spool is not None:
+            spool, self.spool = self.spool, None
+            with spool:
+                render(
+                    self.fmt, lambda: (json.loads(line) for line in _rewound(spool)), self.stream
+                )
+
+
+def _rewound(spool: IO[str]) -> IO[str]:
+    spool.seek(0)
+    return spool
+
+
+def _export(
+    args: argparse.Namespace,
+    client: service_api.Client,
+    accounts: list[AccountState],
+    sink: KeptPages | _Stream,
+    tag: bool,
+) -> BaseException | None:
+    """Fetch what each account still misses; the error that stopped it, if any. An account
+    the credentials may not act for (403) is set aside and the others go on."""
+    endpoint = find_endpoint(args.endpoint, LIST_ENDPOINTS)
+    params = parse_params(endpoint, args.param)
+    on_terminal = sys.stdout.isatty() and args.output in (None, "-") and args.format != "table"
+    progress = make_progress(sys.stderr.isatty() and not on_terminal)
+    try:
+        for state in accounts:
+            if state.done:
+                continue
+            progress.update(state.account, records=state.records, pages=state.pages, total=None)
+            left = None if args.max_items is None else args.max_items - state.records
+            try:
+                with client.with_account(state.account) as child, sink.writing(state) as stream:
+                    pager = service_api.paginate(
+                        endpoint.module,
+                        child,
+                        page_size=args.page_size,
+                        start_page=state.next_page,
+                        max_items=left,
+                        concurrency=args.concurrency,
+                        **params,
+                    )
+                    with contextlib.closing(iter(pager.pages())) as pages:
+                        for page in pages:
+                            raw = page.raw_items
+                            # Kept pages are tagged when FILE is written (see KeptPages).
+                            tag_now = tag and isinstance(sink, _Stream)
+                            stream.writelines(
+                                jsonl_line(tagged(r, state.account) if tag_now else r) for r in raw
+                            )
+                            state.pages, state.next_page = state.pages + 1, page.number + 1
+                            state.records += len(raw)
+                            sink.page_written(state, stream)
+                            state.total = page.total_records
+                            if args.max_items is not None:
+                                state.total = min(state.total, args.max_items)
+                            progress.update(
+                                state.account,
+                                records=state.records,
+                                pages=state.pages,
+                                total=state.total,
+                            )
+            except service_api.PermissionDeniedError as exc:
+                state.refused = exc
+                continue
+            state.done = True
+            if isinstance(sink, KeptPages):
+                sink.save()
+    except (Exception, KeyboardInterrupt) as exc:
+        return exc
+    finally:
+        progress.close()
+    return None
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """``service-api list``: export an endpoint for every account, then say what was done."""
+    endpoint = find_endpoint(args.endpoint, LIST_ENDPOINTS)
+    parse_params(endpoint, args.param)  # checked before anything else
+    names = resolve_accounts(args.account)
+    args.format = choose_format(args.format, args.output)
+    tag = args.tag_account or len(names) > 1
+    to_file = args.output not in (None, "-")
+    if to_file and os.path.isdir(args.output):
+        raise UsageError(f"cannot write --output {args.output!r}: it is a directory")
+    if to_file and not os.path.isdir(os.path.dirname(args.output) or "."):
+        folder = os.path.dirname(args.output)
+        raise UsageError(
+            f"cannot write --output {args.output!r}: the folder {folder!r} does not exist"
+        )
+    regular = to_file and (not os.path.exists(args.output) or os.path.isfile(args.output))
+    sink: KeptPages | _Stream
+    if regular:
+        command = {
+            "endpoint": endpoint.name,
+            "page_size": args.page_size,
+            "param": sorted(args.param),
+            "max_items": args.max_items,
+        }
+        sink = KeptPages(args.output, command, names, restart=args.restart)
+        accounts = sink.accounts
+    else:
+        stream = open(args.output, "w", encoding="utf-8") if to_file else sys.stdout  # noqa: SIM115 -- a FIFO or device, closed at exit
+        sink = _Stream(stream, args.format, tag)
+        accounts = [AccountState(a, "") for a in names]
+    began = time.monotonic()
+    with make_client(args) as client:
+        error = _export(args, client, accounts, sink, tag)
+    refused = [s for s in accounts if s.refused is not None]
+    if error is None and not refused and isinstance(sink, KeptPages):
+        try:
+            sink.complete(args.format, tag=tag)
+        except (Exception, KeyboardInterrupt) as exc:
+            error = exc
+    if isinstance(sink, _Stream):
+        try:
+            sink.finish()
+        except (Exception, KeyboardInterrupt) as exc:
+            error = error or exc
+    return _report(
+        args,
+        accounts,
+        error or (refused[0].refused if refused else None),
+        sink,
+        time.monotonic() - began,
+    )
+
+
+def _summary(accounts: Sequence[AccountState], elapsed: float, where: str | None = None) -> str:
+    records, pages = sum(a.records for a in accounts), sum(a.pages for a in accounts)
+    per_account = "; ".join(
+        f"{a.account}: {_count(a.records, 'record')}, {_count(a.pages, 'page')}"
+        + ("" if a.done else " (refused)" if a.refused else f", stopped before page {a.next_page}")
+        for a in accounts
+    )
+    kept = sum(a.kept for a in accounts)
+    earlier = f" ({kept} of them kept from an earlier run)" if kept else ""
+    verb = "stopped after" if where is None else "exported"
+    to = "" if where is None else f" to {where}"
+    written = f"{_count(records, 'record')} ({_count(pages, 'page')})"
+    return f"{verb} {written}{to} in {elapsed:.1f}s [{per_account}]{earlier}"
+
+
+def _report(
+    args: argparse.Namespace,
+    accounts: list[AccountState],
+    error: BaseException | None,
+    sink: KeptPages | _Stream,
+    elapsed: float,
+) -> int:
+    records = sum(a.records for a in accounts)
+    if isinstance(error, BrokenPipeError) and isinstance(sink, _Stream):
+        # The reader went away (``| head``): say so once and keep the interpreter from
+        # complaining again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        _say("error: the output was closed before the export ended (broken pipe)")
+        _say(_summary(accounts, elapsed))
+        return ExitCode.FAILURE
+    where = args.output if isinstance(sink, KeptPages) else (args.output or "stdout")
+    if error is None:
+        _say(_summary(accounts, elapsed, where))
+        return ExitCode.OK
+    if isinstance(error, KeyboardInterrupt):
+        _say("interrupted")
+    else:
+        if args.debug:
+            import traceback
+
+            traceback.print_exception(error)
+        for state in accounts:
+            if state.refused is not None and state.refused is not error:
+                _say(f"error: {state.account}: {describe_error(state.refused)}")
+        _say(f"error: {describe_error(error)}")
+    if records or any(a.kept for a in accounts):
+        _say(_summary(accounts, elapsed))
+    again = _resumable(error) and records > 0
+    if isinstance(sink, _Stream):
+        if again:
+            _say(
+                f"the {_count(records, 'record')} went to {where}; "
+                "a rerun starts over (with -o FILE it would resume)"
+            )
+        return exit_code_for(error)
+    sink.drop_if_empty()
+    if records == 0:
+        _say(f"{args.output} was left as it was: no page was kept")
+        return exit_code_for(error)
+    _say(
+        f"{args.output} was left as it was; the {_count(records, 'record')} fetched are kept "
+        f"beside it in {os.path.basename(sink.folder)}/"
+    )
+    if all(a.done or a.refused for a in accounts) and any(a.refused for a in accounts):
+        refused = " ".join(f"--account {a.account}" for a in accounts if a.refused)
+        _say(f"run the same command without {refused} to write {args.output} from them")
+    elif again:
+        _say("run the same command again to fetch only the rest (--restart starts over)")
+    return exit_code_for(error)
+
+
+def _resumable(error: BaseException) -> bool:
+    # Failures a rerun cannot cure (refused credentials, permission, a bad request, a
+    # record that is not one) fail again the same way; Ctrl-C, a full disk, network and
+    # server failures do not.
+    if not isinstance(error, service_api.ServiceApiError):
+        return True
+    if error.start_page is not None:
+        return error.resumable
+    final = service_api.InvalidCredentialsError | service_api.PermissionDeniedError
+    return not isinstance(
+        error, final | service_api.BadRequestError | service_api.ConfigurationError
+    )

@@ -8,17 +8,17 @@ client and the pipeline, and reports. dlt is imported only when the command runs
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import service_api
-from service_api_cli._config import ENV_ACCOUNT_ID, Settings, resolve_accounts
-from service_api_cli._connection import make_client, options_from
-from service_api_cli._exit_codes import ExitCode, UsageError
+from service_api_cli._connection import ENV_ACCOUNT_ID, make_client, resolve_accounts
+from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for
 
 __all__ = [
     "DEFAULT_DATASET",
@@ -132,7 +132,7 @@ def add_load_parser(
         # fetch of 2 x 10,000 shipments (bench case "load").
         default=4,
         metavar="K",
-        help="pages fetched ahead in parallel per account (default: 4)",
+        help="pages fetched ahead in parallel per account",
     )
 
 
@@ -140,91 +140,177 @@ def _say(message: str) -> None:
     print(f"{PROG}: {message}", file=sys.stderr, flush=True)
 
 
-def run_load(
-    args: argparse.Namespace, settings_from: Callable[[argparse.Namespace], Settings]
-) -> int:
-    """``service-api load``: run the pipeline, then print what each table received."""
+def _on_terminal(args: argparse.Namespace) -> bool:
+    return sys.stderr.isatty() and not args.quiet
+
+
+def _progress(args: argparse.Namespace) -> Any:
+    """dlt's progress, drawn by rich on a terminal: rows per table while extracting
+    (fetching the pages), files while normalizing, jobs while loading."""
+    from dlt.common.runtime.collector import NullCollector
+    from dlt.common.runtime.collector_base import Collector
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if not _on_terminal(args):
+        return NullCollector()
+
+    class RichCollector(Collector):
+        def _start(self, step: str) -> None:
+            self.bars = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                transient=True,
+            )
+            self.tasks: dict[str, Any] = {}
+            self.bars.start()
+
+        def update(self, name: str, inc: int = 1, total: Any = None, *args: Any, **kw: Any) -> None:
+            if kw.get("label"):
+                return
+            if name not in self.tasks:
+                self.tasks[name] = self.bars.add_task(f"{self.step} {name}", total=total)
+            self.bars.update(self.tasks[name], advance=inc, total=total)
+
+        def _stop(self) -> None:
+            self.bars.stop()
+
+    return RichCollector()
+
+
+@contextlib.contextmanager
+def _status(args: argparse.Namespace, text: str) -> Iterator[None]:
+    # Importing dlt and setting the pipeline up take seconds: never a silent screen.
+    if not _on_terminal(args):
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(text):
+        yield
+
+
+def _usable_accounts(args: argparse.Namespace, client: service_api.Client) -> list[str]:
+    """The accounts the credentials may act for, asked of the service before the
+    destination is touched: a refused secret or a wrong address ends here, with nothing
+    created. An account refused (403) is said and left out; if none is left, that error."""
+    from service_api_client.api import LIST_ENDPOINTS
+
+    endpoint = LIST_ENDPOINTS[args.endpoints[0]].module
+    usable, refused = [], None
+    for account in resolve_accounts(args.account):
+        try:
+            with client.with_account(account) as child:
+                list(service_api.paginate(endpoint, child, page_size=1, max_pages=1))
+        except service_api.PermissionDeniedError as exc:
+            _say(f"error: {account}: {describe_error(exc)}; loading the others")
+            refused = exc
+            continue
+        usable.append(account)
+    if not usable and refused is not None:
+        raise refused
+    args.refused = refused
+    return usable
+
+
+def run_load(args: argparse.Namespace) -> int:
+    """``service-api load``: check the credentials and accounts, run the pipeline, then
+    say what each table received (new rows and rows already there)."""
     # Nothing leaves 127.0.0.1 or the service but what the user asked for: dlt's usage
     # reports stay off unless the user turns them on.
     os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
-    try:
-        import dlt
-        from dlt.pipeline.exceptions import PipelineStepFailed
+    if args.page_size > 50:
+        raise UsageError(f"--page-size is at most 50 (the service's maximum), got {args.page_size}")
+    with _status(args, "starting dlt"):
+        try:
+            import dlt
+            from dlt.pipeline.exceptions import PipelineStepFailed
 
-        from service_api.dlt import list_endpoints, load
-    except ImportError:
-        raise UsageError("the load command needs dlt: pip install 'service-api[dlt]'") from None
+            from service_api.dlt import list_endpoints, load
+        except ImportError:
+            raise UsageError("the load command needs dlt: pip install 'service-api[dlt]'") from None
     known = list_endpoints()
     unknown = [name for name in args.endpoints if name not in known]
     if unknown:
         raise UsageError(f"unknown endpoint {unknown[0]!r} (known: {', '.join(known) or 'none'})")
+    client = None
     if args.files:
         if len(args.endpoints) != 1:
             raise UsageError("--from loads files of one endpoint: name exactly one ENDPOINT")
         missing = [path for path in args.files if not os.path.isfile(path)]
         if missing:
             raise UsageError(f"--from {missing[0]!r}: no such file")
-        accounts = _account_list(args.account) or _account_list(
-            [os.environ.get(ENV_ACCOUNT_ID, "")]
+        accounts = (
+            resolve_accounts(args.account)
+            if args.account or os.environ.get(ENV_ACCOUNT_ID, "").strip()
+            else []
         )
         if len(accounts) > 1:
             raise UsageError("--from takes at most one --account, for records without one")
     else:
-        accounts = resolve_accounts(args.account, dict(os.environ))
-    if args.page_size > 50:
-        raise UsageError(f"--page-size is at most 50 (the service's maximum), got {args.page_size}")
-    try:
-        pipeline = dlt.pipeline(
-            pipeline_name=args.pipeline_name,
-            destination=args.destination,
-            dataset_name=args.dataset,
-            pipelines_dir=args.pipelines_dir,
-        )
-    except Exception as exc:  # dlt's errors for an unknown destination and the like
-        raise UsageError(f"cannot set up the pipeline: {_first_line(exc)}") from None
-    if args.files:
-        return _load_files(pipeline, args, accounts[0] if accounts else None)
-    settings = settings_from(args)
-    began = time.monotonic()
-    with make_client(settings, None, options_from(args)) as client:
+        accounts = resolve_accounts(args.account)
+        client = make_client(args)
+    with contextlib.ExitStack() as stack:
+        if client is not None:
+            stack.enter_context(client)
+            with _status(args, "checking the credentials and accounts"):
+                accounts = _usable_accounts(args, client)
         try:
-            load(
-                pipeline,
-                client,
-                accounts,
-                endpoints=args.endpoints,
-                page_size=args.page_size,
-                concurrency=args.concurrency,
+            pipeline = dlt.pipeline(
+                pipeline_name=args.pipeline_name,
+                destination=args.destination,
+                dataset_name=args.dataset,
+                pipelines_dir=args.pipelines_dir,
+                progress=_progress(args),
             )
+        except Exception as exc:  # dlt's errors for an unknown destination and the like
+            raise UsageError(f"cannot set up the pipeline: {_first_line(exc)}") from None
+        before = _rows(pipeline, args.endpoints)
+        began = time.monotonic()
+        try:
+            if client is None:
+                from service_api.dlt import load_files
+
+                load_files(
+                    pipeline,
+                    args.endpoints[0],
+                    args.files,
+                    account=accounts[0] if accounts else None,
+                )
+            else:
+                load(
+                    pipeline,
+                    client,
+                    accounts,
+                    endpoints=args.endpoints,
+                    page_size=args.page_size,
+                    concurrency=args.concurrency,
+                )
         except PipelineStepFailed as exc:
             if isinstance(exc.exception, KeyboardInterrupt):
-                # Ctrl-C while dlt itself was working (its own signal handling included):
-                # nothing of the run is lost that a rerun cannot bring back.
-                _say(_RESUME)
-                raise KeyboardInterrupt from None
+                # Ctrl-C while dlt itself was working (its own signal handling included).
+                return _stopped(args, pipeline, before, KeyboardInterrupt(), began)
             return _dlt_failed(exc)
         except (service_api.ServiceApiError, KeyboardInterrupt) as exc:
-            resumable = isinstance(exc, KeyboardInterrupt) or exc.resumable
-            _say(_summary(pipeline, args.endpoints, time.monotonic() - began))
-            if resumable:
-                _say(_RESUME)
-            raise
-    _say(_summary(pipeline, args.endpoints, time.monotonic() - began))
-    return ExitCode.OK
+            return _stopped(args, pipeline, before, exc, began)
+    _say(_summary(pipeline, args.endpoints, before, time.monotonic() - began))
+    refused = getattr(args, "refused", None)
+    return ExitCode.OK if refused is None else exit_code_for(refused)
 
 
-def _load_files(pipeline: Any, args: argparse.Namespace, account: str | None) -> int:
-    from dlt.pipeline.exceptions import PipelineStepFailed
-
-    from service_api.dlt import load_files
-
-    began = time.monotonic()
-    try:
-        load_files(pipeline, args.endpoints[0], args.files, account=account)
-    except PipelineStepFailed as exc:
-        return _dlt_failed(exc)
-    _say(_summary(pipeline, args.endpoints, time.monotonic() - began))
-    return ExitCode.OK
+def _stopped(
+    args: argparse.Namespace, pipeline: Any, before: Any, error: BaseException, began: float
+) -> int:
+    """The error first, then what was loaded before it, then whether a rerun resumes."""
+    resumable = isinstance(error, KeyboardInterrupt) or getattr(error, "resumable", False)
+    _say(
+        "interrupted" if isinstance(error, KeyboardInterrupt) else f"error: {describe_error(error)}"
+    )
+    _say(_summary(pipeline, args.endpoints, before, time.monotonic() - began))
+    if resumable:
+        _say(_RESUME)
+    return exit_code_for(error)
 
 
 def _dlt_failed(exc: Any) -> int:
@@ -249,28 +335,53 @@ def _explained(cause: BaseException) -> str:
     return _first_line(cause)
 
 
-def _account_list(values: Any) -> list[str]:
-    return [a.strip() for value in values or () for a in value.split(",") if a.strip()]
+def _rows(pipeline: Any, endpoints: list[str]) -> dict[str, int | None]:
+    """Rows in each endpoint's table now (0 before the first load; ``None`` where the
+    destination cannot be asked, such as files)."""
+    counts: dict[str, int | None] = {}
+    for name in endpoints:
+        try:
+            if _table_name(pipeline, name) not in pipeline.default_schema.tables:
+                counts[name] = 0
+                continue
+            with pipeline.sql_client() as sql:
+                table = sql.make_qualified_table_name(_table_name(pipeline, name))
+                counts[name] = int(sql.execute_sql(f"select count(*) from {table}")[0][0])  # noqa: S608 -- dlt's quoted name
+        except Exception:  # no schema yet (first run), or no SQL at the destination
+            counts[name] = 0 if not pipeline.default_schema_name else None
+    return counts
 
 
-def _summary(pipeline: Any, endpoints: list[str], elapsed: float) -> str:
+def _summary(
+    pipeline: Any, endpoints: list[str], before: dict[str, int | None], elapsed: float
+) -> str:
     # Row counts of this run's normalize step: the tables of the endpoints and their child
-    # tables (shipments__shipment_legs), as loaded (empty when nothing reached dlt).
+    # tables (shipments__shipment_legs), as loaded (empty when nothing reached dlt); the
+    # new rows are those the table did not have before.
     counts: dict[str, int] = {}
     trace = pipeline.last_trace
     normalize = trace.last_normalize_info if trace is not None else None
     if normalize is not None:
         counts = dict(normalize.row_counts)
+    after = _rows(pipeline, endpoints)
     parts = []
     for name in endpoints:
         table_name = _table_name(pipeline, name)
         rows = counts.get(table_name, 0)
         children = sum(n for t, n in counts.items() if t.startswith(f"{table_name}__"))
+        first, then = before.get(name), after.get(name)
+        new = (
+            ""
+            if first is None or then is None
+            else f", {then - first} new, {rows - (then - first)} already there"
+        )
         parts.append(
-            f"{name}: {rows} rows" + (f" (+{children} in child tables)" if children else "")
+            f"{name}: {rows} rows{new}" + (f" (+{children} in child tables)" if children else "")
         )
     where = f"{pipeline.destination.destination_name} dataset {pipeline.dataset_name}"
-    return f"loaded {', '.join(parts)} into {where} in {elapsed:.1f}s{_steps(trace)}"
+    nothing = all(before.get(n) is not None and before.get(n) == after.get(n) for n in endpoints)
+    note = "; nothing new was added" if nothing and counts else ""
+    return f"loaded {', '.join(parts)} into {where} in {elapsed:.1f}s{_steps(trace)}{note}"
 
 
 def _steps(trace: Any) -> str:

@@ -1,46 +1,55 @@
-"""Writers for exported records: JSON Lines, CSV and a terminal table.
+"""How exported records are written: JSON Lines, CSV or a terminal table.
 
-Every writer takes one page of records at a time and writes each record whole, then
-flushes, so an interrupted export leaves a file that ends on a complete record. The
-records are the API's JSON objects as sent (``Page.raw_items``), for every format: CSV and
-table cells hold the values JSON Lines writes (a date-time keeps the API's spelling).
-
-CSV and streaming: a CSV header must list every column before the first row, but the
-columns (the union of the flattened keys, in first-seen order) are only known once the
-last record has arrived. The CSV writer therefore works in two passes: flattened rows are
-spooled to a temporary file as pages arrive (memory stays flat however big the export),
-and the header and the rows are written to the output when the export ends, including
-when it ends early on an error or Ctrl-C. The table format holds every record in memory
-and shows top-level fields only (nested ones as JSON); it is meant for a quick look
-(with ``--max-items``).
+Every record is first kept as the API sent it, one JSON object per line (a page at a
+time, see :mod:`service_api_cli._export`); :func:`render` turns those records into the
+format asked for once the export ends. JSON Lines is written as is. A CSV header must
+list every column before the first row, and the columns (the union of the flattened
+keys, in first-seen order) are only known once the last record is in, so a CSV takes two
+passes over the kept records: memory stays flat however big the export. The table holds
+every record in memory and shows top-level fields only (nested ones as JSON): it is for
+a quick look (with ``--max-items``).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import tempfile
-from collections.abc import Iterable, Mapping, Sequence
-from typing import IO, Any, Protocol
-
-from rich.console import Console
-from rich.table import Table
+from collections.abc import Callable, Iterable, Mapping
+from typing import IO, Any
 
 from service_api_cli._formats import FORMATS
 
-__all__ = [
-    "FORMATS",
-    "CsvWriter",
-    "JsonlWriter",
-    "RecordWriter",
-    "TableWriter",
-    "flatten_record",
-    "make_writer",
-    "tag_records",
-]
-
+__all__ = ["FORMATS", "Records", "flatten_record", "jsonl_line", "render", "tagged"]
 
 Scalar = str | int | float | bool | None
+#: Gives the records afresh each time it is called (a CSV reads them twice).
+Records = Callable[[], Iterable[Mapping[str, Any]]]
+
+
+def jsonl_line(record: Mapping[str, Any]) -> str:
+    """One record as a line of JSON Lines, compact, non-ASCII kept as is.
+
+    Example::
+
+        >>> jsonl_line({"shipmentId": "s-1", "city": "Tromsø"})
+        '{"shipmentId":"s-1","city":"Tromsø"}\\n'
+    """
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def tagged(record: Mapping[str, Any], account: str) -> dict[str, Any]:
+    """The record with an ``account`` field first, naming the account it came from.
+
+    Written when one run exports several accounts (or with ``--tag-account``); the tag
+    replaces a field of the same name, should the API ever send one, so the column
+    always means the same thing.
+
+    Example::
+
+        >>> tagged({"id": 1, "account": "x"}, "acct-1")
+        {'account': 'acct-1', 'id': 1}
+    """
+    return {"account": account, **{k: v for k, v in record.items() if k != "account"}}
 
 
 def flatten_record(record: Mapping[str, Any], prefix: str = "") -> dict[str, Scalar]:
@@ -61,189 +70,66 @@ def flatten_record(record: Mapping[str, Any], prefix: str = "") -> dict[str, Sca
 
 
 def _flatten_into(out: dict[str, Scalar], key: str, value: Any) -> None:
-    if isinstance(value, Mapping):
-        if not value:
-            out[key] = "{}"
+    if isinstance(value, Mapping | list) and not value:
+        out[key] = "{}" if isinstance(value, Mapping) else "[]"
+    elif isinstance(value, Mapping):
         for sub, item in value.items():
             _flatten_into(out, f"{key}.{sub}", item)
-    elif isinstance(value, list | tuple):
-        if not value:
-            out[key] = "[]"
+    elif isinstance(value, list):
         for index, item in enumerate(value):
             _flatten_into(out, f"{key}.{index}", item)
-    elif value is None or isinstance(value, str | int | float | bool):
-        out[key] = value
     else:
-        out[key] = str(value)
+        out[key] = value
 
 
-class RecordWriter(Protocol):
-    """Receives the records of an export one page at a time."""
-
-    def write_page(self, records: Sequence[Mapping[str, Any]]) -> None:
-        """Write every record of one page, whole, and flush."""
-
-    def close(self) -> None:
-        """Finish the output (header, table); called also after an error or Ctrl-C."""
+def _text(value: Any) -> Scalar:
+    # Booleans as JSON spells them, so that "true"/"false" read the same as in JSON Lines.
+    return json.dumps(value) if isinstance(value, bool) else value
 
 
-class JsonlWriter:
-    """One JSON object per line, exactly the fields the API sent (undeclared ones too).
-
-    Example::
-
-        writer = JsonlWriter(sys.stdout)
-        writer.write_page([{"shipmentId": "s-1"}])
-    """
-
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
-
-    def write_page(self, records: Sequence[Mapping[str, Any]]) -> None:
-        """Write one line per record, then flush."""
-        for record in records:
-            # One write per record: the line is serialised before any byte goes out.
-            self._stream.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-        self._stream.flush()
-
-    def close(self) -> None:
-        """Flush; the stream stays open (it may be stdout)."""
-        self._stream.flush()
+def _csv(records: Records, stream: IO[str]) -> None:
+    columns: dict[str, None] = {}
+    for record in records():
+        columns.update(dict.fromkeys(flatten_record(record)))
+    if not columns:
+        return
+    writer = csv.DictWriter(stream, fieldnames=list(columns))
+    writer.writeheader()
+    for record in records():
+        writer.writerow({k: _text(v) for k, v in flatten_record(record).items()})
 
 
-class CsvWriter:
-    """CSV with dotted columns; the header is the union of keys in first-seen order.
+def _table(records: Records, stream: IO[str]) -> None:
+    from rich.console import Console  # the command line's extra, imported when drawn
+    from rich.table import Table
 
-    Rows are spooled to a temporary file and copied out on :meth:`close` (see the module
-    docstring for why).
-
-    Example::
-
-        writer = CsvWriter(open("out.csv", "w", newline=""))
-        writer.write_page([{"id": 1, "to": {"city": "Oslo"}}])
-        writer.close()
-    """
-
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
-        self._columns: dict[str, None] = {}
-        self._spool: IO[str] | None = None
-        self._closed = False
-
-    def write_page(self, records: Sequence[Mapping[str, Any]]) -> None:
-        """Flatten the records and spool them."""
-        if self._spool is None:
-            self._spool = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 -- closed in close()
-        for record in records:
-            flat = flatten_record(record)
-            self._columns.update(dict.fromkeys(flat))
-            self._spool.write(json.dumps(flat, ensure_ascii=False) + "\n")
-        self._spool.flush()
-
-    def close(self) -> None:
-        """Write the header and every spooled row to the output."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._spool is None:
-            return
-        try:
-            if self._columns:
-                writer = csv.DictWriter(self._stream, fieldnames=list(self._columns))
-                writer.writeheader()
-                self._spool.seek(0)
-                for line in self._spool:
-                    writer.writerow(_csv_row(json.loads(line)))
-            self._stream.flush()
-        finally:
-            self._spool.close()
-
-
-def _csv_row(flat: Mapping[str, Scalar]) -> dict[str, Scalar]:
-    # Booleans as JSON spells them, so that "true"/"false" round-trip the way JSONL does.
-    return {k: (json.dumps(v) if isinstance(v, bool) else v) for k, v in flat.items()}
-
-
-class TableWriter:
-    """A rich table on the terminal, drawn once the export ends; holds every record.
-
-    One column per top-level field (first-seen order); nested objects and lists are shown
-    as compact JSON, since dozens of dotted columns do not fit a terminal (use CSV for them).
-
-    Example::
-
-        writer = TableWriter(Console())
-        writer.write_page([{"id": 1}])
-        writer.close()
-    """
-
-    def __init__(self, console: Console) -> None:
-        self._console = console
-        self._rows: list[dict[str, Scalar]] = []
-        self._columns: dict[str, None] = {}
-        self._closed = False
-
-    def write_page(self, records: Sequence[Mapping[str, Any]]) -> None:
-        """Keep the records for the table."""
-        for record in records:
-            row: dict[str, Scalar] = {
-                key: (
-                    json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-                    if isinstance(value, Mapping | list)
-                    else value
-                )
-                for key, value in record.items()
-            }
-            self._columns.update(dict.fromkeys(row))
-            self._rows.append(row)
-
-    def close(self) -> None:
-        """Draw the table."""
-        if self._closed:
-            return
-        self._closed = True
-        table = Table(*self._columns)
-        for row in self._rows:
-            table.add_row(*(_cell(row.get(c)) for c in self._columns))
-        self._console.print(table)
-
-
-def _cell(value: Scalar) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return json.dumps(value)
-    return str(value)
-
-
-def make_writer(fmt: str, stream: IO[str]) -> RecordWriter:
-    """The writer for ``fmt`` (one of :data:`FORMATS`) over ``stream``.
-
-    Example::
-
-        writer = make_writer("jsonl", sys.stdout)
-    """
-    if fmt == "jsonl":
-        return JsonlWriter(stream)
-    if fmt == "csv":
-        return CsvWriter(stream)
-    if fmt == "table":
-        return TableWriter(Console(file=stream, soft_wrap=False))
-    raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
-
-
-def tag_records(records: Iterable[Mapping[str, Any]], account: str) -> list[dict[str, Any]]:
-    """Records with an ``account`` field holding the account they came from, put first.
-
-    Only used when one run exports several accounts; the tag replaces a field of the
-    same name, should the API ever send one, so the column always means the same thing.
-
-    Example::
-
-        >>> tag_records([{"id": 1}], "acct-1")
-        [{'account': 'acct-1', 'id': 1}]
-    """
-    return [
-        {"account": account, **{k: v for k, v in record.items() if k != "account"}}
-        for record in records
+    rows = [
+        {
+            k: json.dumps(v, separators=(",", ":")) if isinstance(v, Mapping | list) else v
+            for k, v in r.items()
+        }
+        for r in records()
     ]
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    table = Table(*columns)
+    for row in rows:
+        table.add_row(*("" if row.get(c) is None else str(_text(row.get(c))) for c in columns))
+    Console(file=stream, soft_wrap=False).print(table)
+
+
+def render(fmt: str, records: Records, stream: IO[str]) -> None:
+    """Write ``records`` to ``stream`` in ``fmt`` (one of :data:`FORMATS`).
+
+    Example::
+
+        render("csv", lambda: [{"id": 1, "to": {"city": "Oslo"}}], sys.stdout)
+    """
+    if fmt == "csv":
+        _csv(records, stream)
+    elif fmt == "table":
+        _table(records, stream)
+    elif fmt == "jsonl":
+        stream.writelines(jsonl_line(record) for record in records())
+    else:
+        raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+    stream.flush()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import signal
 import subprocess
 import sys
@@ -95,21 +94,20 @@ def line_count(path: Path) -> int:
         return 0
 
 
+def kept_folder(out: Path) -> Path:
+    """The hidden folder beside ``out`` where an unfinished export keeps its pages."""
+    return out.parent / f".{out.name}.partial"
+
+
 def partial_lines(out: Path) -> int:
-    """Whole lines so far in the temporary file beside ``out`` (0 before it exists)."""
-    return sum(line_count(p) for p in out.parent.glob(f".{out.name}.*.partial"))
+    """Records kept so far beside ``out`` (0 before any), whole lines only."""
+    return sum(line_count(p) for p in kept_folder(out).glob("*.jsonl"))
 
 
-def resume_argv(stderr: str) -> list[list[str]]:
-    """The resume commands the summary gave, ready to run with this interpreter."""
-    commands = []
-    for line in stderr.splitlines():
-        _, found, command = line.partition("resume with: ")
-        if found:
-            argv = shlex.split(command)
-            assert argv[0] == "service-api"
-            commands.append(argv[1:])
-    return commands
+def kept_state(out: Path) -> dict[str, Any]:
+    """The state an unfinished export left beside ``out``: where each account stands."""
+    state: dict[str, Any] = json.loads((kept_folder(out) / "state.json").read_text("utf-8"))
+    return state
 
 
 def assert_no_credentials(mock: RunningMock, *texts: str) -> None:

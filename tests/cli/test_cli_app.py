@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import io
 import json
+import logging
 import sys
 import warnings
 from pathlib import Path
@@ -64,12 +65,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         (["list", "parcels", "--account", "a"], "unknown endpoint 'parcels'"),
         (["list", "shipments", "--account", "a", "--param", "colour=red"], "no parameter"),
         (["list", "shipments", "--account", "a", "--param", "page_size=9"], "--page-size"),
-        (["list", "shipments", "--account", "a", "--append"], "--append needs --output"),
         (["list", "shipments"], "no account"),
-        (
-            ["list", "shipments", "--account", "a", "--format", "csv", "-o", "x", "--append"],
-            "--append works with --format jsonl only",
-        ),
+        (["list", "shipments", "--account", "a", "-o", "no/such/x.csv"], "does not exist"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(
@@ -94,7 +91,9 @@ def test_missing_secret_without_a_terminal_is_a_usage_error(
 ) -> None:
     monkeypatch.delenv("SERVICE_API_CLIENT_SECRET")
     assert main(["list", "shipments", "--account", "acct-1"]) == 2
-    assert "no client secret" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert "SERVICE_API_CLIENT_SECRET" in error
+    assert "--client-secret" in error
     assert env.service.count() == 0  # refused before any request
 
 
@@ -151,8 +150,9 @@ def test_list_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> Non
     text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
     assert "records per page (default: 50)" in text
     assert "(order is kept) (default: 1)" in text
-    assert "first page to fetch, for every account (to resume) (default: 1)" in text
-    assert "leave the previous file untouched" in text
+    assert "Run the same command again" in text
+    assert "--restart" in text
+    assert "--start-page" not in text  # resuming is rerunning the command
     # The epilog names every extension that picks a format.
     for extension in FORMAT_BY_EXTENSION:
         assert extension in text
@@ -176,7 +176,7 @@ def test_main_help_lists_proxy_retries_and_the_proxy_environment(
 def test_a_pagination_warning_is_one_line_without_the_library_s_path(
     debug: bool, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with _logging_to_stderr(debug=debug), warnings.catch_warnings():
+    with _logging_to_stderr(debug=debug, quiet=False), warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.warn("page 3 repeated 2 items", service_api.PaginationWarning, stacklevel=1)
         warnings.warn("something else", DeprecationWarning, stacklevel=1)
@@ -189,6 +189,23 @@ def test_a_pagination_warning_is_one_line_without_the_library_s_path(
             "service-api: warning: page 3 repeated 2 items",
             "service-api: warning: DeprecationWarning: something else",
         ]
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_each_retry_is_one_line_unless_quiet(
+    quiet: bool, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SERVICE_API_LOG", raising=False)
+    client = logging.getLogger("service_api")
+    with _logging_to_stderr(debug=False, quiet=quiet):
+        retry = "retrying %s %s after %s in %.2f s (retry %d of %d)"
+        client.info(retry, "GET", "/public/v3/shipments", "ServerError", 0.5, 1, 8)
+        client.info("bearer token for %s, valid %d s", "demo-client", 3600)
+    lines = capsys.readouterr().err.splitlines()
+    shown = (
+        "service-api: retrying GET /public/v3/shipments after ServerError in 0.50 s (retry 1 of 8)"
+    )
+    assert lines == ([] if quiet else [shown])
 
 
 def _package_imports() -> dict[str, set[str]]:

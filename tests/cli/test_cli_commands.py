@@ -20,9 +20,10 @@ from cli_process import (
     WINDOWS_OF_TIME,
     assert_no_credentials,
     cli_env,
+    kept_folder,
+    kept_state,
     partial_lines,
     read_jsonl,
-    resume_argv,
     run_cli,
     start_cli,
     wait_for,
@@ -156,8 +157,7 @@ def test_the_error_line_comes_before_the_summary(mock: RunningMock) -> None:
     assert done.returncode == 4, done.stderr
     lines = done.stderr.splitlines()
     assert lines[0].startswith("service-api: error: page 1 failed: ")
-    assert lines[1].startswith("service-api: stopped after 0 records (0 pages) to stdout in ")
-    assert len(lines) == 2  # a denied account is not resumable: no resume advice
+    assert len(lines) == 1  # nothing fetched, nothing to say about it, no resume advice
 
 
 def test_a_pagination_warning_prints_as_one_line(mock: RunningMock) -> None:
@@ -191,88 +191,106 @@ def test_no_answer_is_an_api_error() -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_resume_after_an_injected_failure_completes_the_file_exactly(
+def test_a_failure_keeps_whole_pages_and_the_same_command_fetches_only_the_rest(
     mock: RunningMock, tmp_path: Path
 ) -> None:
     mock.service.reset(records=100)
     mock.service.set_faults(latency_ms=30)
     out = tmp_path / "shipments.jsonl"
     env = cli_env(mock.base_url)
-    child = start_cli(
-        [
-            "list",
-            "shipments",
-            "--account",
-            "acct-1",
-            "--page-size",
-            "10",
-            "-o",
-            str(out),
-            "--keep-partial",
-        ],
-        env,
-    )
-    wait_for(lambda: partial_lines(out) >= 30, "three pages on disk")
+    argv = ["list", "shipments", "--account", "acct-1", "--page-size", "10", "-o", str(out)]
+    child = start_cli(argv, env)
+    wait_for(lambda: partial_lines(out) >= 30, "three pages kept")
     # Every request fails from now on, beyond what the client's retries absorb.
     mock.service.set_faults(fault_rate=1.0, retry_after=0.0, latency_ms=0)
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 5, stderr
-    written = read_jsonl(out)
-    assert 30 <= len(written) < 100
-    assert len(written) % 10 == 0  # whole pages only
-    (resume,) = resume_argv(stderr)
-    assert resume[resume.index("--start-page") + 1] == str(len(written) // 10 + 1)
+    assert not out.exists()  # FILE is written only once complete
+    state = kept_state(out)["accounts"]["acct-1"]
+    assert 3 <= state["pages"] < 10
+    assert state["records"] == state["pages"] * 10  # whole pages only
+    assert f"the {state['records']} records fetched are kept beside it" in stderr
+    assert stderr.rstrip().endswith(
+        "run the same command again to fetch only the rest (--restart starts over)"
+    )
 
     mock.service.set_faults(fault_rate=0.0)
-    done = run_cli(resume, env)
+    served = mock.service.count("listShipments", 200)
+    done = run_cli(argv, env)
     assert done.returncode == 0, done.stderr
-    assert read_jsonl(out) == mock.service.dataset("shipments", "acct-1")
+    assert read_jsonl(out) == mock.service.dataset("shipments", "acct-1")  # none twice
+    assert mock.service.count("listShipments", 200) - served == 10 - state["pages"]
+    assert f"({state['records']} of them kept from an earlier run)" in done.stderr
+    assert not kept_folder(out).exists()
 
 
-def test_ctrl_c_leaves_whole_records_and_says_how_to_resume(
-    mock: RunningMock, tmp_path: Path
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_export_leaves_file_as_it_was_and_the_rerun_completes_it(
+    mock: RunningMock, tmp_path: Path, stop: signal.Signals
 ) -> None:
     mock.service.reset(records=60)
     mock.service.set_faults(latency_ms=30)
     out = tmp_path / "shipments.jsonl"
+    out.write_bytes(b'{"shipmentId":"yesterday"}\n')
     env = cli_env(mock.base_url)
-    child = start_cli(
-        [
-            "list",
-            "shipments",
-            "--account",
-            "acct-1",
-            "--account",
-            "acct-2",
-            "--page-size",
-            "10",
-            "-o",
-            str(out),
-            "--keep-partial",
-        ],
-        env,
-    )
-    wait_for(lambda: partial_lines(out) >= 20, "two pages on disk")
-    child.send_signal(signal.SIGINT)
+    two = ["--account", "acct-1", "--account", "acct-2"]
+    argv = ["list", "shipments", *two, "--page-size", "10", "-o", str(out)]
+    child = start_cli(argv, env)
+    wait_for(lambda: partial_lines(out) >= 20, "two pages kept")
+    child.send_signal(stop)
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 130, stderr
     assert "interrupted" in stderr
     assert "Traceback" not in stderr
-    written = read_jsonl(out)
-    assert len(written) % 10 == 0
+    assert out.read_bytes() == b'{"shipmentId":"yesterday"}\n'
+    assert "run the same command again" in stderr
 
     mock.service.set_faults(latency_ms=0)
-    commands = resume_argv(stderr)
-    assert [c[c.index("--account") + 1] for c in commands] == ["acct-1", "acct-2"]
-    for command in commands:
-        done = run_cli(command, env)
-        assert done.returncode == 0, done.stderr
+    done = run_cli(argv, env)
+    assert done.returncode == 0, done.stderr
     expected = [
         {"account": account, **record}
         for account in ("acct-1", "acct-2")
         for record in mock.service.dataset("shipments", account)
     ]
     assert read_jsonl(out) == expected
+
+
+def test_a_refused_account_keeps_the_other_s_records(mock: RunningMock, tmp_path: Path) -> None:
+    mock.service.reset(records=30)
+    out = tmp_path / "shipments.jsonl"
+    env = cli_env(mock.base_url)
+    argv = ["list", "shipments", "--page-size", "10", "-o", str(out), "--tag-account"]
+    done = run_cli([*argv, "--account", "acct-3", "--account", "acct-1"], env)
+    assert done.returncode == 4, done.stderr
+    assert not out.exists()
+    assert "acct-3: 0 records, 0 pages (refused); acct-1: 30 records, 3 pages" in done.stderr
+    assert "the 30 records fetched are kept beside it" in done.stderr
+    assert "run the same command without --account acct-3" in done.stderr
+
+    served = mock.service.count("listShipments", 200)
+    again = run_cli([*argv, "--account", "acct-1"], env)
+    assert again.returncode == 0, again.stderr
+    assert mock.service.count("listShipments", 200) == served  # nothing fetched twice
+    expected = [{"account": "acct-1", **r} for r in mock.service.dataset("shipments", "acct-1")]
+    assert read_jsonl(out) == expected
+
+
+def test_kept_pages_of_another_export_are_not_mixed_in(mock: RunningMock, tmp_path: Path) -> None:
+    mock.service.reset(records=30)
+    out = tmp_path / "shipments.jsonl"
+    env = cli_env(mock.base_url)
+    argv = ["list", "shipments", "--account", "acct-3", "--account", "acct-1", "-o", str(out)]
+    assert run_cli([*argv, "--page-size", "10"], env).returncode == 4
+    other = run_cli([*argv, "--page-size", "20"], env)
+    assert other.returncode == 2, other.stderr
+    assert "pages kept by another export (page_size 10)" in other.stderr
+    assert "--restart" in other.stderr
+    one = ["list", "shipments", "--account", "acct-1", "-o", str(out)]
+    restarted = run_cli([*one, "--restart"], env)
+    assert restarted.returncode == 0, restarted.stderr
+    assert "kept from an earlier run" not in restarted.stderr
+    assert len(read_jsonl(out)) == 30
 
 
 def test_progress_bar_on_a_terminal(mock: RunningMock, tmp_path: Path) -> None:
@@ -406,43 +424,3 @@ def test_mock_command_serves_the_mock_until_ctrl_c(tmp_path: Path) -> None:
         _, stderr = server.communicate(timeout=30)
     assert server.returncode == 130  # stopped by Ctrl-C, as documented
     assert "Traceback" not in stderr
-
-
-def test_resume_command_keeps_connection_flags_but_never_the_secret() -> None:
-    from service_api_cli._app import build_parser
-    from service_api_cli._commands import _base_resume_argv
-
-    args = build_parser().parse_args(
-        [
-            "--base-url",
-            "http://h/v3",
-            "--client-id",
-            "me",
-            "--client-secret",
-            "s3cret-value",
-            "list",
-            "devices",
-            "--page-size",
-            "20",
-            "--param",
-            "status=ok",
-            "--format",
-            "csv",
-        ]
-    )
-    args.accounts = ["acct-1"]
-    assert _base_resume_argv(args) == [
-        "service-api",
-        "--base-url",
-        "http://h/v3",
-        "--client-id",
-        "me",
-        "list",
-        "devices",
-        "--page-size",
-        "20",
-        "--format",
-        "csv",
-        "--param",
-        "status=ok",
-    ]

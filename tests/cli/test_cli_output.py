@@ -1,22 +1,15 @@
-"""Writers: JSON Lines as sent, CSV flattened predictably, records written whole."""
+"""Rendering: JSON Lines as sent, CSV flattened predictably, a table for a quick look."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+from typing import Any
 
 import pytest
-from rich.console import Console
 
-from service_api_cli._output import (
-    CsvWriter,
-    JsonlWriter,
-    TableWriter,
-    flatten_record,
-    make_writer,
-    tag_records,
-)
+from service_api_cli._output import flatten_record, jsonl_line, render, tagged
 
 SHIPMENT = {
     "shipmentId": "s-1",
@@ -50,24 +43,21 @@ def test_flatten_uses_dotted_keys_and_list_indexes_in_record_order() -> None:
 
 def test_jsonl_writes_each_record_as_sent_one_per_line() -> None:
     out = io.StringIO()
-    writer = JsonlWriter(out)
-    writer.write_page([SHIPMENT, {"shipmentId": "s-2", "undeclared": {"x": 1}}])
-    writer.close()
+    render("jsonl", lambda: [SHIPMENT, {"shipmentId": "s-2", "undeclared": {"x": 1}}], out)
     lines = out.getvalue().splitlines()
     assert [json.loads(line) for line in lines] == [
         SHIPMENT,
         {"shipmentId": "s-2", "undeclared": {"x": 1}},
     ]
     assert out.getvalue().endswith("\n")
+    assert jsonl_line({"city": "Tromsø"}) == '{"city":"Tromsø"}\n'
 
 
 def test_csv_header_is_the_union_of_keys_in_first_seen_order() -> None:
     out = io.StringIO()
-    writer = CsvWriter(out)
-    writer.write_page([{"id": "a", "to": {"city": "Oslo"}}])
-    writer.write_page([{"id": "b", "late": True}, {"to": {"city": "Rome", "zip": "00100"}}])
-    assert out.getvalue() == ""  # rows are spooled until the end
-    writer.close()
+    records: list[dict[str, Any]] = [{"id": "a", "to": {"city": "Oslo"}}, {"id": "b", "late": True}]
+    records.append({"to": {"city": "Rome", "zip": "00100"}})
+    render("csv", lambda: iter(records), out)  # read twice: columns, then rows
     rows = list(csv.reader(io.StringIO(out.getvalue())))
     assert rows == [
         ["id", "to.city", "late", "to.zip"],
@@ -77,20 +67,17 @@ def test_csv_header_is_the_union_of_keys_in_first_seen_order() -> None:
     ]
 
 
-def test_csv_close_twice_writes_once_and_empty_export_writes_nothing() -> None:
+def test_an_empty_csv_export_writes_nothing() -> None:
     out = io.StringIO()
-    writer = CsvWriter(out)
-    writer.close()
-    writer.close()
+    render("csv", lambda: [], out)
     assert out.getvalue() == ""
 
 
 def test_table_shows_top_level_columns_with_nested_values_as_json() -> None:
     out = io.StringIO()
-    writer = TableWriter(Console(file=out, width=200, color_system=None))
-    writer.write_page([{"id": "a", "to": {"city": "Oslo"}, "ok": False}])
-    writer.write_page([{"id": "b", "late": None}])
-    writer.close()
+    records: list[dict[str, Any]] = [{"id": "a", "to": {"city": "Oslo"}, "ok": False}]
+    records.append({"id": "b", "late": None})
+    render("table", lambda: records, out)
     lines = out.getvalue().splitlines()
     header = next(line for line in lines if "id" in line)
     assert header.split() == ["┃", "id", "┃", "to", "┃", "ok", "┃", "late", "┃"]
@@ -98,20 +85,12 @@ def test_table_shows_top_level_columns_with_nested_values_as_json() -> None:
     assert "false" in out.getvalue()
 
 
-@pytest.mark.parametrize(("fmt", "kind"), [("jsonl", JsonlWriter), ("csv", CsvWriter)])
-def test_make_writer_picks_the_writer(fmt: str, kind: type) -> None:
-    writer = make_writer(fmt, io.StringIO())
-    assert isinstance(writer, kind)
-    writer.write_page([{"id": 1}])
-    writer.close()
-
-
-def test_make_writer_refuses_an_unknown_format() -> None:
+def test_render_refuses_an_unknown_format() -> None:
     with pytest.raises(ValueError, match="unknown format 'xml'"):
-        make_writer("xml", io.StringIO())
+        render("xml", lambda: [], io.StringIO())
 
 
 def test_account_tag_comes_first_and_replaces_a_field_of_that_name() -> None:
-    tagged = tag_records([{"id": 1, "account": "api-value"}], "acct-2")
-    assert tagged == [{"account": "acct-2", "id": 1}]
-    assert list(tagged[0]) == ["account", "id"]
+    record = tagged({"id": 1, "account": "api-value"}, "acct-2")
+    assert record == {"account": "acct-2", "id": 1}
+    assert list(record) == ["account", "id"]

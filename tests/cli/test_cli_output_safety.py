@@ -1,6 +1,7 @@
 """A failed ``service-api list -o FILE`` leaves FILE's previous bytes as they were: wrong
-secret, closed port, Ctrl-C and a full disk, for JSON Lines and CSV; the command runs as a
-child process against the mock over loopback HTTP."""
+secret, closed port, Ctrl-C and a full disk, for JSON Lines and CSV, keeping the whole pages
+fetched beside it for the rerun; the command runs as a child process against the mock over
+loopback HTTP."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import pytest
 from cli_process import (
     assert_no_credentials,
     cli_env,
+    kept_folder,
+    kept_state,
     partial_lines,
     read_jsonl,
-    resume_argv,
     run_cli,
     start_cli,
     wait_for,
@@ -40,9 +42,11 @@ def previous_file(tmp_path: Path, fmt: str) -> Path:
     return path
 
 
-def assert_untouched(path: Path, fmt: str) -> None:
+def assert_untouched(path: Path, fmt: str, *, kept: bool = False) -> None:
     assert path.read_bytes() == PREVIOUS[fmt]
-    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
+    # Nothing else beside it, but the kept pages of a run that fetched some.
+    names = sorted(p.name for p in path.parent.iterdir())
+    assert names == sorted([path.name, *([kept_folder(path).name] if kept else [])])
 
 
 def export_argv(out: Path, *extra: str) -> list[str]:
@@ -55,8 +59,8 @@ def test_wrong_secret(mock: RunningMock, tmp_path: Path, fmt: str) -> None:
     done = run_cli(export_argv(out), cli_env(mock.base_url, SERVICE_API_CLIENT_SECRET="nope-x"))
     assert done.returncode == 3, done.stderr
     assert_untouched(out, fmt)
-    assert f"{out} was left as it was" in done.stderr
-    assert "resume with" not in done.stderr
+    assert f"{out} was left as it was: no page was kept" in done.stderr
+    assert "run the same command" not in done.stderr
     assert_no_credentials(mock, done.stderr)
 
 
@@ -66,9 +70,14 @@ def test_closed_port(tmp_path: Path, fmt: str) -> None:
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{unused.getsockname()[1]}/public/v3"
-        done = run_cli(["--retries", "0", *export_argv(out)], cli_env(url))
+        done = run_cli(["--retries", "1", *export_argv(out)], cli_env(url))
     assert done.returncode == 5, done.stderr
     assert_untouched(out, fmt)
+    # The retry waited out is said; nothing was fetched, so no word of resuming.
+    assert "after ApiConnectionError in " in done.stderr
+    assert "(retry 1 of 1)" in done.stderr
+    assert f"{out} was left as it was: no page was kept" in done.stderr
+    assert "run the same command" not in done.stderr
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
@@ -81,12 +90,17 @@ def test_ctrl_c(mock: RunningMock, tmp_path: Path, fmt: str) -> None:
     child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 130, stderr
-    assert_untouched(out, fmt)
-    # The error line first, then what was done, then what became of the file.
+    assert_untouched(out, fmt, kept=True)
+    # The error line first, then what was done, then what became of the file and how on.
     lines = stderr.splitlines()
     assert lines[0] == "service-api: interrupted"
     assert lines[1].startswith("service-api: stopped after ")
-    assert "was left as it was" in lines[2]
+    assert "was left as it was; the " in lines[2]
+    assert "records fetched are kept beside it in" in lines[2]
+    assert lines[3] == (
+        "service-api: run the same command again to fetch only the rest (--restart starts over)"
+    )
+    assert len(lines) == 4
 
 
 def file_size_limit(limit: int) -> Callable[[], None]:
@@ -112,48 +126,24 @@ def test_disk_full(mock: RunningMock, tmp_path: Path, fmt: str) -> None:
 
 
 @pytest.mark.parametrize(("page_size", "limit"), [(2, FILE_SIZE_LIMIT), (50, ONE_PAGE_AND_A_BIT)])
-def test_disk_full_with_keep_partial_keeps_whole_pages(
+def test_disk_full_keeps_whole_pages_and_the_rerun_completes_the_file(
     mock: RunningMock, tmp_path: Path, page_size: int, limit: int
 ) -> None:
     mock.service.reset(records=120)
     out = previous_file(tmp_path, "jsonl")
-    done = run_cli(
-        export_argv(out, "--page-size", str(page_size), "--keep-partial"),
-        cli_env(mock.base_url),
-        preexec_fn=file_size_limit(limit),
-    )
+    argv = export_argv(out, "--page-size", str(page_size))
+    done = run_cli(argv, cli_env(mock.base_url), preexec_fn=file_size_limit(limit))
     assert done.returncode == 1, done.stderr
-    kept = read_jsonl(out)  # ends on a whole record
+    assert_untouched(out, "jsonl", kept=True)
+    state = kept_state(out)["accounts"]["acct-1"]
     dataset = mock.service.dataset("shipments", "acct-1")
-    assert page_size <= len(kept) < len(dataset)
-    assert len(kept) % page_size == 0
-    assert kept == dataset[: len(kept)]
-    (resume,) = resume_argv(done.stderr)
-    assert resume[resume.index("--start-page") + 1] == str(len(kept) // page_size + 1)
-    # With room again the resume completes the file exactly.
-    finished = run_cli(resume, cli_env(mock.base_url))
+    assert state["pages"] >= 1
+    assert state["records"] == state["pages"] * page_size
+    assert "run the same command again" in done.stderr
+    # With room again the same command completes the file exactly.
+    finished = run_cli(argv, cli_env(mock.base_url))
     assert finished.returncode == 0, finished.stderr
     assert read_jsonl(out) == dataset
-
-
-def test_disk_full_while_appending_cuts_back_to_a_whole_page(
-    mock: RunningMock, tmp_path: Path
-) -> None:
-    mock.service.reset(records=120)
-    out = previous_file(tmp_path, "jsonl")
-    done = run_cli(
-        export_argv(out, "--page-size", "2", "--append"),
-        cli_env(mock.base_url),
-        preexec_fn=file_size_limit(FILE_SIZE_LIMIT),
-    )
-    assert done.returncode == 1, done.stderr
-    data = out.read_bytes()
-    assert data.startswith(PREVIOUS["jsonl"])
-    appended = read_jsonl(out)[2:]
-    assert appended == mock.service.dataset("shipments", "acct-1")[: len(appended)]
-    assert len(appended) % 2 == 0
-    (resume,) = resume_argv(done.stderr)
-    assert resume[resume.index("--start-page") + 1] == str(len(appended) // 2 + 1)
 
 
 def test_success_replaces_the_previous_file(mock: RunningMock, tmp_path: Path) -> None:

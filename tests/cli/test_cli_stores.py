@@ -9,18 +9,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_process import assert_no_credentials, cli_env, resume_argv, run_cli, start_cli
+from cli_process import assert_no_credentials, cli_env, run_cli, start_cli
 
 from service_api_cli import main
 from service_api_cli._app import build_parser
-from service_api_cli._config import Settings
 from service_api_cli._connection import (
     ENV_RATE_LIMIT,
     ENV_RATE_STORE,
     ENV_TOKEN_STORE,
-    ConnectionOptions,
+    client_arguments,
     make_client,
-    options_from,
     parse_rate_limit,
     shown_url,
 )
@@ -107,24 +105,21 @@ def test_the_flag_wins_over_the_variable(mock: RunningMock, tmp_path: Path) -> N
     assert not from_variable.exists()
 
 
-def test_options_from_reads_flags_then_the_environment() -> None:
-    environ = {
-        ENV_RATE_LIMIT: " adaptive ",
-        ENV_RATE_STORE: "redis://127.0.0.1:6379/0",
-        ENV_TOKEN_STORE: "",  # empty: unset
+def test_client_arguments_read_flags_then_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(ENV_RATE_LIMIT, " adaptive ")
+    monkeypatch.setenv(ENV_RATE_STORE, "redis://127.0.0.1:6379/0")
+    monkeypatch.setenv(ENV_TOKEN_STORE, "")  # empty: unset
+    assert client_arguments(_parse()) == {
+        "rate_limit": "adaptive",
+        "rate_store": "redis://127.0.0.1:6379/0",
     }
-    options = options_from(_parse(), environ)
-    assert options == ConnectionOptions(
-        rate_limit="adaptive", rate_store="redis://127.0.0.1:6379/0"
-    )
-    options = options_from(_parse("--rate-limit", "90", "--rate-store", "sqlite:///q.db"), environ)
-    assert (options.rate_limit, options.rate_store) == (90.0, "sqlite:///q.db")
-    assert options_from(_parse(), {}) == ConnectionOptions()
-
-
-def test_store_urls_stay_out_of_the_options_repr() -> None:
-    options = ConnectionOptions(rate_store=REDIS_WITH_PASSWORD, token_store=REDIS_WITH_PASSWORD)
-    assert "hunter2" not in repr(options)
+    flags = _parse("--rate-limit", "90", "--rate-store", "sqlite:///q.db")
+    assert client_arguments(flags) == {"rate_limit": 90.0, "rate_store": "sqlite:///q.db"}
+    for name in (ENV_RATE_LIMIT, ENV_RATE_STORE):
+        monkeypatch.delenv(name)
+    assert client_arguments(_parse()) == {}
 
 
 def test_shown_url_hides_only_a_store_password() -> None:
@@ -136,19 +131,6 @@ def test_shown_url_hides_only_a_store_password() -> None:
 @pytest.mark.parametrize(("text", "value"), [("90", 90.0), ("0.5", 0.5), ("ADAPTIVE", "adaptive")])
 def test_parse_rate_limit_takes_a_rate_or_adaptive(text: str, value: float | str) -> None:
     assert parse_rate_limit(text) == value
-
-
-def test_a_resume_command_repeats_the_options(mock: RunningMock, tmp_path: Path) -> None:
-    mock.service.set_faults(fault_rate=1.0, retry_after=0.0)
-    store = f"sqlite://{tmp_path / 'q.db'}"
-    done = run_cli(
-        ["--retries", "0", "--rate-limit", "600", "--rate-store", store, *LIST],
-        cli_env(mock.base_url),
-    )
-    assert done.returncode == 5, done.stderr
-    (resume,) = resume_argv(done.stderr)
-    assert resume[resume.index("--rate-limit") + 1] == "600"
-    assert resume[resume.index("--rate-store") + 1] == store
 
 
 # --- bad values are usage errors ---------------------------------------------------------
@@ -259,9 +241,11 @@ def test_a_quota_flag_without_the_extra_is_a_usage_error_naming_the_pip_command(
     for name in [n for n in sys.modules if n.startswith("service_api.quota")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.delattr(service_api, "quota", raising=False)
-    settings = Settings("http://127.0.0.1:9/public/v3", DEMO_CLIENT_ID, DEMO_CLIENT_SECRET)
+    monkeypatch.setenv("SERVICE_API_BASE_URL", "http://127.0.0.1:9/public/v3")
+    monkeypatch.setenv("SERVICE_API_CLIENT_ID", DEMO_CLIENT_ID)
+    monkeypatch.setenv("SERVICE_API_CLIENT_SECRET", DEMO_CLIENT_SECRET)
     with pytest.raises(UsageError, match=r"pip install 'service-api\[quota\]'"):
-        make_client(settings, "acct-1", ConnectionOptions(rate_limit=90.0))
+        make_client(_parse("--rate-limit", "90"))
     with pytest.raises(UsageError, match=r"pip install 'service-api\[redis\]'") as caught:
-        make_client(settings, "acct-1", ConnectionOptions(token_store=REDIS_WITH_PASSWORD))
+        make_client(_parse("--token-store", REDIS_WITH_PASSWORD))
     assert "hunter2" not in str(caught.value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -31,8 +32,8 @@ def child_env(mock: RunningMock, **env: str) -> dict[str, str]:
         SERVICE_API_CLIENT_ID=DEMO_CLIENT_ID,
         SERVICE_API_CLIENT_SECRET=DEMO_CLIENT_SECRET,
         RUNTIME__DLTHUB_TELEMETRY="false",
-        **env,
     )
+    environment.update(env)
     return environment
 
 
@@ -93,14 +94,16 @@ def counts(database: Path, table: str) -> list[tuple[Any, ...]]:
 
 
 TWO_ACCOUNTS = ["--account", "acct-1", "--account", "acct-2"]
+RESUME = "run the same command again to resume (rows are merged, never duplicated)"
 
 
 def test_load_two_endpoints_for_two_accounts_into_duckdb(mock: RunningMock, tmp_path: Path) -> None:
     mock.service.reset(records=70)
     done = run_load(["shipments", "devices", *TWO_ACCOUNTS], mock, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "service-api: loaded shipments: 140 rows (+" in done.stderr
-    assert "devices: 140 rows into duckdb dataset raw in " in done.stderr
+    assert "service-api: loaded shipments: 140 rows, 140 new, 0 already there (+" in done.stderr
+    assert "devices: 140 rows, 140 new, 0 already there into duckdb dataset raw in " in done.stderr
+    assert "nothing new" not in done.stderr
     database = tmp_path / "service_api.duckdb"
     assert counts(database, "shipments") == [("acct-1", 70, 70), ("acct-2", 70, 70)]
     assert counts(database, "devices") == [("acct-1", 70, 70), ("acct-2", 70, 70)]
@@ -108,6 +111,8 @@ def test_load_two_endpoints_for_two_accounts_into_duckdb(mock: RunningMock, tmp_
     mock.service.update_record("devices", "acct-1", 0, {"battery": 2.0})
     again = run_load(["devices", *TWO_ACCOUNTS], mock, tmp_path)
     assert again.returncode == 0, again.stderr
+    assert "loaded devices: 140 rows, 0 new, 140 already there into" in again.stderr
+    assert again.stderr.rstrip().endswith("; nothing new was added")
     assert counts(database, "devices") == [("acct-1", 70, 70), ("acct-2", 70, 70)]
     device_id = mock.service.dataset("devices", "acct-1")[0]["deviceId"]
     with duckdb.connect(str(database), read_only=True) as connection:
@@ -122,8 +127,11 @@ def test_an_account_refused_keeps_the_others_and_exits_4(mock: RunningMock, tmp_
     mock.service.reset(records=60)
     done = run_load(["devices", "--account", "acct-1", "--account", "acct-3"], mock, tmp_path)
     assert done.returncode == 4, done.stderr
-    assert "service-api: loaded devices: 60 rows into duckdb dataset raw" in done.stderr
-    assert "error: page 1 failed:" in done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("service-api: error: acct-3: page 1 failed: 403")
+    assert lines[0].endswith("; loading the others")
+    assert lines[1].startswith("service-api: loaded devices: 60 rows, 60 new, 0 already there")
+    assert len(lines) == 2
     assert "resume" not in done.stderr
     assert counts(tmp_path / "service_api.duckdb", "devices") == [("acct-1", 60, 60)]
 
@@ -135,7 +143,8 @@ def test_ctrl_c_says_how_to_resume_and_the_rerun_completes(
     mock.service.reset(records=150, latency_ms=150)
     child = start_load(["shipments", *TWO_ACCOUNTS], mock, tmp_path)
     try:
-        wait_for(lambda: mock.service.count("listShipments", 200) >= 2, "two pages served")
+        # One page of one record per account checks them first; then the load's own.
+        wait_for(lambda: mock.service.count("listShipments", 200) >= 4, "two pages loaded")
         child.send_signal(signal.SIGINT)
         _, stderr = child.communicate(timeout=120)
     finally:
@@ -143,8 +152,11 @@ def test_ctrl_c_says_how_to_resume_and_the_rerun_completes(
             child.kill()
             child.communicate()
     assert child.returncode == 130, stderr
-    assert "run the same command again to resume" in stderr
-    assert stderr.rstrip().endswith("service-api: interrupted")
+    # What happened first, then what was loaded before it, then how to go on.
+    lines = stderr.splitlines()
+    assert lines[0] == "service-api: interrupted"
+    assert lines[1].startswith("service-api: loaded shipments: ")
+    assert lines[2] == f"service-api: {RESUME}"
 
     mock.service.set_faults(latency_ms=0)
     resumed = run_load(["shipments", *TWO_ACCOUNTS], mock, tmp_path)
@@ -153,6 +165,44 @@ def test_ctrl_c_says_how_to_resume_and_the_rerun_completes(
         ("acct-1", 150, 150),
         ("acct-2", 150, 150),
     ]
+
+
+def test_a_wrong_secret_is_said_before_anything_is_created(
+    mock: RunningMock, tmp_path: Path
+) -> None:
+    done = run_load(
+        ["shipments", "--account", "acct-1"], mock, tmp_path, SERVICE_API_CLIENT_SECRET="nope"
+    )
+    assert done.returncode == 3, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("service-api: error: ")
+    assert "refused the client credentials" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no database, no pipeline
+
+
+def test_an_unreachable_service_is_said_with_each_retry_and_creates_nothing(
+    mock: RunningMock, tmp_path: Path
+) -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{unused.getsockname()[1]}/public/v3"
+        done = subprocess.run(
+            [*LOAD[:-1], "--retries", "2", "load", "shipments", "--account", "acct-1"],
+            cwd=tmp_path,
+            env=child_env(mock, SERVICE_API_BASE_URL=url),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 5, done.stderr
+    lines = done.stderr.splitlines()
+    assert all("after ApiConnectionError in " in line for line in lines[:-1])
+    assert "(retry 2 of 2)" in lines[-2]
+    assert lines[-1].startswith("service-api: error: ")
+    assert "resume" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(
@@ -250,12 +300,14 @@ def test_from_loads_exported_files_without_credentials_and_twice_adds_nothing(
     # No base URL, no client ID, no secret: nothing is asked of the API.
     offline = {k: v for k, v in export_env.items() if not k.startswith("SERVICE_API_")}
     before = mock.service.counts()
-    for _ in range(2):
+    for new in (140, 0):
         done = run_load(
             ["shipments", *exported, "--account", "acct-1"], mock, tmp_path, environment=offline
         )
         assert done.returncode == 0, done.stderr
-        assert "service-api: loaded shipments: 140 rows (+" in done.stderr
+        there = 140 - new
+        assert f"loaded shipments: 140 rows, {new} new, {there} already there (+" in done.stderr
+        assert ("nothing new was added" in done.stderr) == (new == 0)
         assert counts(tmp_path / "service_api.duckdb", "shipments") == [
             ("acct-1", 70, 70),
             ("acct-2", 70, 70),
