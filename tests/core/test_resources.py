@@ -396,3 +396,17 @@ async def test_the_plain_generated_client_raises_unexpected_status(
                 assert caught.value.status_code == status
             with pytest.raises(json.JSONDecodeError):
                 await door(twin, plain, "get", shipment_id="html")
+
+
+async def test_a_created_shipment_reads_back_by_its_id_from_the_mock(
+    twin: str, client: service_api.Client, mock: RunningMock
+) -> None:
+    created = await door(twin, client, "create", body=Shipment(devices=["d-1"]))
+    assert type(created) is Shipment
+    assert isinstance(created.shipment_id, str)
+    assert created.devices == ["d-1"]
+    again = await door(twin, client, "get", shipment_id=created.shipment_id)
+    assert again.to_dict() == created.to_dict()
+    assert mock.service.count("createShipment", status=201) == 1
+    with pytest.raises(service_api.NotFoundError):
+        await door(twin, client, "get", shipment_id="no-such-shipment")

@@ -9,6 +9,9 @@ names the spec guesses:
   ``1`` and not ``1.0``, ``True`` stays ``true``, ``"Z"`` stays ``"Z"``);
 * every attribute holds a value of its declared type, or ``UNSET``: a value that does
   not match is not cast into the attribute but kept as sent (``record["field"]``);
+* every field sent is read by its JSON name (``record["shipmentId"]``, ``.get()``,
+  ``in``, ``keys()``): a declared one gives its attribute's value, any other the value
+  as sent, and a declared field that is UNSET is absent;
 
 through the generated ``from_dict`` / ``to_dict``, and through ``service_api.paginate``
 and ``paginate`` (``async for``) against a small server on 127.0.0.1 that serves the records.
@@ -20,6 +23,7 @@ import asyncio
 import datetime
 import json
 import math
+import re
 import types
 import typing
 from collections.abc import Callable, Iterator
@@ -180,6 +184,71 @@ def test_any_json_object_builds_and_round_trips(model: Any, raw: dict[str, Any])
     assert _canonical(record.to_dict()) == sent
     assert _canonical(raw) == sent, "from_dict changed its argument"
     _check_fields(record)
+
+
+def _attribute(model: Any, json_name: str) -> str:
+    """The attribute of a declared field: its JSON name in snake_case (``postal_code``),
+    with a ``_`` after a Python name (``type_``)."""
+    name = re.sub(r"(?<!^)(?=[A-Z])", "_", json_name).lower()
+    return name if name in {field.name for field in attrs.fields(model)} else f"{name}_"
+
+
+@pytest.mark.parametrize("model", RECORD_MODELS, ids=lambda m: m.__name__)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw=JSON_OBJECTS)
+def test_every_field_sent_reads_by_its_json_name(model: Any, raw: dict[str, Any]) -> None:
+    record = model.from_dict(raw)
+    declared = set(SCHEMAS[model.__name__].get("properties", {}))
+    assert set(record.keys()) == set(raw) == set(dict(record))
+    for name, value in raw.items():
+        assert name in record
+        held = getattr(record, _attribute(model, name)) if name in declared else UNSET
+        # A declared field gives its attribute; any other, or a value the attribute
+        # could not hold, the value as sent.
+        expected = value if held is UNSET else held
+        assert record[name] is expected or record[name] == expected, (name, record[name])
+        assert record.get(name, KeyError) is record[name] or record.get(name) == record[name]
+    for name in declared - set(raw):
+        assert name not in record
+        assert record.get(name, "absent") == "absent"
+        with pytest.raises(KeyError):
+            record[name]
+
+
+def test_a_shipment_reads_by_json_names_beside_its_attributes() -> None:
+    raw = make_dataset("shipments", "acct-1", seed=3, records=1)[0]
+    shipment = models.Shipment.from_dict(raw)
+    assert shipment["shipmentId"] == shipment.shipment_id == raw["shipmentId"]
+    assert shipment["shipmentLegs"] is shipment.shipment_legs
+    assert shipment.get("status", "unknown") == raw["status"]
+    assert "referenceNumber" in shipment
+    assert "nothing" not in shipment
+    assert 1 not in shipment
+    assert shipment.get("nothing") is None
+    assert shipment.get("nothing", 0) == 0
+    assert list(shipment.keys())[:3] == ["shipmentId", "devices", "shipmentLegs"]
+    assert dict(shipment).keys() == raw.keys()
+    empty = models.Shipment()
+    assert "shipmentId" not in empty
+    assert empty.get("shipmentId", "none") == "none"
+    with pytest.raises(KeyError, match="shipmentId"):
+        empty["shipmentId"]
+    assert list(empty.keys()) == []
+
+
+def test_fields_are_written_by_attribute_or_json_name() -> None:
+    shipment = models.Shipment(shipment_id="s-1")
+    shipment["note"] = "fragile"
+    assert shipment["note"] == "fragile"
+    assert shipment.to_dict()["note"] == "fragile"
+    del shipment["note"]
+    assert "note" not in shipment
+    with pytest.raises(
+        TypeError, match=r"'shipmentId' is a declared field: set record\.shipment_id"
+    ):
+        shipment["shipmentId"] = "s-2"
+    shipment.shipment_id = "s-2"
+    assert shipment["shipmentId"] == "s-2"
 
 
 def _nested_shipment(leg: dict[str, Any]) -> dict[str, Any]:
