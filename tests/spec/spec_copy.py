@@ -85,7 +85,9 @@ class SpecCopy:
 
 def merged_spec(fragment: Path = ALERTS, spec: Path = ROOT / "openapi.yaml") -> dict[str, Any]:
     """``spec`` with ``fragment`` merged in: its tags appended, its paths and component
-    schemas added. A name the spec already has is an error, not an overwrite.
+    schemas added. A part the spec already has as the fragment writes it is kept (a spec
+    that already has the resource is tested as it is); one it has otherwise is an error,
+    not an overwrite.
 
     Example::
 
@@ -93,15 +95,19 @@ def merged_spec(fragment: Path = ALERTS, spec: Path = ROOT / "openapi.yaml") -> 
     """
     document: dict[str, Any] = yaml.safe_load(spec.read_text("utf-8"))
     extra: dict[str, Any] = yaml.safe_load(fragment.read_text("utf-8"))
-    document["tags"] = [*document.get("tags", []), *extra.get("tags", [])]
+    tags = document.setdefault("tags", [])
+    tags += [tag for tag in extra.get("tags", []) if tag not in tags]
     for section, key in (("paths", None), ("components", "schemas")):
         target = document.setdefault(section, {})
         source = extra.get(section, {})
         if key is not None:
             target, source = target.setdefault(key, {}), source.get(key, {})
-        clash = sorted(set(target) & set(source))
+        clash = sorted(name for name in set(target) & set(source) if target[name] != source[name])
         if clash:
-            raise SpecEditError(f"{fragment.name}: {section} already has {clash}")
+            raise SpecEditError(
+                f"{spec.name} already has {clash} in {section}, unlike {fragment.name}: "
+                f"rename the example resource of {fragment.name}"
+            )
         target.update(source)
     return document
 

@@ -113,8 +113,8 @@ print(sorted(LIST_ENDPOINTS))
 def test_the_generated_registry_has_the_new_list(spec_copy: SpecCopy) -> None:
     done = run_python(REGISTRY, spec_copy, "http://127.0.0.1:9/public/v3")
     assert done.returncode == 0, done.stderr
-    # The repository's own registry (this process's), and the one list the copy adds.
-    assert done.stdout.strip() == repr(sorted([*LIST_ENDPOINTS, "alerts"]))
+    # The repository's own registry (this process's), and the list the copy adds.
+    assert done.stdout.strip() == repr(sorted({*LIST_ENDPOINTS, "alerts"}))
 
 
 # The accessors of every operation of the new tag, sync and async, against the mock.
@@ -391,3 +391,16 @@ def test_the_mock_refuses_an_edit_it_cannot_serve_naming_the_operation(
     copy = SpecCopy(root=tmp_path, generated=tmp_path / "generated")
     with pytest.raises(SpecEditError, match=operation_id), serve_spec(copy):
         pass
+
+
+def test_a_spec_that_has_the_resource_is_kept_and_one_of_another_shape_refused(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "openapi.yaml"
+    document = merged_spec()
+    spec.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
+    assert merged_spec(spec=spec) == document
+    document["paths"]["/alerts"]["get"]["summary"] = "Alerts of another shape"
+    spec.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
+    with pytest.raises(SpecEditError, match=r"already has \['/alerts'\] in paths"):
+        merged_spec(spec=spec)
