@@ -50,8 +50,11 @@ lock:
 
 # ---- generated client ------------------------------------------------------
 
-# Regenerated only when the spec, the generator config or its templates change.
+# Regenerated only when the spec, the generator config or its templates change. Then the
+# mock checks that it can serve every operation of the spec: one it cannot serve fails
+# here, with the operationId and the reason, rather than answering 500 later.
 generated: $(PACKAGE)/__init__.py
+	@$(BIN)/python -m service_api_mock --check-spec openapi.yaml >/dev/null
 
 $(PACKAGE)/__init__.py: $(CODEGEN_INPUTS) | $(VENV)/.installed
 	codegen/generate.sh generated

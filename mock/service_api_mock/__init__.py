@@ -25,18 +25,15 @@ Example::
 From a shell: ``python -m service_api_mock --port 8080``.
 """
 
-try:
-    import jsonschema  # type: ignore[import-untyped]  # noqa: F401 -- loaded to name the extra
+try:  # each dependency of the extra first, so that a missing one names the extra
+    import jsonschema  # type: ignore[import-untyped]  # noqa: F401
     import python_multipart  # noqa: F401
     import starlette  # noqa: F401
     import uvicorn  # noqa: F401
     import yaml  # noqa: F401
 except ImportError as exc:
-    raise ImportError(
-        f"the mock needs the 'mock' extra (no module {exc.name!r}): "
-        "pip install 'service-api[mock]'",
-        name=exc.name,
-    ) from None
+    message = f"the mock needs the 'mock' extra (no module {exc.name!r})"
+    raise ImportError(f"{message}: pip install 'service-api[mock]'", name=exc.name) from None
 
 from ._config import (
     DEMO_ACCOUNTS,

@@ -96,12 +96,8 @@ def _expired_challenge(expired_at: float) -> str:
 
 def _bearer_token(request: Request) -> str | None:
     # Like ASP.NET's JwtBearer: a header of another scheme, or without a token, is no token.
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.strip().partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token:
-        return None
-    return token
+    scheme, _, token = request.headers.get("authorization", "").strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
 class _Refused(Exception):
@@ -307,8 +303,9 @@ class _PublicApi:
 
 # ---- the control API -----------------------------------------------------------------
 
-_CONTROL = {"counts": "GET", "tokens": "GET", "revoke": "POST", "faults": "POST"}
-_CONTROL |= {"clock": "POST", "reset": "POST"}
+_CONTROL = {"counts": "GET", "tokens": "GET"} | dict.fromkeys(
+    ("revoke", "faults", "clock", "reset"), "POST"
+)
 
 
 @attrs.frozen
@@ -348,10 +345,6 @@ class _ControlApi:
 # ---- the front door --------------------------------------------------------------------
 
 
-class _ConnectionDropped(Exception):
-    """Raised inside the front door when a request's connection is cut on purpose."""
-
-
 async def _drop_connection(receive: Receive, send: Send) -> None:
     # Under uvicorn ``send`` is a bound method of the request cycle, which holds the
     # socket's transport: aborting it resets the connection before any byte is written,
@@ -376,9 +369,7 @@ class _FrontDoor:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            # Lifespan and websockets: nothing to serve, nothing to fail.
-            if scope["type"] == "lifespan":
-                await _lifespan(receive, send)
+            # Lifespan and websockets: nothing to serve (uvicorn goes on without lifespan).
             return
         started = time.perf_counter()
         method: str = scope["method"]
@@ -401,56 +392,39 @@ class _FrontDoor:
                     self._state.record(operation.operation_id, status)
             await send(message)
 
-        try:
-            if operation is not None:
-                assert found is not None
-                plan = self._state.plan_faults()
-                if plan.delay > 0:
-                    await anyio.sleep(plan.delay)
-                if plan.drop:
-                    raise _ConnectionDropped
-                if plan.status is not None:
-                    response = _retry_after(operation, plan.status, plan.retry_after)
-                else:
-                    response = await self._public.serve(
-                        operation, Request(scope, receive), found[1]
-                    )
-                await response(scope, receive, send_and_note)
-            elif found is not None:
-                # The path is the spec's, the method is not: 405 with the declared ones.
-                allow = ", ".join(found[0])
-                await Response(status_code=405, headers={"allow": allow})(scope, receive, send)
-                status = 405
-            else:
-                await self._router(scope, receive, send_and_note)
-        except _ConnectionDropped:
-            if operation is not None:
-                self._state.record(operation.operation_id, 0)
+        plan = None if operation is None else self._state.plan_faults()
+        if plan is not None and plan.delay > 0:
+            await anyio.sleep(plan.delay)
+        if plan is not None and operation is not None and plan.drop:
+            self._state.record(operation.operation_id, 0)
             self._log(method, path, "dropped", started)
             await _drop_connection(receive, send)
             return
+        try:
+            response: ASGIApp = self._router
+            if found is not None and operation is None:
+                # The path is the spec's, the method is not: 405 with the declared ones.
+                response = Response(status_code=405, headers={"allow": ", ".join(found[0])})
+            elif found is not None and operation is not None and plan is not None:
+                response = (
+                    _retry_after(operation, plan.status, plan.retry_after)
+                    if plan.status is not None
+                    else await self._public.serve(operation, Request(scope, receive), found[1])
+                )
+            await response(scope, receive, send_and_note)
         except Exception:
             logger.exception("%s %s failed; answering 503", method, path)
-            if not response_started and operation is not None:
-                await _retry_after(operation, 503, 1.0)(scope, receive, send_and_note)
-            elif not response_started:
-                await Response(status_code=503)(scope, receive, send_and_note)
+            if not response_started:
+                fallback = Response(status_code=503, headers={"retry-after": "1"})
+                if operation is not None:
+                    fallback = _retry_after(operation, 503, 1.0)
+                await fallback(scope, receive, send_and_note)
         self._log(method, path, str(status), started)
 
     def _log(self, method: str, path: str, shown: str, started: float) -> None:
         elapsed_ms = (time.perf_counter() - started) * 1000.0
         # Method, path and status only: never headers or bodies, which carry tokens and secrets.
         logger.info("%s %s %s %.1fms", method, path, shown, elapsed_ms)
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
 
 
 def build_app(state: MockState) -> ASGIApp:

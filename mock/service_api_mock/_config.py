@@ -7,16 +7,8 @@ from pathlib import Path
 
 import attrs
 
-__all__ = [
-    "DEMO_ACCOUNTS",
-    "DEMO_CLIENT_ID",
-    "DEMO_CLIENT_SECRET",
-    "OTHER_ACCOUNTS",
-    "OTHER_CLIENT_ID",
-    "OTHER_CLIENT_SECRET",
-    "ClientCredentials",
-    "MockConfig",
-]
+__all__ = ["DEMO_ACCOUNTS", "DEMO_CLIENT_ID", "DEMO_CLIENT_SECRET", "OTHER_ACCOUNTS"]
+__all__ += ["OTHER_CLIENT_ID", "OTHER_CLIENT_SECRET", "ClientCredentials", "MockConfig"]
 
 DEMO_CLIENT_ID = "demo-client"
 """Client ID of the demo integration, associated with :data:`DEMO_ACCOUNTS`.
@@ -77,18 +69,10 @@ def _to_clients(
     value: Mapping[str, ClientCredentials | tuple[str, tuple[str, ...]]],
 ) -> Mapping[str, ClientCredentials]:
     # Accept plain ``{id: (secret, accounts)}`` pairs as well, the shape people type by hand.
-    out: dict[str, ClientCredentials] = {}
-    for client_id, creds in value.items():
-        if isinstance(creds, ClientCredentials):
-            out[client_id] = creds
-        else:
-            secret, accounts = creds
-            out[client_id] = ClientCredentials(secret, accounts)
-    return out
-
-
-def _to_path(value: str | Path | None) -> Path | None:
-    return None if value is None else Path(value)
+    return {
+        client_id: c if isinstance(c, ClientCredentials) else ClientCredentials(*c)
+        for client_id, c in value.items()
+    }
 
 
 def _whole_seconds(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -112,42 +96,45 @@ class MockConfig:
     All faults are off by default. Faults and jitter draw from a random generator seeded
     with ``seed``, so a given sequence of requests meets the same faults on every run.
 
+    Attributes:
+        spec: The OpenAPI document to serve; ``None``: the project's ``openapi.yaml`` (in
+            an installed wheel, the copy packaged with the mock).
+        token_ttl: Seconds a token lives; sent as ``expires_in`` (a string holding an
+            integer).
+        records: Records of each resource per account; the default needs three pages of 50.
+        seed: Seed of the data and of the fault decisions.
+        latency_ms: Fixed latency added to every request of the public API.
+        latency_jitter_ms: Extra latency drawn uniformly from ``0..latency_jitter_ms``.
+        fault_rate: Fraction of requests answered 503 or 429 with ``Retry-After``.
+        drop_rate: Fraction of requests whose connection is dropped without an answer.
+        retry_after: Seconds announced in the ``Retry-After`` of injected faults.
+        rate_limit: The quota: requests per minute per client ID (all its accounts and
+            connections together); beyond it 429 with an HTML body and ``Retry-After``.
+        rate_window: Seconds of the sliding window the quota is counted over: at most
+            ``rate_limit * rate_window / 60`` requests (at least one) in any such window.
+            A short window scales a per-minute quota down in time, so a benchmark meets
+            it in seconds.
+        clients: Known integrations: client ID to :class:`ClientCredentials`.
+
     Example::
 
         MockConfig(records=37, token_ttl=2.0, fault_rate=0.2, seed=7)
         MockConfig(spec="my-copy-of/openapi.yaml")
     """
 
-    spec: Path | None = attrs.field(default=None, converter=_to_path)
-    """The OpenAPI document to serve; ``None``: the project's ``openapi.yaml`` (in an
-    installed wheel, the copy packaged with the mock)."""
-
+    spec: Path | None = attrs.field(default=None, converter=attrs.converters.optional(Path))
     token_ttl: float = attrs.field(default=3600.0, validator=_whole_seconds)
-    """Seconds a token lives; sent as ``expires_in`` (a string holding an integer)."""
     records: int = attrs.field(default=120, validator=attrs.validators.ge(0))
-    """Records of each resource per account; the default needs three pages of 50."""
     seed: int = 0
-    """Seed of the data and of the fault decisions."""
     latency_ms: float = attrs.field(default=0.0, validator=_non_negative)
-    """Fixed latency added to every request of the public API."""
     latency_jitter_ms: float = attrs.field(default=0.0, validator=_non_negative)
-    """Extra latency drawn uniformly from ``0..latency_jitter_ms``."""
     fault_rate: float = attrs.field(default=0.0, validator=_fraction)
-    """Fraction of requests answered 503 or 429 with ``Retry-After``."""
     drop_rate: float = attrs.field(default=0.0, validator=_fraction)
-    """Fraction of requests whose connection is dropped without an answer."""
     retry_after: float = attrs.field(default=1.0, validator=_non_negative)
-    """Seconds announced in the ``Retry-After`` of injected faults."""
     rate_limit: int | None = attrs.field(
         default=None, validator=attrs.validators.optional(attrs.validators.ge(1))
     )
-    """The quota: requests per minute per client ID (all its accounts and connections
-    together); beyond it 429 with an HTML body and ``Retry-After``."""
     rate_window: float = attrs.field(default=60.0, validator=attrs.validators.gt(0.0))
-    """Seconds of the sliding window the quota is counted over: at most
-    ``rate_limit * rate_window / 60`` requests (at least one) in any such window. A short
-    window scales a per-minute quota down in time, so a benchmark meets it in seconds."""
     clients: Mapping[str, ClientCredentials] = attrs.field(
         factory=_default_clients, converter=_to_clients, repr=False
     )
-    """Known integrations: client ID to :class:`ClientCredentials`."""

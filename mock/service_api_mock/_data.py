@@ -25,18 +25,10 @@ RESOURCES = ("shipments", "devices")
 # A fixed origin keeps the dates stable across runs and days.
 _EPOCH = datetime(2026, 1, 5, 8, 0, 0, tzinfo=UTC)
 
-_PLACES: tuple[tuple[str, str, str, str, str, str, float, float], ...] = (
+_Place = tuple[str, str, str, str, str, str, float, float]
+_PLACES: tuple[_Place, ...] = (
     # street, sublocality, locality, state, country, postalCode, latitude, longitude
-    (
-        "1 Harbour Road",
-        "Port District",
-        "Rotterdam",
-        "South Holland",
-        "NL",
-        "3011",
-        51.9225,
-        4.4792,
-    ),
+    ("1 Harbour Road", "Port District", "Rotterdam", "Zuid-Holland", "NL", "3011", 51.92, 4.48),
     ("200 Container Way", "Terminal 4", "Hamburg", "Hamburg", "DE", "20457", 53.5461, 9.9661),
     ("88 Cargo Lane", "Heathrow", "London", "England", "GB", "TW6 2GA", 51.4700, -0.4543),
     ("9 Cold Chain Ave", "Elizabeth", "Newark", "NJ", "US", "07201", 40.6895, -74.1745),
@@ -62,21 +54,14 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _address(place: tuple[str, str, str, str, str, str, float, float]) -> dict[str, Any]:
-    street, sublocality, locality, state, country, postal_code, _, _ = place
-    return {
-        "street": street,
-        "sublocality": sublocality,
-        "locality": locality,
-        "state": state,
-        "country": country,
-        "postalCode": postal_code,
-    }
+_ADDRESS = ("street", "sublocality", "locality", "state", "country", "postalCode")
 
 
-def _coordinates(
-    rng: random.Random, place: tuple[str, str, str, str, str, str, float, float]
-) -> dict[str, Any]:
+def _address(place: _Place) -> dict[str, Any]:
+    return dict(zip(_ADDRESS, place[:6], strict=True))
+
+
+def _coordinates(rng: random.Random, place: _Place) -> dict[str, Any]:
     latitude = max(-90.0, min(90.0, place[6] + rng.uniform(-0.05, 0.05)))
     longitude = max(-180.0, min(180.0, place[7] + rng.uniform(-0.05, 0.05)))
     return {"latitude": round(latitude, 6), "longitude": round(longitude, 6)}
@@ -84,10 +69,8 @@ def _coordinates(
 
 def _device_ids(seed: int, account: str, count: int) -> list[str]:
     rng = _rng(seed, "device-ids", account)
-    return [
-        f"TRK-{uuid.UUID(int=rng.getrandbits(128), version=4).hex[:16].upper()}"
-        for _ in range(count)
-    ]
+    ids = (uuid.UUID(int=rng.getrandbits(128), version=4) for _ in range(count))
+    return [f"TRK-{i.hex[:16].upper()}" for i in ids]
 
 
 def _devices(seed: int, account: str, count: int) -> list[dict[str, Any]]:
@@ -152,10 +135,8 @@ def _shipments(seed: int, account: str, count: int) -> list[dict[str, Any]]:
     return out
 
 
-REALISTIC: Mapping[str, Callable[[int, str, int], list[dict[str, Any]]]] = {
-    "shipments": _shipments,
-    "devices": _devices,
-}
+_Generator = Callable[[int, str, int], list[dict[str, Any]]]
+REALISTIC: Mapping[str, _Generator] = {"shipments": _shipments, "devices": _devices}
 """The record types with a generator of their own: resource name to ``(seed, account, n)``."""
 
 
@@ -266,9 +247,7 @@ class _SchemaBuilder:
         for key in ("anyOf", "oneOf"):
             if key in schema:
                 options = [self.deref(o) for o in schema[key]]
-                useful = [
-                    o for o in options if not (isinstance(o, Mapping) and o.get("type") == "null")
-                ]
+                useful = [o for o in options if o != {"type": "null"}]
                 return self.value((useful or options)[0], name, depth + 1)
         declared = schema.get("type", [])
         types = [t for t in ([declared] if isinstance(declared, str) else declared) if t != "null"]
@@ -282,11 +261,8 @@ class _SchemaBuilder:
             return {key: self.value(sub, key, depth + 1) for key, sub in properties.items()}
         if kind == "array":
             low = int(schema.get("minItems", 1))
-            high = max(low, min(int(schema.get("maxItems", 3)), 3))
-            return [
-                self.value(schema.get("items"), name, depth + 1)
-                for _ in range(rng.randint(low, high))
-            ]
+            count = rng.randint(low, max(low, min(int(schema.get("maxItems", 3)), 3)))
+            return [self.value(schema.get("items"), name, depth + 1) for _ in range(count)]
         if kind in ("integer", "number"):
             low = schema.get("minimum", schema.get("exclusiveMinimum", -1) + 1)
             high = schema.get("maximum", schema.get("exclusiveMaximum", low + 1001) - 1)

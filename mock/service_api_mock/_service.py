@@ -117,16 +117,9 @@ class MockService:
             service.set_faults(rate_limit=None)  # no rate limit
             service.set_faults(rate_limit=600, rate_window=6.0)  # 60 requests per 6 s
         """
-        given = {
-            "fault_rate": fault_rate,
-            "drop_rate": drop_rate,
-            "latency_ms": latency_ms,
-            "latency_jitter_ms": latency_jitter_ms,
-            "retry_after": retry_after,
-            "rate_limit": rate_limit,
-            "rate_window": rate_window,
-        }
-        self._state.set_faults(**{k: v for k, v in given.items() if v is not _UNSET})
+        # The keyword arguments as given: every local but self, the ones left unset dropped.
+        given = {k: v for k, v in locals().items() if k != "self" and v is not _UNSET}
+        self._state.set_faults(**given)
 
     def advance_clock(self, seconds: float) -> None:
         """Move the mock's clock forward (or back): tokens expire accordingly.
@@ -156,15 +149,6 @@ class MockService:
             assert not any(t in caplog.text for t in service.issued_tokens())
         """
         return self._state.issued_tokens()
-
-    def resources(self) -> list[str]:
-        """The resources the spec has records of, by collection path without its ``/``.
-
-        Example::
-
-            service.resources()  # ["devices", "shipments"]
-        """
-        return sorted(self._state.spec.resources)
 
     def dataset(self, resource: str, account: str) -> list[dict[str, Any]]:
         """The full ordered records that ``/{resource}`` pages through for ``account``,

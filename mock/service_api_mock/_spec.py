@@ -33,16 +33,7 @@ from referencing.jsonschema import DRAFT202012
 
 from ._data import REALISTIC, sample_record
 
-__all__ = [
-    "DEFAULT_SPEC",
-    "ApiSpec",
-    "Operation",
-    "Parameter",
-    "RecordType",
-    "SpecError",
-    "load_spec",
-    "problem_body",
-]
+__all__ = ["DEFAULT_SPEC", "ApiSpec", "Operation", "SpecError", "load_spec", "problem_body"]
 
 _HERE = Path(__file__).resolve().parent
 # A wheel carries a copy of the spec inside the package; a checkout has the project's own.
@@ -301,7 +292,7 @@ class _Reading:
             for index, _ in enumerate(self.doc.at(owner)[0].get("parameters") or ()):
                 param, where = self.doc.at(f"{owner}/parameters/{index}")
                 name, place = str(param.get("name")), str(param.get("in"))
-                types = self.doc.types(f"{where}/schema") if "schema" in param else ()
+                types = self.doc.types(f"{where}/schema") if "schema" in param else ("array",)
                 if place not in ("query", "path") or not set(types) - {"null"} <= _SCALARS:
                     raise self.error(f"parameter {name} is not a scalar in the query or path")
                 validator = self.doc.validator(f"{where}/schema")
@@ -328,12 +319,12 @@ class _Reading:
         return bearer, header
 
     def is_token(self) -> bool:
-        content = (self.op.get("requestBody") or {}).get("content") or {}
-        form = content.get("multipart/form-data", {}).get("schema")
-        if self.method != "POST" or form is None:
+        try:
+            form = self.doc.at(f"{self.pointer}/requestBody/content/multipart~1form-data/schema")
+        except SpecError:
             return False
-        schema = self.doc.at(f"{self.pointer}/requestBody/content/multipart~1form-data/schema")[0]
-        return set(schema.get("properties") or {}) >= {"client_id", "client_secret", "grant_type"}
+        fields = set(form[0].get("properties") or {})
+        return self.method == "POST" and fields >= {"client_id", "client_secret", "grant_type"}
 
 
 def _record_types(doc: _Document, readings: list[_Reading]) -> dict[str, RecordType]:
