@@ -15,7 +15,11 @@ trap 'rm -rf "$work"' EXIT
 # not tell them from the operations under the global security; they get no accessor on
 # the client, which makes that call itself (codegen/templates/accessors.jinja).
 cp -R "$root/codegen/templates" "$work/templates"
-python3 - "$root/openapi.yaml" >"$work/templates/open_operations.jinja" <<'PY'
+# The interpreter of the generator's own environment, which has PyYAML.
+generator=$(command -v openapi-python-client) \
+  || { echo "openapi-python-client is not on PATH: run make, which sets up .venv" >&2; exit 1; }
+python=$(dirname "$generator")/python
+"$python" - "$root/openapi.yaml" >"$work/templates/open_operations.jinja" <<'PY'
 import json, sys, yaml
 spec = yaml.safe_load(open(sys.argv[1], encoding="utf-8"))
 names = [op["operationId"] for item in (spec.get("paths") or {}).values() for op in item.values()

@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from service_api_client import Client
+from service_api_client.client import AsyncResources
+
 ROOT = Path(__file__).resolve().parents[2]
 # The generator and its ruff post-hooks are console scripts of this interpreter's environment.
 ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
@@ -199,3 +202,15 @@ def test_parameter_descriptions_reach_the_docstrings() -> None:
     for name, python_name in (("pageNumber", "page_number"), ("pageSize", "page_size")):
         first_words = " ".join(spec["components"]["parameters"][name]["description"].split()[:5])
         assert f"{python_name} (int | Unset): {first_words}" in source
+
+
+def test_every_tag_but_the_token_requests_has_its_doors() -> None:
+    """The tags of the spec's operations, but that of the token request (``security:
+    []``: the client's own job), are the generated client's properties beside ``aio``,
+    on ``client`` and on ``client.aio`` alike."""
+    spec = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+    operations = [op for item in spec["paths"].values() for op in item.values() if "tags" in op]
+    tags = {op["tags"][0] for op in operations if op.get("security") != []}
+    assert tags  # the spec has operations with doors
+    assert {n for n, v in vars(Client).items() if isinstance(v, property)} == tags | {"aio"}
+    assert {n for n, v in vars(AsyncResources).items() if isinstance(v, property)} == tags

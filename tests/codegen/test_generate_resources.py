@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -390,3 +391,51 @@ def test_the_new_accessors_type_check(generated: Path, tmp_path: Path) -> None:
         env={**ENV, "MYPYPATH": str(generated)},
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _door_shared(spec: dict[str, Any]) -> None:
+    spec["paths"]["/shipments/{shipmentId}/latest"] = {
+        "get": {
+            "operationId": "get",  # its own name, which getShipment's door already is
+            "tags": ["shipments"],
+            "parameters": [ALERT_ID | {"name": "shipmentId"}],
+            "responses": answer("Shipment"),
+        }
+    }
+
+
+def _client_attribute_hidden(spec: dict[str, Any]) -> None:
+    spec["paths"]["/shipments/{shipmentId}"]["get"]["tags"] = ["token"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            _door_shared,
+            "the operations get_shipment and get of the tag shipments would both be"
+            " client.shipments.get(); rename one (operationId)",
+        ),
+        (
+            _client_attribute_hidden,
+            "the tag token would hide the client's own attribute client.token; rename the tag",
+        ),
+    ],
+)
+def test_a_spec_the_doors_cannot_serve_fails_generation_saying_why(
+    tmp_path: Path, edit: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    spec = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+    edit(spec)
+    (tmp_path / "openapi.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    shutil.copytree(ROOT / "codegen", tmp_path / "codegen")
+    result = subprocess.run(
+        [str(tmp_path / "codegen" / "generate.sh"), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=ENV,
+    )
+    assert result.returncode == 1
+    assert message in " ".join(result.stderr.split())
+    assert not (tmp_path / "out").exists()
