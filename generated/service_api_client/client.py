@@ -284,8 +284,8 @@ class Client:
 
     @property
     def shipments(self) -> "ShipmentsResource":
-        """The operations of ``shipments``: ``list()`` and its kin give their items and
-        pages (needs ``service_api.Client``); every other one returns its answer's model.
+        """The operations of ``shipments``: a ``list`` one gives their items and pages
+        (needs ``service_api.Client``); every other one returns its answer's model.
 
         Example::
 
@@ -299,8 +299,8 @@ class Client:
 
     @property
     def devices(self) -> "DevicesResource":
-        """The operations of ``devices``: ``list()`` and its kin give their items and
-        pages (needs ``service_api.Client``); every other one returns its answer's model.
+        """The operations of ``devices``: a ``list`` one gives their items and pages
+        (needs ``service_api.Client``); every other one returns its answer's model.
 
         Example::
 
@@ -488,8 +488,8 @@ class AuthenticatedClient:
 
     @property
     def shipments(self) -> "ShipmentsResource":
-        """The operations of ``shipments``: ``list()`` and its kin give their items and
-        pages (needs ``service_api.Client``); every other one returns its answer's model.
+        """The operations of ``shipments``: a ``list`` one gives their items and pages
+        (needs ``service_api.Client``); every other one returns its answer's model.
 
         Example::
 
@@ -503,8 +503,8 @@ class AuthenticatedClient:
 
     @property
     def devices(self) -> "DevicesResource":
-        """The operations of ``devices``: ``list()`` and its kin give their items and
-        pages (needs ``service_api.Client``); every other one returns its answer's model.
+        """The operations of ``devices``: a ``list`` one gives their items and pages
+        (needs ``service_api.Client``); every other one returns its answer's model.
 
         Example::
 

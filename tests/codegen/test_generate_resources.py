@@ -408,9 +408,14 @@ def _client_attribute_hidden(spec: dict[str, Any]) -> None:
     spec["paths"]["/shipments/{shipmentId}"]["get"]["tags"] = ["token"]
 
 
+def _method_hidden(spec: dict[str, Any]) -> None:
+    spec["components"]["schemas"]["Shipment"]["properties"]["keys"] = {"type": "string"}
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
+        (_method_hidden, "the field keys of Shipment would hide its method keys()"),
         (
             _door_shared,
             "the operations get_shipment and get of the tag shipments would both be"

@@ -268,8 +268,8 @@ SHIPMENT = {"shipmentId": "s-1", "status": "open", "referenceNumber": "R-1", "de
 
 def doors_app(received: list[Any]) -> Starlette:
     """A server of the token, ``createShipment`` and ``getShipment``, which answers the
-    shipment ids ``gone``, ``moved`` and ``html`` and a body asking ``"answer": 200`` as
-    a misbehaving service would; ``received`` gets each request body it is sent."""
+    shipment ids ``gone``, ``moved``, ``html`` and ``list...`` and a body asking ``"answer":
+    200`` as a misbehaving service would; ``received`` gets each request body it is sent."""
 
     async def token(request: Request) -> Response:
         return JSONResponse(
@@ -287,7 +287,10 @@ def doors_app(received: list[Any]) -> Starlette:
             "moved": Response(status_code=302, headers={"location": "/elsewhere"}),
             "html": Response("<html>maintenance</html>", media_type="text/html"),
         }
-        return answers.get(request.path_params["shipment_id"], JSONResponse(SHIPMENT))
+        shipment_id = request.path_params["shipment_id"]
+        if shipment_id.startswith("list"):
+            return JSONResponse([SHIPMENT])
+        return answers.get(shipment_id, JSONResponse(SHIPMENT))
 
     return Starlette(
         routes=[
@@ -370,11 +373,24 @@ async def test_any_other_status_raises_the_typed_error(
     assert type(caught.value) is error
 
 
-async def test_a_success_that_is_not_json_raises_invalid_response(
+async def test_a_success_that_is_not_its_model_raises_invalid_response(
     twin: str, doors_client: service_api.Client
 ) -> None:
     with pytest.raises(service_api.InvalidResponseError, match="not valid JSON"):
         await door(twin, doors_client, "get", shipment_id="html")
+    with pytest.raises(service_api.InvalidResponseError) as caught:
+        await door(twin, doors_client, "get", shipment_id="list")
+    assert str(caught.value) == (
+        "GET /public/v3/shipments/list: unreadable answer"
+        " (TypeError: Shipment.from_dict: expected a JSON object, got list)"
+    )
+    assert isinstance(caught.value.__cause__, TypeError)
+    assert caught.value.request is not None
+    assert caught.value.request.url.path == "/public/v3/shipments/list"
+    # The message is bounded whatever the path and the reason.
+    with pytest.raises(service_api.InvalidResponseError) as caught:
+        await door(twin, doors_client, "get", shipment_id="list" + "-" * 400)
+    assert len(str(caught.value)) == 300
 
 
 async def test_the_plain_generated_client_raises_unexpected_status(

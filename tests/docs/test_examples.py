@@ -5,7 +5,9 @@ are found with the same fence rule and run with bash. The blocks of one page run
 order of the page, in one folder of their own, with ``SERVICE_API_*`` pointing at the
 mock: what a reader who follows the page in one terminal would see. A block that cannot
 run here (an install line, a ``make`` target) says so in its fence, ``test="skip"``, and
-``test_only_setup_blocks_are_skipped`` holds the list of what may be skipped.
+``test_only_setup_blocks_are_skipped`` holds the list of what may be skipped. A Python
+block titled with a file name (``title="test_export.py"``, shown so on the site) is a file
+the reader saves: it is written into the page's folder, and a later shell block runs it.
 """
 
 from __future__ import annotations
@@ -145,6 +147,12 @@ def test_example(block: Fence | CodeExample, page_env: Path, eval_example: EvalE
     )
 
 
+def _saved_as(block: CodeExample) -> str | None:
+    """The file name a block is saved under, from its fence's ``title``, if it has one."""
+    title = block.prefix_settings().get("title", "")
+    return title if title.endswith(".py") else None
+
+
 def _run_python(block: CodeExample, eval_example: EvalExample) -> None:
     """Run the example; printed output shown in it (``#>`` lines) is checked too.
 
@@ -152,6 +160,9 @@ def _run_python(block: CodeExample, eval_example: EvalExample) -> None:
     CPython 3.11 pytest cannot render such frames, so the failure is reported here: the
     error and the markdown line it came from.
     """
+    if (name := _saved_as(block)) is not None:
+        Path(name).write_text(block.source, "utf-8")  # the page's folder is the cwd
+        return
     try:
         if "#>" in block.source:
             eval_example.run_print_check(block)
@@ -217,3 +228,18 @@ def test_every_page_has_its_examples_collected() -> None:
     readme = [b for b in runnable() if b.path.name == "README.md"]
     assert sum(isinstance(b, CodeExample) for b in readme) >= 2
     assert sum(isinstance(b, Fence) for b in readme) >= 1
+
+
+def test_every_saved_file_is_run_by_a_later_block() -> None:
+    """A block the reader saves as a file is run by a shell block after it on its page,
+    so it is tested and not only written."""
+    saved = [b for b in runnable() if isinstance(b, CodeExample) and _saved_as(b)]
+    assert saved, "no saved file found: the title rule would silently run nothing"
+    for block in saved:
+        name = str(_saved_as(block))
+        later = [
+            f
+            for f in fences()
+            if f.path == block.path and f.line > block.start_line and f.lang in SHELL
+        ]
+        assert any(name in f.source for f in later), f"{_id(block)} is never run"

@@ -109,7 +109,7 @@ class ShipmentsResource:
         ``/shipments/{shipment_id}``).
 
         Args:
-            shipment_id (str):
+            shipment_id (str): Identifier of the shipment (its shipmentId).
 
         Raises:
             service_api.ServiceApiError: with ``service_api.Client``, for any other answer
@@ -226,7 +226,7 @@ class AsyncShipmentsResource:
         ``/shipments/{shipment_id}``).
 
         Args:
-            shipment_id (str):
+            shipment_id (str): Identifier of the shipment (its shipmentId).
 
         Raises:
             service_api.ServiceApiError: with ``service_api.Client``, for any other answer

@@ -102,7 +102,7 @@ def sync_detailed(
      The shipment of the account with this identifier.
 
     Args:
-        shipment_id (str):
+        shipment_id (str): Identifier of the shipment (its shipmentId).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -133,7 +133,7 @@ def sync(
      The shipment of the account with this identifier.
 
     Args:
-        shipment_id (str):
+        shipment_id (str): Identifier of the shipment (its shipmentId).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -159,7 +159,7 @@ async def asyncio_detailed(
      The shipment of the account with this identifier.
 
     Args:
-        shipment_id (str):
+        shipment_id (str): Identifier of the shipment (its shipmentId).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -188,7 +188,7 @@ async def asyncio(
      The shipment of the account with this identifier.
 
     Args:
-        shipment_id (str):
+        shipment_id (str): Identifier of the shipment (its shipmentId).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
