@@ -16,8 +16,8 @@ import sys
 import threading
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
-from typing import TextIO
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from service_api import PaginationWarning
 from service_api_cli._connection import (
@@ -32,6 +32,7 @@ from service_api_cli._exit_codes import (
     UsageError,
     describe_error,
     exit_code_for,
+    say,
 )
 from service_api_cli._formats import FORMATS
 from service_api_cli._load import add_load_parser, run_load
@@ -39,15 +40,12 @@ from service_api_cli._load import add_load_parser, run_load
 __all__ = ["build_parser", "main"]
 
 PROG = "service-api"
-ENV_BASE_URL = "SERVICE_API_BASE_URL"
-ENV_CLIENT_ID = "SERVICE_API_CLIENT_ID"
-ENV_CLIENT_SECRET = "SERVICE_API_CLIENT_SECRET"  # noqa: S105 -- a variable name, not a secret
 
 _ENVIRONMENT_HELP = f"""\
 environment:
-  {ENV_BASE_URL:<28}base URL, such as https://api.example.com/public/v3
-  {ENV_CLIENT_ID:<28}client ID of the integration
-  {ENV_CLIENT_SECRET:<28}client secret (prompted for on a terminal when unset)
+  SERVICE_API_BASE_URL        base URL, such as https://api.example.com/public/v3
+  SERVICE_API_CLIENT_ID       client ID of the integration
+  SERVICE_API_CLIENT_SECRET   client secret (prompted for on a terminal when unset)
   {ENV_ACCOUNT_ID:<28}accounts when no --account is given (comma-separated)
   {ENV_RATE_LIMIT:<28}requests per minute, or adaptive (--rate-limit wins)
   {ENV_RATE_STORE:<28}sqlite:///PATH or redis://HOST:PORT/DB (--rate-store wins)
@@ -57,8 +55,8 @@ environment:
 
 _MAIN_EPILOG = f"""\
 examples:
-  export {ENV_BASE_URL}=http://127.0.0.1:8080/public/v3
-  export {ENV_CLIENT_ID}=demo-client {ENV_CLIENT_SECRET}=demo-secret
+  export SERVICE_API_BASE_URL=http://127.0.0.1:8080/public/v3
+  export SERVICE_API_CLIENT_ID=demo-client SERVICE_API_CLIENT_SECRET=demo-secret
   {PROG} list shipments --account acct-1 --output shipments.jsonl
   {PROG} list devices --account acct-1 --account acct-2 -o devices.csv
   {PROG} --proxy http://proxy.internal:3128 --retries 5 list shipments -o all.jsonl
@@ -79,15 +77,9 @@ examples:
   {PROG} list devices --account acct-1 --format table --max-items 20
 
 output:
-  The format follows the extension of --output (.csv: csv; .jsonl, .ndjson: jsonl)
-  unless --format says otherwise; a contradiction is a usage error, and a .json file
-  needs --format jsonl (JSON Lines is not one JSON document). Without either: jsonl.
-  jsonl   one JSON object per line, exactly as the API sent it (undeclared fields kept)
-  csv     nested fields flattened to dotted columns (shipmentLegs.0.fromAddress.city);
-          the header is the union of every record's keys in first-seen order, so rows
-          are spooled to a temporary file and the file is written when the export ends
-  table   a terminal table drawn at the end: top-level fields, nested ones as JSON
-          (holds every record in memory: for a quick look with --max-items)
+  --format, else the extension of --output (.csv; .jsonl, .ndjson), else jsonl; a .json
+  file needs --format jsonl. jsonl: each record as the API sent it; csv: nested fields
+  as dotted columns (shipmentLegs.0.mode); table: top-level fields, for a quick look.
   With several accounts (or --tag-account) each record gets an "account" field, first.
 
 resuming:
@@ -115,7 +107,7 @@ examples:
   {PROG} mock --port 0 --fault-rate 0.1 --seed 7
   {PROG} mock --help           # every option of the mock
 
-Every option after "mock" goes to the mock's own entry point (python -m service_api_mock)."""
+Every option after "mock" goes to the mock's own entry point (service-api-mock)."""
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -134,31 +126,20 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return text
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
+def _whole_number(least: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
+        return value
+
+    return parse
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("service-api")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+_non_negative_int, _positive_int = _whole_number(0), _whole_number(1)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -175,14 +156,18 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_MAIN_EPILOG,
         formatter_class=formatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {importlib.metadata.version('service-api')}",
+    )
     connection = parser.add_argument_group("connection (flags win over the environment)")
-    connection.add_argument("--base-url", metavar="URL", help=f"API base URL [{ENV_BASE_URL}]")
-    connection.add_argument("--client-id", metavar="ID", help=f"client ID [{ENV_CLIENT_ID}]")
+    connection.add_argument("--base-url", metavar="URL", help="API base URL [SERVICE_API_BASE_URL]")
+    connection.add_argument("--client-id", metavar="ID", help="client ID [SERVICE_API_CLIENT_ID]")
     connection.add_argument(
         "--client-secret",
         metavar="SECRET",
-        help=f"client secret; prefer {ENV_CLIENT_SECRET} or the prompt (shell history)",
+        help="client secret; prefer SERVICE_API_CLIENT_SECRET or the prompt (shell history)",
     )
     connection.add_argument(
         "--proxy",
@@ -279,6 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     add_load_parser(commands, formatter, _positive_int)
+    for name in ("list", "load"):  # -q where it is often typed too: after the command
+        quiet: dict[str, Any] = {"default": argparse.SUPPRESS, "help": argparse.SUPPRESS}
+        commands.choices[name].add_argument("-q", "--quiet", action="store_true", **quiet)
 
     token = commands.add_parser(
         "token",
@@ -292,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "mock",
         help="run the local mock of the service",
-        description="Run the local mock (same options as python -m service_api_mock).",
+        description="Run the local mock (same options as service-api-mock).",
         epilog=_MOCK_EPILOG,
         formatter_class=formatter,
         add_help=False,
@@ -349,7 +337,7 @@ def _logging_to_stderr(*, debug: bool, quiet: bool) -> Iterator[None]:
     # Warnings of the client (such as a page that repeated items) as one plain line each,
     # without the file and line of the library that raised them (--debug adds them).
     saved_show = warnings.showwarning
-    warnings.showwarning = _one_line_warning if not debug else _located_warning
+    warnings.showwarning = _warning_line(located=debug)
     try:
         yield
     finally:
@@ -368,30 +356,13 @@ def _warning_text(message: Warning | str, category: type[Warning]) -> str:
     return f"warning: {category.__name__}: {first}"
 
 
-def _one_line_warning(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: TextIO | None = None,
-    line: str | None = None,
-) -> None:
-    _warn(_warning_text(message, category))
+def _warning_line(located: bool) -> Callable[..., None]:
+    def show(
+        message: Warning | str, category: type[Warning], filename: str, lineno: int, *_: Any
+    ) -> None:
+        say(_warning_text(message, category) + (f" ({filename}:{lineno})" if located else ""))
 
-
-def _located_warning(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: TextIO | None = None,
-    line: str | None = None,
-) -> None:
-    _warn(f"{_warning_text(message, category)} ({filename}:{lineno})")
-
-
-def _warn(message: str) -> None:
-    print(f"{PROG}: {message}", file=sys.stderr)
+    return show
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -446,14 +417,14 @@ def _handle_errors(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     try:
         return _run(args)
     except KeyboardInterrupt:
-        _warn("interrupted")
+        say("interrupted")
         return ExitCode.INTERRUPTED
     except UsageError as exc:
         parser.print_usage(sys.stderr)
-        _warn(f"error: {exc}")
+        say(f"error: {exc}")
         return ExitCode.USAGE
     except Exception as exc:
         if args.debug:
             traceback.print_exc()
-        _warn(f"error: {describe_error(exc)}")
+        say(f"error: {describe_error(exc)}")
         return exit_code_for(exc)

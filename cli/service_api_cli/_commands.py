@@ -143,6 +143,10 @@ def run_token(args: argparse.Namespace) -> int:
     other command would use is built first, so that a rate limit or store it cannot use
     is the same usage error here; the token itself is always asked of the service (a
     check of the credentials), never read from or written to ``--token-store``.
+
+    Example::
+
+        run_token(build_parser().parse_args(["token", "--show-token"]))
     """
     with make_client(args):  # the library's checks of every setting (and the prompt)
         pass
@@ -201,10 +205,15 @@ def run_token(args: argparse.Namespace) -> int:
 
 
 def run_mock(argv: list[str]) -> int:
-    """``service-api mock``: hand the arguments to the mock's own entry point."""
+    """``service-api mock``: hand the arguments to the mock's own entry point.
+
+    Example::
+
+        run_mock(["--port", "8080"])
+    """
     mock_main = load_mock_main()
     # ``--help`` and argparse errors in the mock end with SystemExit; pass its code on.
     try:
-        return mock_main(argv)
+        return mock_main(argv, prog="service-api mock")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else ExitCode.USAGE

@@ -196,10 +196,7 @@ def check_proxy(url: str) -> str:
 def _without_secrets(text: str, arguments: Mapping[str, Any]) -> str:
     # The library's messages name a Redis store by host:port/db only; this is the belt
     # to those braces, for whatever a driver's error might quote. One line, too.
-    for name in ("proxy", "rate_store", "token_store"):
-        url = arguments.get(name)
-        if url is None:
-            continue
+    for url in filter(None, (arguments.get(n) for n in ("proxy", "rate_store", "token_store"))):
         text = text.replace(url, shown_url(url))
         with contextlib.suppress(ValueError):
             if password := urlsplit(url).password:

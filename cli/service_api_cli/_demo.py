@@ -21,7 +21,6 @@ import os
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,13 +29,6 @@ from service_api_mock import DEMO_ACCOUNTS, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, 
 __all__ = ["main"]
 
 DEFAULT_OUTPUT = Path("build/demo/shipments.jsonl")
-
-
-def _counts(origin: str) -> dict[str, dict[str, int]]:
-    # The mock's control API, read over HTTP like any outside observer would.
-    with urllib.request.urlopen(f"{origin}/__mock__/counts", timeout=10) as answer:  # noqa: S310 -- loopback URL built here
-        counts: dict[str, dict[str, int]] = json.load(answer)
-    return counts
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -67,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "SERVICE_API_CLIENT_SECRET": DEMO_CLIENT_SECRET,
         }
         returncode, elapsed = _run_shown(command, env)
-        counts = _counts(server.origin)
+        counts = server.service.counts()  # the mock runs in this process
         if returncode != 0:
             print(f"demo: the export failed with exit code {returncode}", file=sys.stderr)
             return returncode
@@ -93,14 +85,14 @@ def _run_shown(command: list[str], env: dict[str, str]) -> tuple[int, float]:
     return done.returncode, time.monotonic() - began
 
 
-def _print_export_summary(output: Path, counts: dict[str, dict[str, int]], elapsed: float) -> None:
+def _print_export_summary(output: Path, counts: dict[str, dict[int, int]], elapsed: float) -> None:
     with output.open(encoding="utf-8") as exported:
         per_account: dict[str, int] = {}
         for line in exported:
             account = json.loads(line)["account"]
             per_account[account] = per_account.get(account, 0) + 1
     records = sum(per_account.values())
-    pages = counts.get("listShipments", {}).get("200", 0)
+    pages = counts.get("listShipments", {}).get(200, 0)
     tokens = sum(counts.get("authenticate", {}).values())
     print(
         f"demo: {records} records ("

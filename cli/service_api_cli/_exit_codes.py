@@ -7,6 +7,7 @@ listed in ``--help`` and in docs/extras/cli.md, and kept in one place here.
 from __future__ import annotations
 
 import enum
+import sys
 
 import httpx
 
@@ -18,7 +19,7 @@ from service_api import (
     ServiceApiError,
 )
 
-__all__ = ["EXIT_CODES_HELP", "ExitCode", "UsageError", "describe_error", "exit_code_for"]
+__all__ = ["EXIT_CODES_HELP", "ExitCode", "UsageError", "describe_error", "exit_code_for", "say"]
 
 
 class ExitCode(enum.IntEnum):
@@ -102,3 +103,13 @@ def describe_error(exc: BaseException) -> str:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def say(message: str) -> None:
+    """One line of the command on stderr, after its name, printed at once.
+
+    Example::
+
+        say("error: no account")   # service-api: error: no account
+    """
+    print(f"service-api: {message}", file=sys.stderr, flush=True)

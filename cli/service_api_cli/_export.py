@@ -32,7 +32,7 @@ import attrs
 import service_api
 from service_api_cli._commands import find_endpoint, parse_params
 from service_api_cli._connection import make_client, resolve_accounts
-from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for
+from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for, say
 from service_api_cli._formats import choose_format
 from service_api_cli._output import jsonl_line, render, tagged
 from service_api_cli._progress import make_progress
@@ -43,17 +43,19 @@ __all__ = ["KeptPages", "run_list"]
 STATE_FILE = "state.json"
 
 
-def _say(message: str) -> None:
-    print(f"service-api: {message}", file=sys.stderr, flush=True)
-
-
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 @attrs.define
 class AccountState:
-    """Where the export of one account stands; the first six fields are kept on disk."""
+    """Where the export of one account stands; the first seven fields are kept on disk.
+
+    Example::
+
+        state = AccountState("acct-1", "0.jsonl")
+        state.took(1, 50)   # page 1, 50 records: next_page is 2
+    """
 
     account: str
     file: str  # its JSON Lines file in the kept folder
@@ -63,8 +65,15 @@ class AccountState:
     size: int = 0  # bytes of its file that are whole pages
     done: bool = False
     kept: int = 0  # records it had from an earlier run
-    total: int | None = None
     refused: BaseException | None = None
+
+    def took(self, number: int, records: int) -> None:
+        """Page ``number`` and its ``records`` are written."""
+        self.pages, self.next_page, self.records = (
+            self.pages + 1,
+            number + 1,
+            self.records + records,
+        )
 
 
 class KeptPages:
@@ -77,7 +86,7 @@ class KeptPages:
 
         kept = KeptPages("shipments.jsonl", {"endpoint": "shipments"}, ["acct-1"])
         for state in kept.accounts: ...
-        kept.complete("jsonl", tag=False)
+        kept.finish("jsonl", tag=False, complete=True)
     """
 
     def __init__(
@@ -99,15 +108,18 @@ class KeptPages:
                 f"{path} has pages kept by another export ({changed}): run that command "
                 "again to finish it, or add --restart to drop them and start over"
             )
-        self.found = bool(saved)  # pages of an earlier run were found
-        self._all = {
-            a: AccountState(**{**s, "kept": s["records"]})
-            for a, s in ((saved or {}).get("accounts") or {}).items()
-        }
+        try:
+            self._all = {
+                a: AccountState(**{**s, "kept": s["records"]})
+                for a, s in ((saved or {}).get("accounts") or {}).items()
+            }
+        except (TypeError, KeyError, AttributeError):  # not a state this command wrote
+            raise UsageError(f"cannot read {self.folder}/{STATE_FILE}: add --restart") from None
         for account in accounts:
             self._all.setdefault(account, AccountState(account, f"{len(self._all)}.jsonl"))
             state = self._all[account]
-            if _size(self._path(state)) < state.size:  # the file lost pages (a crash)
+            path = self._path(state)  # a file that lost pages (a crash) starts again
+            if (os.path.getsize(path) if os.path.exists(path) else 0) < state.size:
                 self._all[account] = AccountState(account, state.file)
         self.accounts = [self._all[a] for a in accounts]
 
@@ -135,18 +147,15 @@ class KeptPages:
             json.dump({"command": self.command, "accounts": accounts}, file)
         os.replace(temp, os.path.join(self.folder, STATE_FILE))
 
-    @contextlib.contextmanager
-    def writing(self, state: AccountState) -> Iterator[IO[str]]:
-        """The account's file, opened to append after its last whole page."""
+    def write_page(self, state: AccountState, number: int, records: Sequence[Any]) -> None:
+        """Append a page to the account's file after its last whole page, then count it."""
         os.makedirs(self.folder, exist_ok=True)
-        with open(self._path(state), "a+", encoding="utf-8", newline="") as stream:
-            stream.truncate(state.size)
-            yield stream
-
-    def page_written(self, state: AccountState, stream: IO[str]) -> None:
-        """The page is in the account's file: make it count."""
-        stream.flush()
-        state.size = stream.tell()
+        with open(self._path(state), "a", encoding="utf-8") as stream:
+            stream.truncate(state.size)  # a page torn by an earlier stop goes
+            stream.writelines(jsonl_line(record) for record in records)
+            stream.flush()
+            state.took(number, len(records))
+            state.size = stream.tell()
         self.save()
 
     def records(self, tag: bool) -> Iterator[dict[str, Any]]:
@@ -156,8 +165,11 @@ class KeptPages:
                 for line in lines:
                     yield tagged(json.loads(line), state.account) if tag else json.loads(line)
 
-    def complete(self, fmt: str, *, tag: bool) -> None:
-        """Write ``FILE`` from the kept records and put it in place, then drop the folder."""
+    def finish(self, fmt: str, *, tag: bool, complete: bool) -> None:
+        """Once ``complete``: write ``FILE`` from the kept records, put it in place, then
+        drop the folder."""
+        if not complete:
+            return
         temp = os.path.join(self.folder, "output")
         with open(temp, "w", encoding="utf-8", newline="") as stream:
             render(fmt, lambda: self.records(tag), stream)
@@ -173,40 +185,30 @@ class KeptPages:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except FileNotFoundError:
-        return 0
-
-
 class _Stream:
     """Standard output, a FIFO or a device: JSON Lines as it comes, CSV and the table
     from a spool at the end (with what was fetched, also after a failure)."""
 
     def __init__(self, stream: IO[str], fmt: str, tag: bool) -> None:
-        self.stream, self.fmt, self.tag = stream, fmt, tag
+        self.stream, self.tag = stream, tag
         self.spool = None if fmt == "jsonl" else tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 -- closed in finish()
 
-    @contextlib.contextmanager
-    def writing(self, state: AccountState) -> Iterator[IO[str]]:
-        yield self.spool or self.stream
+    def write_page(self, state: AccountState, number: int, records: Sequence[Any]) -> None:
+        out = self.spool or self.stream
+        out.writelines(jsonl_line(tagged(r, state.account) if self.tag else r) for r in records)
+        out.flush()
+        state.took(number, len(records))
 
-    def page_written(self, state: AccountState, stream: IO[str]) -> None:
-        stream.flush()
-
-    def finish(self) -> None:
-        if self.spool is not None:
-            spool, self.spool = self.spool, None
+    def finish(self, fmt: str, *, tag: bool, complete: bool) -> None:
+        if (spool := self.spool) is not None:
             with spool:
-                render(
-                    self.fmt, lambda: (json.loads(line) for line in _rewound(spool)), self.stream
-                )
+                render(fmt, lambda: _records(spool), self.stream)
 
 
-def _rewound(spool: IO[str]) -> IO[str]:
+def _records(spool: IO[str]) -> Iterator[dict[str, Any]]:
     spool.seek(0)
-    return spool
+    for line in spool:
+        yield json.loads(line)
 
 
 def _export(
@@ -214,14 +216,13 @@ def _export(
     client: service_api.Client,
     accounts: list[AccountState],
     sink: KeptPages | _Stream,
-    tag: bool,
 ) -> BaseException | None:
     """Fetch what each account still misses; the error that stopped it, if any. An account
     the credentials may not act for (403) is set aside and the others go on."""
     endpoint = find_endpoint(args.endpoint, LIST_ENDPOINTS)
     params = parse_params(endpoint, args.param)
     on_terminal = sys.stdout.isatty() and args.output in (None, "-") and args.format != "table"
-    progress = make_progress(sys.stderr.isatty() and not on_terminal)
+    progress = make_progress(sys.stderr.isatty() and not on_terminal and not args.quiet)
     try:
         for state in accounts:
             if state.done:
@@ -229,7 +230,7 @@ def _export(
             progress.update(state.account, records=state.records, pages=state.pages, total=None)
             left = None if args.max_items is None else args.max_items - state.records
             try:
-                with client.with_account(state.account) as child, sink.writing(state) as stream:
+                with client.with_account(state.account) as child:
                     pager = service_api.paginate(
                         endpoint.module,
                         child,
@@ -241,24 +242,10 @@ def _export(
                     )
                     with contextlib.closing(iter(pager.pages())) as pages:
                         for page in pages:
-                            raw = page.raw_items
-                            # Kept pages are tagged when FILE is written (see KeptPages).
-                            tag_now = tag and isinstance(sink, _Stream)
-                            stream.writelines(
-                                jsonl_line(tagged(r, state.account) if tag_now else r) for r in raw
-                            )
-                            state.pages, state.next_page = state.pages + 1, page.number + 1
-                            state.records += len(raw)
-                            sink.page_written(state, stream)
-                            state.total = page.total_records
-                            if args.max_items is not None:
-                                state.total = min(state.total, args.max_items)
-                            progress.update(
-                                state.account,
-                                records=state.records,
-                                pages=state.pages,
-                                total=state.total,
-                            )
+                            sink.write_page(state, page.number, page.raw_items)
+                            total = min(page.total_records, args.max_items or page.total_records)
+                            shown = {"records": state.records, "pages": state.pages}
+                            progress.update(state.account, **shown, total=total)
             except service_api.PermissionDeniedError as exc:
                 state.refused = exc
                 continue
@@ -273,7 +260,12 @@ def _export(
 
 
 def run_list(args: argparse.Namespace) -> int:
-    """``service-api list``: export an endpoint for every account, then say what was done."""
+    """``service-api list``: export an endpoint for every account, then say what was done.
+
+    Example::
+
+        run_list(build_parser().parse_args(["list", "shipments", "-o", "s.jsonl"]))
+    """
     endpoint = find_endpoint(args.endpoint, LIST_ENDPOINTS)
     parse_params(endpoint, args.param)  # checked before anything else
     names = resolve_accounts(args.account)
@@ -304,18 +296,12 @@ def run_list(args: argparse.Namespace) -> int:
         accounts = [AccountState(a, "") for a in names]
     began = time.monotonic()
     with make_client(args) as client:
-        error = _export(args, client, accounts, sink, tag)
+        error = _export(args, client, accounts, sink)
     refused = [s for s in accounts if s.refused is not None]
-    if error is None and not refused and isinstance(sink, KeptPages):
-        try:
-            sink.complete(args.format, tag=tag)
-        except (Exception, KeyboardInterrupt) as exc:
-            error = exc
-    if isinstance(sink, _Stream):
-        try:
-            sink.finish()
-        except (Exception, KeyboardInterrupt) as exc:
-            error = error or exc
+    try:
+        sink.finish(args.format, tag=tag, complete=error is None and not refused)
+    except (Exception, KeyboardInterrupt) as exc:
+        error = error or exc
     return _report(
         args,
         accounts,
@@ -354,47 +340,48 @@ def _report(
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-        _say("error: the output was closed before the export ended (broken pipe)")
-        _say(_summary(accounts, elapsed))
+        say("error: the output was closed before the export ended (broken pipe)")
+        say(_summary(accounts, elapsed))
         return ExitCode.FAILURE
     where = args.output if isinstance(sink, KeptPages) else (args.output or "stdout")
     if error is None:
-        _say(_summary(accounts, elapsed, where))
+        say(_summary(accounts, elapsed, where))
         return ExitCode.OK
     if isinstance(error, KeyboardInterrupt):
-        _say("interrupted")
+        say("interrupted")
     else:
         if args.debug:
             import traceback
 
             traceback.print_exception(error)
         for state in accounts:
-            if state.refused is not None and state.refused is not error:
-                _say(f"error: {state.account}: {describe_error(state.refused)}")
-        _say(f"error: {describe_error(error)}")
-    if records or any(a.kept for a in accounts):
-        _say(_summary(accounts, elapsed))
+            if state.refused is not None:
+                say(f"error: {state.account}: {describe_error(state.refused)}")
+        if not any(state.refused is error for state in accounts):
+            say(f"error: {describe_error(error)}")
+    if records:
+        say(_summary(accounts, elapsed))
     again = _resumable(error) and records > 0
     if isinstance(sink, _Stream):
         if again:
-            _say(
+            say(
                 f"the {_count(records, 'record')} went to {where}; "
                 "a rerun starts over (with -o FILE it would resume)"
             )
         return exit_code_for(error)
     sink.drop_if_empty()
     if records == 0:
-        _say(f"{args.output} was left as it was: no page was kept")
+        say(f"{args.output} was left as it was: no page was kept")
         return exit_code_for(error)
-    _say(
+    say(
         f"{args.output} was left as it was; the {_count(records, 'record')} fetched are kept "
         f"beside it in {os.path.basename(sink.folder)}/"
     )
     if all(a.done or a.refused for a in accounts) and any(a.refused for a in accounts):
         refused = " ".join(f"--account {a.account}" for a in accounts if a.refused)
-        _say(f"run the same command without {refused} to write {args.output} from them")
+        say(f"run the same command without {refused} to write {args.output} from them")
     elif again:
-        _say("run the same command again to fetch only the rest (--restart starts over)")
+        say("run the same command again to fetch only the rest (--restart starts over)")
     return exit_code_for(error)
 
 
@@ -402,9 +389,7 @@ def _resumable(error: BaseException) -> bool:
     # Failures a rerun cannot cure (refused credentials, permission, a bad request, a
     # record that is not one) fail again the same way; Ctrl-C, a full disk, network and
     # server failures do not.
-    if not isinstance(error, service_api.ServiceApiError):
-        return True
-    if error.start_page is not None:
+    if isinstance(error, service_api.ServiceApiError) and error.start_page is not None:
         return error.resumable
     final = service_api.InvalidCredentialsError | service_api.PermissionDeniedError
     return not isinstance(

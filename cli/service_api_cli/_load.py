@@ -18,7 +18,7 @@ from typing import Any
 
 import service_api
 from service_api_cli._connection import ENV_ACCOUNT_ID, make_client, resolve_accounts
-from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for
+from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for, say
 
 __all__ = [
     "DEFAULT_DATASET",
@@ -42,23 +42,18 @@ examples:
   {PROG} load shipments --from s.jsonl --account acct-1   # no request, no credentials
 
 what it does:
-  One table per endpoint, one row per record as the API sent it plus an "account"
-  column; nested lists become child tables (shipments__shipment_legs). Rows are merged
-  on the record's id and account, so a nightly re-run updates them instead of adding
-  duplicates. DuckDB writes {DEFAULT_PIPELINE}.duckdb in the current directory (set
-  DESTINATION__DUCKDB__CREDENTIALS=path/to/file.duckdb to choose another file). Rows go
-  through dlt's fastest file format the destination supports (jsonl for DuckDB) unless
-  dlt's config sets one (NORMALIZE__LOADER_FILE_FORMAT, [normalize] loader_file_format).
-  For memory flat in the records it loads one file at a time (LOAD__WORKERS=1) and DuckDB
-  with one thread and a 64 MB buffer, unless dlt's config sets LOAD__WORKERS or
-  DESTINATION__DUCKDB__CREDENTIALS__GLOBAL_CONFIG (such as '{{"threads": 4}}').
-  dlt's state and load packages are kept in {DEFAULT_PIPELINES_DIR}/ in the current
-  directory (--pipelines-dir to choose another).
+  The credentials and every account are checked first, before the destination is
+  touched. One table per endpoint, a row per record as sent plus an "account" column;
+  nested lists become child tables. Rows are merged on the record's id and account: a
+  rerun updates them, and the summary says how many rows are new. DuckDB writes
+  {DEFAULT_PIPELINE}.duckdb in the current directory (DESTINATION__DUCKDB__CREDENTIALS
+  chooses another file); dlt's state goes to {DEFAULT_PIPELINES_DIR}/ in the current
+  directory. The dlt page of the docs gives the settings (file format, memory).
 
 resume:
   After an API error or Ctrl-C the pages fetched so far are loaded, with where each
-  account stopped kept in the pipeline's state: run the same command again to load the
-  rest. dlt's anonymous telemetry is off unless RUNTIME__DLTHUB_TELEMETRY is set."""
+  account stopped: run the same command again to load the rest. dlt's anonymous
+  telemetry is off unless RUNTIME__DLTHUB_TELEMETRY is set."""
 
 
 _RESUME = "run the same command again to resume (rows are merged, never duplicated)"
@@ -136,22 +131,15 @@ def add_load_parser(
     )
 
 
-def _say(message: str) -> None:
-    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
-
-
-def _on_terminal(args: argparse.Namespace) -> bool:
-    return sys.stderr.isatty() and not args.quiet
-
-
 def _progress(args: argparse.Namespace) -> Any:
     """dlt's progress, drawn by rich on a terminal: rows per table while extracting
     (fetching the pages), files while normalizing, jobs while loading."""
     from dlt.common.runtime.collector import NullCollector
     from dlt.common.runtime.collector_base import Collector
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    if not _on_terminal(args):
+    if not (sys.stderr.isatty() and not args.quiet):
         return NullCollector()
 
     class RichCollector(Collector):
@@ -161,17 +149,21 @@ def _progress(args: argparse.Namespace) -> Any:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
-                transient=True,
+                console=Console(stderr=True),
             )
             self.tasks: dict[str, Any] = {}
+            self.totals: dict[str, int] = {}
             self.bars.start()
 
         def update(self, name: str, inc: int = 1, total: Any = None, *args: Any, **kw: Any) -> None:
-            if kw.get("label"):
+            inc_total = (args[:1] or [kw.get("inc_total")])[0]
+            if kw.get("label") or name.startswith("_dlt"):  # dlt's own tables, sub-counters
                 return
-            if name not in self.tasks:
-                self.tasks[name] = self.bars.add_task(f"{self.step} {name}", total=total)
-            self.bars.update(self.tasks[name], advance=inc, total=total)
+            if name not in self.tasks:  # the step is "Extract <source> in <load id>"
+                self.tasks[name] = self.bars.add_task(f"{self.step.split()[0]} {name}")
+            self.totals[name] = total or self.totals.get(name, 0) + (inc_total or 0)
+            shown = self.totals[name] or None
+            self.bars.update(self.tasks[name], advance=inc, total=shown)
 
         def _stop(self) -> None:
             self.bars.stop()
@@ -182,7 +174,7 @@ def _progress(args: argparse.Namespace) -> Any:
 @contextlib.contextmanager
 def _status(args: argparse.Namespace, text: str) -> Iterator[None]:
     # Importing dlt and setting the pipeline up take seconds: never a silent screen.
-    if not _on_terminal(args):
+    if not (sys.stderr.isatty() and not args.quiet):
         yield
         return
     from rich.console import Console
@@ -191,10 +183,13 @@ def _status(args: argparse.Namespace, text: str) -> Iterator[None]:
         yield
 
 
-def _usable_accounts(args: argparse.Namespace, client: service_api.Client) -> list[str]:
+def _usable_accounts(
+    args: argparse.Namespace, client: service_api.Client
+) -> tuple[list[str], BaseException | None]:
     """The accounts the credentials may act for, asked of the service before the
     destination is touched: a refused secret or a wrong address ends here, with nothing
-    created. An account refused (403) is said and left out; if none is left, that error."""
+    created. An account refused (403) is said and left out (and its error returned); if
+    none is left, that error is raised."""
     from service_api_client.api import LIST_ENDPOINTS
 
     endpoint = LIST_ENDPOINTS[args.endpoints[0]].module
@@ -204,19 +199,23 @@ def _usable_accounts(args: argparse.Namespace, client: service_api.Client) -> li
             with client.with_account(account) as child:
                 list(service_api.paginate(endpoint, child, page_size=1, max_pages=1))
         except service_api.PermissionDeniedError as exc:
-            _say(f"error: {account}: {describe_error(exc)}; loading the others")
+            say(f"error: {account}: {describe_error(exc)}; loading the others")
             refused = exc
             continue
         usable.append(account)
     if not usable and refused is not None:
         raise refused
-    args.refused = refused
-    return usable
+    return usable, refused
 
 
 def run_load(args: argparse.Namespace) -> int:
     """``service-api load``: check the credentials and accounts, run the pipeline, then
-    say what each table received (new rows and rows already there)."""
+    say what each table received (new rows and rows already there).
+
+    Example::
+
+        run_load(build_parser().parse_args(["load", "shipments", "--account", "acct-1"]))
+    """
     # Nothing leaves 127.0.0.1 or the service but what the user asked for: dlt's usage
     # reports stay off unless the user turns them on.
     os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
@@ -234,7 +233,7 @@ def run_load(args: argparse.Namespace) -> int:
     unknown = [name for name in args.endpoints if name not in known]
     if unknown:
         raise UsageError(f"unknown endpoint {unknown[0]!r} (known: {', '.join(known) or 'none'})")
-    client = None
+    client, refused = None, None
     if args.files:
         if len(args.endpoints) != 1:
             raise UsageError("--from loads files of one endpoint: name exactly one ENDPOINT")
@@ -255,7 +254,7 @@ def run_load(args: argparse.Namespace) -> int:
         if client is not None:
             stack.enter_context(client)
             with _status(args, "checking the credentials and accounts"):
-                accounts = _usable_accounts(args, client)
+                accounts, refused = _usable_accounts(args, client)
         try:
             pipeline = dlt.pipeline(
                 pipeline_name=args.pipeline_name,
@@ -265,7 +264,7 @@ def run_load(args: argparse.Namespace) -> int:
                 progress=_progress(args),
             )
         except Exception as exc:  # dlt's errors for an unknown destination and the like
-            raise UsageError(f"cannot set up the pipeline: {_first_line(exc)}") from None
+            raise UsageError(f"cannot set up the pipeline: {describe_error(exc)}") from None
         before = _rows(pipeline, args.endpoints)
         began = time.monotonic()
         try:
@@ -294,8 +293,7 @@ def run_load(args: argparse.Namespace) -> int:
             return _dlt_failed(exc)
         except (service_api.ServiceApiError, KeyboardInterrupt) as exc:
             return _stopped(args, pipeline, before, exc, began)
-    _say(_summary(pipeline, args.endpoints, before, time.monotonic() - began))
-    refused = getattr(args, "refused", None)
+    say(_summary(pipeline, args.endpoints, before, time.monotonic() - began))
     return ExitCode.OK if refused is None else exit_code_for(refused)
 
 
@@ -304,12 +302,12 @@ def _stopped(
 ) -> int:
     """The error first, then what was loaded before it, then whether a rerun resumes."""
     resumable = isinstance(error, KeyboardInterrupt) or getattr(error, "resumable", False)
-    _say(
+    say(
         "interrupted" if isinstance(error, KeyboardInterrupt) else f"error: {describe_error(error)}"
     )
-    _say(_summary(pipeline, args.endpoints, before, time.monotonic() - began))
+    say(_summary(pipeline, args.endpoints, before, time.monotonic() - began))
     if resumable:
-        _say(_RESUME)
+        say(_RESUME)
     return exit_code_for(error)
 
 
@@ -319,11 +317,11 @@ def _dlt_failed(exc: Any) -> int:
     cause: BaseException = exc.exception
     while cause.__cause__ is not None or cause.__context__ is not None:
         cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
-    _say(f"error: {_explained(cause)}")
+    say(f"error: {_explained(cause)}")
     if cause is not exc.exception:
-        _say(f"dlt failed at its {exc.step} step: {_first_line(exc.exception)}")
+        say(f"dlt failed at its {exc.step} step: {describe_error(exc.exception)}")
     if exc.step in ("normalize", "load"):
-        _say("dlt keeps what was extracted and finishes it on the next run")
+        say("dlt keeps what was extracted and finishes it on the next run")
     return ExitCode.FAILURE
 
 
@@ -332,7 +330,7 @@ def _explained(cause: BaseException) -> str:
     opened = re.search(r'Cannot open file "([^"]+)"', str(cause))
     if opened and not os.path.isdir(folder := os.path.dirname(opened.group(1)) or "."):
         return f"the folder {folder!r} does not exist (for the DuckDB file {opened.group(1)!r})"
-    return _first_line(cause)
+    return describe_error(cause)
 
 
 def _rows(pipeline: Any, endpoints: list[str]) -> dict[str, int | None]:
@@ -381,17 +379,7 @@ def _summary(
     where = f"{pipeline.destination.destination_name} dataset {pipeline.dataset_name}"
     nothing = all(before.get(n) is not None and before.get(n) == after.get(n) for n in endpoints)
     note = "; nothing new was added" if nothing and counts else ""
-    return f"loaded {', '.join(parts)} into {where} in {elapsed:.1f}s{_steps(trace)}{note}"
-
-
-def _steps(trace: Any) -> str:
-    # Where the time went, per dlt step: extract includes fetching the pages.
-    steps = [
-        f"{step.step} {(step.finished_at - step.started_at).total_seconds():.1f}s"
-        for step in (trace.steps if trace is not None else ())
-        if step.step in ("extract", "normalize", "load") and step.finished_at is not None
-    ]
-    return f" ({', '.join(steps)})" if steps else ""
+    return f"loaded {', '.join(parts)} into {where} in {elapsed:.1f}s{note}"
 
 
 def _table_name(pipeline: Any, endpoint: str) -> str:
@@ -400,8 +388,3 @@ def _table_name(pipeline: Any, endpoint: str) -> str:
         return str(pipeline.default_schema.naming.normalize_table_identifier(endpoint))
     except Exception:  # no schema yet: nothing was loaded
         return endpoint
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -19,12 +19,10 @@ from service_api_cli._exit_codes import ExitCode, UsageError
 __all__ = ["MOCK_EXTRA_MODULES", "load_mock_main", "main"]
 
 #: Top-level modules the ``mock`` extra provides (and the mock package itself).
-MOCK_EXTRA_MODULES = frozenset(
-    {"starlette", "uvicorn", "multipart", "python_multipart", "service_api_mock"}
-)
+MOCK_EXTRA_MODULES = {"starlette", "uvicorn", "multipart", "python_multipart", "service_api_mock"}
 
 
-def load_mock_main() -> Callable[[Sequence[str] | None], int]:
+def load_mock_main() -> Callable[..., int]:
     """The mock's ``main``, or a :class:`UsageError` naming the extra to install.
 
     Only a missing module of the extra counts: any other ``ImportError`` is a bug and
@@ -59,4 +57,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"service-api-mock: error: {exc}", file=sys.stderr)
         return ExitCode.USAGE
-    return mock_main(argv)
+    return mock_main(argv, prog="service-api-mock")

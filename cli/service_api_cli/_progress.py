@@ -1,13 +1,11 @@
-"""Progress of an export on stderr: a rich bar on a terminal, nothing otherwise.
+"""Progress of an export on stderr: a rich bar per account on a terminal, nothing otherwise.
 
-The bar is driven by ``totalRecords`` of the first page, so it shows records, pages,
-rate and time left. When stderr is not a terminal (a pipe, a CI log) the bar would be
-noise, so only the final summary line (printed by the command) remains.
+The bar is driven by ``totalRecords`` of the pages, so it shows records, pages, rate and
+time left. When stderr is not a terminal (a pipe, a CI log) the bar would be noise, so
+only the final summary line (printed by the command) remains.
 """
 
 from __future__ import annotations
-
-from typing import Protocol
 
 from rich.console import Console
 from rich.progress import (
@@ -23,38 +21,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-__all__ = ["ExportProgress", "NoProgress", "RichProgress", "make_progress"]
-
-
-class ExportProgress(Protocol):
-    """Told about each page of each account as it is written."""
-
-    def start_account(self, account: str) -> None:
-        """An account's export begins (its total is not known yet)."""
-
-    def update(self, account: str, *, records: int, pages: int, total: int | None) -> None:
-        """Records and pages written so far for ``account``, and how many are expected."""
-
-    def close(self) -> None:
-        """Remove the bar from the screen's live area."""
-
-
-class NoProgress:
-    """Shows nothing: stderr is not a terminal.
-
-    Example::
-
-        progress = NoProgress()
-    """
-
-    def start_account(self, account: str) -> None:
-        """Nothing to show."""
-
-    def update(self, account: str, *, records: int, pages: int, total: int | None) -> None:
-        """Nothing to show."""
-
-    def close(self) -> None:
-        """Nothing to remove."""
+__all__ = ["RichProgress", "make_progress"]
 
 
 class _RecordRateColumn(ProgressColumn):
@@ -70,17 +37,17 @@ class _PagesColumn(ProgressColumn):
 
 
 class RichProgress:
-    """One bar per account: records of total, pages, rate, elapsed and time left.
+    """One bar per account: records of total, pages, rate, elapsed and time left; with
+    ``shown`` false it draws nothing.
 
     Example::
 
         progress = RichProgress(Console(stderr=True))
-        progress.start_account("acct-1")
         progress.update("acct-1", records=50, pages=1, total=500)
         progress.close()
     """
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, shown: bool = True) -> None:
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -92,40 +59,27 @@ class RichProgress:
             TextColumn("ETA"),
             TimeRemainingColumn(),
             console=console,
-            transient=False,
+            disable=not shown,
         )
         self._tasks: dict[str, TaskID] = {}
-        self._started = False
-
-    def start_account(self, account: str) -> None:
-        """Add a bar for ``account``."""
-        if not self._started:
-            self._progress.start()
-            self._started = True
-        self._tasks[account] = self._progress.add_task(account, total=None, pages=0)
 
     def update(self, account: str, *, records: int, pages: int, total: int | None) -> None:
-        """Move the account's bar."""
-        task = self._tasks.get(account)
-        if task is None:
-            self.start_account(account)
-            task = self._tasks[account]
-        self._progress.update(task, completed=records, total=total, pages=pages)
+        """Move the account's bar (the first call adds it)."""
+        if account not in self._tasks:
+            self._progress.start()
+            self._tasks[account] = self._progress.add_task(account, total=None, pages=0)
+        self._progress.update(self._tasks[account], completed=records, total=total, pages=pages)
 
     def close(self) -> None:
         """Draw the bars one last time and leave them on screen."""
-        if self._started:
-            self._progress.stop()
-            self._started = False
+        self._progress.stop()
 
 
-def make_progress(stderr_is_tty: bool) -> ExportProgress:
-    """A :class:`RichProgress` on a terminal, else :class:`NoProgress`.
+def make_progress(stderr_is_tty: bool) -> RichProgress:
+    """The bars on stderr, drawn only when it is a terminal.
 
     Example::
 
         progress = make_progress(sys.stderr.isatty())
     """
-    if stderr_is_tty:
-        return RichProgress(Console(stderr=True))
-    return NoProgress()
+    return RichProgress(Console(stderr=True), shown=stderr_is_tty)

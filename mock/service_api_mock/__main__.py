@@ -74,6 +74,8 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument(
         "--check-spec",
         type=Path,
+        nargs="?",
+        const=DEFAULT_SPEC,
         metavar="PATH",
         help="only check that the mock can serve this spec (exit status 1 if not, saying why)",
     )

@@ -10,6 +10,7 @@ serves each shape of operation (see ``_spec.py``) for any resource.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -108,6 +109,7 @@ class _Refused(Exception):
         self.status, self.detail, self.headers = status, detail, headers
 
 
+@functools.lru_cache(maxsize=4096)  # a listing sends the same few values again and again
 def _coerce(parameter: Parameter, raw: str) -> Any:
     """The value of ``raw`` for ``parameter``; a 400 if its schema refuses it."""
     value: Any = None
@@ -150,7 +152,7 @@ async def _json_body(op: Operation, request: Request) -> dict[str, Any]:
         raise _Refused(400, "The body must be application/json.")
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise _Refused(400, "The body is not JSON.") from None
     error = next(iter(op.body.iter_errors(value)), None)
     if error is not None:
@@ -376,7 +378,8 @@ class _FrontDoor:
         path: str = scope["path"]
         found = None
         if path.startswith(f"{API_PREFIX}/"):
-            found = self._state.spec.match(path.removeprefix(API_PREFIX))
+            raw = scope.get("raw_path", b"").decode("latin-1") or path
+            found = self._state.spec.match(raw.removeprefix(API_PREFIX))
         operation = None if found is None else found[0].get(method)
         status = 0
         response_started = False

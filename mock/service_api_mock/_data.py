@@ -18,9 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._spec import RecordType
 
-__all__ = ["REALISTIC", "RESOURCES", "build_records", "make_dataset", "sample_record"]
-
-RESOURCES = ("shipments", "devices")
+__all__ = ["REALISTIC", "build_records", "make_dataset", "new_id", "sample_record"]
 
 # A fixed origin keeps the dates stable across runs and days.
 _EPOCH = datetime(2026, 1, 5, 8, 0, 0, tzinfo=UTC)
@@ -141,7 +139,7 @@ REALISTIC: Mapping[str, _Generator] = {"shipments": _shipments, "devices": _devi
 
 
 def make_dataset(resource: str, account: str, *, seed: int, records: int) -> list[dict[str, Any]]:
-    """Build the full ordered list of ``resource`` records of ``account``.
+    """Build the full ordered list of ``resource`` records (shipments or devices) of ``account``.
 
     Identifiers come from 128 random bits drawn per account, so they are unique across
     accounts in practice, and stable for a seed.
@@ -150,8 +148,6 @@ def make_dataset(resource: str, account: str, *, seed: int, records: int) -> lis
 
         make_dataset("devices", "acct-1", seed=0, records=3)[0]["deviceId"]
     """
-    if resource not in REALISTIC:
-        raise ValueError(f"unknown resource {resource!r}; expected one of {RESOURCES}")
     return REALISTIC[resource](seed, account, records)
 
 

@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import attrs
 import yaml
@@ -51,14 +52,8 @@ _PARAMETER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _OAUTH_SAMPLE = {"error": "invalid_request", "error_description": "sample"}
 _TOKEN_SAMPLE = {"access_token": "sample", "token_type": "Bearer", "expires_in": "3600"}
 # Why each error status can be sent, to say so when a spec does not declare it.
-_REASONS = {
-    400: "for bad input or an omitted account header",
-    401: "for a missing, unknown or expired token",
-    403: "for an account the credentials do not work for",
-    404: "for an identifier no record has",
-    429: "when the quota or an injected fault refuses a request",
-    503: "when an injected fault refuses a request",
-}
+_REASONS = {400: "for bad input", 401: "for a missing or expired token", 404: "for an unknown id"}
+_REASONS |= {403: "for another's account", 429: "for the quota and faults", 503: "for faults"}
 
 
 class SpecError(ValueError):
@@ -96,7 +91,7 @@ class Parameter:
     name: str
     required: bool
     types: tuple[str, ...]
-    validator: Validator = attrs.field(repr=False)
+    validator: Validator = attrs.field(repr=False, eq=False)
 
 
 @attrs.frozen
@@ -159,11 +154,12 @@ class ApiSpec:
     routes: tuple[tuple[re.Pattern[str], dict[str, Operation]], ...] = attrs.field(repr=False)
 
     def match(self, path: str) -> tuple[dict[str, Operation], str | None] | None:
-        """The operations of the path template ``path`` fits, by method, and its identifier."""
+        """The operations of the path template ``path`` (percent-encoded, as sent) fits, by
+        method, and its identifier, decoded: an encoded ``/`` stays in the identifier."""
         for pattern, by_method in self.routes:
             found = pattern.fullmatch(path)
             if found is not None:
-                return by_method, found.group(1) if pattern.groups else None
+                return by_method, unquote(found.group(1)) if pattern.groups else None
         return None
 
 
@@ -172,7 +168,7 @@ def _escape(key: str) -> str:
 
 
 def _pattern(segment: str) -> str:
-    return "([^/]+)" if _PARAMETER.fullmatch(segment) else re.escape(segment)
+    return "([^/]*)" if _PARAMETER.fullmatch(segment) else re.escape(segment)
 
 
 def _json_type(content: Mapping[str, Any]) -> str | None:
@@ -215,7 +211,8 @@ class _Document:
         )
 
     def types(self, pointer: str) -> tuple[str, ...]:
-        declared = self.at(pointer)[0].get("type", ())
+        """The JSON types the schema at ``pointer`` declares; a string if it declares none."""
+        declared = self.at(pointer)[0].get("type", "string")
         return tuple([declared] if isinstance(declared, str) else declared)
 
     def schema_of(self, pointer: str) -> tuple[str | None, str | None]:
@@ -374,6 +371,8 @@ def _operation(r: _Reading, resources: Mapping[str, RecordType]) -> Operation:
     except ValueError as exc:
         raise r.error(f"cannot build a record of {resource.name}: {exc}") from None
     r.check(resource.pointer, sample, f"a built record of {resource.name}")
+    if resource.id_field is None and (r.item is not None or r.method == "POST"):
+        raise r.error(f"the records of /{r.collection} have no one ...Id field to find them by")
     if r.item is None and r.method == "GET":
         kind = "list"
         if r.schema is None or not {p.name for p in query} >= _PAGE_PARAMETERS:
@@ -382,7 +381,7 @@ def _operation(r: _Reading, resources: Mapping[str, RecordType]) -> Operation:
         r.check(r.schema, page, "the page envelope")
     elif r.item is None and r.method == "POST" and r.body is not None:
         kind = "create"
-    elif r.item is not None and r.method in _ITEM_KINDS and resource.id_field is not None:
+    elif r.item is not None and r.method in _ITEM_KINDS:
         kind = _ITEM_KINDS[r.method]
         statuses.add(404)
         if kind in ("replace", "update") and r.body is None:
@@ -406,7 +405,8 @@ def _operation(r: _Reading, resources: Mapping[str, RecordType]) -> Operation:
 @functools.lru_cache(maxsize=16)
 def _load(path: Path, _mtime_ns: int) -> ApiSpec:
     try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when built with it
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SpecError(f"{path}: cannot be read as YAML: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("paths"), dict):

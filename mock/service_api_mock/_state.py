@@ -139,7 +139,7 @@ class MockState:
         return creds.accounts if creds is not None else ()
 
     def issue_token(self, client_id: str) -> str:
-        # 32 random bytes: 256 bits, far above the 128 the issue asks for, and opaque.
+        # 32 random bytes: 256 bits, twice the 128 a bearer token needs, and opaque.
         token = secrets.token_urlsafe(32)
         with self._lock:
             self._tokens[token] = _Token(client_id, self.now() + self._config.token_ttl)

@@ -15,7 +15,7 @@ import pytest
 import service_api
 import service_api_cli
 from service_api_cli import main
-from service_api_cli._app import _logging_to_stderr
+from service_api_cli._app import _logging_to_stderr, build_parser
 from service_api_cli._exit_codes import describe_error
 from service_api_cli._formats import FORMAT_BY_EXTENSION
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
@@ -262,3 +262,11 @@ def test_the_command_uses_only_public_names_of_the_library() -> None:
                 if parts[0] == "service_api" and any(p.startswith("_") for p in parts[1:]):
                     private.append(f"{path.name}: {name}")
     assert private == []
+
+
+@pytest.mark.parametrize(
+    "argv", [["-q", "list", "x"], ["list", "x", "-q"], ["load", "x", "--quiet"]]
+)
+def test_quiet_goes_before_or_after_the_command(argv: list[str]) -> None:
+    assert build_parser().parse_args(argv).quiet is True
+    assert build_parser().parse_args([a for a in argv if "q" not in a[:3]]).quiet is False

@@ -156,7 +156,7 @@ def test_the_error_line_comes_before_the_summary(mock: RunningMock) -> None:
     done = run_cli(["list", "shipments", "--account", "acct-3"], cli_env(mock.base_url))
     assert done.returncode == 4, done.stderr
     lines = done.stderr.splitlines()
-    assert lines[0].startswith("service-api: error: page 1 failed: ")
+    assert lines[0].startswith("service-api: error: acct-3: page 1 failed: ")
     assert len(lines) == 1  # nothing fetched, nothing to say about it, no resume advice
 
 
@@ -264,6 +264,7 @@ def test_a_refused_account_keeps_the_other_s_records(mock: RunningMock, tmp_path
     done = run_cli([*argv, "--account", "acct-3", "--account", "acct-1"], env)
     assert done.returncode == 4, done.stderr
     assert not out.exists()
+    assert done.stderr.startswith("service-api: error: acct-3: page 1 failed: 403")
     assert "acct-3: 0 records, 0 pages (refused); acct-1: 30 records, 3 pages" in done.stderr
     assert "the 30 records fetched are kept beside it" in done.stderr
     assert "run the same command without --account acct-3" in done.stderr
@@ -424,3 +425,32 @@ def test_mock_command_serves_the_mock_until_ctrl_c(tmp_path: Path) -> None:
         _, stderr = server.communicate(timeout=30)
     assert server.returncode == 130  # stopped by Ctrl-C, as documented
     assert "Traceback" not in stderr
+
+
+def test_csv_on_standard_output_gets_what_was_fetched_after_a_failure(mock: RunningMock) -> None:
+    mock.service.reset(records=30)
+    argv = ["list", "shipments", "--account", "acct-1", "--account", "acct-3", "--format", "csv"]
+    done = run_cli(argv, cli_env(mock.base_url))
+    assert done.returncode == 4, done.stderr
+    rows = list(csv.DictReader(done.stdout.splitlines()))
+    assert [row["account"] for row in rows] == ["acct-1"] * 30
+    assert "the 30 records went to stdout; a rerun starts over" not in done.stderr  # 403: final
+    assert "acct-3: 0 records, 0 pages (refused)" in done.stderr
+
+
+def test_even_a_kill_9_loses_no_whole_page_and_writes_none_twice(
+    mock: RunningMock, tmp_path: Path
+) -> None:
+    mock.service.reset(records=100)
+    mock.service.set_faults(latency_ms=30)
+    out = tmp_path / "shipments.jsonl"
+    env = cli_env(mock.base_url)
+    argv = ["list", "shipments", "--account", "acct-1", "--page-size", "10", "-o", str(out)]
+    child = start_cli(argv, env)
+    wait_for(lambda: partial_lines(out) >= 30, "three pages kept")
+    child.kill()  # no handler runs: what is on disk is all there is
+    child.communicate(timeout=60)
+    mock.service.set_faults(latency_ms=0)
+    done = run_cli(argv, env)
+    assert done.returncode == 0, done.stderr
+    assert read_jsonl(out) == mock.service.dataset("shipments", "acct-1")

@@ -102,3 +102,22 @@ def test_make_mock_takes_port() -> None:
         check=True,
     )
     assert "-m service_api_mock --host 127.0.0.1 --port 9123" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage"),
+    [
+        (
+            [sys.executable, "-c", "from service_api_cli._mock_entry import main; main()"],
+            "service-api-mock",
+        ),
+        ([*COMMAND, "mock"], "service-api mock"),
+    ],
+)
+def test_the_mock_s_help_names_the_command_that_was_typed(argv: list[str], usage: str) -> None:
+    done = subprocess.run(
+        [*argv, "--help"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"usage: {usage} [" in done.stdout
+    assert "python -m service_api_mock" not in done.stdout

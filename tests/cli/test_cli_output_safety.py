@@ -5,9 +5,14 @@ loopback HTTP."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import os
 import resource
 import signal
 import socket
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -101,6 +106,15 @@ def test_ctrl_c(mock: RunningMock, tmp_path: Path, fmt: str) -> None:
         "service-api: run the same command again to fetch only the rest (--restart starts over)"
     )
     assert len(lines) == 4
+    # The same command writes the whole file, in its format, each record once.
+    mock.service.set_faults(latency_ms=0)
+    done = run_cli(export_argv(out, "--page-size", "10"), cli_env(mock.base_url))
+    assert done.returncode == 0, done.stderr
+    ids = [r["shipmentId"] for r in mock.service.dataset("shipments", "acct-1")]
+    if fmt == "csv":
+        assert [row["shipmentId"] for row in csv.DictReader(io.StringIO(out.read_text()))] == ids
+    else:
+        assert [r["shipmentId"] for r in read_jsonl(out)] == ids
 
 
 def file_size_limit(limit: int) -> Callable[[], None]:
@@ -170,3 +184,17 @@ def test_a_missing_output_folder_is_named_before_any_request(
     assert "temporary" not in done.stderr
     assert mock.service.count("authenticate") == before
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_fifo_is_written_directly(mock: RunningMock, tmp_path: Path) -> None:
+    mock.service.reset(records=7)
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    with subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True) as reader:
+        done = run_cli(export_argv(fifo, "--page-size", "3"), cli_env(mock.base_url))
+        received, _ = reader.communicate(timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line) for line in received.splitlines()] == mock.service.dataset(
+        "shipments", "acct-1"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [fifo.name]  # nothing kept beside it

@@ -6,18 +6,21 @@ import io
 
 from rich.console import Console
 
-from service_api_cli._progress import NoProgress, RichProgress, make_progress
+from service_api_cli._progress import RichProgress
+
+
+def _drawn(*, shown: bool) -> str:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=160, color_system=None)
+    progress = RichProgress(console, shown=shown)
+    progress.update("acct-1", records=100, pages=2, total=500)
+    progress.update("acct-2", records=50, pages=1, total=None)
+    progress.close()
+    return out.getvalue()
 
 
 def test_the_bar_shows_records_of_total_and_pages() -> None:
-    out = io.StringIO()
-    console = Console(file=out, force_terminal=True, width=160, color_system=None)
-    progress = RichProgress(console)
-    progress.start_account("acct-1")
-    progress.update("acct-1", records=100, pages=2, total=500)
-    progress.update("acct-2", records=50, pages=1, total=None)  # an account never started
-    progress.close()
-    text = out.getvalue()
+    text = _drawn(shown=True)
     assert "acct-1" in text
     assert "100/500 records" in text
     assert "2 pages" in text
@@ -29,5 +32,4 @@ def test_the_bar_shows_records_of_total_and_pages() -> None:
 
 
 def test_no_bar_when_stderr_is_not_a_terminal() -> None:
-    assert isinstance(make_progress(False), NoProgress)
-    assert isinstance(make_progress(True), RichProgress)
+    assert _drawn(shown=False) == ""

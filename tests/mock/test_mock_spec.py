@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -169,6 +170,33 @@ async def test_the_write_operations_need_the_token_and_the_account(
     assert len(shapes.dataset("alerts", "acct-1")) == 12
 
 
+async def test_faults_quota_revocation_and_the_clock_apply_to_every_operation(
+    api: httpx.AsyncClient, shapes: MockService
+) -> None:
+    shapes.set_faults(fault_rate=1.0, retry_after=2)
+    faulted = [await api.post("/alerts", json={"severity": "low"}) for _ in range(6)]
+    assert {r.status_code for r in faulted} == {429, 503}
+    assert all(r.headers["retry-after"] == "2" for r in faulted)
+    assert all(
+        r.headers["content-type"].startswith("text/html") for r in faulted if r.status_code == 429
+    )
+    assert shapes.count("createAlert") == 6
+    shapes.set_faults(fault_rate=0.0, rate_limit=1)
+    assert (await api.get("/alerts/1")).status_code == 200
+    assert (await api.delete("/alerts/1")).status_code == 429
+    shapes.set_faults(rate_limit=None)
+    shapes.advance_clock(3600)
+    expired = await api.patch("/alerts/2", json={"message": "late"})
+    assert expired.status_code == 401
+    assert "The token expired at" in expired.headers["www-authenticate"]
+    shapes.revoke_tokens()
+    assert (await api.get("/alerts/2")).headers[
+        "www-authenticate"
+    ] == 'Bearer error="invalid_token"'
+    assert shapes.counts()["getAlert"] == {200: 1, 401: 1}
+    assert len(shapes.dataset("alerts", "acct-1")) == 12
+
+
 async def test_a_method_the_path_does_not_declare_is_405_with_allow(
     api: httpx.AsyncClient,
 ) -> None:
@@ -212,6 +240,34 @@ def test_the_copy_spec_is_served_over_loopback(shapes_spec: Path) -> None:
         assert server.service.count(status=500) == 0
 
 
+def test_the_command_serves_the_spec_it_is_given(shapes_spec: Path) -> None:
+    command = [sys.executable, "-m", "service_api_mock", "--spec", str(shapes_spec), "--port", "0"]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    ) as process:
+        try:
+            assert process.stdout is not None
+            base_url = process.stdout.readline().split()[-1]
+            with httpx.Client() as client:
+                deadline = time.monotonic() + 10  # announced as bound, listening a moment later
+                while True:
+                    try:
+                        login = client.post(f"{base_url}/authenticate", files=FORM)
+                        break
+                    except httpx.ConnectError:
+                        if time.monotonic() > deadline:
+                            raise
+                        time.sleep(0.02)
+                token = login.json()["access_token"]
+                headers = {"authorization": f"Bearer {token}", "x-service-account-id": "acct-2"}
+                page = client.get(f"{base_url}/alerts", headers=headers).json()
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+    assert page["totalRecords"] == 120
+    assert {"alertId", "severity"} <= set(page["data"][0])
+
+
 # ---- a spec the mock cannot serve -----------------------------------------------------------
 
 
@@ -231,6 +287,8 @@ def _edit(spec: dict[str, Any], edit: str) -> None:
         props = spec["components"]["schemas"]["Device"]["properties"]
         props["serial"] = {"type": "string", "pattern": "^SN[0-9]+$"}
         props["deviceId"]["format"] = "uuid"  # the richer devices do not fit: built instead
+    elif edit == "no id field":
+        del spec["components"]["schemas"]["Shipment"]["properties"]["shipmentId"]
     elif edit == "nested path":
         paths["/devices/{deviceId}/readings"] = {"get": paths["/devices"]["get"]}
 
@@ -243,6 +301,7 @@ def _edit(spec: dict[str, Any], edit: str) -> None:
         ("undeclared 403", "listDevices: declares no 403 response, which the mock answers"),
         ("unbuildable record", "listDevices: cannot build a record of devices: serial: a string"),
         ("nested path", "listDevices: path /devices/{deviceId}/readings is neither"),
+        ("no id field", "createShipment: the records of /shipments have no one ...Id field"),
     ],
 )
 def test_a_spec_the_mock_cannot_serve_fails_at_start_up(
@@ -270,7 +329,7 @@ def test_an_unreadable_spec_is_a_spec_error(tmp_path: Path) -> None:
 
 
 def test_check_spec_lists_the_operations_it_serves(capsys: pytest.CaptureFixture[str]) -> None:
-    assert mock_main(["--check-spec", str(ROOT / "openapi.yaml")]) == 0
+    assert mock_main(["--check-spec"]) == 0  # by default the project's spec
     out = capsys.readouterr().out
     spec = yaml.safe_load((ROOT / "openapi.yaml").read_text())
     operation_ids = [
@@ -305,7 +364,7 @@ def test_help_names_the_program_it_is_given(capsys: pytest.CaptureFixture[str]) 
     out = capsys.readouterr().out
     assert out.startswith("usage: service-api-mock [-h]")
     assert "--spec PATH" in out
-    assert "--check-spec PATH" in out
+    assert "--check-spec [PATH]" in out
 
 
 @pytest.mark.parametrize("missing", ["yaml", "jsonschema", "starlette"])

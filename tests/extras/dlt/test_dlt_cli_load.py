@@ -4,6 +4,8 @@ DuckDB written in ``tmp_path`` (the working directory of the child), checked wit
 from __future__ import annotations
 
 import os
+import pty
+import select
 import signal
 import socket
 import subprocess
@@ -333,3 +335,44 @@ def test_from_usage_errors(
     done = run_load(args, mock, tmp_path, SERVICE_API_ACCOUNT_ID="")
     assert done.returncode == 2, done.stderr
     assert f"service-api: error: {message}" in done.stderr
+
+
+def test_help_gives_each_default_once(mock: RunningMock, tmp_path: Path) -> None:
+    shown = " ".join(run_load(["--help"], mock, tmp_path).stdout.split())
+    assert "per account (default: 4)" in shown
+    assert "(default: 4) (default: 4)" not in shown
+
+
+def test_progress_on_a_terminal(mock: RunningMock, tmp_path: Path) -> None:
+    mock.service.reset(records=120, latency_ms=20)
+    controller, terminal = pty.openpty()
+    try:
+        child = subprocess.Popen(
+            [*LOAD, "shipments", "--account", "acct-1", "--pipelines-dir", str(tmp_path / "p")],
+            cwd=tmp_path,
+            env=child_env(mock, TERM="xterm-256color", COLUMNS="120"),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=terminal,
+        )
+        os.close(terminal)
+        screen = b""
+        # Drain the terminal until the child closes it, so that it never blocks on a write.
+        while select.select([controller], [], [], 60)[0]:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not chunk:
+                break
+            screen += chunk
+        assert child.wait(timeout=60) == 0
+    finally:
+        os.close(controller)
+    text = screen.decode("utf-8", errors="replace")
+    assert "\x1b[" in text  # drawn with terminal control codes
+    assert "starting dlt" in text  # never a silent screen while dlt loads
+    assert "Extract shipments" in text
+    assert "120/" in text
+    assert "Load Jobs" in text
+    assert "loaded shipments: 120 rows, 120 new" in text
