@@ -150,11 +150,13 @@ chaos: | $(VENV)/.installed
 # Mutation testing of the core, not part of `make test` (a few seconds per mutant): each
 # module's mutants against the tests that use it (the table in tests/mutation/run.py),
 # one at a time, 60 s each at most; rewrites the table of docs/development/mutation.md.
-# One module, or a seeded sample: make mutation MODULES="_retry _page_plan" SAMPLE=60
+# One module, or a seeded sample: make mutation MODULES="_retry _page_plan" SAMPLE=60;
+# SEED draws another sample (default: the committed one): make mutation SEED=4242 SAMPLE=40
 MODULES ?=
 SAMPLE ?=
+SEED ?=
 mutation: | $(VENV)/.installed
-	$(BIN)/python tests/mutation/run.py $(if $(SAMPLE),--sample $(SAMPLE)) $(MODULES)
+	$(BIN)/python tests/mutation/run.py $(if $(SAMPLE),--sample $(SAMPLE)) $(if $(SEED),--seed $(SEED)) $(MODULES)
 
 # ---- benchmarks ---------------------------------------------------------------
 

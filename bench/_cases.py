@@ -787,17 +787,21 @@ def mock_throughput(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
 # ---- case 7: the quota shared by worker processes ------------------------------------
 
 
-def _redis_for_bench(directory: Path) -> tuple[subprocess.Popen[bytes] | None, str | None]:
-    """A throw-away ``redis-server`` on a free loopback port, or why there is none."""
+def _redis_for_bench(
+    directory: Path, port: int = 0
+) -> tuple[subprocess.Popen[bytes] | None, str | None]:
+    """A throw-away ``redis-server`` on a free loopback port (or ``port``), or why there is
+    none."""
     import shutil
     import socket
 
     executable = shutil.which("redis-server")
     if executable is None:
         return None, None
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    if not port:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
     process = subprocess.Popen(
         [executable, "--bind", "127.0.0.1", "--port", str(port), "--save", "",
          "--appendonly", "no", "--dir", str(directory)],
@@ -819,6 +823,36 @@ def _redis_for_bench(directory: Path) -> tuple[subprocess.Popen[bytes] | None, s
                 process.wait()
                 return None, None
             time.sleep(0.02)
+
+
+def _stop_and_restart(
+    process: subprocess.Popen[bytes] | None,
+    url: str | None,
+    workdir: Path,
+    mock: MockProcess,
+    pages: int,
+    futures: list[Any],
+) -> subprocess.Popen[bytes] | None:
+    """Stop the shared Redis a quarter into the run (pages the mock served), start it
+    again, empty, on the same port half-way: the processes go on alone at their share,
+    then rejoin."""
+    assert process is not None
+    assert url is not None
+
+    served_before = mock.count("listShipments", 200)  # the mock counts since it started
+
+    def served(share: float) -> None:
+        while mock.count("listShipments", 200) - served_before < share * pages:
+            if all(f.done() for f in futures):
+                return
+            time.sleep(0.05)
+
+    served(0.25)
+    process.terminate()
+    process.wait(timeout=10)
+    served(0.5)
+    restarted, _ = _redis_for_bench(workdir, int(url.rsplit(":", 1)[1].split("/")[0]))
+    return restarted
 
 
 def quota_worker(
@@ -865,7 +899,9 @@ def quota(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
     """Worker processes of one integration export their accounts under the mock's quota.
 
     For each way of pacing (none, a fixed limit per process, one shared through SQLite
-    or Redis, adaptive): throughput as a fraction of the quota, 429s, and whether every
+    or Redis, adaptive in each process, learned once and shared through SQLite or Redis,
+    and that with Redis stopped a quarter into the run and back, empty, a quarter
+    later): throughput as a fraction of the quota, 429s, and whether every
     record arrived exactly once. Then /authenticate calls with and without a shared token.
     """
     import multiprocessing
@@ -887,7 +923,16 @@ def quota(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
             {"rate_limit": fixed, "rate_store": redis_url} if redis_url is not None else None
         ),
         "adaptive": {"rate_limit": "adaptive"},
-    }
+        "learned, shared SQLite": {
+            "rate_limit": "adaptive", "rate_store": f"sqlite://{workdir}/learned.db"
+        },
+        "learned, shared Redis": (
+            {"rate_limit": "adaptive", "rate_store": redis_url} if redis_url is not None else None
+        ),
+        "learned, Redis stopped mid-run": (
+            {"rate_limit": "adaptive", "rate_store": redis_url} if redis_url is not None else None
+        ),
+    }  # fmt: skip
     rows: list[dict[str, Any]] = []
     token_rows: list[dict[str, Any]] = []
     clients = {CLIENT_ID: [CLIENT_SECRET, accounts]}
@@ -901,6 +946,11 @@ def quota(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
                     # Reset without the quota (the reset fetches a page), then switch it on.
                     mock.reset(records=sizes.quota_records, clients=clients, accounts=accounts)
                     mock.set_faults(rate_limit=q, rate_window=sizes.quota_window)
+                    if redis_url is not None:  # every variant learns from nothing
+                        import redis
+
+                        with redis.Redis.from_url(redis_url) as connection:
+                            connection.flushdb()
                     before = mock.counts()
                     start = manager.Barrier(processes)
                     futures = [
@@ -910,6 +960,11 @@ def quota(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
                         )
                         for account in accounts
                     ]  # fmt: skip
+                    if name.endswith("stopped mid-run"):
+                        total_pages = processes * math.ceil(sizes.quota_records / 50)
+                        redis_process = _stop_and_restart(
+                            redis_process, redis_url, workdir, mock, total_pages, futures
+                        )
                     workers = [f.result(timeout=1800) for f in futures]
                     after = mock.counts()
                     rows.append(_quota_row(name, options, workers, before, after, sizes))
@@ -967,6 +1022,17 @@ def quota(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
             targets.append(
                 _target(f"{row['variant']}: 429s / requests (%)", row["percent_429"], "<= 1",
                         row["percent_429"] <= 1.0)
+            )  # fmt: skip
+        elif row["variant"].startswith("learned"):  # from nothing: the first burst costs
+            most = 3.0 if row["variant"].endswith("mid-run") else 2.0
+            if not row["variant"].endswith("mid-run"):
+                targets.append(
+                    _target(f"{row['variant']}: throughput / Q", row["fraction_of_q"],
+                            ">= 0.9", row["fraction_of_q"] >= 0.9)
+                )  # fmt: skip
+            targets.append(
+                _target(f"{row['variant']}: 429s / requests (%)", row["percent_429"],
+                        f"<= {most:g}", row["percent_429"] <= most)
             )  # fmt: skip
     for row in token_rows:
         if row["token_store"] != "none":  # noqa: S105 -- a store's name, not a password

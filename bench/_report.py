@@ -266,7 +266,9 @@ def _quota(case: dict[str, Any]) -> list[str]:
         f"{case['fixed_per_process']:g}/min (0.95 Q); every worker retries up to "
         f"{case['max_retries']} times, waiting out Retry-After. Throughput counts the "
         "requests the mock accepted (pages and tokens) over the wall time of the slowest "
-        "worker.",
+        'worker. The learned variants (`rate_limit="adaptive", rate_store=URL`) start '
+        "knowing nothing (the store emptied before each); the last one stops the Redis "
+        "server once a quarter of the pages are served and starts it again, empty, at half.",
         "",
     ]
     rows = []
@@ -277,7 +279,7 @@ def _quota(case: dict[str, Any]) -> list[str]:
         rows.append(
             [
                 row["variant"],
-                _num(row["wall_s"], 1),
+                f"{_num(row['wall_s'], 1)} ({row['wall_s'] / case['quota_window_s']:.0f})",
                 _num(row["fraction_of_q"]),
                 f"{row['refused_429']} / {row['requests']}",
                 _num(row["percent_429"], 1),
@@ -287,7 +289,7 @@ def _quota(case: dict[str, Any]) -> list[str]:
             ]
         )
     lines += _table(
-        ["Pacing", "Wall s", "Throughput / Q", "429s / requests", "429 %", "Records",
+        ["Pacing", "Wall s (windows)", "Throughput / Q", "429s / requests", "429 %", "Records",
          "Lost or duplicated"],
         rows,
     )  # fmt: skip
@@ -360,6 +362,14 @@ def markdown(results: dict[str, Any]) -> str:
         f"({m['platform']}); 1-minute load average {load[0]:.2f} at start, {load[1]:.2f} at end; "
         f"the whole run took {results['total_seconds']:.0f} s.",
         "",
+        *[
+            f"{_CASE_TITLES[name]}: measured again {rerun['started_at']} at revision "
+            f"{rerun['machine'].get('revision', 'unknown')}; 1-minute load average "
+            f"{rerun['machine']['load_average_at_start'][0]:.2f} at start, "
+            f"{rerun['machine'].get('load_average_at_end', [float('nan')])[0]:.2f} at end."
+            for name, rerun in results.get("reruns", {}).items()
+        ],
+        *([""] if results.get("reruns") else []),
         "## Targets",
         "",
         *_targets(results),

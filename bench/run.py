@@ -112,19 +112,27 @@ def machine() -> dict[str, Any]:
 
 
 def run(
-    names: Sequence[str], sizes: Sizes, *, smoke: bool, out: Path | None = None
+    names: Sequence[str],
+    sizes: Sizes,
+    *,
+    smoke: bool,
+    out: Path | None = None,
+    kept: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run the named cases against one mock process; return the JSON-ready results.
 
     With ``out``, ``results.json`` is rewritten after every case, so a long run that
-    is stopped half-way still leaves what it measured.
+    is stopped half-way still leaves what it measured. With ``kept`` (the results of an
+    earlier whole run), the named cases replace theirs and the others are kept; when and
+    where each case was measured again is under ``reruns``.
     """
-    results: dict[str, Any] = {
+    fresh: dict[str, Any] = {
         "smoke": smoke,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "cases": {},
     }
+    results = fresh if kept is None else {**kept, "reruns": dict(kept.get("reruns", {}))}
     wall0 = time.perf_counter()
     with MockProcess() as mock:
         for name in names:
@@ -133,6 +141,9 @@ def run(
             result = CASES[name](mock, sizes)
             result["case_seconds"] = time.perf_counter() - case0
             results["cases"][name] = result
+            if results is not fresh:
+                rerun = {"started_at": fresh["started_at"], "machine": fresh["machine"]}
+                results["reruns"][name] = rerun
             if out is not None:
                 _write_json(results, out)
             print(
@@ -140,8 +151,8 @@ def run(
                 file=sys.stderr,
                 flush=True,
             )
-    results["total_seconds"] = time.perf_counter() - wall0
-    results["machine"]["load_average_at_end"] = list(os.getloadavg())
+    fresh["total_seconds"] = time.perf_counter() - wall0
+    fresh["machine"]["load_average_at_end"] = list(os.getloadavg())
     if out is not None:
         _write_json(results, out)
     return results
@@ -170,11 +181,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    results = run(names, SMOKE if args.smoke else FULL, smoke=args.smoke, out=out)
+    # Some cases only: the other cases' results of the last whole run are kept.
+    kept, previous = None, out / "results.json"
+    if set(names) != set(CASES) and previous.exists() and not args.smoke:
+        kept = json.loads(previous.read_text())
+        kept = None if kept.get("smoke") else kept
+    results = run(names, SMOKE if args.smoke else FULL, smoke=args.smoke, out=out, kept=kept)
     write_markdown(results, out / "results.md")
-    if "latency" in results["cases"]:
+    if "latency" in names:
         write_chart(results, out / "concurrency.png")
-    if "load" in results["cases"]:
+    if "load" in names:
         write_load_chart(results, out / "load.png")
     print(f"[bench] wrote {out}/results.json, results.md and charts", file=sys.stderr)
     return 0

@@ -62,7 +62,6 @@ MAX_REPLAYS = 8
 #: Longest wait, in seconds, for a token fetch another flow leads; a waiter that waited
 #: that long (the leader's event loop stopped, say) fetches a token on its own.
 MAX_REFRESH_WAIT = 120.0
-BASE_URL_HINT = "; the base URL probably lacks its /public/v3 prefix"
 
 
 class _Refresh(concurrent.futures.Future["errors.ServiceApiError | None"]):
@@ -97,7 +96,7 @@ def parse_token_response(response: httpx.Response) -> tuple[str, int]:
         why = f"the service refused the client credentials ({status}) for POST {request.url}"
         raise errors.InvalidCredentialsError(why, response=response)  # .error has the code
     if status != 200:
-        raise errors.error_from_response(response, hint=BASE_URL_HINT if status == 404 else "")
+        raise errors.error_from_response(response)
     data: dict[str, object] = {}
     with contextlib.suppress(ValueError, TypeError):  # not a JSON object: no access_token
         data = {**response.json()}
@@ -122,8 +121,8 @@ def _without_slash(url: str) -> str:
 
 @attrs.define(repr=False, eq=False)
 class TokenAuth(httpx.Auth):
-    """``httpx.Auth`` that keeps a bearer token fresh for one base URL (see the README),
-    shared by every client of one integration; its repr is the default one, so that it
+    """``httpx.Auth`` that keeps a bearer token fresh for one base URL (docs/guides/client.md,
+    "Tokens"), shared by every client of one integration; its repr is the default one, so that it
     shows no secret. Thread-safe; the lock is never held across I/O. A token is
     refreshed ``skew`` seconds before it expires (at most half its lifetime before);
     ``proven`` holds the last tokens that got a successful answer.

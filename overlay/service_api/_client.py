@@ -5,14 +5,13 @@ auth flow (:class:`~service_api._auth.TokenAuth`), redirects, then the transport
 routes the URL to (direct, a proxy from ``proxy=`` or the environment, a mount), each
 one the family's pool (:mod:`service_api._pools`: sync, or that of the running event
 loop) or the user's transport, behind the guard. Each retry attempt therefore asks the
-auth flow for the token of that moment. The behaviour is documented in the README
-("Client behaviour and defaults").
+auth flow for the token of that moment. The behaviour is documented in
+docs/guides/client.md ("Every setting and its default") and docs/guides/errors.md.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import importlib.metadata
 import itertools
 import os
@@ -27,11 +26,11 @@ import httpx
 
 import service_api_client
 from service_api import _errors as errors
-from service_api._auth import BASE_URL_HINT, TokenAuth
+from service_api._auth import TokenAuth
 from service_api._logs import log_response, logger
 from service_api._pools import Family
 from service_api._protocols import TokenStore
-from service_api._retry import IDEMPOTENT_METHODS, RetryPolicy, retry_delay, sleep_for
+from service_api._retry import RetryPolicy, may_send_again, retry_delay, sleep_for
 from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES
 
 #: The variables ``Client()`` reads for a setting it is not given (as the CLI does).
@@ -55,25 +54,16 @@ _Outcome = httpx.Response | httpx.HTTPError | errors.ServiceApiError
 
 class _ViewClient:
     """What both httpx clients of a view share: the view's family and retry policy, and
-    the transports httpx builds (from ``proxy``, ``transport`` and the environment's
-    proxies, as it always does) replaced by the family's pools behind the guard."""
-
-    _pool_class: type
+    the routes httpx would build (from ``proxy``, ``transport`` and the environment's
+    proxies), each the family's pool behind the guard."""
 
     def __init__(self, view: Client) -> None:
         self._family, self._policy = view._family, view._policy
-        self._hint = "" if view._base_url.endswith("/public/v3") else BASE_URL_HINT
         mine = {"base_url": view._base_url, "headers": view._headers, "timeout": view._timeout}
-        super().__init__(**mine, **self._family.client_args)
-
-    def _init_proxy_transport(self, proxy: httpx.Proxy | None, *args: Any, **pool: Any) -> Any:
-        """The user's ``transport`` if given (never with a proxy), else the family's pool of
-        the route, direct or through ``proxy``; behind the guard."""
-        if (transport := pool.pop("transport", None)) is not None:
-            return self._family.guard(transport)
-        return self._family.pool(self._pool_class, proxy, **pool)
-
-    _init_transport = functools.partialmethod(_init_proxy_transport, None)
+        pools = (
+            httpx.AsyncHTTPTransport if isinstance(self, httpx.AsyncClient) else httpx.HTTPTransport
+        )
+        super().__init__(**mine, **self._family.client_args(pools))
 
     def _next_delay(self, request: httpx.Request, attempt: int, outcome: _Outcome) -> float:
         """Seconds before the next attempt after ``outcome`` under the view's policy (no
@@ -81,35 +71,29 @@ class _ViewClient:
         error when there is none."""
         error: errors.ServiceApiError
         cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
-        heals = True
         if isinstance(outcome, httpx.Response):
-            hint = self._hint if outcome.status_code == 404 else ""
-            error = errors.error_from_response(outcome, hint=hint)
+            error = errors.error_from_response(outcome)
         elif isinstance(outcome, httpx.HTTPError):
             error = errors.error_from_httpx(outcome, request=request)
-            heals = not errors.lasting_cause(outcome)
         else:
             error, cause = outcome, outcome.__cause__
         # A failed token request never sent the request it was for: retrying it is safe.
-        safe = request.method in IDEMPOTENT_METHODS or errors.is_token_request(error.request)
+        safe = errors.is_token_request(error.request) or may_send_again(request.method, outcome)
+        heals = not errors.lasting_cause(cause)  # a TLS failure or an unknown host does not
         delay = None
         if safe and heals and isinstance(error, errors.ApiStatusError | errors.ApiConnectionError):
             status, after = getattr(error, "status_code", None), getattr(error, "retry_after", None)
             delay = retry_delay(self._policy, attempt, status=status, retry_after=after)
         if delay is None:
             raise error from cause
-        logger.info(
-            "retrying %s %s after %s in %.2f s (retry %d of %d)",
-            *(request.method, request.url.path, type(error).__name__, delay, attempt + 1),
-            self._policy.max_retries,
-        )
+        tries = (attempt + 1, self._policy.max_retries)
+        what = (request.method, request.url.path, type(error).__name__, delay, *tries)
+        logger.info("retrying %s %s after %s in %.2f s (retry %d of %d)", *what)
         return sleep_for(delay)
 
 
 class _ServiceHttpxClient(_ViewClient, httpx.Client):
     """``httpx.Client`` whose ``send`` retries above authentication and raises typed errors."""
-
-    _pool_class = httpx.HTTPTransport
 
     def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         request.read()  # a body read once can be sent again
@@ -130,8 +114,6 @@ class _ServiceHttpxClient(_ViewClient, httpx.Client):
 
 class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
     """Async twin of :class:`_ServiceHttpxClient`; differs only in the awaits."""
-
-    _pool_class = httpx.AsyncHTTPTransport
 
     async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         await request.aread()
@@ -212,8 +194,8 @@ def _quota(option: str, url: str | None) -> Any:
 
 
 class Client(service_api_client.Client):
-    """A client of the service that keeps its bearer token fresh (see the README,
-    "Client behaviour and defaults", for every policy and default).
+    """A client of the service that keeps its bearer token fresh (every policy and default:
+    docs/guides/client.md, "Every setting and its default").
 
     Pass it to any generated endpoint function, sync or async, from any thread or
     event loop. It authenticates lazily and shares one token between threads, event
@@ -234,8 +216,9 @@ class Client(service_api_client.Client):
     event loop: ``rate_limit="adaptive"`` learns it from 429 answers, a number fixes it
     per minute, ``None`` (the default) leaves pacing to the service's 429s;
     ``rate_store="sqlite:///path"`` or ``"redis://host:port/db"`` shares it with other
-    processes (at ``rate_limit``, or 90 a minute when adaptive). ``token_store`` (a
-    :class:`TokenStore`, ``"file:///path"`` or ``"redis://..."``) shares the token.
+    processes (at ``rate_limit``; learnt together when adaptive; 90 a minute when
+    ``None``). ``token_store`` (a :class:`TokenStore`, ``"file:///path"`` or
+    ``"redis://..."``) shares the token.
 
     Example::
 
@@ -280,9 +263,8 @@ class Client(service_api_client.Client):
             if account_id and "," in account_id:  # the CLI's list form
                 message = "names several accounts: pass account_id=, and with_account() for others"
                 raise errors.ConfigurationError(f"{ENV_ACCOUNT_ID} {message}", ENV_ACCOUNT_ID)
-        args = dict(httpx_args or {})
-        if proxy is not None:
-            args["proxy"] = proxy  # httpx routes it, through the family's guarded pools
+        # A proxy given is routed as httpx would, through the family's guarded pools.
+        args = dict(httpx_args or {}) | ({} if proxy is None else {"proxy": proxy})
         _check_httpx_args(args)
         timeout = httpx.Timeout(timeout)
         if isinstance(token_store, str):  # a shared token named by URL
@@ -377,10 +359,8 @@ class Client(service_api_client.Client):
         """What ``client.<tag>.<operation>()`` raises for an answer that is not its success:
         a status the operation does not declare (a 3xx, a 200 for a 201: :meth:`send`
         raised those of 400 and up) or a body it cannot read (``cause``)."""
-        if cause is None:
-            return errors.error_from_response(response)
-        if isinstance(cause, errors.ServiceApiError):  # the response's own (a body not JSON)
-            return cause
+        if cause is None or isinstance(cause, errors.ServiceApiError):  # a body not JSON: its own
+            return cause or errors.error_from_response(response)
         where = f"{response.request.method} {response.request.url.path}"
         message = f"{where}: unreadable answer ({type(cause).__name__}: {cause})"[:300]
         return errors.InvalidResponseError(message, request=response.request)

@@ -243,7 +243,7 @@ def _json_object(text: str) -> dict[str, object]:
     return {}
 
 
-def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatusError:
+def error_from_response(response: httpx.Response) -> ApiStatusError:
     """The typed error for an error ``response`` whose (bounded) body was read; no I/O.
 
     Example::
@@ -261,9 +261,12 @@ def error_from_response(response: httpx.Response, *, hint: str = "") -> ApiStatu
     message = f"{status} {response.reason_phrase or 'error'} for {request.method} {request.url}"
     if parts := [part[:200] for part in [*said, read.error, read.error_description] if part]:
         message += ": " + "; ".join(parts)
+    # Advice only where it applies: the prefix is absent from the URL, the header was not sent.
+    if status == 404 and "/public/v3/" not in request.url.path:
+        message += "; the base URL probably lacks its /public/v3 prefix"
     if status == 400 and "x-service-account-id" not in request.headers:
-        hint += "; no account header was sent: pass account_id= or use client.with_account()"
-    return cls(message + hint, response=response)
+        message += "; no account header was sent: pass account_id= or use client.with_account()"
+    return cls(message, response=response)
 
 
 def lasting_cause(exc: BaseException | None) -> BaseException | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
+import urllib.request
 from collections.abc import AsyncGenerator, Callable, Hashable
 from typing import Any
 
@@ -28,6 +29,30 @@ import httpx
 from service_api._transport import GuardedTransport
 
 _Entry = tuple[httpx.AsyncBaseTransport, AsyncGenerator[None]]
+#: The ``httpx_args`` that configure a transport rather than a client.
+_POOL_ARGS = ("verify", "cert", "trust_env", "http1", "http2", "limits")
+
+
+def proxy_routes(proxy: Any, trust_env: bool) -> dict[str, httpx.Proxy | None]:
+    """URL pattern to proxy (``None``: direct), as httpx routes them: ``proxy`` for every
+    URL, else the environment's ``*_PROXY`` and ``NO_PROXY`` if ``trust_env``.
+
+    Example::
+
+        proxy_routes("http://proxy:3128", True)   # {"all://": Proxy("http://proxy:3128")}
+    """
+    if proxy is not None:
+        return {"all://": proxy if isinstance(proxy, httpx.Proxy) else httpx.Proxy(proxy)}
+    routes: dict[str, httpx.Proxy | None] = {}
+    found = urllib.request.getproxies() if trust_env else {}
+    for scheme, url in found.items():
+        if scheme in ("http", "https", "all"):  # a variable holding a host only is http://
+            routes[f"{scheme}://"] = httpx.Proxy(url if "://" in url else f"http://{url}")
+    bypassed = set(filter(None, found.get("no", "").replace(" ", "").split(",")))
+    for host in bypassed:  # a domain covers its subdomains; an IPv6 address is in brackets
+        pattern = f"all://[{host}]" if ":" in host else f"all://*{host}"
+        routes[host if "://" in host else pattern] = None
+    return {} if "*" in bypassed else routes
 
 
 class LoopPools(httpx.AsyncBaseTransport):
@@ -84,24 +109,36 @@ class Family:
     def __init__(self, auth: Any, args: dict[str, Any], **guard: Any) -> None:
         """``args`` are the checked ``httpx_args``, for every httpx client of the family;
         ``guard`` configures :class:`GuardedTransport`."""
-        self.auth, self.user_transport = auth, args.get("transport")
+        self.auth, self.transport = auth, args.pop("transport", None)  # the user's, if any
         self.guard_args = {"base_url": httpx.URL(auth.base_url), **guard}
         # The user's mounts sit behind the same guard (theirs to close).
-        mounts = {k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()}
-        #: The arguments of the family's httpx clients, but base URL, headers and timeout.
-        self.client_args = {"auth": auth, **args, "mounts": mounts}
+        self.mounts = {k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()}
+        self.pool_args = {name: args[name] for name in _POOL_ARGS if name in args}
+        # Read once, as httpx reads the environment once per client.
+        self.proxies = proxy_routes(args.pop("proxy", None), args.get("trust_env", True))
+        self.args = {"auth": auth, **args}
         self.sync_pools: dict[Hashable, httpx.BaseTransport] = {}
         self.loop_pools: dict[Hashable, LoopPools] = {}
+
+    def client_args(self, pool_class: type) -> dict[str, Any]:
+        """The arguments of an httpx client of the family, but base URL, headers and
+        timeout: the auth, the ``httpx_args``, and as ``transport`` and ``mounts`` the
+        user's transport, or the pools of each route httpx would take (direct, ``proxy``,
+        or the environment's proxies), then the user's mounts; each behind the guard."""
+        if self.transport is not None:  # httpx ignores the environment's proxies then
+            return self.args | {"transport": self.guard(self.transport), "mounts": self.mounts}
+        mounts = {k: p and self.pool(pool_class, p) for k, p in self.proxies.items()} | self.mounts
+        return self.args | {"transport": self.pool(pool_class, None), "mounts": mounts}
 
     def guard(self, inner: Any) -> GuardedTransport:
         """``inner`` (a sync or async transport) behind the family's guard."""
         return GuardedTransport(inner, **self.guard_args)
 
-    def pool(self, pool_class: type, proxy: httpx.Proxy | None, **pool: Any) -> GuardedTransport:
+    def pool(self, pool_class: type, proxy: httpx.Proxy | None) -> GuardedTransport:
         """The guarded pool of the route, direct or through ``proxy``: sync, or per loop for
-        ``httpx.AsyncHTTPTransport``; built with httpx's arguments ``pool`` the first time
-        (building costs an SSL context, too much for each view)."""
-        build = functools.partial(pool_class, proxy=proxy, **pool)
+        ``httpx.AsyncHTTPTransport``; built with the transport's ``httpx_args`` the first
+        time (building costs an SSL context, too much for each view)."""
+        build = functools.partial(pool_class, proxy=proxy, **self.pool_args)
         route = proxy and (proxy.url, proxy.auth)
         if issubclass(pool_class, httpx.AsyncBaseTransport):
             return self.guard(self.loop_pools.setdefault(route, LoopPools(build)))
@@ -115,8 +152,8 @@ class Family:
             pool.close()
         for pools in list(self.loop_pools.values()):
             pools.drop_closed()
-        if isinstance(self.user_transport, httpx.BaseTransport):
-            self.user_transport.close()
+        if isinstance(self.transport, httpx.BaseTransport):
+            self.transport.close()
 
     async def aclose(self) -> None:
         """As :meth:`close`, closing the running loop's pools now."""

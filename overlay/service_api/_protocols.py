@@ -12,6 +12,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import httpx
+
 
 class RequestLimiter(Protocol):
     """What the transports ask before every request they send and tell after each answer.
@@ -21,17 +23,16 @@ class RequestLimiter(Protocol):
         while (wait := limiter.try_acquire()) > 0:
             time.sleep(wait)
         response = send(request)
-        limiter.observe(response.status_code, retry_after=None)
+        limiter.observe(response)
     """
 
     def try_acquire(self) -> float:
         """``0.0`` when a request may be sent now (its slot is taken); otherwise the
         seconds to wait before asking again."""
-        ...
 
-    def observe(self, status_code: int, retry_after: float | None) -> None:
-        """Learn from one answer of the service (a 429 with its ``Retry-After``, ...)."""
-        ...
+    def observe(self, response: httpx.Response) -> None:
+        """Learn from one answer of the service (its status, ``Retry-After``, rate-limit
+        headers), before its body is read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +84,9 @@ class TokenStore(Protocol):
 
     def load(self) -> StoredToken | None:
         """The stored token, or ``None`` when there is none (or it cannot be read)."""
-        ...
 
     def save(self, token: StoredToken) -> None:
         """Store ``token`` for the other processes."""
-        ...
 
     def lock(self) -> AbstractContextManager[None]:
         """Hold while refreshing, so that one process at a time fetches a token."""
-        ...

@@ -14,11 +14,14 @@ import math
 import random
 
 import attrs
+import httpx
 
 #: Statuses that say "try again later" without implying the request did anything.
 RETRY_STATUSES: frozenset[int] = frozenset({429, 502, 503, 504})
-#: Methods that can be sent twice without a second effect.
-IDEMPOTENT_METHODS: frozenset[str] = frozenset({"GET", "HEAD", "OPTIONS"})
+#: Methods that can be sent twice without a second effect (idempotent, RFC 9110 9.2.2).
+IDEMPOTENT_METHODS: frozenset[str] = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+#: Failures that prove nothing was sent: no connection was made.
+UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout)
 
 
 @attrs.frozen(kw_only=True)
@@ -26,7 +29,8 @@ class RetryPolicy:
     """How many times, and after how long, a failed idempotent request is sent again.
 
     Retried: connection errors and timeouts (not TLS failures) and ``retry_statuses``,
-    for GET/HEAD/OPTIONS and the token request. The wait is exponential with full
+    for GET/HEAD/OPTIONS/PUT/DELETE and the token request; a POST or PATCH only where it
+    cannot have taken effect (:func:`may_send_again`). The wait is exponential with full
     jitter, or the server's ``Retry-After`` when it is at most ``max_retry_after``
     (a longer one is not waited for: the error is raised at once).
 
@@ -68,6 +72,23 @@ def parse_retry_after(value: str | None, *, now: datetime.datetime | None = None
         return None
     when = when.replace(tzinfo=when.tzinfo or datetime.UTC)  # "-0000" gives a naive time
     return max(0.0, (when - (now or datetime.datetime.now(datetime.UTC))).total_seconds())
+
+
+def may_send_again(method: str, outcome: httpx.Response | BaseException) -> bool:
+    """Whether a request of ``method`` that ended in ``outcome`` (an answer or an
+    exception) can be sent again without risking a second effect: an idempotent method
+    always; a POST or PATCH only after a 429 or a connection that was never made (a
+    dropped connection or a 503 may come after the service acted on it).
+
+    Example::
+
+        may_send_again("PUT", httpx.ReadTimeout("slow"))     # True
+        may_send_again("POST", httpx.ReadTimeout("slow"))    # False: it may have been read
+        may_send_again("POST", httpx.ConnectError("refused"))  # True: nothing was sent
+    """
+    if isinstance(outcome, httpx.Response):
+        return method.upper() in IDEMPOTENT_METHODS or outcome.status_code == 429
+    return method.upper() in IDEMPOTENT_METHODS or isinstance(outcome, UNSENT_ERRORS)
 
 
 def retry_delay(

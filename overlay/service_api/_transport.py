@@ -20,7 +20,6 @@ import httpx
 
 from service_api import _errors as errors
 from service_api._protocols import RequestLimiter
-from service_api._retry import parse_retry_after
 
 ACCOUNT_HEADER = "x-service-account-id"
 #: Default cap on a response body once decoded, in bytes (a 50-record page is about
@@ -115,8 +114,7 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     def _bound(self, request: httpx.Request, response: httpx.Response) -> ServiceResponse:
         # I/O-free, for both twins: tells the limiter, puts the body behind its bound.
         if self.limiter is not None:
-            retry_after = parse_retry_after(response.headers.get("retry-after"))
-            self.limiter.observe(response.status_code, retry_after)
+            self.limiter.observe(response)
         wrapped = ServiceResponse(
             response.status_code, headers=response.headers, stream=response.stream, request=request
         )

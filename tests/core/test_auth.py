@@ -414,13 +414,18 @@ def test_only_a_200_carries_a_token(status: int) -> None:
         parse_token_response(httpx.Response(status, json=body, request=request))
 
 
-def test_a_404_from_authenticate_names_the_missing_prefix() -> None:
-    request = httpx.Request("POST", f"{BASE}/authenticate")
+def test_a_404_from_authenticate_names_the_missing_prefix_only_when_it_is_missing() -> None:
+    request = httpx.Request("POST", "https://api.example.test/v3/authenticate")
     with pytest.raises(service_api.NotFoundError, match="lacks its /public/v3 prefix"):
         parse_token_response(httpx.Response(404, request=request))
     with pytest.raises(ServerError) as info:
         parse_token_response(httpx.Response(500, request=request))
     assert "prefix" not in str(info.value)
+    with pytest.raises(service_api.NotFoundError) as found:  # the prefix is there
+        parse_token_response(
+            httpx.Response(404, request=httpx.Request("POST", f"{BASE}/authenticate"))
+        )
+    assert "prefix" not in str(found.value)
 
 
 @pytest.mark.parametrize("body", [b"<html>", b"[]", b'"tok"', b"{}"])
@@ -570,8 +575,12 @@ def test_a_stored_token_is_adopted_while_it_has_time_left(
         assert store.calls == ["lock", "load", "save", "unlock"]
 
 
-def test_a_saved_token_expires_from_when_its_request_was_sent() -> None:
+# Sent at 1000 s or at 60 s on the monotonic clock: from 60, the 100 s taken are not
+# the remainder of the clock's reading by the sending time (160 % 60 is 40).
+@pytest.mark.parametrize("sent_at", [1000.0, 60.0])
+def test_a_saved_token_expires_from_when_its_request_was_sent(sent_at: float) -> None:
     clock = FakeClock()
+    clock.now = sent_at
     store = MemoryStore()
     auth = TokenAuth(BASE, "cid", SECRET, clock=clock, token_store=store)
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ import httpx
 import pytest
 
 import service_api
+import service_api._client
 from service_api import testing
 from service_api_client.api.shipments import list_shipments
 from service_api_client.models.shipment_page import ShipmentPage
@@ -693,3 +695,162 @@ def test_a_loop_closed_by_hand_is_dropped_when_another_loop_opens_its_pool(
     assert loop not in loop_pools(client)._open
     assert loop_pools(client)._open == {}  # and asyncio.run's loop closed its own
     client.close()
+
+
+# ---- writes are sent again only where they cannot have taken effect ---------------------------
+
+
+class FailingOnce:
+    """A service whose first answer to the API request is ``failure`` (an answer or an
+    exception raised before or after the request was sent), then 201; it counts the
+    requests that reached it."""
+
+    def __init__(self, failure: httpx.Response | Exception) -> None:
+        self.failure, self.received = failure, 0
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/authenticate"):
+            token = {"access_token": "tk", "token_type": "Bearer", "expires_in": "3600"}
+            return httpx.Response(200, json=token)
+        outcome, self.failure = self.failure, httpx.Response(201)
+        if isinstance(outcome, httpx.ConnectError | httpx.ConnectTimeout):
+            raise outcome  # never reached the service
+        self.received += 1
+        if isinstance(outcome, Exception):
+            raise outcome  # reached it: the answer was lost
+        return outcome
+
+
+WRITE_OUTCOMES: dict[str, tuple[httpx.Response | Exception, bool]] = {
+    # outcome: (the first failure, whether a POST or PATCH is sent again after it)
+    "429": (httpx.Response(429, headers={"retry-after": "0"}), True),
+    "503": (httpx.Response(503, headers={"retry-after": "0"}), False),
+    "connection refused": (httpx.ConnectError("refused"), True),
+    "connect timeout": (httpx.ConnectTimeout("no connection"), True),
+    "dropped after the request was read": (httpx.RemoteProtocolError("disconnected"), False),
+    "read timeout": (httpx.ReadTimeout("no answer"), False),
+}
+
+
+@pytest.mark.parametrize("method", ["POST", "PATCH", "PUT", "DELETE"])
+@pytest.mark.parametrize("outcome", sorted(WRITE_OUTCOMES))
+def test_a_write_is_sent_again_only_where_it_cannot_have_taken_effect(
+    method: str, outcome: str, twin: str
+) -> None:
+    failure, again = WRITE_OUTCOMES[outcome]
+    again = again or method in ("PUT", "DELETE")  # idempotent: retried like GET
+    service = FailingOnce(failure)
+    client = service_api.Client(
+        "https://api.test/public/v3",
+        "cid",
+        "s3cret",
+        max_retries=2,
+        httpx_args={"transport": httpx.MockTransport(service)},
+    )
+
+    async def send() -> httpx.Response:
+        async with client:
+            return await client.get_async_httpx_client().request(method, "/shipments", json={})
+
+    with client, testing.no_retry_sleep(), contextlib.ExitStack() as stack:
+        if not again:
+            stack.enter_context(pytest.raises(service_api.ServiceApiError))
+        if twin == "sync":
+            response = client.get_httpx_client().request(method, "/shipments", json={})
+        else:
+            response = asyncio.run(send())
+        assert response.status_code == 201
+    reached_before = isinstance(
+        failure, httpx.Response | httpx.RemoteProtocolError | httpx.ReadTimeout
+    )
+    assert service.received == (1 + reached_before if again else 1)
+
+
+@pytest.mark.parametrize("failure", [httpx.ReadTimeout("slow"), httpx.RemoteProtocolError("gone")])
+def test_a_failed_token_request_is_sent_again_for_a_write_too(failure: Exception) -> None:
+    token_requests = []
+
+    def service(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/authenticate"):
+            token_requests.append(request)
+            if len(token_requests) == 1:
+                raise failure
+            token = {"access_token": "tk", "token_type": "Bearer", "expires_in": "3600"}
+            return httpx.Response(200, json=token)
+        return httpx.Response(201)
+
+    transport = httpx.MockTransport(service)
+    with (
+        service_api.Client(
+            "https://api.test/public/v3", "cid", "s3cret", httpx_args={"transport": transport}
+        ) as client,
+        testing.no_retry_sleep(),
+    ):
+        assert client.get_httpx_client().post("/shipments", json={}).status_code == 201
+    assert len(token_requests) == 2
+
+
+@pytest.mark.parametrize("account", ["", "acct\n1", "acct\x001"])
+def test_an_empty_or_unprintable_account_is_refused(account: str) -> None:
+    with pytest.raises(ValueError, match="non-empty printable"):
+        service_api.Client("https://api.test/public/v3", "cid", "s3cret", account)
+    with service_api.Client("https://api.test/public/v3", "cid", "s3cret", "acct-1") as client:
+        with pytest.raises(ValueError, match="non-empty printable"):
+            client.with_account(account)
+        with pytest.raises(ValueError, match="non-empty printable"):
+            client.with_options(headers={"x-service-account-id": account})
+
+
+def test_a_debug_line_gives_each_answer_s_time_in_both_twins(
+    caplog: pytest.LogCaptureFixture, twin: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Sent at 0.25 s, answered at 0.75 s: 500 ms (where 0.75 % 0.25 is 0). The client's
+    # own clock only: the event loop keeps the real one.
+    clock = iter([0.25, 0.75])
+    fake_time = types.SimpleNamespace(monotonic=lambda: next(clock), sleep=time.sleep)
+    monkeypatch.setattr(service_api._client, "time", fake_time)
+    client = service_api.Client(
+        "https://api.test/public/v3",
+        "cid",
+        "s3cret",
+        httpx_args={"transport": httpx.MockTransport(answer_token_then_404)},
+    )
+    caplog.set_level(logging.DEBUG, logger="service_api")
+
+    async def get() -> httpx.Response:
+        async with client:
+            return await client.get_async_httpx_client().get("/x", params={"status": 200})
+
+    with client:
+        if twin == "sync":
+            client.get_httpx_client().get("/x", params={"status": 200})
+        else:
+            asyncio.run(get())
+    lines = [r.getMessage() for r in caplog.records if " -> " in r.getMessage()]
+    assert lines == ["GET https://api.test/public/v3/x?status=200 -> 200 in 500 ms"]
+
+
+@pytest.mark.parametrize(
+    ("base", "hinted"), [("https://api.test/v3", True), ("https://api.test/public/v3/", False)]
+)
+def test_a_404_from_the_token_endpoint_hints_at_the_prefix_only_when_it_lacks(
+    base: str, hinted: bool
+) -> None:
+    transport = httpx.MockTransport(lambda request: httpx.Response(404))
+    client = service_api.Client(base, "cid", "s3cret", httpx_args={"transport": transport})
+    with client, pytest.raises(service_api.NotFoundError) as info:
+        client.get_httpx_client().get("/shipments")
+    assert ("lacks its /public/v3 prefix" in str(info.value)) is hinted
+
+
+def test_the_least_max_response_bytes_is_1() -> None:
+    for refused in (0, -1):
+        with pytest.raises(ValueError, match="max_response_bytes must be at least 1"):
+            service_api.Client("https://api.test/public/v3", "cid", "s", max_response_bytes=refused)
+    args = {"transport": httpx.MockTransport(answer_token_then_404)}
+    client = service_api.Client(
+        "https://api.test/public/v3", "cid", "s", max_response_bytes=1, httpx_args=args
+    )
+    # Taken, and it bounds every answer, the token answer included, to a byte.
+    with client, pytest.raises(service_api.InvalidResponseError, match="larger than 1 bytes"):
+        client.get_httpx_client().get("/x")

@@ -535,3 +535,23 @@ def test_only_a_400_without_the_account_header_advises_on_the_account() -> None:
     assert "account header" in str(error_from_response(answer(400)))
     for status in (302, 399, 401, 409):
         assert "account header" not in str(error_from_response(answer(status)))
+
+
+@pytest.mark.parametrize(
+    ("url", "advised"),
+    [
+        ("https://api.test/v3/shipments", True),
+        ("https://api.test/shipments", True),
+        ("https://api.test/public/v3/shipments", False),
+        ("https://api.test/gateway/public/v3/authenticate", False),
+        ("https://api.test/public/v3", True),  # the prefix is a folder of the path, or absent
+    ],
+)
+def test_only_a_404_from_a_url_without_the_prefix_advises_on_the_base_url(
+    url: str, advised: bool
+) -> None:
+    prefix = "; the base URL probably lacks its /public/v3 prefix"
+    for status in (400, 401, 403, 404, 405, 500):
+        response = httpx.Response(status, request=httpx.Request("GET", url))
+        message = str(error_from_response(response))
+        assert message.endswith(prefix) is (advised and status == 404), (url, status, message)

@@ -8,6 +8,7 @@ import functools
 import gc
 import math
 import ssl
+import sys
 import threading
 import time
 import warnings
@@ -524,3 +525,50 @@ async def test_refused_credentials_are_raised_at_once_and_not_advised_to_resume(
     assert delays == []  # refused credentials are not retried
     assert mock.service.count("authenticate") == 1
     assert page_requests(mock, "shipments") == 0
+
+
+async def test_max_pages_0_fetches_nothing(mock: RunningMock, client: Client, twin: str) -> None:
+    assert await drain(twin, list_shipments, client, max_pages=0) == []
+    assert [page async for page in client.shipments.list(max_pages=0).pages()] == []
+    assert mock.service.counts() == {}
+
+
+def line_here() -> int:
+    """The caller's line number."""
+    return sys._getframe(1).f_lineno
+
+
+def serve_one_record_too_many(request: httpx.Request) -> httpx.Response:
+    """A token, then each page of 5 records holding one record more than pageSize."""
+    if request.url.path.endswith("/authenticate"):
+        token = {"access_token": "tk", "token_type": "Bearer", "expires_in": "3600"}
+        return httpx.Response(200, json=token)
+    number, size = (int(request.url.params[name]) for name in ("pageNumber", "pageSize"))
+    records = [{"shipmentId": f"s-{n}"} for n in range(5)][(number - 1) * size : number * size + 1]
+    envelope = {"totalRecords": 5, "pageNumber": number, "pageSize": size}
+    return httpx.Response(200, json={**envelope, "data": records})
+
+
+async def test_a_warning_names_the_caller_s_line(twin: str) -> None:
+    transport: Any = httpx.MockTransport(serve_one_record_too_many)
+    async with Client(
+        "https://api.test/public/v3", "cid", "s3cret", "acct-1", httpx_args={"transport": transport}
+    ) as client:
+        with pytest.warns(PaginationWarning, match="page_size 80") as made:
+            line, pager = line_here(), client.shipments.list(page_size=80)
+        assert [w.lineno for w in made] == [line]
+        with pytest.warns(PaginationWarning, match="page_size 80") as made:
+            line, pager = line_here(), paginate(list_shipments, client, page_size=80)
+        assert [w.lineno for w in made] == [line]
+        pager = client.shipments.list(page_size=2)
+        with warnings.catch_warnings(record=True) as iterated:
+            warnings.simplefilter("always", PaginationWarning)
+            if twin == "sync":
+                line, items = line_here(), list(pager)
+            else:
+                line, items = line_here(), [item async for item in pager]
+        assert len(items) == 5
+        assert [str(w.message) for w in iterated] == [
+            "page 1 holds 3 items, more than pageSize 2; the extra items are ignored"
+        ]
+        assert [(w.filename, w.lineno) for w in iterated] == [(__file__, line)]

@@ -5,10 +5,17 @@ import email.utils
 import random
 from typing import Any
 
+import httpx
 import pytest
 
 from service_api import RetryPolicy, testing
-from service_api._retry import parse_retry_after, retry_delay, sleep_for
+from service_api._retry import (
+    IDEMPOTENT_METHODS,
+    may_send_again,
+    parse_retry_after,
+    retry_delay,
+    sleep_for,
+)
 
 
 def test_defaults_match_the_documented_policy() -> None:
@@ -171,3 +178,38 @@ def test_all_but_the_value_and_the_attempt_are_passed_by_keyword() -> None:
         parse_retry_after("2", now)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         retry_delay(RetryPolicy(), 0, 503)  # type: ignore[call-arg]
+
+
+# ---- which requests may be sent again --------------------------------------------------------
+
+#: Every outcome worth a retry, and whether the request may have taken effect before it.
+OUTCOMES: dict[str, tuple[httpx.Response | Exception, bool]] = {
+    "429": (httpx.Response(429), False),
+    "503": (httpx.Response(503), True),
+    "502": (httpx.Response(502), True),
+    "connection refused": (httpx.ConnectError("refused"), False),
+    "connect timeout": (httpx.ConnectTimeout("slow to connect"), False),
+    "read timeout": (httpx.ReadTimeout("slow to answer"), True),
+    "dropped after sending": (httpx.RemoteProtocolError("Server disconnected"), True),
+    "read error": (httpx.ReadError("reset"), True),
+    "write error": (httpx.WriteError("broken pipe"), True),
+}
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "put", "delete"])
+@pytest.mark.parametrize("outcome", sorted(OUTCOMES))
+def test_idempotent_methods_may_always_be_sent_again(method: str, outcome: str) -> None:
+    assert may_send_again(method, OUTCOMES[outcome][0])
+
+
+@pytest.mark.parametrize("method", ["POST", "PATCH", "post", "patch"])
+@pytest.mark.parametrize("outcome", sorted(OUTCOMES))
+def test_a_write_is_sent_again_only_where_it_cannot_have_taken_effect(
+    method: str, outcome: str
+) -> None:
+    failure, may_have_taken_effect = OUTCOMES[outcome]
+    assert may_send_again(method, failure) is not may_have_taken_effect
+
+
+def test_the_idempotent_methods_are_those_of_rfc_9110() -> None:
+    assert {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"} == IDEMPOTENT_METHODS

@@ -20,6 +20,7 @@ from starlette.routing import Route
 import service_api
 from service_api import testing
 from service_api._errors import MAX_BODY_CHARS
+from service_api._pools import proxy_routes
 from service_api._transport import TOKEN_ERROR_EXTENSION, GuardedTransport, ServiceResponse
 from service_api_client.api.shipments import list_shipments
 from service_api_client.models.shipment_page import ShipmentPage
@@ -803,14 +804,14 @@ class Limiter:
     def __init__(self, *waits: float) -> None:
         self.waits = list(waits)
         self.asked = 0
-        self.observed: list[tuple[int, float | None]] = []
+        self.observed: list[tuple[int, str | None]] = []
 
     def try_acquire(self) -> float:
         self.asked += 1
         return self.waits.pop(0) if self.waits else 0.0
 
-    def observe(self, status_code: int, retry_after: float | None) -> None:
-        self.observed.append((status_code, retry_after))
+    def observe(self, response: httpx.Response) -> None:
+        self.observed.append((response.status_code, response.headers.get("retry-after")))
 
 
 def limited(limiter: Limiter) -> GuardedTransport:
@@ -833,7 +834,7 @@ def test_sync_each_request_waits_for_the_limiter_which_learns_each_answer(
     assert slept == [0.5, 0.25]  # until the limiter grants the request
     transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
     assert slept == [0.5, 0.25]
-    assert limiter.observed == [(429, 7.0), (200, None)]
+    assert limiter.observed == [(429, "7"), (200, None)]
     assert limiter.asked == 4  # until granted, for each request
 
 
@@ -858,5 +859,62 @@ async def test_async_each_request_waits_for_the_limiter_which_learns_each_answer
     assert slept == [0.5, 0.25]
     await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
     assert slept == [0.5, 0.25]
-    assert limiter.observed == [(429, 7.0), (200, None)]
+    assert limiter.observed == [(429, "7"), (200, None)]
     assert limiter.asked == 4
+
+
+# ---- the routes, as httpx would take them ------------------------------------------------------
+
+
+@pytest.fixture
+def clean_proxy_environment(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    return monkeypatch
+
+
+def test_a_proxy_given_carries_every_url_whatever_the_environment(
+    clean_proxy_environment: pytest.MonkeyPatch,
+) -> None:
+    clean_proxy_environment.setenv("HTTPS_PROXY", "http://env-proxy:3128")
+    given = httpx.Proxy("http://mine:8080")
+    assert proxy_routes(given, True) == {"all://": given}
+    routes = proxy_routes("http://mine:8080", True)
+    assert list(routes) == ["all://"]
+    assert str(routes["all://"].url) == "http://mine:8080"  # type: ignore[union-attr]
+
+
+def test_the_environment_s_proxies_and_exceptions_become_url_patterns(
+    clean_proxy_environment: pytest.MonkeyPatch,
+) -> None:
+    clean_proxy_environment.setenv("HTTPS_PROXY", "env-proxy:3128")  # no scheme: http://
+    clean_proxy_environment.setenv("NO_PROXY", "example.com, ::1,10.0.0.7,http://internal")
+    routes = proxy_routes(None, True)
+    proxies = {k: str(p.url) for k, p in routes.items() if p is not None}
+    assert proxies == {"https://": "http://env-proxy:3128"}
+    bypassed = {k for k, p in routes.items() if p is None}
+    assert bypassed == {"all://*example.com", "all://[::1]", "all://*10.0.0.7", "http://internal"}
+    # Each is a pattern httpx routes by as meant: a domain with its subdomains, an IPv6 host.
+    for pattern, url in [
+        ("all://*example.com", "https://api.example.com/x"),
+        ("all://*example.com", "http://example.com/x"),
+        ("all://[::1]", "https://[::1]:8443/x"),
+    ]:
+        assert answered_by_mount(pattern, url), (pattern, url)
+    assert not answered_by_mount("all://*example.com", "https://example.org/x")
+    assert proxy_routes(None, False) == {}
+
+
+def answered_by_mount(pattern: str, url: str) -> bool:
+    """Whether httpx sends ``url`` to the transport mounted at ``pattern``."""
+    default = httpx.MockTransport(lambda request: httpx.Response(200, text="default"))
+    mounted = httpx.MockTransport(lambda request: httpx.Response(200, text="mounted"))
+    with httpx.Client(transport=default, mounts={pattern: mounted}) as client:
+        return client.get(url).text == "mounted"
+
+
+def test_no_proxy_star_bypasses_every_proxy(clean_proxy_environment: pytest.MonkeyPatch) -> None:
+    clean_proxy_environment.setenv("ALL_PROXY", "http://env-proxy:3128")
+    clean_proxy_environment.setenv("NO_PROXY", "internal, *")
+    assert proxy_routes(None, True) == {}

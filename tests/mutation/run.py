@@ -9,7 +9,11 @@ module with no result yet shown as "not run yet". The survivors' diffs are print
 written to ``build/mutation/<module>.survivors.txt``, to be killed by a test, deleted with
 the dead code they show, or listed as equivalent on that page.
 
-    python tests/mutation/run.py [--sample N] [module ...]   # default: every module
+    python tests/mutation/run.py [--sample N] [--seed S] [module ...]   # default: every module
+
+Results are kept per module and per seed (the seed draws the sample; a run of every
+mutant has none): a sample that another seed draws can hold survivors the first missed,
+so the page gives each seed's figures and those of the distinct mutants of all seeds.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ PAGE = ROOT / "docs" / "development" / "mutation.md"
 SOURCE = "overlay/service_api"
 #: Seconds one mutant's test run may take (the unmutated run takes a few); longer kills it.
 TIMEOUT = 60.0
+#: The seed of the committed sample; ``--seed`` (``make mutation SEED=...``) draws another.
 SEED = 25
 
 #: Every core module and the tests that use it; the fastest (unit) file first, as
@@ -102,9 +107,9 @@ def _annotations(source: Path) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     return spans
 
 
-def _select(session: Path, source: Path, sample: int | None) -> int:
-    """Skip the mutants of annotations, then all but a seeded random sample of
-    ``sample`` mutants if asked; the number of annotation mutants skipped."""
+def _select(session: Path, source: Path, sample: int | None, seed: int) -> int:
+    """Skip the mutants of annotations, then all but a random sample of ``sample``
+    mutants drawn with ``seed`` if asked; the number of annotation mutants skipped."""
     annotations = _annotations(source)
     with use_db(str(session), WorkDB.Mode.open) as db:
         items = list(db.work_items)
@@ -113,7 +118,7 @@ def _select(session: Path, source: Path, sample: int | None) -> int:
         order = sorted(items, key=lambda item: _where(item.mutations[0]))
         jobs = [item.job_id for item in order if item.job_id not in typed]
         if sample is not None:
-            jobs = random.Random(SEED).sample(jobs, min(sample, len(jobs)))
+            jobs = random.Random(seed).sample(jobs, min(sample, len(jobs)))
         skipped = [item.job_id for item in items if item.job_id not in set(jobs)]
         db.set_multiple_results(skipped, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
     return len(typed)
@@ -123,6 +128,12 @@ def _where(mutation: Any) -> tuple[str, int]:
     return mutation.operator_name, mutation.occurrence
 
 
+def _name(item: Any) -> str:
+    """A mutant's name, the same in every session of an unchanged module."""
+    operator, occurrence = _where(item.mutations[0])
+    return f"{operator}#{occurrence}"
+
+
 def _in(item: Any, spans: list[tuple[tuple[int, int], tuple[int, int]]]) -> bool:
     return any(a <= tuple(m.start_pos) < b for m in item.mutations for a, b in spans)
 
@@ -130,6 +141,7 @@ def _in(item: Any, spans: list[tuple[tuple[int, int], tuple[int, int]]]) -> bool
 def _tally(session: Path, module: str, annotations: int) -> dict[str, Any]:
     killed = survived = 0
     survivors: list[str] = []
+    ran, lived = [], []
     with use_db(str(session), WorkDB.Mode.open) as db:
         total = db.num_work_items - annotations
         for item, result in db.completed_work_items:
@@ -137,8 +149,10 @@ def _tally(session: Path, module: str, annotations: int) -> dict[str, Any]:
                 continue
             if result.test_outcome is None:  # the worker itself failed: not a verdict
                 raise SystemExit(f"{module}: {item.job_id} did not run: {result.output}")
+            ran.append(_name(item))
             if result.test_outcome == TestOutcome.SURVIVED:
                 survived += 1
+                lived.append(_name(item))
                 mutation = item.mutations[0]
                 survivors.append(
                     f"{mutation.operator_name} line {mutation.start_pos[0]}\n{result.diff}"
@@ -147,16 +161,17 @@ def _tally(session: Path, module: str, annotations: int) -> dict[str, Any]:
                 killed += 1
     (BUILD / f"{module}.survivors.txt").write_text("\n".join(survivors))
     print("\n".join(survivors))
-    return {"mutants": killed + survived, "of": total, "killed": killed, "survived": survived}
+    counts = {"mutants": killed + survived, "of": total, "killed": killed, "survived": survived}
+    return counts | {"ran": sorted(ran), "survivors": sorted(lived)}
 
 
-def run(module: str, sample: int | None) -> dict[str, Any]:
+def run(module: str, sample: int | None, seed: int) -> dict[str, Any]:
     source = ROOT / SOURCE / f"{module}.py"
     config, session = _config(module), BUILD / f"{module}.sqlite"
     session.unlink(missing_ok=True)
     started = time.monotonic()
     subprocess.run([BIN / "cosmic-ray", "init", config, session], check=True, cwd=ROOT)
-    annotations = _select(session, source, sample)
+    annotations = _select(session, source, sample, seed)
     subprocess.run([BIN / "cosmic-ray", "exec", config, session], check=True, cwd=ROOT)
     diff = subprocess.run(["git", "diff", "--quiet", "--", source], cwd=ROOT, check=False)
     if diff.returncode:
@@ -165,43 +180,63 @@ def run(module: str, sample: int | None) -> dict[str, Any]:
     result["annotation mutants"] = annotations
     result["seconds"] = round(time.monotonic() - started)
     result["tests"] = list(MODULES[module])
-    print(f"{module}: {result}")
+    print(f"{module} (seed {seed}): {result}")
     return result
 
 
+def _seed_order(seed: str) -> tuple[bool, int]:
+    return not seed.isdigit(), int(seed) if seed.isdigit() else 0
+
+
+def _score(killed: int, mutants: int, of: int | None = None) -> str:
+    """``killed`` of ``mutants`` (drawn from ``of`` when that is more) and the percentage."""
+    drawn = f" (sample of {of})" if of is not None and of > mutants else ""
+    return f"{killed} of {mutants}{drawn}: {100 * killed / mutants:.1f} %" if mutants else "none"
+
+
 def write_page(results: dict[str, Any]) -> None:
-    rows = ["| module | mutants | killed | survived | score |", "| --- | --- | --- | --- | --- |"]
+    """The table of the page: each seed's figures per module, then those of the distinct
+    mutants the seeds drew together (a mutant drawn by two seeds counts once)."""
+    seeds = sorted({seed for runs in results.values() for seed in runs}, key=_seed_order)
+    head = " | ".join("every mutant" if seed == "all" else f"seed {seed}" for seed in seeds)
+    rows = [f"| module | {head} | all seeds |", "| --- |" + " --- |" * (len(seeds) + 1)]
     for module in MODULES:
-        name = f"`{module}.py`"
-        if module not in results:
-            rows.append(f"| {name} | not run yet | | | |")
+        runs = results.get(module, {})
+        if not runs:
+            rows.append(f"| `{module}.py` |" + " not run yet |" * (len(seeds) + 1))
             continue
-        r = results[module]
-        sampled = f" (sample of {r['of']})" if r["mutants"] < r["of"] else ""
-        score = f"{100 * r['killed'] / r['mutants']:.1f} %"
-        rows.append(
-            f"| {name} | {r['mutants']}{sampled} | {r['killed']} | {r['survived']} | {score} |"
-        )
+        cells = []
+        for seed in seeds:
+            r = runs.get(seed)
+            cells.append(_score(r["killed"], r["mutants"], r["of"]) if r else "")
+        ran = set().union(*(r["ran"] for r in runs.values()))
+        lived = set().union(*(r["survivors"] for r in runs.values()))
+        cells.append(_score(len(ran - lived), len(ran)))
+        rows.append(f"| `{module}.py` | " + " | ".join(cells) + " |")
     text = PAGE.read_text()
-    head, rest = text.split(BEGIN)
+    head_text, rest = text.split(BEGIN)
     _, tail = rest.split(END)
-    PAGE.write_text(f"{head}{BEGIN}\n" + "\n".join(rows) + f"\n{END}{tail}")
+    PAGE.write_text(f"{head_text}{BEGIN}\n" + "\n".join(rows) + f"\n{END}{tail}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help=f"of {', '.join(MODULES)} (default: all)")
     parser.add_argument("--sample", type=int, help="run a seeded sample of N mutants each")
+    parser.add_argument("--seed", type=int, default=SEED, help=f"of the sample (default {SEED})")
     parser.add_argument("--page", action="store_true", help="only rewrite the page's table")
     args = parser.parse_args()
     if unknown := set(args.modules) - set(MODULES):
         parser.error(f"not a core module of the table: {', '.join(sorted(unknown))}")
     BUILD.mkdir(parents=True, exist_ok=True)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    # Figures kept before results were kept per seed are not comparable: they go.
+    results = {m: runs for m, runs in results.items() if "mutants" not in runs}
     if args.page:
         return write_page(results)
     for module in args.modules or MODULES:
-        results[module] = run(module, args.sample)
+        seed = str(args.seed if args.sample is not None else "all")
+        results.setdefault(module, {})[seed] = run(module, args.sample, args.seed)
         RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
         write_page(results)
 

@@ -186,3 +186,40 @@ def test_the_plugin_module_loads_without_the_mocks_dependencies() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "'service_api_client', 'service_api_mock'" in done.stdout
+
+
+def test_without_the_mock_extra_pytest_runs_and_the_fixture_names_the_extra(
+    pytester: pytest.Pytester,
+) -> None:
+    """The plugin loads wherever the package is installed: without the mock extra, a
+    user's other tests still run, and a test asking for the mock is told what to install."""
+    pytester.makepyfile(
+        test_user="""
+        def test_unrelated():
+            pass
+
+        def test_wants_the_mock(service_api_mock):
+            pass
+        """
+    )
+    script = textwrap.dedent(
+        """
+        import sys
+        for name in ("uvicorn", "starlette"):
+            sys.modules[name] = None  # as if the mock extra were not installed
+        import pytest
+        sys.exit(pytest.main(["-p", "no:cacheprovider", "-rE", "test_user.py"]))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, out
+    assert "1 passed, 1 error" in out, out
+    assert "pip install 'service-api[mock]'" in out, out

@@ -21,7 +21,7 @@ class DevicePage:
 
     Attributes:
         total_records (int): Count of records of the whole result set, not of the page.
-        page_number (int): The page offset returned.
+        page_number (int): The page offset returned, counted from 1; the pageNumber asked for.
         page_size (int): Number of results per page; a larger pageSize asked for is answered with 50.
         data (list[Device]): The devices of the page.
         next_ (None | str | Unset): URL of the next page, with the pageSize and pageNumber query parameters.

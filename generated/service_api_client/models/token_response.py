@@ -17,9 +17,11 @@ class TokenResponse:
     """A bearer token and how long it lives.
 
     Attributes:
-        access_token (str): The bearer token. Confidential.
+        access_token (str): The bearer token. Confidential. Sent back as a header value, so printable ASCII without
+            spaces.
         token_type (TokenResponseTokenType): Always Bearer.
-        expires_in (str): Seconds until the token expires, as a string holding an integer; currently "3600".
+        expires_in (str): Seconds until the token expires, as a string holding an integer from 1 to 604800
+            (a week) without leading zeros; currently "3600".
     """
 
     access_token: str

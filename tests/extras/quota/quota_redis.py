@@ -39,12 +39,13 @@ def _wait_until_ready(url: str, process: subprocess.Popen[bytes], deadline: floa
 
 
 @contextlib.contextmanager
-def redis_server(directory: Path) -> Iterator[str]:
-    """Start ``redis-server`` on a free loopback port (no persistence); stop it on exit."""
+def redis_server(directory: Path, port: int = 0) -> Iterator[str]:
+    """Start ``redis-server`` on a free loopback port, or ``port`` (no persistence); stop
+    it on exit."""
     executable = shutil.which("redis-server")
     if executable is None:
         pytest.skip(REDIS_MISSING)
-    port = _free_port()
+    port = port or _free_port()
     process = subprocess.Popen(
         [
             executable,

@@ -3,7 +3,7 @@
 import time
 from threading import Barrier
 
-from service_api.quota import RateLimiter
+from service_api.quota import AdaptiveRateLimiter, RateLimiter
 
 
 def take_slots(
@@ -46,3 +46,40 @@ def refresh_once(store_url: str, fetches_url: str, start: Barrier) -> str:
             token = StoredToken(f"token-{number}", time.time() + 3600)
             store.save(token)
     return token.access_token
+
+
+def learned_elsewhere(url: str) -> tuple[float, float | None]:
+    """In another process: the first wait a limiter on the shared store asks, and the
+    rate it read there."""
+    limiter = AdaptiveRateLimiter(url, key="demo-client")
+    try:
+        return limiter.try_acquire(), limiter.per_minute
+    finally:
+        limiter.close()
+
+
+def export_learning(
+    base_url: str, account: str, store: str, start: Barrier
+) -> dict[str, list[str]]:
+    """Export ``account`` with the rate learned in ``store``: the shipment IDs, and the
+    warnings about the store that this process logged."""
+    import logging
+
+    import service_api
+    from service_api_client.api.shipments import list_shipments
+    from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
+
+    warnings: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: warnings.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("service_api").addHandler(handler)
+    policy = service_api.RetryPolicy(max_retries=10)
+    with service_api.Client(
+        base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, account,
+        rate_limit="adaptive", rate_store=store, retry=policy,
+    ) as client:  # fmt: skip
+        start.wait(timeout=30)
+        ids = [
+            str(s.shipment_id) for s in service_api.paginate(list_shipments, client, page_size=10)
+        ]
+    return {"ids": ids, "warnings": [w for w in warnings if "rate store" in w]}

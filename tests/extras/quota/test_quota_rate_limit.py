@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from service_api.quota import AdaptiveRateLimiter, RateLimiter, StoreError
+from service_api.quota import RateLimiter, StoreError
 from service_api.quota import limiter as build_limiter
 
 
@@ -55,116 +55,6 @@ def test_invalid_rates_are_refused() -> None:
     for bad in (0, -1, math.inf, math.nan):
         with pytest.raises(ValueError, match="positive"):
             RateLimiter(bad)
-
-
-# ---- adaptive ----------------------------------------------------------------------
-
-
-def _accepted(limiter: AdaptiveRateLimiter, clock: FakeClock, seconds: float, every: float) -> None:
-    """Send and have accepted one request every ``every`` seconds for ``seconds``."""
-    end = clock.now + seconds
-    while clock.now < end:
-        while (wait := limiter.try_acquire()) > 0:
-            clock.now += wait
-        limiter.observe(200, None)
-        clock.now += every
-
-
-def test_adaptive_sends_freely_until_the_first_429() -> None:
-    clock = FakeClock()
-    limiter = AdaptiveRateLimiter(clock=clock)
-    assert [limiter.try_acquire() for _ in range(100)] == [0.0] * 100
-    assert limiter.per_minute is None
-
-
-def test_a_429_cuts_to_beta_times_the_accepted_rate() -> None:
-    clock = FakeClock()
-    limiter = AdaptiveRateLimiter(clock=clock)
-    _accepted(limiter, clock, seconds=10.0, every=0.5)  # 2 per second accepted
-    limiter.observe(429, retry_after=3.0)
-    assert limiter.per_minute == pytest.approx(0.7 * 120, rel=0.06)
-    # At most a second's worth at once, then one request per 1/rate.
-    burst = 0
-    while limiter.try_acquire() == 0.0:
-        burst += 1
-    assert burst == 1
-    rate = limiter.per_minute
-    assert rate is not None
-    assert 0 < limiter.try_acquire() <= 60 / rate
-
-
-def test_the_pace_recovers_once_429s_stop() -> None:
-    # A run of 429s (faults, or another client's burst) drives the rate far down;
-    # good answers bring it back along the cubic.
-    clock = FakeClock()
-    limiter = AdaptiveRateLimiter(min_per_minute=6.0, clock=clock)
-    _accepted(limiter, clock, seconds=10.0, every=0.1)
-    for _ in range(30):
-        while (wait := limiter.try_acquire()) > 0:
-            clock.now += wait
-        limiter.observe(429, retry_after=1.0)
-        clock.now += 1.0
-    assert limiter.per_minute is not None
-    assert limiter.per_minute < 0.2 * 600  # from 10 per second accepted
-    _accepted(limiter, clock, seconds=120.0, every=0.01)
-    assert limiter.per_minute is not None
-    assert limiter.per_minute > 600
-
-
-def test_good_answers_grow_the_rate_back_past_the_last_429() -> None:
-    clock = FakeClock()
-    limiter = AdaptiveRateLimiter(clock=clock)
-    _accepted(limiter, clock, seconds=10.0, every=0.5)
-    limiter.observe(429, retry_after=None)
-    cut = limiter.per_minute
-    assert cut is not None
-    # The cubic is flat around the old rate: after 10 s it is still below it ...
-    _accepted(limiter, clock, seconds=10.0, every=0.0)
-    assert cut < limiter.per_minute < cut / 0.7  # type: ignore[operator]
-    # ... and well past it after a minute without a 429.
-    _accepted(limiter, clock, seconds=50.0, every=0.0)
-    assert limiter.per_minute > 1.2 * cut / 0.7  # type: ignore[operator]
-
-
-def test_repeated_429s_never_stop_the_limiter() -> None:
-    clock = FakeClock()
-    limiter = AdaptiveRateLimiter(min_per_minute=6.0, clock=clock)
-    for _ in range(50):
-        limiter.observe(429, retry_after=None)
-        clock.now += 0.1
-    assert limiter.per_minute == pytest.approx(6.0)
-    assert 0 < limiter.try_acquire() + limiter.try_acquire() <= 10.0
-
-
-def test_adaptive_against_a_window_quota_settles_under_it() -> None:
-    # A sliding 6 s window of 24 requests (240 per minute), one sender, 10 ms answers.
-    clock = FakeClock()
-    limiter = AdaptiveRateLimiter(clock=clock)
-    accepted: list[float] = []
-    refused = 0
-    start = clock.now
-    while clock.now < start + 120.0:
-        while (wait := limiter.try_acquire()) > 0:
-            clock.now += wait
-        recent = [t for t in accepted if t > clock.now - 6.0]
-        if len(recent) >= 24:
-            refused += 1
-            retry_after = math.ceil(recent[0] + 6.0 - clock.now)
-            limiter.observe(429, retry_after=retry_after)
-            clock.now += retry_after  # the transport waits it out before the retry
-        else:
-            accepted.append(clock.now)
-            limiter.observe(200, None)
-        clock.now += 0.01
-    last_minute = [t for t in accepted if t > start + 60.0]
-    assert len(last_minute) >= 0.85 * 240
-    assert refused <= 12
-
-
-def test_adaptive_settings_are_checked() -> None:
-    with pytest.raises(ValueError, match="min_per_minute"):
-        AdaptiveRateLimiter(min_per_minute=0)
-    assert "unlimited" in repr(AdaptiveRateLimiter())
 
 
 # ---- shared through a SQLite file (the multi-process and Redis tests are beside) --

@@ -104,7 +104,7 @@ class AsyncDevicesResource:
 
         Example::
 
-            for item in client.aio.devices.list(max_items=100):
+            async for item in client.aio.devices.list(max_items=100):
                 print(item)
             async for page in client.aio.devices.list().pages():
                 print(page.number, len(page.items))

@@ -170,7 +170,7 @@ class AsyncShipmentsResource:
 
         Example::
 
-            for item in client.aio.shipments.list(max_items=100):
+            async for item in client.aio.shipments.list(max_items=100):
                 print(item)
             async for page in client.aio.shipments.list().pages():
                 print(page.number, len(page.items))

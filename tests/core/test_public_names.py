@@ -1,0 +1,44 @@
+"""Every public name shows as ``service_api.X`` in tracebacks and reprs, not as the private
+module that defines it."""
+
+import pickle
+import traceback
+import types
+
+import pytest
+
+import service_api
+
+
+def test_all_names_every_public_attribute_and_nothing_private() -> None:
+    # Modules aside: importing service_api.quota (another test may have) adds an attribute.
+    public = {n for n, v in vars(service_api).items() if not isinstance(v, types.ModuleType)}
+    assert set(service_api.__all__) - {"testing"} == {n for n in public if n[0] != "_"}
+    assert "Client" in service_api.__all__
+    assert "NotFoundError" in service_api.__all__
+
+
+@pytest.mark.parametrize(
+    "name",
+    [n for n in service_api.__all__ if not isinstance(getattr(service_api, n), types.ModuleType)],
+)
+def test_each_public_name_lives_in_service_api(name: str) -> None:
+    public = getattr(service_api, name)
+    assert public.__module__ == "service_api"
+    if isinstance(public, type):
+        assert repr(public) == f"<class 'service_api.{public.__qualname__}'>"
+
+
+def test_a_traceback_names_the_public_class() -> None:
+    try:
+        raise service_api.InvalidCredentialsError("refused", status_code=401)
+    except service_api.InvalidCredentialsError as exc:
+        last = traceback.format_exception(exc)[-1]
+    assert last == "service_api.InvalidCredentialsError: refused\n"
+
+
+def test_a_public_error_still_pickles_by_its_public_name() -> None:
+    error = service_api.NotFoundError("gone", status_code=404)
+    copied = pickle.loads(pickle.dumps(error))  # noqa: S301 - our own bytes
+    assert type(copied) is service_api.NotFoundError
+    assert copied.status_code == 404
