@@ -30,7 +30,11 @@ SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 # The fence rule of pytest-examples (find_examples), for the blocks it does not collect.
 FENCE = re.compile(r"(^ *```)( *)(.*?)\n(.+?)\1", flags=re.M | re.S)
 SHELL = {"sh", "bash", "shell"}
-SHOWN_ONLY = {"text"}  # output, trees, log lines: shown, never run
+SHELL_RUN = ["bash", "-euo", "pipefail", "-c"]
+SHOWN_ONLY = {"text", "yaml"}  # output, trees, log lines, spec parts: shown, never run
+# The walkthrough of adding an endpoint runs against a spec that has its resource
+# (test_the_endpoint_walkthrough), not with the other pages.
+WALKTHROUGH = ROOT / "docs" / "development" / "endpoint.md"
 # What a skipped block may hold, line by line: setting up, or a long-running make target.
 SETUP_LINE = re.compile(
     r"(git clone \S+|cd \S+|python3? -m venv \S+|source \S+/activate"
@@ -122,14 +126,14 @@ def page_env(
     return folder
 
 
-@pytest.mark.parametrize("block", runnable(), ids=_id)
+@pytest.mark.parametrize("block", [b for b in runnable() if b.path != WALKTHROUGH], ids=_id)
 def test_example(block: Fence | CodeExample, page_env: Path, eval_example: EvalExample) -> None:
     if isinstance(block, CodeExample):
         _run_python(block, eval_example)
         return
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     result = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block.source],
+        [*SHELL_RUN, block.source],
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -171,6 +175,37 @@ def _run_python(block: CodeExample, eval_example: EvalExample) -> None:
             tb = tb.tb_next
         message = f"{block.path.relative_to(ROOT)}:{line}: {type(exc).__name__}: {exc}"
         raise AssertionError(message) from None
+
+
+def test_the_endpoint_walkthrough(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's blocks in order, as a reader who made its edit runs them: in a copy of
+    the repository whose spec has the page's resource (the file its yaml block includes),
+    the client regenerated from it on the path and the mock serving it (tests/spec)."""
+    monkeypatch.syspath_prepend(str(ROOT / "tests" / "spec"))
+    from spec_copy import ALERTS, build_spec_copy, serve_spec
+
+    shown = f'--8<-- "{ALERTS.relative_to(ROOT)}"'
+    assert shown in WALKTHROUGH.read_text("utf-8"), f"the page no longer shows {shown}"
+    blocks = [b for b in runnable() if b.path == WALKTHROUGH]
+    assert sum(isinstance(b, CodeExample) for b in blocks) >= 2
+    copy = build_spec_copy(tmp_path)
+    with serve_spec(copy) as base_url:
+        for block in blocks:
+            run = [sys.executable, "-c"] if isinstance(block, CodeExample) else SHELL_RUN
+            result = subprocess.run(
+                [*run, block.source],
+                cwd=copy.root,
+                env=copy.env(base_url),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+            assert result.returncode == 0, (
+                f"{_id(block)}: exit {result.returncode}\n--- stdout\n{result.stdout[-4000:]}"
+                f"\n--- stderr\n{result.stderr[-4000:]}"
+            )
 
 
 def test_only_setup_blocks_are_skipped() -> None:

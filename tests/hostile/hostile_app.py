@@ -47,7 +47,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-ID_FIELDS = {"shipments": "shipmentId", "devices": "deviceId"}
+from service_api_client.api import LIST_ENDPOINTS
+
+# Every list endpoint of the generated client whose records have an identifier field.
+ID_FIELDS = {name: e.id_field for name, e in LIST_ENDPOINTS.items() if e.id_field is not None}
 
 
 @dataclass

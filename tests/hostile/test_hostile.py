@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from hostile_app import HostileServer
+from hostile_app import ID_FIELDS, HostileServer
 
 from service_api import (
     AuthenticationError,
@@ -32,12 +32,15 @@ from service_api import (
     testing,
 )
 from service_api_client import Client
+from service_api_client.api import LIST_ENDPOINTS
 from service_api_client.api.devices import list_devices
 from service_api_client.api.shipments import list_shipments
 
 pytestmark = pytest.mark.anyio
 
-ENDPOINTS = {"shipments": list_shipments, "devices": list_devices}
+# Every list endpoint the hostile server can serve (those whose records have an id).
+ENDPOINTS = {name: LIST_ENDPOINTS[name].module for name in ID_FIELDS}
+ID_BY_MODEL = {LIST_ENDPOINTS[name].item_model: field for name, field in ID_FIELDS.items()}
 
 
 @pytest.fixture(params=sorted(ENDPOINTS))
@@ -50,7 +53,7 @@ def ids(items: list[Any]) -> list[str]:
 
 
 def _id(item: Any) -> str:
-    return str(getattr(item, "shipment_id", None) or getattr(item, "device_id", None))
+    return str(item.to_dict()[ID_BY_MODEL[type(item)]])
 
 
 async def drain(
@@ -65,8 +68,7 @@ async def drain(
 
 
 def expected_ids(hostile: HostileServer, resource: str, count: int | None = None) -> list[str]:
-    field = "shipmentId" if resource == "shipments" else "deviceId"
-    return [row[field] for row in hostile.state.dataset(resource, count)]
+    return [row[ID_FIELDS[resource]] for row in hostile.state.dataset(resource, count)]
 
 
 def asked(hostile: HostileServer, resource: str) -> list[int]:
@@ -393,8 +395,7 @@ async def test_a_record_that_is_not_an_object_stops_with_the_page_and_every_reco
         page_size=10,
         start_page=error.start_page + 1,
     )
-    field = "shipmentId" if resource == "shipments" else "deviceId"
-    saved = [row[field] for row in error.raw_items if isinstance(row, dict)]
+    saved = [row[ID_FIELDS[resource]] for row in error.raw_items if isinstance(row, dict)]
     assert ids(out) + saved + ids(rest) == [
         i for n, i in enumerate(expected_ids(hostile, resource)) if n != 13
     ]

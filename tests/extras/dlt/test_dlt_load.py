@@ -14,9 +14,11 @@ pytest.importorskip("dlt", reason="dlt is not installed: pip install 'service-ap
 pytest.importorskip("duckdb", reason="duckdb is not installed: pip install 'service-api[dlt]'")
 
 import dlt
+from dlt.common.normalizers.naming import snake_case
 
 import service_api
 from service_api.dlt import list_endpoints, load, source
+from service_api_client.api import LIST_ENDPOINTS
 from service_api_mock import RunningMock
 
 ACCOUNTS = ["acct-1", "acct-2"]
@@ -26,19 +28,18 @@ Sql = Callable[..., list[tuple[Any, ...]]]
 
 def per_account(sql: Sql, table: str) -> dict[str, tuple[int, int]]:
     """account -> (rows, distinct identifiers) of a table of the dataset."""
-    statement = {
-        "shipments": "select account, count(*), count(distinct shipment_id) "
-        "from raw.shipments group by account",
-        "devices": "select account, count(*), count(distinct device_id) "
-        "from raw.devices group by account",
-    }[table]
-    rows = sql(statement)
+    id_field = LIST_ENDPOINTS[table].id_field
+    assert id_field is not None, f"{table} has no identifier field"
+    column = snake_case.NamingConvention().normalize_identifier(id_field)  # dlt's own rule
+    # Names from the generated registry, not from input.
+    statement = f"select account, count(*), count(distinct {column}) from raw.{table}"  # noqa: S608
+    rows = sql(f"{statement} group by account")
     return {str(account): (int(n), int(ids)) for account, n, ids in rows}
 
 
 def test_one_resource_per_list_endpoint_with_merge_keys(client: service_api.Client) -> None:
     built = source(client, ACCOUNTS)
-    assert sorted(built.resources) == sorted(list_endpoints()) == ["devices", "shipments"]
+    assert sorted(built.resources) == sorted(list_endpoints()) == sorted(LIST_ENDPOINTS)
     shipments = built.resources["shipments"]
     assert shipments.write_disposition == "merge"
     assert shipments.compute_table_schema()["columns"]["shipmentId"]["primary_key"]
@@ -49,7 +50,6 @@ def test_resources_yield_whole_pages_tagged_with_their_account(
     client: service_api.Client, mock: RunningMock
 ) -> None:
     from service_api.dlt._source import _pages
-    from service_api_client.api import LIST_ENDPOINTS
 
     mock.service.reset(records=60)
     state: dict[str, Any] = {}

@@ -1,0 +1,243 @@
+"""A copy of the repository's spec with a resource added, its client generated and its
+mock served: what a user who edits ``openapi.yaml`` and runs ``make`` gets, built in a
+temporary folder so that the repository itself is never touched.
+
+Example::
+
+    copy = build_spec_copy(tmp_path)  # openapi.yaml + alerts.yaml, generated client
+    with serve_spec(copy) as base_url:
+        subprocess.run([sys.executable, "-c", "..."], env=copy.env(base_url), check=True)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from service_api_mock import DEMO_ACCOUNTS, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
+
+ROOT = Path(__file__).resolve().parents[2]
+ALERTS = Path(__file__).with_name("alerts.yaml")
+START_TIMEOUT = 30.0
+LISTENING = re.compile(r"listening on (http://\S+)")
+
+
+class SpecEditError(RuntimeError):
+    """The edited spec could not be generated or served; the message says which step."""
+
+
+@dataclass(frozen=True)
+class SpecCopy:
+    """A folder laid out like the repository for the generator (``openapi.yaml``,
+    ``codegen/``), and the client generated from it.
+
+    Example::
+
+        copy.spec                         # .../openapi.yaml, the edited copy
+        copy.generated / "service_api_client"
+    """
+
+    root: Path
+    generated: Path
+
+    @property
+    def spec(self) -> Path:
+        """The edited ``openapi.yaml``."""
+        return self.root / "openapi.yaml"
+
+    def env(self, base_url: str | None = None, **extra: str) -> dict[str, str]:
+        """The environment of a child process that uses the generated client: its package
+        first on the path, ahead of the repository's own, and with ``base_url`` the mock's
+        address and the demo credentials in the ``SERVICE_API_*`` variables.
+
+        Example::
+
+            subprocess.run(["service-api", "list", "alerts"], env=copy.env(base_url))
+        """
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_API_")}
+        path = [str(self.generated), *filter(None, [env.get("PYTHONPATH")])]
+        # The virtualenv's commands (service-api, service-api-mock) as a shell finds them.
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+        env["PYTHONPATH"] = os.pathsep.join(path)
+        env["RUNTIME__DLTHUB_TELEMETRY"] = "false"
+        if base_url is not None:
+            env.update(
+                SERVICE_API_BASE_URL=base_url,
+                SERVICE_API_CLIENT_ID=DEMO_CLIENT_ID,
+                SERVICE_API_CLIENT_SECRET=DEMO_CLIENT_SECRET,
+                SERVICE_API_ACCOUNT_ID=DEMO_ACCOUNTS[0],
+            )
+        env.update(extra)
+        return env
+
+
+def merged_spec(fragment: Path = ALERTS, spec: Path = ROOT / "openapi.yaml") -> dict[str, Any]:
+    """``spec`` with ``fragment`` merged in: its tags appended, its paths and component
+    schemas added. A part the spec already has as the fragment writes it is kept (a spec
+    that already has the resource is tested as it is); one it has otherwise is an error,
+    not an overwrite.
+
+    Example::
+
+        merged_spec()["paths"]["/alerts"]["get"]["operationId"]  # "listAlerts"
+    """
+    document: dict[str, Any] = yaml.safe_load(spec.read_text("utf-8"))
+    extra: dict[str, Any] = yaml.safe_load(fragment.read_text("utf-8"))
+    tags = document.setdefault("tags", [])
+    tags += [tag for tag in extra.get("tags", []) if tag not in tags]
+    for section, key in (("paths", None), ("components", "schemas")):
+        target = document.setdefault(section, {})
+        source = extra.get(section, {})
+        if key is not None:
+            target, source = target.setdefault(key, {}), source.get(key, {})
+        clash = sorted(name for name in set(target) & set(source) if target[name] != source[name])
+        if clash:
+            raise SpecEditError(
+                f"{spec.name} already has {clash} in {section}, unlike {fragment.name}: "
+                f"rename the example resource of {fragment.name}"
+            )
+        target.update(source)
+    return document
+
+
+def build_spec_copy(folder: Path, fragment: Path = ALERTS) -> SpecCopy:
+    """Write the spec with ``fragment`` merged and the generator's files into ``folder``,
+    then run ``codegen/generate.sh`` there, as ``make`` would (10 to 20 s).
+
+    Example::
+
+        copy = build_spec_copy(tmp_path)
+    """
+    root, generated = folder / "repo", folder / "generated"
+    root.mkdir(parents=True)
+    shutil.copytree(ROOT / "codegen", root / "codegen")
+    text = yaml.safe_dump(merged_spec(fragment), sort_keys=False, allow_unicode=True)
+    (root / "openapi.yaml").write_text(text, "utf-8")
+    result = subprocess.run(
+        [str(root / "codegen" / "generate.sh"), str(generated)],
+        cwd=root,
+        env=SpecCopy(root, generated).env(),  # openapi-python-client from this virtualenv
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise SpecEditError(
+            f"codegen/generate.sh failed on the edited spec (exit {result.returncode}):\n"
+            f"{result.stdout[-3000:]}{result.stderr[-3000:]}"
+        )
+    return SpecCopy(root=root, generated=generated)
+
+
+@contextlib.contextmanager
+def serve_spec(copy: SpecCopy, *args: str) -> Iterator[str]:
+    """Run ``python -m service_api_mock --spec <copy> --port 0`` as users start the mock,
+    until it answers; yields its base URL (``http://127.0.0.1:<port>/public/v3``). Its log
+    is ``mock.log`` beside the copy; the process is stopped on exit.
+
+    Example::
+
+        with serve_spec(copy) as base_url:
+            httpx.get(f"{base_url}/alerts")  # 401: no token
+    """
+    log = copy.root / "mock.log"
+    command = [sys.executable, "-m", "service_api_mock", "--spec", str(copy.spec), "--port", "0"]
+    with log.open("w", encoding="utf-8") as out:
+        process = subprocess.Popen(
+            [*command, *args],
+            cwd=copy.root,
+            env=copy.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        base_url = _wait_until_listening(process, log)
+        yield base_url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+def _wait_until_listening(process: subprocess.Popen[bytes], log: Path) -> str:
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        text = log.read_text("utf-8", errors="replace")
+        found = LISTENING.search(text)
+        if found is not None:
+            base_url = found.group(1)
+            with contextlib.suppress(httpx.TransportError):
+                # Any answer will do: the port is bound before the line is printed.
+                httpx.get(f"{base_url}/authenticate", timeout=1)
+                return base_url
+        if process.poll() is not None:
+            raise SpecEditError(
+                f"the mock stopped (exit {process.returncode}) before serving "
+                f"the edited spec:\n{text[-3000:]}"
+            )
+        if time.monotonic() > deadline:
+            raise SpecEditError(f"the mock did not start in {START_TIMEOUT:.0f} s:\n{text[-3000:]}")
+        time.sleep(0.05)
+
+
+def token(base_url: str) -> str:
+    """A bearer token for the demo credentials from the served mock.
+
+    Example::
+
+        httpx.get(f"{base_url}/alerts", headers=auth_headers(base_url))
+    """
+    response = httpx.post(
+        f"{base_url}/authenticate",
+        files={
+            "client_id": (None, DEMO_CLIENT_ID),
+            "client_secret": (None, DEMO_CLIENT_SECRET),
+            "grant_type": (None, "client_credentials"),
+        },
+    )
+    response.raise_for_status()
+    value: str = response.json()["access_token"]
+    return value
+
+
+def auth_headers(base_url: str) -> dict[str, str]:
+    """The headers of a call as the first demo account: a fresh token and the account.
+
+    Example::
+
+        httpx.get(f"{base_url}/alerts", headers=auth_headers(base_url))
+    """
+    return {"Authorization": f"Bearer {token(base_url)}", "x-service-account-id": DEMO_ACCOUNTS[0]}
+
+
+def operations(spec: Path) -> dict[str, tuple[str, str]]:
+    """Every operation of ``spec``: operationId -> (METHOD, path).
+
+    Example::
+
+        operations(copy.spec)["getAlert"]  # ("GET", "/alerts/{alertId}")
+    """
+    document: dict[str, Any] = yaml.safe_load(spec.read_text("utf-8"))
+    found: dict[str, tuple[str, str]] = {}
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if isinstance(operation, Mapping) and "operationId" in operation:
+                found[operation["operationId"]] = (method.upper(), path)
+    return found
