@@ -4,6 +4,7 @@ the CLI's code; ``--param`` values are checked against the endpoint's own parame
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
 
 
 def test_the_cli_offers_the_generated_list_endpoints_by_their_path() -> None:
-    assert list(LIST_ENDPOINTS) == ["devices", "shipments"]
+    assert {"devices", "shipments"} <= set(LIST_ENDPOINTS)  # the seed's, and any the spec adds
     shipments = find_endpoint("shipments", LIST_ENDPOINTS)
     assert shipments.module.__name__ == "service_api_client.api.shipments.list_shipments"
     assert find_endpoint("list_devices", LIST_ENDPOINTS) is LIST_ENDPOINTS["devices"]
@@ -127,9 +128,8 @@ def test_bad_params_are_usage_errors_that_say_why(
 
 
 def test_an_unknown_endpoint_lists_the_known_ones() -> None:
-    with pytest.raises(
-        UsageError, match=r"unknown endpoint 'parcels' \(known: devices, shipments\)"
-    ):
+    known = ", ".join(LIST_ENDPOINTS)
+    with pytest.raises(UsageError, match=re.escape(f"unknown endpoint 'parcels' (known: {known})")):
         find_endpoint("parcels", LIST_ENDPOINTS)
 
 
