@@ -357,6 +357,32 @@ def test_a_401_for_a_token_that_only_got_errors_counts_as_never_worked() -> None
         flow.send(httpx.Response(401, request=request))
 
 
+@pytest.mark.parametrize(("status", "refreshes"), [(399, 3), (400, 2)])
+def test_an_answer_below_400_proves_a_token_and_400_does_not(status: int, refreshes: int) -> None:
+    """A token that got an answer below 400 (even a 399) worked: a 401 for it later is a
+    revocation, which earns one refresh more than a token that never worked."""
+    auth = make_auth(FakeClock())
+    request = httpx.Request("GET", f"{BASE}/x")
+    flow = auth.auth_flow(request)
+    flow.send(token_response(as_request(next(flow)), "tok-1"))
+    other = auth.auth_flow(httpx.Request("GET", f"{BASE}/y"))
+    next(other)
+    with pytest.raises(StopIteration):
+        other.send(httpx.Response(status))
+    assert refreshes_until_given_up(flow, request) == refreshes
+
+
+def refreshes_until_given_up(flow: Any, request: httpx.Request) -> int:
+    """How many new tokens the flow fetches while every answer is a 401."""
+    for made in range(20):
+        try:
+            refresh = as_request(flow.send(httpx.Response(401, request=request)))
+        except StopIteration:
+            return made
+        assert flow.send(token_response(refresh, f"tok-{made + 2}")) is request
+    raise AssertionError("the flow never gave up")
+
+
 def test_the_documented_bounds_of_waiting_and_replaying() -> None:
     # docs/guides/client.md, "Tokens": "a caller waits at most 120 s", "up to eight replays".
     assert (_auth.MAX_REFRESH_WAIT, _auth.MAX_REPLAYS) == (120.0, 8)

@@ -521,6 +521,7 @@ def test_an_error_built_by_hand_has_no_status_and_an_empty_answer() -> None:
 def test_options_of_the_errors_and_their_helpers_are_keywords_only() -> None:
     request = httpx.Request("GET", f"{BASE}/shipments")
     calls: list[Callable[[], object]] = [
+        lambda: service_api.ServiceApiError("x", request),  # type: ignore[call-arg]
         lambda: service_api.ApiStatusError("x", answer(404)),  # type: ignore[call-arg]
         lambda: service_api.InconsistentPageError("x", 2),  # type: ignore[call-arg]
         lambda: service_api.ServerError("x").at_page(2, 10),  # type: ignore[call-arg]
@@ -529,6 +530,7 @@ def test_options_of_the_errors_and_their_helpers_are_keywords_only() -> None:
     for call in calls:
         with pytest.raises(TypeError, match="positional"):
             call()
+    assert str(service_api.ServiceApiError(message="by name")) == "by name"
 
 
 def test_only_a_400_without_the_account_header_advises_on_the_account() -> None:
