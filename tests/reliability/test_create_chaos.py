@@ -1,13 +1,24 @@
 """Creates through chaos are never made twice: a client sends many creates through 503s,
-429s, connections dropped after the request was read, and latency; the server counts what
-it created. Every create the client saw succeed exists exactly once, and none exists twice.
+429s, dropped connections and latency; the server counts what it created. Every create
+the client saw succeed exists exactly once, and none exists twice.
 
-The server is the fixture ``creates``, one parameter per service: a small app here whose
-faults are as hostile as they can be for a write (half of its 503s and every dropped
-connection come after the record was made, as when a gateway gives up on a slow
-service); the mock, once it serves ``POST /shipments``, becomes a second parameter (an
-adapter with ``base_url``, ``credentials`` and ``created()``, its faults set with
-``MockService.set_faults``), and the test body stays as it is.
+The server is the fixture ``creates``, one parameter per service, and the test body is
+the same for both:
+
+- ``chaos-app``: a small app here whose faults are as hostile as they can be for a write
+  (half of its 503s and every dropped connection come after the record was made, as when
+  a gateway gives up on a slow service);
+- ``mock``: the mock, serving ``POST /shipments`` from the spec, with its chaos faults
+  switched on (503/429 with a short ``Retry-After``, dropped connections, latency),
+  signed in as its demo client; what it created is its dataset, counted by
+  ``referenceNumber``.
+
+The mock decides every fault before its handler runs, so a create it faulted was never
+made: against it a create sent again cannot make a second record, and the test proves
+there only that the client gets through the mock's faults and makes each create once.
+The control test (a client that sends a create again after any failure, as it does a
+read) therefore runs against the chaos app alone, where a resent create does make
+records twice.
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ import service_api._client
 from service_api_client.api.shipments import create_shipment
 from service_api_client.models.shipment import Shipment
 from service_api_mock import serve_asgi
+from service_api_mock.pytest_plugin import DemoMock
 
 CREATES = 150
 #: Each request's fate at the chaos app, and how often it comes.
@@ -47,7 +59,8 @@ class CreateService(Protocol):
     """What the test needs of a service of ``POST /shipments`` under faults."""
 
     base_url: str
-    credentials: tuple[str, str]
+    #: Client ID, client secret and account, as ``service_api.Client`` takes them.
+    credentials: tuple[str, str, str]
 
     def created(self) -> collections.Counter[str]:
         """How many records were made for each ``referenceNumber``."""
@@ -57,7 +70,7 @@ class ChaosCreates:
     """An ASGI app serving ``POST /authenticate`` and ``POST /shipments`` whose creates
     fail as the chaos faults do, seeded; the records it made, by reference."""
 
-    credentials = ("chaos-client", "chaos-secret-7f3a")
+    credentials = ("chaos-client", "chaos-secret-7f3a", "acct-1")
 
     def __init__(self, seed: int) -> None:
         self.base_url = ""
@@ -103,9 +116,32 @@ async def _drop_connection(send: Send, receive: Receive) -> None:
             pass
 
 
-@pytest.fixture(params=["chaos-app"])
+class MockCreates:
+    """The mock as a :class:`CreateService`: its demo client and first demo account, and
+    the shipments of that account in its dataset, by reference."""
+
+    def __init__(self, mock: DemoMock) -> None:
+        self.base_url = mock.base_url
+        self.credentials = (mock.client_id, mock.client_secret, mock.account_id)
+        self._service = mock.service
+
+    def created(self) -> collections.Counter[str]:
+        records = self._service.dataset("shipments", self.credentials[2])
+        return collections.Counter(str(record["referenceNumber"]) for record in records)
+
+
+@pytest.fixture(params=["chaos-app", "mock"])
 def creates(request: pytest.FixtureRequest) -> Iterator[CreateService]:
     """A running service of ``POST /shipments`` under faults, by name."""
+    if request.param == "mock":
+        mock: DemoMock = request.getfixturevalue("service_api_mock")
+        # No generated records: the dataset then holds only what the test created.
+        mock.service.reset(records=0)
+        mock.service.set_faults(
+            fault_rate=0.2, drop_rate=0.05, latency_ms=1, latency_jitter_ms=5, retry_after=0.01
+        )
+        yield MockCreates(mock)
+        return
     assert request.param == "chaos-app"
     app = ChaosCreates(seed=31)
     with serve_asgi(app, name="chaos-creates") as origin:
@@ -118,7 +154,7 @@ def send_creates(creates: CreateService, twin: str) -> tuple[list[str], list[str
     through the sync or the async client; the references whose create the client saw
     succeed, and those it saw fail."""
     outcomes: dict[str, bool] = {}
-    client = service_api.Client(creates.base_url, *creates.credentials, "acct-1", max_retries=6)
+    client = service_api.Client(creates.base_url, *creates.credentials, max_retries=6)
 
     def judge(reference: str, made: Any) -> None:
         assert isinstance(made, Shipment)
@@ -157,6 +193,8 @@ def test_a_create_through_chaos_is_never_made_twice(creates: CreateService, twin
     assert len(succeeded) > CREATES * 0.6
 
 
+# The chaos app only: the mock's faults all come before its handler (module docstring).
+@pytest.mark.parametrize("creates", ["chaos-app"], indirect=True)
 def test_the_chaos_duplicates_creates_retried_like_reads(
     creates: CreateService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
