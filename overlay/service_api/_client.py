@@ -160,12 +160,13 @@ def _base_url(given: str | None) -> str:
     base_url = _setting(given, ENV_BASE_URL)
     try:
         url = httpx.URL(base_url)
-        good = url.scheme in ("http", "https") and url.host and not {"?", "#"} & set(base_url)
+        good = url.scheme in ("http", "https") and url.host and not {"?", "#", "@"} & set(base_url)
     except httpx.InvalidURL:
         good = False
     if not good:
         where = "" if given else f"{ENV_BASE_URL}: "
-        problem = "base_url must be an absolute http(s) URL, no query, no fragment"
+        # No user:password@ either: the URL is quoted in messages and logs.
+        problem = "base_url must be an absolute http(s) URL, no query, no fragment, no user@"
         raise errors.ConfigurationError(f"{where}{problem}", ENV_BASE_URL)
     return base_url
 

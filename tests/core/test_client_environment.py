@@ -137,8 +137,18 @@ def test_an_explicit_none_account_reads_no_variable(
 
 
 @pytest.mark.parametrize(
-    "url", ["ftp://h/public/v3", "https://h/public/v3?x=1", "http://[::1", "/v3"]
+    "url",
+    [
+        "ftp://h/public/v3",
+        "https://h/public/v3?x=1",
+        "http://[::1",
+        "/v3",
+        "https://u:pw@h/public/v3",
+    ],
 )
 def test_a_bad_base_url_argument_is_a_configuration_error_naming_the_argument(url: str) -> None:
-    with pytest.raises(service_api.ConfigurationError, match=r"^base_url must be an absolute"):
+    with pytest.raises(
+        service_api.ConfigurationError, match=r"^base_url must be an absolute"
+    ) as info:
         service_api.Client(url, "cid", "s3cret")
+    assert "pw" not in str(info.value)
