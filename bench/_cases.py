@@ -133,7 +133,12 @@ SMOKE = Sizes(
 
 def _client(mock: MockProcess, **kwargs: Any) -> Client:
     return Client(
-        mock.base_url, CLIENT_ID, CLIENT_SECRET, ACCOUNT, httpx_args={"verify": TLS}, **kwargs
+        mock.base_url,
+        CLIENT_ID,
+        CLIENT_SECRET,
+        ACCOUNT,
+        httpx_args={"verify": TLS},
+        **kwargs,
     )
 
 
@@ -190,7 +195,9 @@ def sequential(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
     def raw_httpx(pages: int | None = None) -> Sample:
         with httpx.Client(verify=TLS) as http:
             return measure(
-                lambda: raw.iterate_pages(http, mock.base_url, page_size=size, max_pages=pages)
+                lambda: raw.iterate_pages(
+                    http, mock.base_url, page_size=size, max_pages=pages
+                )
             )
 
     def by_hand(pages: int | None = None) -> Sample:
@@ -217,7 +224,9 @@ def sequential(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
 
         def run() -> int:
             seen = 0
-            for item in paginate(list_shipments, client, page_size=size, max_items=limit):
+            for item in paginate(
+                list_shipments, client, page_size=size, max_items=limit
+            ):
                 seen += 1 if item.shipment_id else 0
             return seen
 
@@ -255,7 +264,9 @@ def sequential(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
         {name: functools.partial(run, None) for name, run in runners.items()},
         sizes,
         sizes.repetitions,
-        warm_up={name: functools.partial(run, warm_pages) for name, run in runners.items()},
+        warm_up={
+            name: functools.partial(run, warm_pages) for name, run in runners.items()
+        },
     )
     mock_cpu = mock.cpu_seconds() - mock_cpu0
     pages = math.ceil(sizes.sequential_records / size)
@@ -402,7 +413,8 @@ def latency(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
         for mode, run in modes.items()
     }
     variants |= {
-        f"{mode} k={floor_k}": functools.partial(run, floor_k) for mode, run in floors.items()
+        f"{mode} k={floor_k}": functools.partial(run, floor_k)
+        for mode, run in floors.items()
     }
     # A full warm-up round at k=1 would cost pages x latency per mode: warm up at the
     # highest concurrency only, then alternate everything.
@@ -531,7 +543,10 @@ def memory(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
         "growth_with_n_mb": {"paginate": flatness, "raw_httpx": floor[-1] - floor[0]},
         "targets": [
             _target(
-                "peak RSS growth at most 30 MB (largest N)", largest, "<= 30 MB", largest <= 30
+                "peak RSS growth at most 30 MB (largest N)",
+                largest,
+                "<= 30 MB",
+                largest <= 30,
             ),
             _target(
                 "flat in N: growth(largest N) - growth(smallest N), beyond raw httpx's",
@@ -672,12 +687,18 @@ def overhead(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
             headers={"x-service-account-id": ACCOUNT},
             verify_ssl=TLS,
         ) as client:
-            return timed_calls(lambda: list_shipments.sync_detailed(client=client, page_size=1))
+            return timed_calls(
+                lambda: list_shipments.sync_detailed(client=client, page_size=1)
+            )
 
     def overlay() -> Sample:
         with _client(mock) as client:
-            list_shipments.sync_detailed(client=client, page_size=1)  # the token, outside
-            return timed_calls(lambda: list_shipments.sync_detailed(client=client, page_size=1))
+            list_shipments.sync_detailed(
+                client=client, page_size=1
+            )  # the token, outside
+            return timed_calls(
+                lambda: list_shipments.sync_detailed(client=client, page_size=1)
+            )
 
     async def araw() -> Sample:
         async with httpx.AsyncClient(verify=TLS) as http:
@@ -733,8 +754,12 @@ def overhead(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
         "repetitions": sizes.overhead_repetitions,
         "variants": variants,
         "overhead_us": {
-            "overlay - raw (sync, cpu)": diff("overlay", "raw_httpx", "cpu_us_per_call"),
-            "overlay - raw (sync, wall)": diff("overlay", "raw_httpx", "wall_us_per_call"),
+            "overlay - raw (sync, cpu)": diff(
+                "overlay", "raw_httpx", "cpu_us_per_call"
+            ),
+            "overlay - raw (sync, wall)": diff(
+                "overlay", "raw_httpx", "wall_us_per_call"
+            ),
             "generated - raw (sync, cpu)": diff(
                 "generated_fixed_token", "raw_httpx", "cpu_us_per_call"
             ),
@@ -803,11 +828,22 @@ def _redis_for_bench(
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
     process = subprocess.Popen(
-        [executable, "--bind", "127.0.0.1", "--port", str(port), "--save", "",
-         "--appendonly", "no", "--dir", str(directory)],
+        [
+            executable,
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(directory),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    )
     url = f"redis://127.0.0.1:{port}/0"
     import redis
 
@@ -868,7 +904,9 @@ def quota_worker(
     policy = RetryPolicy(max_retries=max_retries, max_retry_after=120.0)
     ids: list[str] = []
     error = None
-    with Client(base_url, CLIENT_ID, CLIENT_SECRET, account, retry=policy, **options) as client:
+    with Client(
+        base_url, CLIENT_ID, CLIENT_SECRET, account, retry=policy, **options
+    ) as client:
         start.wait(timeout=120)
         started = time.time()
         try:
@@ -918,21 +956,31 @@ def quota(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
     variants: dict[str, dict[str, Any] | None] = {
         "no limiter": {"rate_limit": None},
         "fixed per process": {"rate_limit": fixed},
-        "shared SQLite": {"rate_limit": fixed, "rate_store": f"sqlite://{workdir}/quota.db"},
+        "shared SQLite": {
+            "rate_limit": fixed,
+            "rate_store": f"sqlite://{workdir}/quota.db",
+        },
         "shared Redis": (
-            {"rate_limit": fixed, "rate_store": redis_url} if redis_url is not None else None
+            {"rate_limit": fixed, "rate_store": redis_url}
+            if redis_url is not None
+            else None
         ),
         "adaptive": {"rate_limit": "adaptive"},
         "learned, shared SQLite": {
-            "rate_limit": "adaptive", "rate_store": f"sqlite://{workdir}/learned.db"
+            "rate_limit": "adaptive",
+            "rate_store": f"sqlite://{workdir}/learned.db",
         },
         "learned, shared Redis": (
-            {"rate_limit": "adaptive", "rate_store": redis_url} if redis_url is not None else None
+            {"rate_limit": "adaptive", "rate_store": redis_url}
+            if redis_url is not None
+            else None
         ),
         "learned, Redis stopped mid-run": (
-            {"rate_limit": "adaptive", "rate_store": redis_url} if redis_url is not None else None
+            {"rate_limit": "adaptive", "rate_store": redis_url}
+            if redis_url is not None
+            else None
         ),
-    }  # fmt: skip
+    }
     rows: list[dict[str, Any]] = []
     token_rows: list[dict[str, Any]] = []
     clients = {CLIENT_ID: [CLIENT_SECRET, accounts]}
@@ -941,10 +989,14 @@ def quota(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
             with ProcessPoolExecutor(processes, mp_context=context) as pool:
                 for name, options in variants.items():
                     if options is None:
-                        rows.append({"variant": name, "skipped": "redis-server not installed"})
+                        rows.append(
+                            {"variant": name, "skipped": "redis-server not installed"}
+                        )
                         continue
                     # Reset without the quota (the reset fetches a page), then switch it on.
-                    mock.reset(records=sizes.quota_records, clients=clients, accounts=accounts)
+                    mock.reset(
+                        records=sizes.quota_records, clients=clients, accounts=accounts
+                    )
                     mock.set_faults(rate_limit=q, rate_window=sizes.quota_window)
                     if redis_url is not None:  # every variant learns from nothing
                         import redis
@@ -955,22 +1007,36 @@ def quota(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
                     start = manager.Barrier(processes)
                     futures = [
                         pool.submit(
-                            quota_worker, mock.base_url, account, options,
-                            sizes.quota_max_retries, start,
+                            quota_worker,
+                            mock.base_url,
+                            account,
+                            options,
+                            sizes.quota_max_retries,
+                            start,
                         )
                         for account in accounts
-                    ]  # fmt: skip
+                    ]
                     if name.endswith("stopped mid-run"):
                         total_pages = processes * math.ceil(sizes.quota_records / 50)
                         redis_process = _stop_and_restart(
-                            redis_process, redis_url, workdir, mock, total_pages, futures
+                            redis_process,
+                            redis_url,
+                            workdir,
+                            mock,
+                            total_pages,
+                            futures,
                         )
                     workers = [f.result(timeout=1800) for f in futures]
                     after = mock.counts()
-                    rows.append(_quota_row(name, options, workers, before, after, sizes))
+                    rows.append(
+                        _quota_row(name, options, workers, before, after, sizes)
+                    )
             for count in sizes.quota_token_processes:
                 with ProcessPoolExecutor(count, mp_context=context) as pool:
-                    stores = {"none": None, "file": f"file://{workdir}/token-{count}.json"}
+                    stores = {
+                        "none": None,
+                        "file": f"file://{workdir}/token-{count}.json",
+                    }
                     if redis_url is not None:
                         stores["Redis"] = redis_url
                     for store_name, store in stores.items():
@@ -993,7 +1059,9 @@ def quota(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
                             {
                                 "processes": count,
                                 "token_store": store_name,
-                                "authenticate_calls": _count_delta(before, after, "authenticate"),
+                                "authenticate_calls": _count_delta(
+                                    before, after, "authenticate"
+                                ),
                                 "pages_listed": sum(1 for n in listed if n == 1),
                             }
                         )
@@ -1010,38 +1078,60 @@ def quota(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
             continue
         targets.append(
             _target(
-                f"{row['variant']}: every record exactly once", row["lost_or_duplicated"], "0",
+                f"{row['variant']}: every record exactly once",
+                row["lost_or_duplicated"],
+                "0",
                 row["lost_or_duplicated"] == 0,
             )
-        )  # fmt: skip
+        )
         if row["variant"] in ("shared SQLite", "shared Redis", "adaptive"):
             targets.append(
-                _target(f"{row['variant']}: throughput / Q", row["fraction_of_q"], ">= 0.9",
-                        row["fraction_of_q"] >= 0.9)
-            )  # fmt: skip
+                _target(
+                    f"{row['variant']}: throughput / Q",
+                    row["fraction_of_q"],
+                    ">= 0.9",
+                    row["fraction_of_q"] >= 0.9,
+                )
+            )
             targets.append(
-                _target(f"{row['variant']}: 429s / requests (%)", row["percent_429"], "<= 1",
-                        row["percent_429"] <= 1.0)
-            )  # fmt: skip
-        elif row["variant"].startswith("learned"):  # from nothing: the first burst costs
+                _target(
+                    f"{row['variant']}: 429s / requests (%)",
+                    row["percent_429"],
+                    "<= 1",
+                    row["percent_429"] <= 1.0,
+                )
+            )
+        elif row["variant"].startswith(
+            "learned"
+        ):  # from nothing: the first burst costs
             most = 3.0 if row["variant"].endswith("mid-run") else 2.0
             if not row["variant"].endswith("mid-run"):
                 targets.append(
-                    _target(f"{row['variant']}: throughput / Q", row["fraction_of_q"],
-                            ">= 0.9", row["fraction_of_q"] >= 0.9)
-                )  # fmt: skip
+                    _target(
+                        f"{row['variant']}: throughput / Q",
+                        row["fraction_of_q"],
+                        ">= 0.9",
+                        row["fraction_of_q"] >= 0.9,
+                    )
+                )
             targets.append(
-                _target(f"{row['variant']}: 429s / requests (%)", row["percent_429"],
-                        f"<= {most:g}", row["percent_429"] <= most)
-            )  # fmt: skip
+                _target(
+                    f"{row['variant']}: 429s / requests (%)",
+                    row["percent_429"],
+                    f"<= {most:g}",
+                    row["percent_429"] <= most,
+                )
+            )
     for row in token_rows:
         if row["token_store"] != "none":  # noqa: S105 -- a store's name, not a password
             targets.append(
                 _target(
                     f"{row['processes']} processes, {row['token_store']} token: /authenticate",
-                    row["authenticate_calls"], "1", row["authenticate_calls"] == 1,
+                    row["authenticate_calls"],
+                    "1",
+                    row["authenticate_calls"] == 1,
                 )
-            )  # fmt: skip
+            )
     return {
         "quota_per_minute": q,
         "quota_window_s": sizes.quota_window,
@@ -1074,7 +1164,8 @@ def _quota_row(
         before, after, "authenticate", "429"
     )
     lost = sum(
-        abs(sizes.quota_records - w["unique"]) + (w["records"] - w["unique"]) for w in workers
+        abs(sizes.quota_records - w["unique"]) + (w["records"] - w["unique"])
+        for w in workers
     )
     return {
         "variant": name,
@@ -1136,10 +1227,14 @@ def load(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
                         timeout=1800,
                     )
                     if completed.returncode != 0:
-                        raise RuntimeError(f"{contender} failed: {completed.stderr[-2000:]}")
+                        raise RuntimeError(
+                            f"{contender} failed: {completed.stderr[-2000:]}"
+                        )
                     row = json.loads(completed.stdout.strip().splitlines()[-1])
                     expected = records * len(accounts)
-                    row.update(records=expected, run=run, rows=_load_rows(work / DATABASE))
+                    row.update(
+                        records=expected, run=run, rows=_load_rows(work / DATABASE)
+                    )
                     rows.append(row)
 
     def first(contender: str, records: int) -> dict[str, Any]:
@@ -1160,7 +1255,9 @@ def load(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
         for r in rows
         if r["contender"] == "service_api" and r["records"] == small * len(accounts)
     )
-    exact = all(r["rows"] == r["records"] for r in rows if r["contender"] == "service_api")
+    exact = all(
+        r["rows"] == r["records"] for r in rows if r["contender"] == "service_api"
+    )
     return {
         "accounts": accounts,
         "rows": rows,
@@ -1173,10 +1270,23 @@ def load(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
                 "<= 2.0 (stretch 1.5)",
                 ratio <= 2.0,
             ),
-            _target("peak RSS of the load, largest size (MB)", peak, "<= 400 MB", peak <= 400),
-            _target("peak RSS, largest minus smallest size (MB)", growth, "<= 50 MB", growth <= 50),
             _target(
-                "rows = records after a first and a second load", float(exact), "1 (true)", exact
+                "peak RSS of the load, largest size (MB)",
+                peak,
+                "<= 400 MB",
+                peak <= 400,
+            ),
+            _target(
+                "peak RSS, largest minus smallest size (MB)",
+                growth,
+                "<= 50 MB",
+                growth <= 50,
+            ),
+            _target(
+                "rows = records after a first and a second load",
+                float(exact),
+                "1 (true)",
+                exact,
             ),
         ],
     }

@@ -43,7 +43,9 @@ def _cli(argv: list[str]) -> None:
 
 def _service_api(base_url: str, work: Path, accounts: Sequence[str]) -> None:
     account_args = [arg for account in accounts for arg in ("--account", account)]
-    _cli(["load", "shipments", *account_args, "--pipelines-dir", str(work / "pipelines")])
+    _cli(
+        ["load", "shipments", *account_args, "--pipelines-dir", str(work / "pipelines")]
+    )
 
 
 def _floor(base_url: str, work: Path, accounts: Sequence[str]) -> None:
@@ -126,7 +128,9 @@ def _rest_api(base_url: str, work: Path, accounts: Sequence[str]) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     """Run one contender once and print its wall time, CPU time (user + system, all
     threads) and peak RSS in MB."""
-    contender, base_url, workdir, *accounts = list(argv if argv is not None else sys.argv[1:])
+    contender, base_url, workdir, *accounts = list(
+        argv if argv is not None else sys.argv[1:]
+    )
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
     os.chdir(work)  # service-api load writes its DuckDB file in the working directory
@@ -137,12 +141,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         DESTINATION__DUCKDB__CREDENTIALS=str(work / DATABASE),
         RUNTIME__DLTHUB_TELEMETRY="false",
     )
-    run = {"service_api": _service_api, "floor": _floor, "rest_api": _rest_api}[contender]
+    run = {"service_api": _service_api, "floor": _floor, "rest_api": _rest_api}[
+        contender
+    ]
     wall0, cpu0 = time.perf_counter(), _cpu_seconds()
     run(base_url, work, accounts)
     wall, cpu = time.perf_counter() - wall0, _cpu_seconds() - cpu0
     peak = _high_water_mark() / _MB
-    print(json.dumps({"contender": contender, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak}))
+    print(
+        json.dumps(
+            {"contender": contender, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak}
+        )
+    )
 
 
 def _cpu_seconds() -> float:

@@ -44,7 +44,11 @@ def measure(run: Callable[[], int]) -> Sample:
     gc.collect()
     wall0, cpu0 = time.perf_counter(), time.process_time()
     items = run()
-    return Sample(wall_s=time.perf_counter() - wall0, cpu_s=time.process_time() - cpu0, items=items)
+    return Sample(
+        wall_s=time.perf_counter() - wall0,
+        cpu_s=time.process_time() - cpu0,
+        items=items,
+    )
 
 
 async def ameasure(run: Callable[[], Awaitable[int]]) -> Sample:
@@ -53,7 +57,11 @@ async def ameasure(run: Callable[[], Awaitable[int]]) -> Sample:
     gc.collect()
     wall0, cpu0 = time.perf_counter(), time.process_time()
     items = await run()
-    return Sample(wall_s=time.perf_counter() - wall0, cpu_s=time.process_time() - cpu0, items=items)
+    return Sample(
+        wall_s=time.perf_counter() - wall0,
+        cpu_s=time.process_time() - cpu0,
+        items=items,
+    )
 
 
 def summary(values: Sequence[float]) -> Summary:

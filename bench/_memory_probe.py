@@ -28,7 +28,9 @@ from service_api_client.api.shipments import list_shipments
 from . import _raw_httpx as raw
 from ._mock_process import ACCOUNT, CLIENT_ID, CLIENT_SECRET
 
-TLS = httpx.create_ssl_context()  # the mock speaks plain HTTP; one context, no CA reload
+TLS = (
+    httpx.create_ssl_context()
+)  # the mock speaks plain HTTP; one context, no CA reload
 
 __all__ = ["main"]
 
@@ -84,7 +86,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             start = peak = process.memory_info().rss
             wall0 = time.perf_counter()
             seen = raw.iterate_pages_ahead(
-                http, base_url, page_size=50, concurrency=int(concurrency), on_page=sample
+                http,
+                base_url,
+                page_size=50,
+                concurrency=int(concurrency),
+                on_page=sample,
             )
             wall = time.perf_counter() - wall0
             end = process.memory_info().rss

@@ -112,7 +112,9 @@ class MockProcess:
                 raise RuntimeError(
                     f"the mock exited with status {self._process.returncode}: {' '.join(command)}"
                 )
-            if self.base_url == "" and (match := _LISTENING.search(self._read_announce())):
+            if self.base_url == "" and (
+                match := _LISTENING.search(self._read_announce())
+            ):
                 self.base_url = match.group(1)
                 self.root_url = self.base_url.removesuffix("/public/v3")
                 self._control = httpx.Client(
@@ -126,12 +128,16 @@ class MockProcess:
                     pass
             if time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"the mock did not answer within {_STARTUP_TIMEOUT} s")
+                raise RuntimeError(
+                    f"the mock did not answer within {_STARTUP_TIMEOUT} s"
+                )
             time.sleep(0.05)
 
     def _started_control(self) -> httpx.Client:
         if self._control is None:
-            raise RuntimeError("the mock is not running: use MockProcess as a context manager")
+            raise RuntimeError(
+                "the mock is not running: use MockProcess as a context manager"
+            )
         return self._control
 
     def _read_announce(self) -> str:
@@ -206,6 +212,9 @@ class MockProcess:
             response = self._started_control().get(
                 f"{self.base_url}/shipments",
                 params={"pageNumber": 1, "pageSize": 1},
-                headers={"Authorization": f"Bearer {token}", "x-service-account-id": account},
+                headers={
+                    "Authorization": f"Bearer {token}",
+                    "x-service-account-id": account,
+                },
             )
             response.raise_for_status()

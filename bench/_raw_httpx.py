@@ -59,7 +59,9 @@ async def afetch_token(http: httpx.AsyncClient, base_url: str) -> str:
     return token
 
 
-def get_page(http: httpx.Client, base_url: str, token: str, number: int, size: int) -> Any:
+def get_page(
+    http: httpx.Client, base_url: str, token: str, number: int, size: int
+) -> Any:
     """One page of shipments as the decoded JSON envelope."""
     response = http.get(
         f"{base_url}/shipments",
@@ -102,7 +104,9 @@ def iterate_pages(
         number += 1
 
 
-async def aiterate_pages(http: httpx.AsyncClient, base_url: str, *, page_size: int) -> int:
+async def aiterate_pages(
+    http: httpx.AsyncClient, base_url: str, *, page_size: int
+) -> int:
     """Async twin of :func:`iterate_pages`."""
     token = await afetch_token(http, base_url)
     seen = 0
@@ -117,7 +121,9 @@ async def aiterate_pages(http: httpx.AsyncClient, base_url: str, *, page_size: i
         number += 1
 
 
-def in_order(fetch: Callable[[int], T], numbers: Iterable[int], concurrency: int) -> Iterator[T]:
+def in_order(
+    fetch: Callable[[int], T], numbers: Iterable[int], concurrency: int
+) -> Iterator[T]:
     """``fetch(n)`` for each of ``numbers`` on ``concurrency`` threads, results in order,
     at most ``2 * concurrency`` asked for ahead of the consumer (as ``paginate`` does)."""
     pending: deque[Future[T]] = deque()
@@ -156,7 +162,9 @@ def iterate_pages_ahead(
         return get_page(http, base_url, token, number, page_size)
 
     seen = 0
-    for body in itertools.chain([first], in_order(fetch, range(2, pages + 1), concurrency)):
+    for body in itertools.chain(
+        [first], in_order(fetch, range(2, pages + 1), concurrency)
+    ):
         for record in body["data"]:
             if record["shipmentId"]:
                 seen += 1

@@ -26,7 +26,10 @@ _CASE_TITLES = {
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return [*lines, ""]
 
@@ -219,13 +222,18 @@ def _overhead(case: dict[str, Any]) -> list[str]:
             name,
             _num(v["wall_us_per_call"], 0),
             _num(v["cpu_us_per_call"], 0),
-            _spread({k: x / v["calls"] * 1e6 for k, x in v["wall_s"].items() if k != "n"}, 0),
+            _spread(
+                {k: x / v["calls"] * 1e6 for k, x in v["wall_s"].items() if k != "n"}, 0
+            ),
         ]
         for name, v in case["variants"].items()
     ]
-    lines += _table(["Variant", "Wall µs/call", "Client CPU µs/call", "Wall min - max"], rows)
     lines += _table(
-        ["Difference", "µs/call"], [[k, _num(v, 0)] for k, v in case["overhead_us"].items()]
+        ["Variant", "Wall µs/call", "Client CPU µs/call", "Wall min - max"], rows
+    )
+    lines += _table(
+        ["Difference", "µs/call"],
+        [[k, _num(v, 0)] for k, v in case["overhead_us"].items()],
     )
     return lines
 
@@ -274,7 +282,9 @@ def _quota(case: dict[str, Any]) -> list[str]:
     rows = []
     for row in case["rows"]:
         if "skipped" in row:
-            rows.append([row["variant"], "skipped: " + row["skipped"], "", "", "", "", ""])
+            rows.append(
+                [row["variant"], "skipped: " + row["skipped"], "", "", "", "", ""]
+            )
             continue
         rows.append(
             [
@@ -289,10 +299,17 @@ def _quota(case: dict[str, Any]) -> list[str]:
             ]
         )
     lines += _table(
-        ["Pacing", "Wall s (windows)", "Throughput / Q", "429s / requests", "429 %", "Records",
-         "Lost or duplicated"],
+        [
+            "Pacing",
+            "Wall s (windows)",
+            "Throughput / Q",
+            "429s / requests",
+            "429 %",
+            "Records",
+            "Lost or duplicated",
+        ],
         rows,
-    )  # fmt: skip
+    )
     lines += ["", "/authenticate calls when every process lists one page at once:", ""]
     token_rows = [
         [
@@ -332,7 +349,16 @@ def _load(case: dict[str, Any]) -> list[str]:
         for row in case["rows"]
     ]
     return lines + _table(
-        ["Contender", "Records", "Load", "Wall (s)", "CPU (s)", "Peak RSS (MB)", "Rows"], rows
+        [
+            "Contender",
+            "Records",
+            "Load",
+            "Wall (s)",
+            "CPU (s)",
+            "Peak RSS (MB)",
+            "Rows",
+        ],
+        rows,
     )
 
 
@@ -351,10 +377,15 @@ _SECTIONS = {
 def markdown(results: dict[str, Any]) -> str:
     """The whole report: machine, targets, one section per case."""
     m = results["machine"]
-    load = m["load_average_at_start"][0], m.get("load_average_at_end", [float("nan")])[0]
+    load = (
+        m["load_average_at_start"][0],
+        m.get("load_average_at_end", [float("nan")])[0],
+    )
     lines = [
         "# Benchmark results"
-        + (" (smoke run: sizes too small to mean anything)" if results["smoke"] else ""),
+        + (
+            " (smoke run: sizes too small to mean anything)" if results["smoke"] else ""
+        ),
         "",
         f"Measured {results['started_at']} at revision {m.get('revision', 'unknown')} "
         f"on {m['cores']} cores, {m['cpu_model']}, "
@@ -398,7 +429,9 @@ def write_chart(results: dict[str, Any], path: Path) -> None:
     else:
         rows = list(case["rows"].values())
         for mode, marker in (("sync", "o"), ("async", "s")):
-            mine = sorted((r for r in rows if r["mode"] == mode), key=lambda r: r["concurrency"])
+            mine = sorted(
+                (r for r in rows if r["mode"] == mode), key=lambda r: r["concurrency"]
+            )
             ks = [r["concurrency"] for r in mine]
             med = [r["wall_s"]["median"] for r in mine]
             err = [
@@ -477,9 +510,16 @@ def write_load_chart(results: dict[str, Any], path: Path) -> None:
         mine = {r["records"]: r for r in firsts if r["contender"] == contender}
         xs = [k + i * width for k in range(len(sizes))]
         for ax, key in ((wall_ax, "wall_s"), (rss_ax, "peak_rss_mb")):
-            ax.bar(xs, [mine[n][key] for n in sizes], width, label=contender, color=f"C{i}")
-    for ax, label in ((wall_ax, "wall time of the first load (s)"), (rss_ax, "peak RSS (MB)")):
-        ax.set_xticks([k + 0.4 - width / 2 for k in range(len(sizes))], [f"{n:,}" for n in sizes])
+            ax.bar(
+                xs, [mine[n][key] for n in sizes], width, label=contender, color=f"C{i}"
+            )
+    for ax, label in (
+        (wall_ax, "wall time of the first load (s)"),
+        (rss_ax, "peak RSS (MB)"),
+    ):
+        ax.set_xticks(
+            [k + 0.4 - width / 2 for k in range(len(sizes))], [f"{n:,}" for n in sizes]
+        )
         ax.set_xlabel("records (all accounts)")
         ax.set_ylabel(label)
         ax.grid(True, axis="y", alpha=0.3)

@@ -29,7 +29,15 @@ FORM = {
 
 def start_mock() -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "service_api_mock", "--port", "0", "--log-level", "warning"],
+        [
+            sys.executable,
+            "-m",
+            "service_api_mock",
+            "--port",
+            "0",
+            "--log-level",
+            "warning",
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -47,10 +55,16 @@ def start_mock() -> tuple[subprocess.Popen[str], str]:
             time.sleep(0.02)
 
 
-async def load(base_url: str, seconds: float, concurrency: int) -> tuple[int, int, float]:
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+async def load(
+    base_url: str, seconds: float, concurrency: int
+) -> tuple[int, int, float]:
+    limits = httpx.Limits(
+        max_connections=concurrency, max_keepalive_connections=concurrency
+    )
     async with httpx.AsyncClient(limits=limits, timeout=30) as client:
-        token = (await client.post(f"{base_url}/authenticate", files=FORM)).json()["access_token"]
+        token = (await client.post(f"{base_url}/authenticate", files=FORM)).json()[
+            "access_token"
+        ]
         headers = {"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"}
         url = f"{base_url}/shipments?pageSize=50&pageNumber=1"
         ok = failed = 0
@@ -72,8 +86,12 @@ async def load(base_url: str, seconds: float, concurrency: int) -> tuple[int, in
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=10.0, help="how long to load the mock")
-    parser.add_argument("--concurrency", type=int, default=16, help="requests in flight")
+    parser.add_argument(
+        "--seconds", type=float, default=10.0, help="how long to load the mock"
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=16, help="requests in flight"
+    )
     args = parser.parse_args()
     process, base_url = start_mock()
     try:
@@ -81,7 +99,9 @@ def main() -> int:
         # the way it inflates wall-clock time.
         mock_process = psutil.Process(process.pid)
         before = mock_process.cpu_times()
-        ok, failed, elapsed = asyncio.run(load(base_url, args.seconds, args.concurrency))
+        ok, failed, elapsed = asyncio.run(
+            load(base_url, args.seconds, args.concurrency)
+        )
         after = mock_process.cpu_times()
         cpu = (after.user - before.user) + (after.system - before.system)
     finally:

@@ -132,7 +132,9 @@ def run(
         "machine": machine(),
         "cases": {},
     }
-    results = fresh if kept is None else {**kept, "reruns": dict(kept.get("reruns", {}))}
+    results = (
+        fresh if kept is None else {**kept, "reruns": dict(kept.get("reruns", {}))}
+    )
     wall0 = time.perf_counter()
     with MockProcess() as mock:
         for name in names:
@@ -166,7 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments, run the cases, write the three result files."""
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     parser.add_argument("--smoke", action="store_true", help="toy sizes, a few seconds")
-    parser.add_argument("--out", type=Path, default=_DEFAULT_OUT, help="output directory")
+    parser.add_argument(
+        "--out", type=Path, default=_DEFAULT_OUT, help="output directory"
+    )
     parser.add_argument(
         "--cases",
         default=",".join(CASES),
@@ -188,7 +192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if previous.exists() and not args.smoke:
         kept = json.loads(previous.read_text())
         kept = None if kept.get("smoke") or set(kept["cases"]) <= set(names) else kept
-    results = run(names, SMOKE if args.smoke else FULL, smoke=args.smoke, out=out, kept=kept)
+    results = run(
+        names, SMOKE if args.smoke else FULL, smoke=args.smoke, out=out, kept=kept
+    )
     write_markdown(results, out / "results.md")
     if "latency" in names:
         write_chart(results, out / "concurrency.png")

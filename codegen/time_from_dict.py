@@ -37,24 +37,32 @@ def main() -> None:
         del sys.modules[name]
     models = importlib.import_module("service_api_client.models")
     assert str(generated) in str(models.__file__), models.__file__
-    for resource, page_model in (("shipments", "ShipmentPage"), ("devices", "DevicePage")):
+    for resource, page_model in (
+        ("shipments", "ShipmentPage"),
+        ("devices", "DevicePage"),
+    ):
         records = make_dataset(resource, "acct-1", seed=0, records=PAGE * PAGES)
         pages = [
             {"totalRecords": len(records), "pageNumber": n + 1, "pageSize": PAGE}
             | {"data": records[n * PAGE : (n + 1) * PAGE]}
             for n in range(PAGES)
         ]
-        from_dict: Callable[[dict[str, Any]], object] = getattr(models, page_model).from_dict
+        from_dict: Callable[[dict[str, Any]], object] = getattr(
+            models, page_model
+        ).from_dict
 
         def parse_all(
-            pages: list[dict[str, Any]] = pages, from_dict: Callable[..., object] = from_dict
+            pages: list[dict[str, Any]] = pages,
+            from_dict: Callable[..., object] = from_dict,
         ) -> None:
             for page in pages:
                 from_dict(page)
 
         # CPU time of this process, not wall time: the machine is shared, and a run that
         # was descheduled would otherwise count the other processes' time.
-        best = min(timeit.repeat(parse_all, timer=time.process_time, number=5, repeat=REPEAT))
+        best = min(
+            timeit.repeat(parse_all, timer=time.process_time, number=5, repeat=REPEAT)
+        )
         per_record = best / (5 * len(records)) * 1e6
         print(
             f"{page_model}.from_dict: {per_record:.2f} us per record ({resource}, best of {REPEAT})"

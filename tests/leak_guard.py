@@ -177,11 +177,21 @@ def _mock_sources() -> None:
 
     def from_services() -> Iterable[tuple[str, str]]:
         found = [
-            *((str(token), "issued token") for s in services for token in s.issued_tokens()),
-            *((secret, "client secret") for s in services for secret in _client_secrets(s)),
+            *(
+                (str(token), "issued token")
+                for s in services
+                for token in s.issued_tokens()
+            ),
+            *(
+                (secret, "client secret")
+                for s in services
+                for secret in _client_secrets(s)
+            ),
         ]
         for index in reversed(range(len(services))):
-            if sys.getrefcount(services[index]) <= 2:  # the list and the call's argument
+            if (
+                sys.getrefcount(services[index]) <= 2
+            ):  # the list and the call's argument
                 del services[index]
         return found
 
@@ -193,14 +203,18 @@ def _client_secrets(service: Any) -> Iterable[str]:
     clients = getattr(config, "clients", None)
     if isinstance(clients, dict):
         for value in clients.values():
-            secret = getattr(value, "secret", None) or getattr(value, "client_secret", None)
+            secret = getattr(value, "secret", None) or getattr(
+                value, "client_secret", None
+            )
             if isinstance(secret, str):
                 yield secret
             elif isinstance(value, str):
                 yield value
     elif isinstance(clients, list | tuple):
         for value in clients:
-            secret = getattr(value, "secret", None) or getattr(value, "client_secret", None)
+            secret = getattr(value, "secret", None) or getattr(
+                value, "client_secret", None
+            )
             if isinstance(secret, str):
                 yield secret
 
@@ -262,7 +276,9 @@ def pytest_runtest_makereport(
     return report
 
 
-def pytest_warning_recorded(warning_message: Any, when: str, nodeid: str, location: object) -> None:
+def pytest_warning_recorded(
+    warning_message: Any, when: str, nodeid: str, location: object
+) -> None:
     text = str(warning_message.message)
     findings = SCANNER.scan_texts([(f"warning ({when} {nodeid})", text)])
     _session_findings.extend(findings)
@@ -270,7 +286,9 @@ def pytest_warning_recorded(warning_message: Any, when: str, nodeid: str, locati
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
-    if workeroutput is not None:  # a pytest-xdist worker: the controller sums and reports
+    if (
+        workeroutput is not None
+    ):  # a pytest-xdist worker: the controller sums and reports
         SCANNER.refresh()
         workeroutput["leak_guard"] = {
             "texts": SCANNER.texts_scanned,
@@ -283,7 +301,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 # What the pytest-xdist workers saw (none without workers); secrets by fingerprint.
-_worker_totals: dict[str, Any] = {"texts": 0, "records": 0, "secrets": {}, "findings": []}
+_worker_totals: dict[str, Any] = {
+    "texts": 0,
+    "records": 0,
+    "secrets": {},
+    "findings": [],
+}
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -56,7 +56,9 @@ def test_service_api_exports_exactly_its_public_names() -> None:
 
 def test_the_reference_page_documents_every_public_name() -> None:
     page = (ROOT / "docs" / "reference" / "service_api.md").read_text()
-    listed = {line.strip().removeprefix("- ") for line in page.splitlines() if "- " in line}
+    listed = {
+        line.strip().removeprefix("- ") for line in page.splitlines() if "- " in line
+    }
     # testing has a page of its own; paginate is another name of Pager.
     assert listed == set(SERVICE_API) - {"testing", "paginate"}
 

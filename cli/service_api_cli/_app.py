@@ -131,7 +131,9 @@ def _whole_number(least: int) -> Callable[[str], int]:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number, got {text!r}"
+            ) from None
         if value < least:
             raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
         return value
@@ -161,9 +163,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="version",
         version=f"%(prog)s {importlib.metadata.version('service-api')}",
     )
-    connection = parser.add_argument_group("connection (flags win over the environment)")
-    connection.add_argument("--base-url", metavar="URL", help="API base URL [SERVICE_API_BASE_URL]")
-    connection.add_argument("--client-id", metavar="ID", help="client ID [SERVICE_API_CLIENT_ID]")
+    connection = parser.add_argument_group(
+        "connection (flags win over the environment)"
+    )
+    connection.add_argument(
+        "--base-url", metavar="URL", help="API base URL [SERVICE_API_BASE_URL]"
+    )
+    connection.add_argument(
+        "--client-id", metavar="ID", help="client ID [SERVICE_API_CLIENT_ID]"
+    )
     connection.add_argument(
         "--client-secret",
         metavar="SECRET",
@@ -181,7 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="retries of a failed request (0: none) [the library's default]",
     )
-    sharing = parser.add_argument_group("shared between processes (flags win over the environment)")
+    sharing = parser.add_argument_group(
+        "shared between processes (flags win over the environment)"
+    )
     sharing.add_argument(
         "--rate-limit",
         metavar="N|adaptive",
@@ -201,10 +211,15 @@ def build_parser() -> argparse.ArgumentParser:
         f"file:///PATH (one host) or redis://HOST:PORT/DB [{ENV_TOKEN_STORE}]",
     )
     parser.add_argument(
-        "--debug", action="store_true", help="show tracebacks and debug logging on errors"
+        "--debug",
+        action="store_true",
+        help="show tracebacks and debug logging on errors",
     )
     parser.add_argument(
-        "-q", "--quiet", action="store_true", help="no line per retry waited out, no progress"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no line per retry waited out, no progress",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -219,7 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_LIST_EPILOG,
         formatter_class=formatter,
     )
-    listing.add_argument("endpoint", metavar="ENDPOINT", help="list endpoint, such as shipments")
+    listing.add_argument(
+        "endpoint", metavar="ENDPOINT", help="list endpoint, such as shipments"
+    )
     listing.add_argument(
         "--account",
         action="append",
@@ -227,10 +244,17 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"account to export (repeatable, or comma-separated) [{ENV_ACCOUNT_ID}]",
     )
     listing.add_argument(
-        "--page-size", type=_positive_int, default=50, metavar="N", help="records per page"
+        "--page-size",
+        type=_positive_int,
+        default=50,
+        metavar="N",
+        help="records per page",
     )
     listing.add_argument(
-        "--max-items", type=_positive_int, metavar="N", help="stop after N records per account"
+        "--max-items",
+        type=_positive_int,
+        metavar="N",
+        help="stop after N records per account",
     )
     listing.add_argument(
         "--concurrency",
@@ -244,7 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
         choices=FORMATS,
         help="output format [from the extension of --output, else jsonl]",
     )
-    listing.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    listing.add_argument(
+        "-o", "--output", metavar="FILE", help="write to FILE instead of stdout"
+    )
     listing.add_argument(
         "--restart",
         action="store_true",
@@ -265,8 +291,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_load_parser(commands, formatter, _positive_int)
     for name in ("list", "load"):  # -q where it is often typed too: after the command
-        quiet: dict[str, Any] = {"default": argparse.SUPPRESS, "help": argparse.SUPPRESS}
-        commands.choices[name].add_argument("-q", "--quiet", action="store_true", **quiet)
+        quiet: dict[str, Any] = {
+            "default": argparse.SUPPRESS,
+            "help": argparse.SUPPRESS,
+        }
+        commands.choices[name].add_argument(
+            "-q", "--quiet", action="store_true", **quiet
+        )
 
     token = commands.add_parser(
         "token",
@@ -275,7 +306,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_TOKEN_EPILOG,
         formatter_class=formatter,
     )
-    token.add_argument("--show-token", action="store_true", help="print the token itself too")
+    token.add_argument(
+        "--show-token", action="store_true", help="print the token itself too"
+    )
 
     commands.add_parser(
         "mock",
@@ -306,7 +339,10 @@ def _shown(record: logging.LogRecord, *, retries: bool) -> bool:
     # Warnings always; of the client's INFO lines, the retries it waits out (each says
     # what failed, how long it waits and which retry of how many), unless --quiet.
     # SERVICE_API_LOG asks for the client's lines as its level says: all of them.
-    if record.levelno >= logging.WARNING or os.environ.get("SERVICE_API_LOG", "").strip():
+    if (
+        record.levelno >= logging.WARNING
+        or os.environ.get("SERVICE_API_LOG", "").strip()
+    ):
         return True
     return retries and str(record.msg).startswith("retrying")
 
@@ -358,9 +394,16 @@ def _warning_text(message: Warning | str, category: type[Warning]) -> str:
 
 def _warning_line(located: bool) -> Callable[..., None]:
     def show(
-        message: Warning | str, category: type[Warning], filename: str, lineno: int, *_: Any
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        *_: Any,
     ) -> None:
-        say(_warning_text(message, category) + (f" ({filename}:{lineno})" if located else ""))
+        say(
+            _warning_text(message, category)
+            + (f" ({filename}:{lineno})" if located else "")
+        )
 
     return show
 
@@ -409,7 +452,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    with _logging_to_stderr(debug=args.debug, quiet=args.quiet), _terminate_as_interrupt():
+    with (
+        _logging_to_stderr(debug=args.debug, quiet=args.quiet),
+        _terminate_as_interrupt(),
+    ):
         return _handle_errors(parser, args)
 
 

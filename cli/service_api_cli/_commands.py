@@ -44,7 +44,8 @@ def endpoint_parameters(endpoint: ListEndpoint) -> dict[str, inspect.Parameter]:
         name: p
         for name, p in signature.parameters.items()
         if name not in PAGING_PARAMETERS
-        and p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        and p.kind
+        in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     }
 
 
@@ -119,7 +120,9 @@ def parse_params(endpoint: ListEndpoint, pairs: Sequence[str]) -> dict[str, Any]
         if not sep or not name:
             raise UsageError(f"--param wants NAME=VALUE, got {pair!r}")
         if name in PAGING_PARAMETERS:
-            raise UsageError(f"--param {name} is driven by the pagination; use --page-size")
+            raise UsageError(
+                f"--param {name} is driven by the pagination; use --page-size"
+            )
         parameters = endpoint_parameters(endpoint)
         parameter = parameters.get(name)
         if parameter is None:
@@ -154,7 +157,9 @@ def run_token(args: argparse.Namespace) -> int:
     base_url = args.base_url or os.environ["SERVICE_API_BASE_URL"].strip()
     client_id = args.client_id or os.environ["SERVICE_API_CLIENT_ID"].strip()
     secret = args.client_secret or os.environ["SERVICE_API_CLIENT_SECRET"].strip()
-    body = TokenRequest(client_id=client_id, client_secret=secret, grant_type="client_credentials")
+    body = TokenRequest(
+        client_id=client_id, client_secret=secret, grant_type="client_credentials"
+    )
     url = f"{base_url.rstrip('/')}/authenticate"
     # Without --proxy (None), httpx reads the environment's proxies.
     api = service_api_client.Client(
@@ -184,19 +189,27 @@ def run_token(args: argparse.Namespace) -> int:
         raise service_api.InvalidCredentialsError(why, status_code=status)
     if not isinstance(token, TokenResponse):
         hint = "; does the base URL end with /public/v3?" if status == 404 else ""
-        raise service_api.ApiStatusError(f"POST {url} answered {status}{hint}", status_code=status)
+        raise service_api.ApiStatusError(
+            f"POST {url} answered {status}{hint}", status_code=status
+        )
     # The model's fields are as the JSON had them: the spec says strings, and a JSON
     # integer expires_in is accepted too.
     lifetime = str(token.expires_in).strip()
     # A token is a header value: printable ASCII without spaces.
-    if not isinstance(token.access_token, str) or not re.fullmatch(r"[!-~]+", token.access_token):
-        raise service_api.TokenResponseError(f"the answer of POST {url} has no usable access_token")
+    if not isinstance(token.access_token, str) or not re.fullmatch(
+        r"[!-~]+", token.access_token
+    ):
+        raise service_api.TokenResponseError(
+            f"the answer of POST {url} has no usable access_token"
+        )
     if not re.fullmatch(r"[0-9]{1,9}", lifetime) or int(lifetime) < 1:
         raise service_api.TokenResponseError(
             f"the token response's expires_in is {token.expires_in!r:.40}, "
             "not a whole number of seconds (1 or more)"
         )
-    expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=int(lifetime))
+    expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(
+        seconds=int(lifetime)
+    )
     print(f"token_type: {token.token_type}")
     print(f"expires_in: {int(lifetime)} s (at {expires.isoformat(timespec='seconds')})")
     if args.show_token:

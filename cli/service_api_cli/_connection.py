@@ -66,7 +66,9 @@ SECRET_ON_COMMAND_LINE_WARNING = (
 )
 
 
-def _flag_or_variable(args: argparse.Namespace, name: str, variable: str) -> tuple[str | None, str]:
+def _flag_or_variable(
+    args: argparse.Namespace, name: str, variable: str
+) -> tuple[str | None, str]:
     # The flag wins; an empty or blank variable counts as unset. The second item names
     # where the value came from, for the message when it is refused.
     flag = getattr(args, name, None)
@@ -196,7 +198,9 @@ def check_proxy(url: str) -> str:
 def _without_secrets(text: str, arguments: Mapping[str, Any]) -> str:
     # The library's messages name a Redis store by host:port/db only; this is the belt
     # to those braces, for whatever a driver's error might quote. One line, too.
-    for url in filter(None, (arguments.get(n) for n in ("proxy", "rate_store", "token_store"))):
+    for url in filter(
+        None, (arguments.get(n) for n in ("proxy", "rate_store", "token_store"))
+    ):
         text = text.replace(url, shown_url(url))
         with contextlib.suppress(ValueError):
             if password := urlsplit(url).password:
@@ -215,12 +219,18 @@ def resolve_accounts(flags: Sequence[str] | None) -> list[str]:
     """
     values = flags or [os.environ.get(ENV_ACCOUNT_ID, "")]
     # An account ID never holds a comma: it separates several in one value.
-    accounts = list(dict.fromkeys(a.strip() for v in values for a in v.split(",") if a.strip()))
+    accounts = list(
+        dict.fromkeys(a.strip() for v in values for a in v.split(",") if a.strip())
+    )
     if not accounts:
-        raise UsageError(f"no account: pass --account ID (repeatable) or set {ENV_ACCOUNT_ID}")
+        raise UsageError(
+            f"no account: pass --account ID (repeatable) or set {ENV_ACCOUNT_ID}"
+        )
     for account in accounts:
         if not account.isprintable():  # it travels in a header
-            raise UsageError(f"account {account!r} holds characters a header cannot carry")
+            raise UsageError(
+                f"account {account!r} holds characters a header cannot carry"
+            )
     return accounts
 
 
@@ -244,7 +254,11 @@ def make_client(args: argparse.Namespace) -> service_api.Client:
                 args.base_url, args.client_id, args.client_secret, None, **arguments
             )
         except service_api.ConfigurationError as exc:
-            if exc.variable != ENV_CLIENT_SECRET or args.client_secret or not sys.stdin.isatty():
+            if (
+                exc.variable != ENV_CLIENT_SECRET
+                or args.client_secret
+                or not sys.stdin.isatty()
+            ):
                 raise
             args.client_secret = getpass.getpass("Client secret: ") or None
             if args.client_secret is None:
@@ -255,12 +269,20 @@ def make_client(args: argparse.Namespace) -> service_api.Client:
     except service_api.ConfigurationError as exc:
         flag = FLAGS.get(exc.variable)
         given = flag is not None and getattr(args, flag[2:].replace("-", "_"), None)
-        message = f"{flag}: {exc}" if given else f"{exc}" + (f" (or pass {flag})" if flag else "")
+        message = (
+            f"{flag}: {exc}"
+            if given
+            else f"{exc}" + (f" (or pass {flag})" if flag else "")
+        )
         raise UsageError(_without_secrets(message, arguments)) from None
     except (ValueError, TypeError) as exc:
         # The library checks what it is given; its message never holds the secret.
-        raise UsageError(f"invalid setting: {_without_secrets(str(exc), arguments)}") from None
+        raise UsageError(
+            f"invalid setting: {_without_secrets(str(exc), arguments)}"
+        ) from None
     except OSError as exc:
         # A store the library cannot use (StoreError: unreachable Redis, a SQLite file in
         # a missing or read-only directory, a token file that is not one).
-        raise UsageError(f"unusable store: {_without_secrets(str(exc), arguments)}") from None
+        raise UsageError(
+            f"unusable store: {_without_secrets(str(exc), arguments)}"
+        ) from None

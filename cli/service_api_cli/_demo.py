@@ -24,7 +24,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from service_api_mock import DEMO_ACCOUNTS, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, running_mock
+from service_api_mock import (
+    DEMO_ACCOUNTS,
+    DEMO_CLIENT_ID,
+    DEMO_CLIENT_SECRET,
+    running_mock,
+)
 
 __all__ = ["main"]
 
@@ -38,9 +43,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         main(["--records", "300"])
     """
-    parser = argparse.ArgumentParser(prog="make demo", description=__doc__.split("\n")[0])
-    parser.add_argument("--records", type=int, default=500, help="shipments per account")
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="export file")
+    parser = argparse.ArgumentParser(
+        prog="make demo", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--records", type=int, default=500, help="shipments per account"
+    )
+    parser.add_argument(
+        "--output", type=Path, default=DEFAULT_OUTPUT, help="export file"
+    )
     args = parser.parse_args(argv)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     with running_mock(records=args.records, seed=0) as server:
@@ -61,7 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         returncode, elapsed = _run_shown(command, env)
         counts = server.service.counts()  # the mock runs in this process
         if returncode != 0:
-            print(f"demo: the export failed with exit code {returncode}", file=sys.stderr)
+            print(
+                f"demo: the export failed with exit code {returncode}", file=sys.stderr
+            )
             return returncode
         _print_export_summary(args.output, counts, elapsed)
         loaded = _load_into_duckdb(env, args.output.parent)
@@ -85,7 +98,9 @@ def _run_shown(command: list[str], env: dict[str, str]) -> tuple[int, float]:
     return done.returncode, time.monotonic() - began
 
 
-def _print_export_summary(output: Path, counts: dict[str, dict[int, int]], elapsed: float) -> None:
+def _print_export_summary(
+    output: Path, counts: dict[str, dict[int, int]], elapsed: float
+) -> None:
     with output.open(encoding="utf-8") as exported:
         per_account: dict[str, int] = {}
         for line in exported:

@@ -19,7 +19,14 @@ from service_api import (
     ServiceApiError,
 )
 
-__all__ = ["EXIT_CODES_HELP", "ExitCode", "UsageError", "describe_error", "exit_code_for", "say"]
+__all__ = [
+    "EXIT_CODES_HELP",
+    "ExitCode",
+    "UsageError",
+    "describe_error",
+    "exit_code_for",
+    "say",
+]
 
 
 class ExitCode(enum.IntEnum):

@@ -32,7 +32,13 @@ import attrs
 import service_api
 from service_api_cli._commands import find_endpoint, parse_params
 from service_api_cli._connection import make_client, resolve_accounts
-from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for, say
+from service_api_cli._exit_codes import (
+    ExitCode,
+    UsageError,
+    describe_error,
+    exit_code_for,
+    say,
+)
 from service_api_cli._formats import choose_format
 from service_api_cli._output import jsonl_line, render, tagged
 from service_api_cli._progress import make_progress
@@ -90,9 +96,16 @@ class KeptPages:
     """
 
     def __init__(
-        self, path: str, command: Mapping[str, Any], accounts: Sequence[str], *, restart: bool
+        self,
+        path: str,
+        command: Mapping[str, Any],
+        accounts: Sequence[str],
+        *,
+        restart: bool,
     ) -> None:
-        self.target = os.path.realpath(path)  # a symbolic link keeps pointing at the file
+        self.target = os.path.realpath(
+            path
+        )  # a symbolic link keeps pointing at the file
         folder, name = os.path.split(self.target)
         self.folder = os.path.join(folder, f".{name}.partial")
         self.command = dict(command)
@@ -102,7 +115,9 @@ class KeptPages:
         if saved and saved.get("command") != self.command:
             before = saved.get("command") or {}
             changed = ", ".join(
-                f"{k} {before.get(k)!r}" for k in self.command if before.get(k) != self.command[k]
+                f"{k} {before.get(k)!r}"
+                for k in self.command
+                if before.get(k) != self.command[k]
             )
             raise UsageError(
                 f"{path} has pages kept by another export ({changed}): run that command "
@@ -114,9 +129,13 @@ class KeptPages:
                 for a, s in ((saved or {}).get("accounts") or {}).items()
             }
         except (TypeError, KeyError, AttributeError):  # not a state this command wrote
-            raise UsageError(f"cannot read {self.folder}/{STATE_FILE}: add --restart") from None
+            raise UsageError(
+                f"cannot read {self.folder}/{STATE_FILE}: add --restart"
+            ) from None
         for account in accounts:
-            self._all.setdefault(account, AccountState(account, f"{len(self._all)}.jsonl"))
+            self._all.setdefault(
+                account, AccountState(account, f"{len(self._all)}.jsonl")
+            )
             state = self._all[account]
             path = self._path(state)  # a file that lost pages (a crash) starts again
             if (os.path.getsize(path) if os.path.exists(path) else 0) < state.size:
@@ -147,7 +166,9 @@ class KeptPages:
             json.dump({"command": self.command, "accounts": accounts}, file)
         os.replace(temp, os.path.join(self.folder, STATE_FILE))
 
-    def write_page(self, state: AccountState, number: int, records: Sequence[Any]) -> None:
+    def write_page(
+        self, state: AccountState, number: int, records: Sequence[Any]
+    ) -> None:
         """Append a page to the account's file after its last whole page, then count it."""
         os.makedirs(self.folder, exist_ok=True)
         with open(self._path(state), "a", encoding="utf-8") as stream:
@@ -163,7 +184,11 @@ class KeptPages:
         for state in self.accounts:
             with open(self._path(state), encoding="utf-8") as lines:
                 for line in lines:
-                    yield tagged(json.loads(line), state.account) if tag else json.loads(line)
+                    yield (
+                        tagged(json.loads(line), state.account)
+                        if tag
+                        else json.loads(line)
+                    )
 
     def finish(self, fmt: str, *, tag: bool, complete: bool) -> None:
         """Once ``complete``: write ``FILE`` from the kept records, put it in place, then
@@ -191,11 +216,18 @@ class _Stream:
 
     def __init__(self, stream: IO[str], fmt: str, tag: bool) -> None:
         self.stream, self.tag = stream, tag
-        self.spool = None if fmt == "jsonl" else tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 -- closed in finish()
+        self.spool = None
+        if fmt != "jsonl":
+            # Closed in finish().
+            self.spool = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
 
-    def write_page(self, state: AccountState, number: int, records: Sequence[Any]) -> None:
+    def write_page(
+        self, state: AccountState, number: int, records: Sequence[Any]
+    ) -> None:
         out = self.spool or self.stream
-        out.writelines(jsonl_line(tagged(r, state.account) if self.tag else r) for r in records)
+        out.writelines(
+            jsonl_line(tagged(r, state.account) if self.tag else r) for r in records
+        )
         out.flush()
         state.took(number, len(records))
 
@@ -221,13 +253,17 @@ def _export(
     the credentials may not act for (403) is set aside and the others go on."""
     endpoint = find_endpoint(args.endpoint, LIST_ENDPOINTS)
     params = parse_params(endpoint, args.param)
-    on_terminal = sys.stdout.isatty() and args.output in (None, "-") and args.format != "table"
+    on_terminal = (
+        sys.stdout.isatty() and args.output in (None, "-") and args.format != "table"
+    )
     progress = make_progress(sys.stderr.isatty() and not on_terminal and not args.quiet)
     try:
         for state in accounts:
             if state.done:
                 continue
-            progress.update(state.account, records=state.records, pages=state.pages, total=None)
+            progress.update(
+                state.account, records=state.records, pages=state.pages, total=None
+            )
             left = None if args.max_items is None else args.max_items - state.records
             try:
                 with client.with_account(state.account) as child:
@@ -243,7 +279,9 @@ def _export(
                     with contextlib.closing(iter(pager.pages())) as pages:
                         for page in pages:
                             sink.write_page(state, page.number, page.raw_items)
-                            total = min(page.total_records, args.max_items or page.total_records)
+                            total = min(
+                                page.total_records, args.max_items or page.total_records
+                            )
                             shown = {"records": state.records, "pages": state.pages}
                             progress.update(state.account, **shown, total=total)
             except service_api.PermissionDeniedError as exc:
@@ -279,7 +317,9 @@ def run_list(args: argparse.Namespace) -> int:
         raise UsageError(
             f"cannot write --output {args.output!r}: the folder {folder!r} does not exist"
         )
-    regular = to_file and (not os.path.exists(args.output) or os.path.isfile(args.output))
+    regular = to_file and (
+        not os.path.exists(args.output) or os.path.isfile(args.output)
+    )
     sink: KeptPages | _Stream
     if regular:
         command = {
@@ -311,11 +351,19 @@ def run_list(args: argparse.Namespace) -> int:
     )
 
 
-def _summary(accounts: Sequence[AccountState], elapsed: float, where: str | None = None) -> str:
+def _summary(
+    accounts: Sequence[AccountState], elapsed: float, where: str | None = None
+) -> str:
     records, pages = sum(a.records for a in accounts), sum(a.pages for a in accounts)
     per_account = "; ".join(
         f"{a.account}: {_count(a.records, 'record')}, {_count(a.pages, 'page')}"
-        + ("" if a.done else " (refused)" if a.refused else f", stopped before page {a.next_page}")
+        + (
+            ""
+            if a.done
+            else " (refused)"
+            if a.refused
+            else f", stopped before page {a.next_page}"
+        )
         for a in accounts
     )
     kept = sum(a.kept for a in accounts)

@@ -31,7 +31,9 @@ def choose_format(explicit: str | None, output: str | None) -> str:
         >>> choose_format("jsonl", None)
         'jsonl'
     """
-    extension = os.path.splitext(output or "")[1].lower() if output not in (None, "-") else ""
+    extension = (
+        os.path.splitext(output or "")[1].lower() if output not in (None, "-") else ""
+    )
     implied = FORMAT_BY_EXTENSION.get(extension)
     if explicit is None:
         if extension == ".json":

@@ -18,7 +18,13 @@ from typing import Any
 
 import service_api
 from service_api_cli._connection import ENV_ACCOUNT_ID, make_client, resolve_accounts
-from service_api_cli._exit_codes import ExitCode, UsageError, describe_error, exit_code_for, say
+from service_api_cli._exit_codes import (
+    ExitCode,
+    UsageError,
+    describe_error,
+    exit_code_for,
+    say,
+)
 
 __all__ = [
     "DEFAULT_DATASET",
@@ -60,7 +66,9 @@ _RESUME = "run the same command again to resume (rows are merged, never duplicat
 
 
 def add_load_parser(
-    commands: Any, formatter: type[argparse.HelpFormatter], positive_int: Callable[[str], int]
+    commands: Any,
+    formatter: type[argparse.HelpFormatter],
+    positive_int: Callable[[str], int],
 ) -> None:
     """Add the ``load`` sub-command to the sub-parsers of ``service-api``.
 
@@ -79,7 +87,10 @@ def add_load_parser(
         formatter_class=formatter,
     )
     load.add_argument(
-        "endpoints", nargs="+", metavar="ENDPOINT", help="list endpoint, such as shipments"
+        "endpoints",
+        nargs="+",
+        metavar="ENDPOINT",
+        help="list endpoint, such as shipments",
     )
     load.add_argument(
         "--account",
@@ -94,7 +105,10 @@ def add_load_parser(
         help="any dlt destination by name (default: duckdb, a local file)",
     )
     load.add_argument(
-        "--dataset", default=DEFAULT_DATASET, metavar="NAME", help="dataset (schema) to load into"
+        "--dataset",
+        default=DEFAULT_DATASET,
+        metavar="NAME",
+        help="dataset (schema) to load into",
     )
     load.add_argument(
         "--pipeline-name",
@@ -118,7 +132,11 @@ def add_load_parser(
         "(repeatable; one ENDPOINT; no credentials needed)",
     )
     load.add_argument(
-        "--page-size", type=positive_int, default=50, metavar="N", help="records per page"
+        "--page-size",
+        type=positive_int,
+        default=50,
+        metavar="N",
+        help="records per page",
     )
     load.add_argument(
         "--concurrency",
@@ -137,7 +155,13 @@ def _progress(args: argparse.Namespace) -> Any:
     from dlt.common.runtime.collector import NullCollector
     from dlt.common.runtime.collector_base import Collector
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     if not (sys.stderr.isatty() and not args.quiet):
         return NullCollector()
@@ -155,9 +179,13 @@ def _progress(args: argparse.Namespace) -> Any:
             self.totals: dict[str, int] = {}
             self.bars.start()
 
-        def update(self, name: str, inc: int = 1, total: Any = None, *args: Any, **kw: Any) -> None:
+        def update(
+            self, name: str, inc: int = 1, total: Any = None, *args: Any, **kw: Any
+        ) -> None:
             inc_total = (args[:1] or [kw.get("inc_total")])[0]
-            if kw.get("label") or name.startswith("_dlt"):  # dlt's own tables, sub-counters
+            if kw.get("label") or name.startswith(
+                "_dlt"
+            ):  # dlt's own tables, sub-counters
                 return
             if name not in self.tasks:  # the step is "Extract <source> in <load id>"
                 self.tasks[name] = self.bars.add_task(f"{self.step.split()[0]} {name}")
@@ -220,7 +248,9 @@ def run_load(args: argparse.Namespace) -> int:
     # reports stay off unless the user turns them on.
     os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
     if args.page_size > 50:
-        raise UsageError(f"--page-size is at most 50 (the service's maximum), got {args.page_size}")
+        raise UsageError(
+            f"--page-size is at most 50 (the service's maximum), got {args.page_size}"
+        )
     with _status(args, "starting dlt"):
         try:
             import dlt
@@ -228,15 +258,21 @@ def run_load(args: argparse.Namespace) -> int:
 
             from service_api.dlt import list_endpoints, load
         except ImportError:
-            raise UsageError("the load command needs dlt: pip install 'service-api[dlt]'") from None
+            raise UsageError(
+                "the load command needs dlt: pip install 'service-api[dlt]'"
+            ) from None
     known = list_endpoints()
     unknown = [name for name in args.endpoints if name not in known]
     if unknown:
-        raise UsageError(f"unknown endpoint {unknown[0]!r} (known: {', '.join(known) or 'none'})")
+        raise UsageError(
+            f"unknown endpoint {unknown[0]!r} (known: {', '.join(known) or 'none'})"
+        )
     client, refused = None, None
     if args.files:
         if len(args.endpoints) != 1:
-            raise UsageError("--from loads files of one endpoint: name exactly one ENDPOINT")
+            raise UsageError(
+                "--from loads files of one endpoint: name exactly one ENDPOINT"
+            )
         missing = [path for path in args.files if not os.path.isfile(path)]
         if missing:
             raise UsageError(f"--from {missing[0]!r}: no such file")
@@ -246,7 +282,9 @@ def run_load(args: argparse.Namespace) -> int:
             else []
         )
         if len(accounts) > 1:
-            raise UsageError("--from takes at most one --account, for records without one")
+            raise UsageError(
+                "--from takes at most one --account, for records without one"
+            )
     else:
         accounts = resolve_accounts(args.account)
         client = make_client(args)
@@ -264,7 +302,9 @@ def run_load(args: argparse.Namespace) -> int:
                 progress=_progress(args),
             )
         except Exception as exc:  # dlt's errors for an unknown destination and the like
-            raise UsageError(f"cannot set up the pipeline: {describe_error(exc)}") from None
+            raise UsageError(
+                f"cannot set up the pipeline: {describe_error(exc)}"
+            ) from None
         before = _rows(pipeline, args.endpoints)
         began = time.monotonic()
         try:
@@ -298,12 +338,20 @@ def run_load(args: argparse.Namespace) -> int:
 
 
 def _stopped(
-    args: argparse.Namespace, pipeline: Any, before: Any, error: BaseException, began: float
+    args: argparse.Namespace,
+    pipeline: Any,
+    before: Any,
+    error: BaseException,
+    began: float,
 ) -> int:
     """The error first, then what was loaded before it, then whether a rerun resumes."""
-    resumable = isinstance(error, KeyboardInterrupt) or getattr(error, "resumable", False)
+    resumable = isinstance(error, KeyboardInterrupt) or getattr(
+        error, "resumable", False
+    )
     say(
-        "interrupted" if isinstance(error, KeyboardInterrupt) else f"error: {describe_error(error)}"
+        "interrupted"
+        if isinstance(error, KeyboardInterrupt)
+        else f"error: {describe_error(error)}"
     )
     say(_summary(pipeline, args.endpoints, before, time.monotonic() - began))
     if resumable:
@@ -344,7 +392,9 @@ def _rows(pipeline: Any, endpoints: list[str]) -> dict[str, int | None]:
                 continue
             with pipeline.sql_client() as sql:
                 table = sql.make_qualified_table_name(_table_name(pipeline, name))
-                counts[name] = int(sql.execute_sql(f"select count(*) from {table}")[0][0])  # noqa: S608 -- dlt's quoted name
+                # The table name is dlt's own, quoted by its SQL client.
+                query = f"select count(*) from {table}"  # noqa: S608
+                counts[name] = int(sql.execute_sql(query)[0][0])
         except Exception:  # no schema yet (first run), or no SQL at the destination
             counts[name] = 0 if not pipeline.default_schema_name else None
     return counts
@@ -374,10 +424,13 @@ def _summary(
             else f", {then - first} new, {rows - (then - first)} already there"
         )
         parts.append(
-            f"{name}: {rows} rows{new}" + (f" (+{children} in child tables)" if children else "")
+            f"{name}: {rows} rows{new}"
+            + (f" (+{children} in child tables)" if children else "")
         )
     where = f"{pipeline.destination.destination_name} dataset {pipeline.dataset_name}"
-    nothing = all(before.get(n) is not None and before.get(n) == after.get(n) for n in endpoints)
+    nothing = all(
+        before.get(n) is not None and before.get(n) == after.get(n) for n in endpoints
+    )
     note = "; nothing new was added" if nothing and counts else ""
     return f"loaded {', '.join(parts)} into {where} in {elapsed:.1f}s{note}"
 

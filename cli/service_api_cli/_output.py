@@ -105,7 +105,9 @@ def _table(records: Records, stream: IO[str]) -> None:
 
     rows = [
         {
-            k: json.dumps(v, separators=(",", ":")) if isinstance(v, Mapping | list) else v
+            k: json.dumps(v, separators=(",", ":"))
+            if isinstance(v, Mapping | list)
+            else v
             for k, v in r.items()
         }
         for r in records()
@@ -113,7 +115,9 @@ def _table(records: Records, stream: IO[str]) -> None:
     columns = list(dict.fromkeys(key for row in rows for key in row))
     table = Table(*columns)
     for row in rows:
-        table.add_row(*("" if row.get(c) is None else str(_text(row.get(c))) for c in columns))
+        table.add_row(
+            *("" if row.get(c) is None else str(_text(row.get(c))) for c in columns)
+        )
     Console(file=stream, soft_wrap=False).print(table)
 
 

@@ -27,7 +27,9 @@ __all__ = ["RichProgress", "make_progress"]
 class _RecordRateColumn(ProgressColumn):
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
-        return Text("-- rec/s" if speed is None else f"{speed:,.0f} rec/s", style="cyan")
+        return Text(
+            "-- rec/s" if speed is None else f"{speed:,.0f} rec/s", style="cyan"
+        )
 
 
 class _PagesColumn(ProgressColumn):
@@ -63,12 +65,16 @@ class RichProgress:
         )
         self._tasks: dict[str, TaskID] = {}
 
-    def update(self, account: str, *, records: int, pages: int, total: int | None) -> None:
+    def update(
+        self, account: str, *, records: int, pages: int, total: int | None
+    ) -> None:
         """Move the account's bar (the first call adds it)."""
         if account not in self._tasks:
             self._progress.start()
             self._tasks[account] = self._progress.add_task(account, total=None, pages=0)
-        self._progress.update(self._tasks[account], completed=records, total=total, pages=pages)
+        self._progress.update(
+            self._tasks[account], completed=records, total=total, pages=pages
+        )
 
     def close(self) -> None:
         """Draw the bars one last time and leave them on screen."""

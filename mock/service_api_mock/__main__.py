@@ -34,10 +34,30 @@ _SETTINGS: tuple[tuple[str, type, str, str], ...] = (
     ("records", int, "N", "records of each resource per account (50 per page at most)"),
     ("seed", int, "S", "seed of data and faults"),
     ("latency_ms", float, "MS", "latency added to every request"),
-    ("latency_jitter_ms", float, "MS", "extra random latency, uniform between 0 and MS"),
-    ("fault_rate", float, "F", "fraction (0..1) of requests answered 503 or 429 with Retry-After"),
-    ("drop_rate", float, "F", "fraction (0..1) of requests whose connection is dropped"),
-    ("retry_after", float, "SECONDS", "Retry-After announced by injected 503/429 answers"),
+    (
+        "latency_jitter_ms",
+        float,
+        "MS",
+        "extra random latency, uniform between 0 and MS",
+    ),
+    (
+        "fault_rate",
+        float,
+        "F",
+        "fraction (0..1) of requests answered 503 or 429 with Retry-After",
+    ),
+    (
+        "drop_rate",
+        float,
+        "F",
+        "fraction (0..1) of requests whose connection is dropped",
+    ),
+    (
+        "retry_after",
+        float,
+        "SECONDS",
+        "Retry-After announced by injected 503/429 answers",
+    ),
     ("rate_limit", int, "N_PER_MINUTE", "requests per minute per client ID before 429"),
     ("rate_window", float, "SECONDS", "sliding window the rate limit is counted over"),
 )
@@ -70,7 +90,9 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     defaults = attrs.evolve(MockConfig(), spec=DEFAULT_SPEC)
     for name, kind, metavar, text in _SETTINGS:
         flag = f"--{name.replace('_', '-')}"
-        p.add_argument(flag, type=kind, default=getattr(defaults, name), metavar=metavar, help=text)
+        p.add_argument(
+            flag, type=kind, default=getattr(defaults, name), metavar=metavar, help=text
+        )
     p.add_argument(
         "--check-spec",
         type=Path,
@@ -102,14 +124,17 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             for op in spec.operations:
                 print(f"  {op.operation_id}: {op.kind} {op.method} {op.path}")
             return 0
-        service = MockService(MockConfig(**{s[0]: getattr(args, s[0]) for s in _SETTINGS}))
+        service = MockService(
+            MockConfig(**{s[0]: getattr(args, s[0]) for s in _SETTINGS})
+        )
     except SpecError as exc:
         print(f"{prog or 'python -m service_api_mock'}: error: {exc}", file=sys.stderr)
         return 1
     except ValueError as exc:
         parser(prog).error(str(exc))
     logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     # Bind first so that the real port is known (with --port 0) before announcing it.
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
@@ -123,7 +148,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             print(f"cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
             return 1
         _announce(args.host, sock.getsockname()[1], service.config)
-        config = uvicorn.Config(service.app, host=args.host, port=args.port, **MOCK_OPTIONS)
+        config = uvicorn.Config(
+            service.app, host=args.host, port=args.port, **MOCK_OPTIONS
+        )
         uvicorn.Server(config).run(sockets=[sock])
     return 0
 
@@ -137,7 +164,9 @@ def _announce(host: str, port: int, config: MockConfig) -> None:
             f"  credentials: client_id={client_id} client_secret={creds.secret} "
             f"accounts={', '.join(creds.accounts)}"
         )
-    lines.append(f"  control API: http://{shown_host}:{port}{CONTROL_PREFIX}/  (Ctrl-C stops)")
+    lines.append(
+        f"  control API: http://{shown_host}:{port}{CONTROL_PREFIX}/  (Ctrl-C stops)"
+    )
     print("\n".join(lines), flush=True)
 
 

@@ -45,7 +45,9 @@ MAX_PAGE_SIZE = 50
 # Python refuses to parse integers of more than 4300 digits; no page is that far anyway.
 _INTEGER = re.compile(r"[+-]?[0-9]{1,4000}")
 _NUMBER = re.compile(r"[+-]?([0-9]{1,300}(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,3})?")
-_EXPIRED = 'Bearer error="invalid_token", error_description="The token expired at \'{}\'"'
+_EXPIRED = (
+    'Bearer error="invalid_token", error_description="The token expired at \'{}\'"'
+)
 _NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
 
 
@@ -76,7 +78,9 @@ def answer(
         return Response(status_code=status, headers=headers)
     title = HTTPStatus(status).phrase
     if is_json(media):
-        content = encode_json(body if body is not None else problem_body(status, detail))
+        content = encode_json(
+            body if body is not None else problem_body(status, detail)
+        )
     elif media == "text/html":
         content = f"<html><body><h1>{status} {title}</h1></body></html>".encode()
     else:
@@ -101,12 +105,16 @@ def _bearer_token(request: Request) -> str:
 class _Refused(Exception):
     """Raised by a handler for a request the spec's declared error answers."""
 
-    def __init__(self, status: int, detail: str = "", headers: dict[str, str] | None = None):
+    def __init__(
+        self, status: int, detail: str = "", headers: dict[str, str] | None = None
+    ):
         super().__init__(detail)
         self.status, self.detail, self.headers = status, detail, headers
 
 
-@functools.lru_cache(maxsize=4096)  # a listing sends the same few values again and again
+@functools.lru_cache(
+    maxsize=4096
+)  # a listing sends the same few values again and again
 def _coerce(parameter: Parameter, raw: str) -> Any:
     """The value of ``raw`` for ``parameter``; a 400 if its schema refuses it."""
     value: Any = None
@@ -121,8 +129,12 @@ def _coerce(parameter: Parameter, raw: str) -> Any:
         value = raw
     error = next(iter(parameter.validator.iter_errors(value)), None)
     if error is not None:
-        reason = f"{' or '.join(kinds)} expected" if value is None else error.message[:200]
-        raise _Refused(400, f"The value '{raw[:50]}' is not valid for {parameter.name}: {reason}.")
+        reason = (
+            f"{' or '.join(kinds)} expected" if value is None else error.message[:200]
+        )
+        raise _Refused(
+            400, f"The value '{raw[:50]}' is not valid for {parameter.name}: {reason}."
+        )
     return value
 
 
@@ -176,7 +188,9 @@ async def _control(state: MockState, request: Request) -> Response:
     try:
         if name == "counts":
             by_op = state.counts().items()
-            return JSONResponse({op: {str(c): n for c, n in by.items()} for op, by in by_op})
+            return JSONResponse(
+                {op: {str(c): n for c, n in by.items()} for op, by in by_op}
+            )
         if name == "tokens":
             return JSONResponse({"tokens": state.issued_tokens()})
         raw = await request.body()
@@ -198,7 +212,9 @@ async def _control(state: MockState, request: Request) -> Response:
         return Response(status_code=204)
     except (TypeError, ValueError) as exc:  # JSON that is not, settings that are not
         body = problem_body(400, str(exc)[:300])
-        return JSONResponse(body, status_code=400, media_type="application/problem+json")
+        return JSONResponse(
+            body, status_code=400, media_type="application/problem+json"
+        )
 
 
 async def _drop_connection(receive: Receive, send: Send) -> None:
@@ -265,12 +281,18 @@ class _FrontDoor:
             response: ASGIApp = self.router
             if found is not None and operation is None:
                 # The path is the spec's, the method is not: 405 with the declared ones.
-                response = Response(status_code=405, headers={"allow": ", ".join(found[0])})
+                response = Response(
+                    status_code=405, headers={"allow": ", ".join(found[0])}
+                )
             elif found is not None and operation is not None and plan is not None:
                 if plan.status is not None:
-                    response = _retry_after(operation, plan.status, self.state.config.retry_after)
+                    response = _retry_after(
+                        operation, plan.status, self.state.config.retry_after
+                    )
                 else:
-                    response = await self.serve(operation, Request(scope, receive), found[1])
+                    response = await self.serve(
+                        operation, Request(scope, receive), found[1]
+                    )
             await response(scope, receive, send_and_note)
         except Exception:
             logger.exception("%s %s failed; answering 503", method, path)
@@ -286,7 +308,9 @@ class _FrontDoor:
         # Method, path and status only: never headers or bodies, which carry tokens and secrets.
         logger.info("%s %s %s %.1fms", method, path, shown, elapsed_ms)
 
-    async def serve(self, op: Operation, request: Request, item: str | None) -> Response:
+    async def serve(
+        self, op: Operation, request: Request, item: str | None
+    ) -> Response:
         try:
             if op.kind == "token":
                 return await self.authenticate(op, request)
@@ -323,7 +347,9 @@ class _FrontDoor:
     def _count_against_quota(self, client_id: str) -> None:
         wait = self.state.rate_limit_wait(client_id)
         if wait is not None:
-            raise _Refused(429, headers={"retry-after": _seconds_header(math.ceil(wait) or 1)})
+            raise _Refused(
+                429, headers={"retry-after": _seconds_header(math.ceil(wait) or 1)}
+            )
 
     async def authenticate(self, op: Operation, request: Request) -> Response:
         def oauth(status: int, error: str, description: str) -> Response:
@@ -331,7 +357,9 @@ class _FrontDoor:
             return answer(op, status, headers=_NO_STORE, body=body)
 
         if _media_type(request) != "multipart/form-data":
-            return oauth(400, "invalid_request", "The body must be multipart/form-data.")
+            return oauth(
+                400, "invalid_request", "The body must be multipart/form-data."
+            )
         fields: dict[str, str] = {}
         try:
             async with request.form() as form:
@@ -347,9 +375,13 @@ class _FrontDoor:
             return oauth(400, "invalid_request", "The multipart body cannot be read.")
         # Only an absent field is malformed: an empty ID or secret is valid form data
         # that names no integration, hence invalid_client below.
-        missing = [n for n in ("client_id", "client_secret", "grant_type") if n not in fields]
+        missing = [
+            n for n in ("client_id", "client_secret", "grant_type") if n not in fields
+        ]
         if missing:
-            return oauth(400, "invalid_request", f"Missing form field(s): {', '.join(missing)}.")
+            return oauth(
+                400, "invalid_request", f"Missing form field(s): {', '.join(missing)}."
+            )
         if fields["grant_type"] != "client_credentials":
             detail = "Only grant_type client_credentials is supported."
             return oauth(400, "unsupported_grant_type", detail)
@@ -373,12 +405,18 @@ class _FrontDoor:
         rows, records = self.state.records(op.resource, account)
         if filters:
             pairs = zip(rows, records, strict=True)
-            records = [e for r, e in pairs if all(r.get(f) == v for f, v in filters.items())]
+            records = [
+                e for r, e in pairs if all(r.get(f) == v for f, v in filters.items())
+            ]
         total = len(records)
         last_page = math.ceil(total / size)
         start = (number - 1) * size
         given = {f: request.query_params[f] for f in filters}
-        envelope: dict[str, Any] = {"totalRecords": total, "pageNumber": number, "pageSize": size}
+        envelope: dict[str, Any] = {
+            "totalRecords": total,
+            "pageNumber": number,
+            "pageSize": size,
+        }
         if number + 1 <= last_page:
             envelope["next"] = _page_url(request, size, number + 1, given)
         if 1 <= number - 1 <= last_page:
@@ -393,20 +431,30 @@ class _FrontDoor:
         self, op: Operation, request: Request, account: str, item: str | None
     ) -> Response:
         state, resource, kind = self.state, op.resource, op.kind
-        record_id = None if op.item_parameter is None else _coerce(op.item_parameter, str(item))
+        record_id = (
+            None if op.item_parameter is None else _coerce(op.item_parameter, str(item))
+        )
         body = await _json_body(op, request)
         if kind == "create":
             record = state.create(resource, account, body)
         else:
             index = state.find(resource, account, record_id)
             if index is None:
-                raise _Refused(404, f"No record of {resource} has the identifier {item!r}.")
+                raise _Refused(
+                    404, f"No record of {resource} has the identifier {item!r}."
+                )
             id_field = str(state.spec.resources[resource].id_field)
             record = state.records(resource, account)[0][index]
             if kind in ("replace", "update"):
-                record = {**(record if kind == "update" else {}), **body, id_field: record_id}
+                record = {
+                    **(record if kind == "update" else {}),
+                    **body,
+                    id_field: record_id,
+                }
             if kind != "get":
-                state.store(resource, account, index, None if kind == "delete" else record)
+                state.store(
+                    resource, account, index, None if kind == "delete" else record
+                )
         return answer(op, op.success, body=record)
 
 

@@ -75,7 +75,9 @@ def _to_clients(
     }
 
 
-def _whole_seconds(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+def _whole_seconds(
+    _inst: object, attribute: attrs.Attribute[float], value: float
+) -> None:
     # expires_in is sent as whole seconds (rounded down): a TTL under 1 s would announce
     # "0", a lifetime no client can use.
     if not value >= 1:
@@ -122,7 +124,9 @@ class MockConfig:
         MockConfig(spec="my-copy-of/openapi.yaml")
     """
 
-    spec: Path | None = attrs.field(default=None, converter=attrs.converters.optional(Path))
+    spec: Path | None = attrs.field(
+        default=None, converter=attrs.converters.optional(Path)
+    )
     token_ttl: float = attrs.field(default=3600.0, validator=_whole_seconds)
     records: int = attrs.field(default=120, validator=attrs.validators.ge(0))
     seed: int = 0

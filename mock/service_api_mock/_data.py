@@ -26,14 +26,77 @@ _EPOCH = datetime(2026, 1, 5, 8, 0, 0, tzinfo=UTC)
 _Place = tuple[str, str, str, str, str, str, float, float]
 _PLACES: tuple[_Place, ...] = (
     # street, sublocality, locality, state, country, postalCode, latitude, longitude
-    ("1 Harbour Road", "Port District", "Rotterdam", "Zuid-Holland", "NL", "3011", 51.92, 4.48),
-    ("200 Container Way", "Terminal 4", "Hamburg", "Hamburg", "DE", "20457", 53.5461, 9.9661),
-    ("88 Cargo Lane", "Heathrow", "London", "England", "GB", "TW6 2GA", 51.4700, -0.4543),
+    (
+        "1 Harbour Road",
+        "Port District",
+        "Rotterdam",
+        "Zuid-Holland",
+        "NL",
+        "3011",
+        51.92,
+        4.48,
+    ),
+    (
+        "200 Container Way",
+        "Terminal 4",
+        "Hamburg",
+        "Hamburg",
+        "DE",
+        "20457",
+        53.5461,
+        9.9661,
+    ),
+    (
+        "88 Cargo Lane",
+        "Heathrow",
+        "London",
+        "England",
+        "GB",
+        "TW6 2GA",
+        51.4700,
+        -0.4543,
+    ),
     ("9 Cold Chain Ave", "Elizabeth", "Newark", "NJ", "US", "07201", 40.6895, -74.1745),
-    ("45 Logistics Blvd", "Jurong", "Singapore", "Singapore", "SG", "619587", 1.3329, 103.7436),
-    ("7 Rue du Fret", "Roissy", "Paris", "Ile-de-France", "FR", "95700", 49.0097, 2.5479),
-    ("300 Rail Yard St", "Eixample", "Barcelona", "Catalonia", "ES", "08013", 41.4036, 2.1744),
-    ("12 Pharma Park", "Kowloon Bay", "Hong Kong", "Kowloon", "HK", "999077", 22.3193, 114.1694),
+    (
+        "45 Logistics Blvd",
+        "Jurong",
+        "Singapore",
+        "Singapore",
+        "SG",
+        "619587",
+        1.3329,
+        103.7436,
+    ),
+    (
+        "7 Rue du Fret",
+        "Roissy",
+        "Paris",
+        "Ile-de-France",
+        "FR",
+        "95700",
+        49.0097,
+        2.5479,
+    ),
+    (
+        "300 Rail Yard St",
+        "Eixample",
+        "Barcelona",
+        "Catalonia",
+        "ES",
+        "08013",
+        41.4036,
+        2.1744,
+    ),
+    (
+        "12 Pharma Park",
+        "Kowloon Bay",
+        "Hong Kong",
+        "Kowloon",
+        "HK",
+        "999077",
+        22.3193,
+        114.1694,
+    ),
 )
 _MODES = ("Road", "Air", "Ocean", "Rail")
 _STATUSES = ("Planned", "InTransit", "Delivered", "Delayed")
@@ -122,7 +185,9 @@ def _shipments(seed: int, account: str, count: int) -> list[dict[str, Any]]:
         out.append(
             {
                 "shipmentId": shipment_id,
-                "devices": rng.sample(device_ids, k=min(len(device_ids), rng.randrange(1, 3))),
+                "devices": rng.sample(
+                    device_ids, k=min(len(device_ids), rng.randrange(1, 3))
+                ),
                 "shipmentLegs": legs,
                 # Undeclared in openapi.yaml: clients must keep them.
                 "referenceNumber": f"PO-{account.upper()}-{index + 1:05d}",
@@ -138,7 +203,9 @@ REALISTIC: Mapping[str, _Generator] = {"shipments": _shipments, "devices": _devi
 """The record types with a generator of their own: resource name to ``(seed, account, n)``."""
 
 
-def make_dataset(resource: str, account: str, *, seed: int, records: int) -> list[dict[str, Any]]:
+def make_dataset(
+    resource: str, account: str, *, seed: int, records: int
+) -> list[dict[str, Any]]:
     """Build the full ordered list of ``resource`` records (shipments or devices) of ``account``.
 
     Identifiers come from 128 random bits drawn per account, so they are unique across
@@ -152,7 +219,12 @@ def make_dataset(resource: str, account: str, *, seed: int, records: int) -> lis
 
 
 def build_records(
-    document: SpecDocument, record_type: RecordType, account: str, *, seed: int, count: int
+    document: SpecDocument,
+    record_type: RecordType,
+    account: str,
+    *,
+    seed: int,
+    count: int,
 ) -> list[dict[str, Any]]:
     """The ``count`` records of ``record_type`` for ``account``, built from its schema.
 
@@ -216,7 +288,9 @@ class _SchemaBuilder:
         if not isinstance(schema, Mapping):
             return None  # true / false / {}: anything, so null
         if depth > _MAX_DEPTH:
-            raise ValueError(f"{name}: the schema nests deeper than {_MAX_DEPTH} levels")
+            raise ValueError(
+                f"{name}: the schema nests deeper than {_MAX_DEPTH} levels"
+            )
         if "const" in schema:
             return copy.deepcopy(schema["const"])
         for key in ("examples", "enum"):
@@ -236,19 +310,29 @@ class _SchemaBuilder:
                 useful = [o for o in options if o != {"type": "null"}]
                 return self.value((useful or options)[0], name, depth + 1)
         declared = schema.get("type", [])
-        types = [t for t in ([declared] if isinstance(declared, str) else declared) if t != "null"]
+        types = [
+            t
+            for t in ([declared] if isinstance(declared, str) else declared)
+            if t != "null"
+        ]
         kind = types[0] if types else ("object" if "properties" in schema else "")
         return self._typed(kind, schema, name, depth)
 
-    def _typed(self, kind: str, schema: Mapping[str, Any], name: str, depth: int) -> Any:
+    def _typed(
+        self, kind: str, schema: Mapping[str, Any], name: str, depth: int
+    ) -> Any:
         rng = self.rng
         if kind == "object":
             properties: Mapping[str, Any] = schema.get("properties") or {}
-            return {key: self.value(sub, key, depth + 1) for key, sub in properties.items()}
+            return {
+                key: self.value(sub, key, depth + 1) for key, sub in properties.items()
+            }
         if kind == "array":
             low = int(schema.get("minItems", 1))
             count = rng.randint(low, max(low, min(int(schema.get("maxItems", 3)), 3)))
-            return [self.value(schema.get("items"), name, depth + 1) for _ in range(count)]
+            return [
+                self.value(schema.get("items"), name, depth + 1) for _ in range(count)
+            ]
         if kind in ("integer", "number"):
             low = schema.get("minimum", schema.get("exclusiveMinimum", -1) + 1)
             high = schema.get("maximum", schema.get("exclusiveMaximum", low + 1001) - 1)
@@ -274,6 +358,10 @@ class _SchemaBuilder:
         if schema.get("format") in by_format:
             return by_format[schema["format"]]()
         if "pattern" in schema:
-            raise ValueError(f"{name}: a string with a pattern needs examples to build one")
-        text = f"{name}-{rng.randrange(1000, 10000)}".ljust(int(schema.get("minLength", 0)), "x")
+            raise ValueError(
+                f"{name}: a string with a pattern needs examples to build one"
+            )
+        text = f"{name}-{rng.randrange(1000, 10000)}".ljust(
+            int(schema.get("minLength", 0)), "x"
+        )
         return text[: int(schema.get("maxLength", len(text)))]

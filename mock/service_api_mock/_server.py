@@ -63,7 +63,9 @@ MOCK_OPTIONS: dict[str, Any] = {
 
 
 @contextlib.contextmanager
-def serve_asgi(app: ASGIApp, *, name: str = "asgi-app", **uvicorn_options: Any) -> Iterator[str]:
+def serve_asgi(
+    app: ASGIApp, *, name: str = "asgi-app", **uvicorn_options: Any
+) -> Iterator[str]:
     """Serve any ASGI app with uvicorn on ``127.0.0.1`` and a free port, in a background
     thread; yields its origin (``http://127.0.0.1:<port>``).
 
@@ -90,9 +92,14 @@ def serve_asgi(app: ASGIApp, *, name: str = "asgi-app", **uvicorn_options: Any) 
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **options))
+        server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=port, **options)
+        )
         thread = threading.Thread(
-            target=server.run, kwargs={"sockets": [sock]}, name=f"{name}:{port}", daemon=True
+            target=server.run,
+            kwargs={"sockets": [sock]},
+            name=f"{name}:{port}",
+            daemon=True,
         )
         thread.start()
         try:

@@ -38,7 +38,9 @@ class MockService:
         assert service.count("authenticate", 200) == 1
     """
 
-    def __init__(self, config: MockConfig | None = None, *, spec: str | Path | None = None) -> None:
+    def __init__(
+        self, config: MockConfig | None = None, *, spec: str | Path | None = None
+    ) -> None:
         config = config if config is not None else MockConfig()
         if spec is not None:
             config = attrs.evolve(config, spec=spec)

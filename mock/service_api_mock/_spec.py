@@ -35,12 +35,23 @@ from referencing.jsonschema import DRAFT202012
 
 from ._data import REALISTIC, sample_record
 
-__all__ = ["DEFAULT_SPEC", "ApiSpec", "Operation", "SpecError", "load_spec", "problem_body"]
+__all__ = [
+    "DEFAULT_SPEC",
+    "ApiSpec",
+    "Operation",
+    "SpecError",
+    "load_spec",
+    "problem_body",
+]
 
 _HERE = Path(__file__).resolve().parent
 # A wheel carries a copy of the spec inside the package; a checkout has the project's own.
 DEFAULT_SPEC = next(
-    (p for p in (_HERE / "openapi.yaml", _HERE.parents[1] / "openapi.yaml") if p.is_file()),
+    (
+        p
+        for p in (_HERE / "openapi.yaml", _HERE.parents[1] / "openapi.yaml")
+        if p.is_file()
+    ),
     _HERE / "openapi.yaml",
 )
 _URI = "urn:service-api-mock:spec"
@@ -53,8 +64,16 @@ _PARAMETER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _OAUTH_SAMPLE = {"error": "invalid_request", "error_description": "sample"}
 _TOKEN_SAMPLE = {"access_token": "sample", "token_type": "Bearer", "expires_in": "3600"}
 # Why each error status can be sent, to say so when a spec does not declare it.
-_REASONS = {400: "for bad input", 401: "for a missing or expired token", 404: "for an unknown id"}
-_REASONS |= {403: "for another's account", 429: "for the quota and faults", 503: "for faults"}
+_REASONS = {
+    400: "for bad input",
+    401: "for a missing or expired token",
+    404: "for an unknown id",
+}
+_REASONS |= {
+    403: "for another's account",
+    429: "for the quota and faults",
+    503: "for faults",
+}
 
 
 class SpecError(ValueError):
@@ -77,7 +96,12 @@ def problem_body(status: int, detail: str) -> dict[str, Any]:
         problem_body(404, "No shipment has this identifier.")  # title "Not Found"
     """
     kind = f"https://tools.ietf.org/html/rfc9110#section-15.5.{status - 399}"
-    return {"type": kind, "title": HTTPStatus(status).phrase, "status": status, "detail": detail}
+    return {
+        "type": kind,
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "detail": detail,
+    }
 
 
 def is_json(media: str) -> bool:
@@ -161,7 +185,9 @@ class ApiSpec:
     document: SpecDocument = attrs.field(repr=False)
     operations: tuple[Operation, ...]
     resources: Mapping[str, RecordType]
-    routes: tuple[tuple[re.Pattern[str], dict[str, Operation]], ...] = attrs.field(repr=False)
+    routes: tuple[tuple[re.Pattern[str], dict[str, Operation]], ...] = attrs.field(
+        repr=False
+    )
 
     def match(self, path: str) -> tuple[dict[str, Operation], str | None] | None:
         """The operations of the path template ``path`` (percent-encoded, as sent) fits, by
@@ -195,7 +221,9 @@ class SpecDocument:
 
     def __init__(self, document: Mapping[str, Any]) -> None:
         self.document = document
-        resource = Resource.from_contents(dict(document), default_specification=DRAFT202012)
+        resource = Resource.from_contents(
+            dict(document), default_specification=DRAFT202012
+        )
         self.registry: Registry[Any] = Registry().with_resource(_URI, resource)
 
     def at(self, pointer: str, seen: int = 0) -> tuple[Any, str]:
@@ -260,8 +288,12 @@ class _Reading:
         if not success:
             raise self.error("declares no 2xx status to answer with")
         self.success = int(success[0])
-        self.media, self.schema = doc.schema_of(f"{self.pointer}/responses/{success[0]}")
-        body = doc.at(f"{self.pointer}/requestBody")[0] if "requestBody" in self.op else {}
+        self.media, self.schema = doc.schema_of(
+            f"{self.pointer}/responses/{success[0]}"
+        )
+        body = (
+            doc.at(f"{self.pointer}/requestBody")[0] if "requestBody" in self.op else {}
+        )
         self.body = doc.schema_of(f"{self.pointer}/requestBody")[1] if body else None
         self.body_required = bool(body.get("required"))
 
@@ -271,7 +303,9 @@ class _Reading:
     def media_for(self, status: int, sample: object) -> str | None:
         """The media type the mock answers ``status`` with; ``sample`` must fit its schema."""
         responses = self.op.get("responses") or {}
-        keys = [k for k in (str(status), f"{status // 100}XX", "default") if k in responses]
+        keys = [
+            k for k in (str(status), f"{status // 100}XX", "default") if k in responses
+        ]
         if not keys:
             reason = f"declares no {status} response, which the mock answers {_REASONS[status]}"
             raise self.error(reason)
@@ -281,17 +315,23 @@ class _Reading:
             (m for m in ("text/html", "text/plain") if m in content), None
         )
         if content and media is None:
-            raise self.error(f"answers {status} only as {', '.join(content)}, not JSON or text")
+            raise self.error(
+                f"answers {status} only as {', '.join(content)}, not JSON or text"
+            )
         if media is not None and "schema" in content[media]:
             body = sample if is_json(media) else "text"
-            self.check(f"{pointer}/content/{_escape(media)}/schema", body, f"its {status} body")
+            self.check(
+                f"{pointer}/content/{_escape(media)}/schema", body, f"its {status} body"
+            )
         return media
 
     def check(self, pointer: str, value: object, what: str) -> None:
         error = next(iter(self.doc.validator(pointer).iter_errors(value)), None)
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-            raise self.error(f"{what} does not fit its schema at {where}: {error.message}")
+            raise self.error(
+                f"{what} does not fit its schema at {where}: {error.message}"
+            )
 
     def parameters(self) -> dict[tuple[str, str], Parameter]:
         """The path's and the operation's parameters by (name, place), the latter winning."""
@@ -300,11 +340,22 @@ class _Reading:
             for index, _ in enumerate(self.doc.at(owner)[0].get("parameters") or ()):
                 param, where = self.doc.at(f"{owner}/parameters/{index}")
                 name, place = str(param.get("name")), str(param.get("in"))
-                types = self.doc.types(f"{where}/schema") if "schema" in param else ("array",)
-                if place not in ("query", "path") or not set(types) - {"null"} <= _SCALARS:
-                    raise self.error(f"parameter {name} is not a scalar in the query or path")
+                types = (
+                    self.doc.types(f"{where}/schema")
+                    if "schema" in param
+                    else ("array",)
+                )
+                if (
+                    place not in ("query", "path")
+                    or not set(types) - {"null"} <= _SCALARS
+                ):
+                    raise self.error(
+                        f"parameter {name} is not a scalar in the query or path"
+                    )
                 schema = self.doc.validator(f"{where}/schema")
-                found[(name, place)] = Parameter(name, bool(param.get("required")), types, schema)
+                found[(name, place)] = Parameter(
+                    name, bool(param.get("required")), types, schema
+                )
         return found
 
     def security(self) -> tuple[bool, str | None]:
@@ -314,46 +365,73 @@ class _Reading:
         bearer, header = False, None
         for name in requirements[0]:
             scheme = schemes.get(name) or {}
-            if scheme.get("type") == "http" and str(scheme.get("scheme")).lower() == "bearer":
+            if (
+                scheme.get("type") == "http"
+                and str(scheme.get("scheme")).lower() == "bearer"
+            ):
                 bearer = True
             elif scheme.get("type") == "apiKey" and scheme.get("in") == "header":
                 header = str(scheme.get("name")).lower()
             else:
-                raise self.error(f"security scheme {name} is neither bearer nor a header key")
+                raise self.error(
+                    f"security scheme {name} is neither bearer nor a header key"
+                )
         if header is not None and not bearer:
             raise self.error("an account header without a bearer token is not served")
         return bearer, header
 
     def is_token(self) -> bool:
         try:
-            form = self.doc.at(f"{self.pointer}/requestBody/content/multipart~1form-data/schema")
+            form = self.doc.at(
+                f"{self.pointer}/requestBody/content/multipart~1form-data/schema"
+            )
         except SpecError:
             return False
         fields = set(form[0].get("properties") or {})
-        return self.method == "POST" and fields >= {"client_id", "client_secret", "grant_type"}
+        return self.method == "POST" and fields >= {
+            "client_id",
+            "client_secret",
+            "grant_type",
+        }
 
 
 def _record_types(doc: SpecDocument, readings: list[_Reading]) -> dict[str, RecordType]:
     # Where the records of each collection are described: the list's items, else the
     # record a get answers, else a create's body.
     found: dict[str, str] = {}
-    for reading in sorted(readings, key=lambda r: (r.item is not None, r.method != "GET")):
-        if reading.method == "GET" and reading.item is None and reading.schema is not None:
+    for reading in sorted(
+        readings, key=lambda r: (r.item is not None, r.method != "GET")
+    ):
+        if (
+            reading.method == "GET"
+            and reading.item is None
+            and reading.schema is not None
+        ):
             envelope, where = doc.at(reading.schema)
             if "items" in (envelope.get("properties") or {}).get("data", {}):
-                found.setdefault(reading.collection, doc.at(f"{where}/properties/data/items")[1])
+                found.setdefault(
+                    reading.collection, doc.at(f"{where}/properties/data/items")[1]
+                )
         elif reading.schema or reading.body:
             found.setdefault(reading.collection, str(reading.schema or reading.body))
     items = {r.collection: r.item for r in readings if r.item}
     out: dict[str, RecordType] = {}
     for name, pointer in found.items():
         names = list(doc.at(pointer)[0].get("properties") or {})
-        ids = [n for n in names if n == items.get(name)] or [n for n in names if n.endswith("Id")]
+        ids = [n for n in names if n == items.get(name)] or [
+            n for n in names if n.endswith("Id")
+        ]
         id_field = ids[0] if len(ids) == 1 else None
-        id_types = doc.types(f"{pointer}/properties/{_escape(id_field)}") if id_field else ()
+        id_types = (
+            doc.types(f"{pointer}/properties/{_escape(id_field)}") if id_field else ()
+        )
         # The richer records of shipments and devices, as long as the spec's schema takes them.
         rich = REALISTIC[name](0, "sample", 1)[0] if name in REALISTIC else None
-        realistic = rich is not None and id_field in rich and doc.validator(pointer).is_valid(rich)
+        realistic = (
+            rich is not None
+            and id_field in rich
+            and doc.validator(pointer).is_valid(rich)
+        )
         out[name] = RecordType(name, pointer, id_field, id_types, realistic)
     return out
 
@@ -368,11 +446,15 @@ def _operation(r: _Reading, resources: Mapping[str, RecordType]) -> Operation:
             raise r.error("answers a token without a JSON schema")
         r.check(r.schema, _TOKEN_SAMPLE, "the token answer")
         answers = {s: r.media_for(s, _OAUTH_SAMPLE) for s in (400, 401, 429, 503)}
-        return Operation(r.id, r.method, r.path, "token", "", False, None, r.success, answers)
+        return Operation(
+            r.id, r.method, r.path, "token", "", False, None, r.success, answers
+        )
     resource = resources.get(r.collection)
     if resource is None:
         raise r.error(f"no schema describes the records of /{r.collection}")
-    statuses = {429, 503} | ({401} if bearer else set()) | ({400, 403} if header else set())
+    statuses = (
+        {429, 503} | ({401} if bearer else set()) | ({400, 403} if header else set())
+    )
     statuses |= {400} if query or item or r.body else set()
     try:
         sample = sample_record(r.doc, resource)
@@ -380,11 +462,15 @@ def _operation(r: _Reading, resources: Mapping[str, RecordType]) -> Operation:
         raise r.error(f"cannot build a record of {resource.name}: {exc}") from None
     r.check(resource.pointer, sample, f"a built record of {resource.name}")
     if resource.id_field is None and (r.item is not None or r.method == "POST"):
-        raise r.error(f"the records of /{r.collection} have no one ...Id field to find them by")
+        raise r.error(
+            f"the records of /{r.collection} have no one ...Id field to find them by"
+        )
     if r.item is None and r.method == "GET":
         kind = "list"
         if r.schema is None or not {p.name for p in query} >= _PAGE_PARAMETERS:
-            raise r.error("a list must take pageNumber and pageSize and answer the page envelope")
+            raise r.error(
+                "a list must take pageNumber and pageSize and answer the page envelope"
+            )
         page = {"totalRecords": 1, "pageNumber": 1, "pageSize": 1, "data": [sample]}
         r.check(r.schema, page, "the page envelope")
     elif r.item is None and r.method == "POST" and r.body is not None:
@@ -395,25 +481,43 @@ def _operation(r: _Reading, resources: Mapping[str, RecordType]) -> Operation:
         if kind in ("replace", "update") and r.body is None:
             raise r.error(f"a {r.method} needs a JSON request body")
         if kind == "get" and r.schema is None:
-            raise r.error(f"answers {r.success} without a JSON schema the mock can build")
+            raise r.error(
+                f"answers {r.success} without a JSON schema the mock can build"
+            )
         if kind == "get" and r.schema is not None:
             r.check(r.schema, sample, "a record")
     else:
         raise r.error(f"{r.method} {r.path} is none of the shapes the mock serves")
     answers = {s: r.media_for(s, problem_body(s, "sample")) for s in sorted(statuses)}
     fields = r.doc.at(resource.pointer)[0].get("properties") or {}
-    filters = tuple(p.name for p in query if p.name not in _PAGE_PARAMETERS and p.name in fields)
+    filters = tuple(
+        p.name for p in query if p.name not in _PAGE_PARAMETERS and p.name in fields
+    )
     body = None if r.body is None else r.doc.validator(r.body)
     return Operation(
-        r.id, r.method, r.path, kind, resource.name, bearer, header, r.success,
-        {**answers, r.success: r.media}, query, item, body, r.body_required, filters,
-    )  # fmt: skip
+        r.id,
+        r.method,
+        r.path,
+        kind,
+        resource.name,
+        bearer,
+        header,
+        r.success,
+        {**answers, r.success: r.media},
+        query,
+        item,
+        body,
+        r.body_required,
+        filters,
+    )
 
 
 @functools.lru_cache(maxsize=16)
 def _load(path: Path, _mtime_ns: int) -> ApiSpec:
     try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when built with it
+        loader = getattr(
+            yaml, "CSafeLoader", yaml.SafeLoader
+        )  # libyaml's when built with it
         document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SpecError(f"{path}: cannot be read as YAML: {exc}") from None
@@ -421,7 +525,9 @@ def _load(path: Path, _mtime_ns: int) -> ApiSpec:
         raise SpecError(f"{path}: not an OpenAPI document with paths")
     doc = SpecDocument(document)
     paths = document["paths"]
-    readings = [_Reading(doc, str(p), m) for p in paths for m in _METHODS if m in paths[p]]
+    readings = [
+        _Reading(doc, str(p), m) for p in paths for m in _METHODS if m in paths[p]
+    ]
     resources = _record_types(doc, readings)
     operations = tuple(_operation(r, resources) for r in readings)
     routes: dict[str, dict[str, Operation]] = {}

@@ -27,7 +27,12 @@ from ._spec import ApiSpec
 
 __all__ = ["FAULT_FIELDS", "FaultPlan", "IssuedToken", "MockState", "encode_json"]
 
-FAULT_FIELDS: tuple[str, ...] = ("drop_rate", "fault_rate", "latency_jitter_ms", "latency_ms")
+FAULT_FIELDS: tuple[str, ...] = (
+    "drop_rate",
+    "fault_rate",
+    "latency_jitter_ms",
+    "latency_ms",
+)
 FAULT_FIELDS += ("rate_limit", "rate_window", "retry_after")
 
 
@@ -87,7 +92,9 @@ class MockState:
             self._tokens: dict[str, IssuedToken | None] = {}
             self._counts: dict[str, collections.Counter[int]] = {}
             self._hits: dict[str, collections.deque[float]] = {}
-            self._data: dict[tuple[str, str], tuple[list[dict[str, Any]], list[bytes]]] = {}
+            self._data: dict[
+                tuple[str, str], tuple[list[dict[str, Any]], list[bytes]]
+            ] = {}
             self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults, not crypto
             # Identifiers of created records: a generator apart, so faults stay as they were.
             self._ids = random.Random(f"{config.seed}/ids")  # noqa: S311 -- not crypto
@@ -132,7 +139,9 @@ class MockState:
         # 32 random bytes: 256 bits, twice the 128 a bearer token needs, and opaque.
         token = secrets.token_urlsafe(32)
         with self._lock:
-            self._tokens[token] = IssuedToken(client_id, self.now() + self.config.token_ttl)
+            self._tokens[token] = IssuedToken(
+                client_id, self.now() + self.config.token_ttl
+            )
         return token
 
     def token(self, token: str) -> IssuedToken | None:
@@ -156,12 +165,21 @@ class MockState:
 
     def counts(self) -> dict[str, dict[int, int]]:
         with self._lock:
-            return {op: dict(sorted(c.items())) for op, c in sorted(self._counts.items())}
+            return {
+                op: dict(sorted(c.items())) for op, c in sorted(self._counts.items())
+            }
 
     def count(self, operation: str | None = None, status: int | None = None) -> int:
         # The per-status counts of the operations asked for, then those of the status.
-        chosen = [by_code for op, by_code in self.counts().items() if operation in (None, op)]
-        return sum(n for by_code in chosen for code, n in by_code.items() if status in (None, code))
+        chosen = [
+            by_code for op, by_code in self.counts().items() if operation in (None, op)
+        ]
+        return sum(
+            n
+            for by_code in chosen
+            for code, n in by_code.items()
+            if status in (None, code)
+        )
 
     # ---- faults --------------------------------------------------------------------
 
@@ -202,7 +220,9 @@ class MockState:
 
     # ---- data ----------------------------------------------------------------------
 
-    def records(self, resource: str, account: str) -> tuple[list[dict[str, Any]], list[bytes]]:
+    def records(
+        self, resource: str, account: str
+    ) -> tuple[list[dict[str, Any]], list[bytes]]:
         """The records of ``resource`` for ``account`` as served, built on first use, and each
         one encoded as compact JSON (encoding a page was most of the cost of a listing)."""
         record_type = self.spec.resources.get(resource)
@@ -213,7 +233,11 @@ class MockState:
         if found is None:
             config = self.config
             records = build_records(
-                self.spec.document, record_type, account, seed=config.seed, count=config.records
+                self.spec.document,
+                record_type,
+                account,
+                seed=config.seed,
+                count=config.records,
             )
             with self._lock:
                 pair = (records, [encode_json(r) for r in records])
@@ -225,9 +249,13 @@ class MockState:
         field = str(self.spec.resources[resource].id_field)
         records = self.records(resource, account)[0]
         with self._lock:
-            return next((i for i, r in enumerate(records) if r.get(field) == record_id), None)
+            return next(
+                (i for i, r in enumerate(records) if r.get(field) == record_id), None
+            )
 
-    def create(self, resource: str, account: str, record: Mapping[str, Any]) -> dict[str, Any]:
+    def create(
+        self, resource: str, account: str, record: Mapping[str, Any]
+    ) -> dict[str, Any]:
         """Add ``record`` at the end under a new identifier; the record as stored."""
         record_type = self.spec.resources[resource]
         field = str(record_type.id_field)
@@ -238,7 +266,11 @@ class MockState:
         return created
 
     def store(
-        self, resource: str, account: str, index: int | None, record: dict[str, Any] | None
+        self,
+        resource: str,
+        account: str,
+        index: int | None,
+        record: dict[str, Any] | None,
     ) -> None:
         """Put ``record`` at ``index`` (``None``: append), or remove the one there."""
         records, encoded = self.records(resource, account)
@@ -260,7 +292,9 @@ class MockState:
         """
         records = self.records(resource, account)[0]
         if not -len(records) <= index < len(records):
-            raise IndexError(f"{resource} of {account!r} has {len(records)} records, not {index}")
+            raise IndexError(
+                f"{resource} of {account!r} has {len(records)} records, not {index}"
+            )
         updated = {**records[index], **copy.deepcopy(dict(changes))}
         # store() encodes before it puts: what the API could not send is refused unserved.
         self.store(resource, account, index % len(records), updated)
@@ -274,4 +308,6 @@ def encode_json(value: object) -> bytes:
 
         encode_json({"a": 1})  # b'{"a":1}'
     """
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+    return json.dumps(
+        value, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+    ).encode()

@@ -36,11 +36,15 @@ from service_api._protocols import TokenStore as TokenStore
 from service_api._retry import RetryPolicy as RetryPolicy
 
 #: Every public name: the re-exports above.
-__all__ = sorted(name for name in dir() if name.isidentifier() and not name.startswith("_"))
+__all__ = sorted(
+    name for name in dir() if name.isidentifier() and not name.startswith("_")
+)
 
 # Tracebacks and reprs name the public home (service_api.NotFoundError), not the private
 # module that defines it; as httpx does.
-for _public in [globals()[name] for name in __all__ if name != "testing"]:  # not the module
+for _public in [
+    globals()[name] for name in __all__ if name != "testing"
+]:  # not the module
     _public.__module__ = "service_api"
 
 setup_logging()  # SERVICE_API_LOG=debug|info: readable logs with no code

@@ -78,13 +78,18 @@ class _Refresh(concurrent.futures.Future["errors.ServiceApiError | None"]):
 
     def can_wait(self, loop: asyncio.AbstractEventLoop | None) -> bool:
         """Whether a waiter in this thread, in ``loop`` (``None``: a sync one), can wait."""
-        return self.thread != threading.get_ident() or (loop is not None and loop is self.loop)
+        return self.thread != threading.get_ident() or (
+            loop is not None and loop is self.loop
+        )
 
 
 def _own_copy(error: errors.ServiceApiError) -> errors.ServiceApiError:
     """A copy of ``error`` for one caller, with notes of its own (``at_page()``)."""
     copied = copy.copy(error)
-    copied.__cause__, copied.__notes__ = error.__cause__, list(getattr(error, "__notes__", []))
+    copied.__cause__, copied.__notes__ = (
+        error.__cause__,
+        list(getattr(error, "__notes__", [])),
+    )
     return copied
 
 
@@ -94,18 +99,30 @@ def parse_token_response(response: httpx.Response) -> tuple[str, int]:
     request, status = response.request, response.status_code
     if status in (400, 401):  # RFC 6749: a malformed or refused client authentication
         why = f"the service refused the client credentials ({status}) for POST {request.url}"
-        raise errors.InvalidCredentialsError(why, response=response)  # .error has the code
+        raise errors.InvalidCredentialsError(
+            why, response=response
+        )  # .error has the code
     if status != 200:
         raise errors.error_from_response(response)
     data: dict[str, object] = {}
-    with contextlib.suppress(ValueError, TypeError):  # not a JSON object: no access_token
+    with contextlib.suppress(
+        ValueError, TypeError
+    ):  # not a JSON object: no access_token
         data = {**response.json()}
-    token, kind, expires_in = (data.get(k) for k in ("access_token", "token_type", "expires_in"))
+    token, kind, expires_in = (
+        data.get(k) for k in ("access_token", "token_type", "expires_in")
+    )
     # The spec says a string holding an integer; a JSON integer is accepted too.
-    lifetime = int(str(expires_in)) if re.fullmatch(r"\s*[0-9]{1,9}\s*", str(expires_in)) else 0
+    lifetime = (
+        int(str(expires_in))
+        if re.fullmatch(r"\s*[0-9]{1,9}\s*", str(expires_in))
+        else 0
+    )
     # A token is a header value: printable ASCII without spaces, or it could inject headers.
     if not isinstance(token, str) or not re.fullmatch(r"[!-~]{1,8192}", token):
-        what = " has no access_token that is a header value (printable ASCII, no spaces)"
+        what = (
+            " has no access_token that is a header value (printable ASCII, no spaces)"
+        )
     elif str(kind).lower() != "bearer":
         what = f"'s token_type is {str(kind)[:40]!r}, not Bearer"
     elif not 1 <= lifetime <= MAX_TOKEN_LIFETIME:
@@ -136,8 +153,12 @@ class TokenAuth(httpx.Auth):
     base_url: str = attrs.field(converter=_without_slash)
     client_id: str
     _client_secret: str
-    skew: float = attrs.field(default=60.0, kw_only=True, validator=attrs.validators.ge(0))
-    _timeout: httpx.Timeout = attrs.field(factory=lambda: httpx.Timeout(30.0), kw_only=True)
+    skew: float = attrs.field(
+        default=60.0, kw_only=True, validator=attrs.validators.ge(0)
+    )
+    _timeout: httpx.Timeout = attrs.field(
+        factory=lambda: httpx.Timeout(30.0), kw_only=True
+    )
     _clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True)
     _token_store: TokenStore | None = attrs.field(default=None, kw_only=True)
     proven: deque[str] = attrs.field(factory=lambda: deque(maxlen=8), init=False)
@@ -182,7 +203,9 @@ class TokenAuth(httpx.Auth):
                 if not token.done():  # fetch alone, for a refresh nobody waits for
                     yield from self._fetch(_Refresh(), None)
                 elif (error := token.result()) is not None:
-                    raise _own_copy(error) from error.__cause__  # at_page() is per caller
+                    raise _own_copy(
+                        error
+                    ) from error.__cause__  # at_page() is per caller
             else:
                 request.headers["Authorization"] = f"Bearer {token}"
                 response = yield request
@@ -211,16 +234,30 @@ class TokenAuth(httpx.Auth):
         form = TokenRequest(self.client_id, self._client_secret, "client_credentials")
         # Requests yielded by an auth flow skip the client's request building,
         # so the client's timeout must be set here or it would be unlimited.
-        extensions = {"timeout": self._timeout.as_dict(), errors.TOKEN_REQUEST_EXTENSION: True}
-        url, headers = f"{self.base_url}/authenticate", {"accept": "text/plain"}  # as the seed
+        extensions = {
+            "timeout": self._timeout.as_dict(),
+            errors.TOKEN_REQUEST_EXTENSION: True,
+        }
+        url, headers = (
+            f"{self.base_url}/authenticate",
+            {"accept": "text/plain"},
+        )  # as the seed
         token_request = httpx.Request(
-            "POST", url, files=form.to_multipart(), headers=headers, extensions=extensions
+            "POST",
+            url,
+            files=form.to_multipart(),
+            headers=headers,
+            extensions=extensions,
         )
         error: errors.ServiceApiError | None = None
         try:
-            with contextlib.ExitStack() as stack:  # the waiters hear once the lock is free
+            with (
+                contextlib.ExitStack() as stack
+            ):  # the waiters hear once the lock is free
                 self._use(store, lambda store: stack.enter_context(store.lock()))
-                stored = self._use(store, lambda store: store.load()) or StoredToken("", 0.0)
+                stored = self._use(store, lambda store: store.load()) or StoredToken(
+                    "", 0.0
+                )
                 token, lifetime = stored.access_token, stored.expires_at - time.time()
                 sent_at = self._clock()
                 # Adopted if still valid and not the token this process holds (that one is
@@ -229,9 +266,13 @@ class TokenAuth(httpx.Auth):
                     response = yield token_request
                     assert response is not None  # the drivers answer every request
                     token, lifetime = parse_token_response(response)
-                    logger.info("bearer token for %s, valid %d s", self.client_id, lifetime)
+                    logger.info(
+                        "bearer token for %s, valid %d s", self.client_id, lifetime
+                    )
                     expires_at = time.time() + lifetime - (self._clock() - sent_at)
-                    self._use(store, lambda store: store.save(StoredToken(token, expires_at)))
+                    self._use(
+                        store, lambda store: store.save(StoredToken(token, expires_at))
+                    )
                 # Its lifetime counts from when its request was sent, less a margin of at
                 # most half the lifetime (a short-lived token is still used).
                 with self._lock:
@@ -239,7 +280,11 @@ class TokenAuth(httpx.Auth):
                     self._refresh_at = sent_at + lifetime - min(self.skew, lifetime / 2)
         except BaseException as exc:
             failed = token_request.extensions.get(TOKEN_ERROR_EXTENSION, exc)
-            error = _own_copy(failed) if isinstance(failed, errors.ServiceApiError) else None
+            error = (
+                _own_copy(failed)
+                if isinstance(failed, errors.ServiceApiError)
+                else None
+            )
             raise
         finally:
             with self._lock:
@@ -247,7 +292,9 @@ class TokenAuth(httpx.Auth):
                     self._refresh = None
             refresh.set_result(error)
 
-    def _use(self, store: TokenStore | None, action: _StoreAction) -> StoredToken | None:
+    def _use(
+        self, store: TokenStore | None, action: _StoreAction
+    ) -> StoredToken | None:
         """``action(store)``, or ``None`` without a store or when the store fails
         (a broken store falls back to fetching; said once)."""
         try:
@@ -255,10 +302,14 @@ class TokenAuth(httpx.Auth):
         except Exception as exc:
             if not self._store_failed:
                 self._store_failed = True
-                logger.warning("token store unusable (%s): fetching tokens", type(exc).__name__)
+                logger.warning(
+                    "token store unusable (%s): fetching tokens", type(exc).__name__
+                )
             return None
 
-    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
+    def sync_auth_flow(
+        self, request: httpx.Request
+    ) -> Generator[httpx.Request, httpx.Response]:
         """Drive the flow for ``httpx.Client``, waiting on other fetches in the thread
         (not on its own thread, where the leader is a task of this thread's event loop)."""
         with contextlib.closing(self.auth_flow(request)) as flow:
@@ -283,10 +334,14 @@ class TokenAuth(httpx.Auth):
                 elif step.can_wait(asyncio.get_running_loop()):
                     # On timeout the wrapper is cancelled, never the refresh (it runs).
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(asyncio.wrap_future(step), MAX_REFRESH_WAIT)
+                        await asyncio.wait_for(
+                            asyncio.wrap_future(step), MAX_REFRESH_WAIT
+                        )
 
 
-def _advance(flow: _Flow, answer: httpx.Response | None) -> httpx.Request | _Refresh | None:
+def _advance(
+    flow: _Flow, answer: httpx.Response | None
+) -> httpx.Request | _Refresh | None:
     """The flow's next step, or ``None`` when it is over."""
     with contextlib.suppress(StopIteration):
         return flow.send(answer)

@@ -59,18 +59,28 @@ class _ViewClient:
 
     def __init__(self, view: Client) -> None:
         self._family, self._policy = view._family, view._policy
-        mine = {"base_url": view._base_url, "headers": view._headers, "timeout": view._timeout}
+        mine = {
+            "base_url": view._base_url,
+            "headers": view._headers,
+            "timeout": view._timeout,
+        }
         pools = (
-            httpx.AsyncHTTPTransport if isinstance(self, httpx.AsyncClient) else httpx.HTTPTransport
+            httpx.AsyncHTTPTransport
+            if isinstance(self, httpx.AsyncClient)
+            else httpx.HTTPTransport
         )
         super().__init__(**mine, **self._family.client_args(pools))
 
-    def _next_delay(self, request: httpx.Request, attempt: int, outcome: _Outcome) -> float:
+    def _next_delay(
+        self, request: httpx.Request, attempt: int, outcome: _Outcome
+    ) -> float:
         """Seconds before the next attempt after ``outcome`` under the view's policy (no
         I/O but the INFO log line of a retry and the test sleep switch); raises the typed
         error when there is none."""
         error: errors.ServiceApiError
-        cause: BaseException | None = outcome if isinstance(outcome, Exception) else None
+        cause: BaseException | None = (
+            outcome if isinstance(outcome, Exception) else None
+        )
         if isinstance(outcome, httpx.Response):
             error = errors.error_from_response(outcome)
         elif isinstance(outcome, httpx.HTTPError):
@@ -78,11 +88,22 @@ class _ViewClient:
         else:
             error, cause = outcome, outcome.__cause__
         # A failed token request never sent the request it was for: retrying it is safe.
-        safe = errors.is_token_request(error.request) or may_send_again(request.method, outcome)
-        heals = not errors.lasting_cause(cause)  # a TLS failure or an unknown host does not
+        safe = errors.is_token_request(error.request) or may_send_again(
+            request.method, outcome
+        )
+        heals = not errors.lasting_cause(
+            cause
+        )  # a TLS failure or an unknown host does not
         delay = None
-        if safe and heals and isinstance(error, errors.ApiStatusError | errors.ApiConnectionError):
-            status, after = getattr(error, "status_code", None), getattr(error, "retry_after", None)
+        if (
+            safe
+            and heals
+            and isinstance(error, errors.ApiStatusError | errors.ApiConnectionError)
+        ):
+            status, after = (
+                getattr(error, "status_code", None),
+                getattr(error, "retry_after", None),
+            )
             delay = retry_delay(self._policy, attempt, status=status, retry_after=after)
         if delay is None:
             raise error from cause
@@ -136,13 +157,22 @@ def _check_httpx_args(args: dict[str, Any]) -> None:
     """Refuse what would reach the network around the guard, retries and size bound, or
     silently never be used."""
     for name in filter(args.__contains__, ("app", "auth", "base_url", "proxies")):
-        raise TypeError(f"httpx_args must not contain {name!r} (docs: No way around the guard)")
+        raise TypeError(
+            f"httpx_args must not contain {name!r} (docs: No way around the guard)"
+        )
     if args.get("transport") is not None and args.get("proxy") is not None:
         message = "pass proxy or httpx_args 'transport', not both: a proxy route never reaches it"
         raise TypeError(f"'transport' and 'proxy' exclude each other ({message})")
-    mounts, kinds = args.get("mounts") or {}, httpx.BaseTransport | httpx.AsyncBaseTransport | None
-    if not isinstance(mounts, Mapping) or not all(isinstance(t, kinds) for t in mounts.values()):
-        raise TypeError("httpx_args 'mounts' must map URL patterns to httpx transports or None")
+    mounts, kinds = (
+        args.get("mounts") or {},
+        httpx.BaseTransport | httpx.AsyncBaseTransport | None,
+    )
+    if not isinstance(mounts, Mapping) or not all(
+        isinstance(t, kinds) for t in mounts.values()
+    ):
+        raise TypeError(
+            "httpx_args 'mounts' must map URL patterns to httpx transports or None"
+        )
 
 
 def _setting(value: str | None, variable: str) -> str:
@@ -150,7 +180,9 @@ def _setting(value: str | None, variable: str) -> str:
     :class:`ConfigurationError` naming it."""
     if value is None and not (value := os.environ.get(variable, "").strip()):
         name = variable.removeprefix("SERVICE_API_").lower()
-        raise errors.ConfigurationError(f"no {name}: pass {name}= or set {variable}", variable)
+        raise errors.ConfigurationError(
+            f"no {name}: pass {name}= or set {variable}", variable
+        )
     return value
 
 
@@ -160,18 +192,26 @@ def _base_url(given: str | None) -> str:
     base_url = _setting(given, ENV_BASE_URL)
     try:
         url = httpx.URL(base_url)
-        good = url.scheme in ("http", "https") and url.host and not {"?", "#", "@"} & set(base_url)
+        good = (
+            url.scheme in ("http", "https")
+            and url.host
+            and not {"?", "#", "@"} & set(base_url)
+        )
     except httpx.InvalidURL:
         good = False
     if not good:
         where = "" if given else f"{ENV_BASE_URL}: "
         # No user:password@ either: the URL is quoted in messages and logs.
-        problem = "base_url must be an absolute http(s) URL, no query, no fragment, no user@"
+        problem = (
+            "base_url must be an absolute http(s) URL, no query, no fragment, no user@"
+        )
         raise errors.ConfigurationError(f"{where}{problem}", ENV_BASE_URL)
     return base_url
 
 
-def _policy(policy: RetryPolicy, max_retries: int | None, retry: RetryPolicy | None) -> RetryPolicy:
+def _policy(
+    policy: RetryPolicy, max_retries: int | None, retry: RetryPolicy | None
+) -> RetryPolicy:
     """``retry``, or ``policy`` with ``max_retries`` if given (validated there); not both."""
     if max_retries is not None and retry is not None:
         raise TypeError("pass max_retries or retry, not both")
@@ -186,11 +226,19 @@ def _quota(option: str, url: str | None) -> Any:
     try:
         from service_api import quota
     except ImportError as exc:
-        if (exc.name or "").partition(".")[0] not in ("pyrate_limiter", "filelock", "redis"):
+        if (exc.name or "").partition(".")[0] not in (
+            "pyrate_limiter",
+            "filelock",
+            "redis",
+        ):
             raise
         extra = "redis" if (url or "").lower().startswith("redis") else "quota"
-        message = f"{option}= needs the [{extra}] extra: pip install 'service-api[{extra}]'"
-        raise errors.ConfigurationError(message, f"SERVICE_API_{option.upper()}") from None
+        message = (
+            f"{option}= needs the [{extra}] extra: pip install 'service-api[{extra}]'"
+        )
+        raise errors.ConfigurationError(
+            message, f"SERVICE_API_{option.upper()}"
+        ) from None
     return quota
 
 
@@ -259,29 +307,46 @@ class Client(service_api_client.Client):
             raise ValueError("max_response_bytes must be at least 1")
         url, client_id = _base_url(base_url), _setting(client_id, ENV_CLIENT_ID)
         secret = _setting(client_secret, ENV_CLIENT_SECRET)
-        if isinstance(account_id, EllipsisType):  # not given: the variable's (unset, blank: none)
+        if isinstance(
+            account_id, EllipsisType
+        ):  # not given: the variable's (unset, blank: none)
             account_id = os.environ.get(ENV_ACCOUNT_ID, "").strip() or None
             if account_id and "," in account_id:  # the CLI's list form
                 message = "names several accounts: pass account_id=, and with_account() for others"
-                raise errors.ConfigurationError(f"{ENV_ACCOUNT_ID} {message}", ENV_ACCOUNT_ID)
+                raise errors.ConfigurationError(
+                    f"{ENV_ACCOUNT_ID} {message}", ENV_ACCOUNT_ID
+                )
         # A proxy given is routed as httpx would, through the family's guarded pools.
         args = dict(httpx_args or {}) | ({} if proxy is None else {"proxy": proxy})
         _check_httpx_args(args)
         timeout = httpx.Timeout(timeout)
         if isinstance(token_store, str):  # a shared token named by URL
             quota = _quota("token_store", token_store)
-            token_store = cast(TokenStore, quota.token_store(token_store, key=client_id))
+            token_store = cast(
+                TokenStore, quota.token_store(token_store, key=client_id)
+            )
         auth = TokenAuth(
-            url, client_id, secret, skew=refresh_skew, timeout=timeout, token_store=token_store
+            url,
+            client_id,
+            secret,
+            skew=refresh_skew,
+            timeout=timeout,
+            token_store=token_store,
         )
         limiter = None
         if rate_limit is not None or rate_store is not None:
             quota = _quota("rate_store" if rate_store else "rate_limit", rate_store)
             limiter = quota.limiter(rate_limit, rate_store, key=client_id)
         headers = dict(args.pop("headers", None) or {})
-        if (agent := httpx.Headers(headers).get("user-agent")) is None:  # theirs wins whole
+        if (
+            agent := httpx.Headers(headers).get("user-agent")
+        ) is None:  # theirs wins whole
             agent = headers["User-Agent"] = f"{_AGENT} {user_agent or ''}".strip()
-        guard = {"limiter": limiter, "max_response_bytes": max_response_bytes, "user_agent": agent}
+        guard = {
+            "limiter": limiter,
+            "max_response_bytes": max_response_bytes,
+            "user_agent": agent,
+        }
         self._setup(Family(auth, args, **guard), account_id, headers, timeout, policy)
         self._owner = True
 
@@ -295,14 +360,18 @@ class Client(service_api_client.Client):
             if not account_id or not account_id.isprintable():
                 raise ValueError("account_id must be a non-empty printable string")
             headers[ACCOUNT_HEADER] = account_id
-        super().__init__(base_url=family.auth.base_url, headers=headers, timeout=timeout)
+        super().__init__(
+            base_url=family.auth.base_url, headers=headers, timeout=timeout
+        )
         self._family, self._policy, self._account_id = family, policy, account_id
         return self
 
     def _view(self, account_id: str | None, *settings: Any) -> Client:
         """A client of this one's family for ``account_id`` with the settings of
         :meth:`_setup`."""
-        return type(self).__new__(type(self))._setup(self._family, account_id, *settings)
+        return (
+            type(self).__new__(type(self))._setup(self._family, account_id, *settings)
+        )
 
     def __repr__(self) -> str:
         client_id, account_id = self._family.auth.client_id, self._account_id
@@ -345,12 +414,18 @@ class Client(service_api_client.Client):
         policy = _policy(self._policy, max_retries, retry)
         given = dict(headers or {})
         account = httpx.Headers(given).get(ACCOUNT_HEADER, self._account_id)
-        kept = {k: v for k, v in self._headers.items() if k.lower() not in httpx.Headers(given)}
+        kept = {
+            k: v
+            for k, v in self._headers.items()
+            if k.lower() not in httpx.Headers(given)
+        }
         timeout = self._timeout if timeout is None else httpx.Timeout(timeout)
         return self._view(account, kept | given, timeout, policy)
 
     def _pager(self, operation: Any, /, **options: Any) -> Any:
-        from service_api._pagination import Pager  # what the generated client.<tag>.list() returns
+        from service_api._pagination import (
+            Pager,
+        )  # what the generated client.<tag>.list() returns
 
         return Pager(operation, self, **options)
 
@@ -360,7 +435,9 @@ class Client(service_api_client.Client):
         """What ``client.<tag>.<operation>()`` raises for an answer that is not its success:
         a status the operation does not declare (a 3xx, a 200 for a 201: :meth:`send`
         raised those of 400 and up) or a body it cannot read (``cause``)."""
-        if cause is None or isinstance(cause, errors.ServiceApiError):  # a body not JSON: its own
+        if cause is None or isinstance(
+            cause, errors.ServiceApiError
+        ):  # a body not JSON: its own
             return cause or errors.error_from_response(response)
         where = f"{response.request.method} {response.request.url.path}"
         message = f"{where}: unreadable answer ({type(cause).__name__}: {cause})"[:300]
@@ -399,7 +476,9 @@ class Client(service_api_client.Client):
     def set_httpx_client(self, *args: Any, **kwargs: Any) -> NoReturn:
         """Not supported, nor are ``set_async_httpx_client`` and ``with_cookies`` (the API
         uses no cookies): they raise ``TypeError``; pass ``httpx_args`` to the client."""
-        raise TypeError("service_api.Client builds its httpx clients: pass httpx_args instead")
+        raise TypeError(
+            "service_api.Client builds its httpx clients: pass httpx_args instead"
+        )
 
     set_async_httpx_client = with_cookies = set_httpx_client
 

@@ -42,7 +42,9 @@ MAX_BODY_CHARS = 2048
 TOKEN_REQUEST_EXTENSION = "service_api.token_request"  # noqa: S105 - a name, not a secret
 #: Headers whose values are secrets (tokens); every other header is kept as sent.
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
-_SECRET_FIELDS = frozenset({"access_token", "refresh_token", "id_token", "client_secret"})
+_SECRET_FIELDS = frozenset(
+    {"access_token", "refresh_token", "id_token", "client_secret"}
+)
 
 
 class ServiceApiError(Exception):
@@ -90,17 +92,28 @@ class ApiStatusError(ServiceApiError):
     ``response`` (in tests) only ``status_code`` is set."""
 
     def __init__(
-        self, message: str, *, response: httpx.Response | None = None, status_code: int = 0
+        self,
+        message: str,
+        *,
+        response: httpx.Response | None = None,
+        status_code: int = 0,
     ) -> None:
         response, request = response or httpx.Response(status_code), None
-        with contextlib.suppress(RuntimeError):  # a response built by hand may have none
+        with contextlib.suppress(
+            RuntimeError
+        ):  # a response built by hand may have none
             request = response.request
         super().__init__(message, request=request)
-        self.status_code, self.headers = response.status_code, httpx.Headers(response.headers)
+        self.status_code, self.headers = (
+            response.status_code,
+            httpx.Headers(response.headers),
+        )
         # Credential fields of a JSON body are blanked where they stand.
         data = _json_object(body := response.text)
         if hidden := _SECRET_FIELDS & data.keys():
-            body = json.dumps({k: "[redacted]" if k in hidden else v for k, v in data.items()})
+            body = json.dumps(
+                {k: "[redacted]" if k in hidden else v for k, v in data.items()}
+            )
         self.body = body[:MAX_BODY_CHARS]
 
     @property
@@ -130,7 +143,9 @@ class AuthenticationError(ApiStatusError):
     @property
     def error_description(self) -> str | None:
         """The OAuth error description, if any."""
-        return challenge(self.headers, "error_description") or self._field("error_description")
+        return challenge(self.headers, "error_description") or self._field(
+            "error_description"
+        )
 
 
 class TokenExpiredError(AuthenticationError):
@@ -211,9 +226,15 @@ class PaginationWarning(UserWarning):
 def redacted_request(request: httpx.Request) -> httpx.Request:
     """A copy of ``request``: method, URL and headers without secret values, no body."""
     headers = request.headers.multi_items()  # names in lower case
-    headers = [(name, "[redacted]" if name in SECRET_HEADERS else v) for name, v in headers]
-    marker = {k: v for k, v in request.extensions.items() if k == TOKEN_REQUEST_EXTENSION}
-    return httpx.Request(request.method, request.url, headers=headers, extensions=marker)
+    headers = [
+        (name, "[redacted]" if name in SECRET_HEADERS else v) for name, v in headers
+    ]
+    marker = {
+        k: v for k, v in request.extensions.items() if k == TOKEN_REQUEST_EXTENSION
+    }
+    return httpx.Request(
+        request.method, request.url, headers=headers, extensions=marker
+    )
 
 
 def is_token_request(request: httpx.Request | None) -> bool:
@@ -254,12 +275,17 @@ def error_from_response(response: httpx.Response) -> ApiStatusError:
     read = AuthenticationError("", response=response)  # the headers and body, read once
     expired = "expired" in (read.error_description or "").lower()
     statuses = {400: BadRequestError, 403: PermissionDeniedError, 404: NotFoundError}
-    statuses |= {401: TokenExpiredError if expired else AuthenticationError, 429: RateLimitError}
+    statuses |= {
+        401: TokenExpiredError if expired else AuthenticationError,
+        429: RateLimitError,
+    }
     cls = statuses.get(status, ServerError if status >= 500 else ApiStatusError)
     # What the server said: the body's title and detail, the OAuth code and description.
     said = [read._field("title"), read._field("detail")]
     message = f"{status} {response.reason_phrase or 'error'} for {request.method} {request.url}"
-    if parts := [part[:200] for part in [*said, read.error, read.error_description] if part]:
+    if parts := [
+        part[:200] for part in [*said, read.error, read.error_description] if part
+    ]:
         message += ": " + "; ".join(parts)
     # Advice only where it applies: the prefix is absent from the URL, the header was not sent.
     if status == 404 and "/public/v3/" not in request.url.path:
@@ -293,14 +319,20 @@ def error_from_httpx(
     with contextlib.suppress(RuntimeError):  # raised when the error has no request
         request = exc.request
     where = f" for {request.method} {request.url}" if request is not None else ""
-    quiet = not str(exc) or isinstance(exc, httpx.LocalProtocolError | httpx.UnsupportedProtocol)
+    quiet = not str(exc) or isinstance(
+        exc, httpx.LocalProtocolError | httpx.UnsupportedProtocol
+    )
     detail = type(exc).__name__ if quiet else f"{type(exc).__name__}: {exc}"
     if isinstance(cause := lasting_cause(exc), ssl.SSLError):
-        detail = "TLS failed: an https:// URL for a plain-HTTP server, or a bad certificate"
+        detail = (
+            "TLS failed: an https:// URL for a plain-HTTP server, or a bad certificate"
+        )
     elif isinstance(cause, socket.gaierror):
         detail = f"unknown host, the name lookup failed: {cause.strerror}; check the base URL"
     if not isinstance(exc, httpx.TransportError):
-        return InvalidResponseError(f"unusable answer{where} ({detail})", request=request)
+        return InvalidResponseError(
+            f"unusable answer{where} ({detail})", request=request
+        )
     timeout = isinstance(exc, httpx.TimeoutException)
     cls = ApiTimeoutError if timeout else ApiConnectionError
     return cls(f"no answer{' in time' * timeout}{where} ({detail})", request=request)

@@ -55,7 +55,9 @@ def setup_logging(environ: Mapping[str, str] = os.environ) -> None:
         return
     if not any(isinstance(h, _SwitchHandler) for h in logger.handlers):
         handler = _SwitchHandler()
-        handler.setFormatter(logging.Formatter("[%(asctime)s %(levelname)s %(name)s] %(message)s"))
+        handler.setFormatter(
+            logging.Formatter("[%(asctime)s %(levelname)s %(name)s] %(message)s")
+        )
         logger.addHandler(handler)
     logger.setLevel(level)
 
@@ -64,5 +66,9 @@ def log_response(response: httpx.Response, elapsed: float) -> None:
     """One DEBUG line for an answer: method, URL, status and elapsed seconds."""
     request = response.request
     logger.debug(
-        "%s %s -> %d in %.0f ms", request.method, request.url, response.status_code, elapsed * 1000
+        "%s %s -> %d in %.0f ms",
+        request.method,
+        request.url,
+        response.status_code,
+        elapsed * 1000,
     )

@@ -45,7 +45,11 @@ _NOTES = {
     "repeat": ": {n} items already yielded were dropped",
 }
 # The counts of the envelope: their names on the wire and in the page models.
-_COUNTS = {"totalRecords": "total_records", "pageNumber": "page_number", "pageSize": "page_size"}
+_COUNTS = {
+    "totalRecords": "total_records",
+    "pageNumber": "page_number",
+    "pageSize": "page_size",
+}
 
 
 def id_key(attribute: str | None, item: Any) -> Hashable | None:
@@ -61,7 +65,9 @@ def id_key(attribute: str | None, item: Any) -> Hashable | None:
         's-1'
     """
     value = getattr(item, attribute, None) if attribute else None
-    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+    return (
+        value if isinstance(value, str | int) and not isinstance(value, bool) else None
+    )
 
 
 class PageOptions(NamedTuple):
@@ -103,7 +109,9 @@ class PagePlan:
         cap = sys.maxsize if options.max_pages is None else options.max_pages
         #: The last page to fetch: what max_items and max_pages allow, then also what the
         #: first page's totalRecords allows, then the page that ended the iteration.
-        self.last_page = self.start_page - 1 + min(cap, math.ceil(self.max_items / self.page_size))
+        self.last_page = (
+            self.start_page - 1 + min(cap, math.ceil(self.max_items / self.page_size))
+        )
         self.items_yielded = self.pages_accepted = self._asked = self._end = 0
         self._first_total: int | None = None
         # Keys handed over, oldest first, bounded: memory does not grow with the set.
@@ -120,7 +128,10 @@ class PagePlan:
         """The pages after ``number`` (the page in hand) up to ``number + window`` and
         within the plan that no earlier call named: what concurrent drivers fetch ahead,
         once ``number`` was accepted (the first page tells how many pages there are)."""
-        first, stop = max(self._asked, number) + 1, min(self.last_page, number + self.window) + 1
+        first, stop = (
+            max(self._asked, number) + 1,
+            min(self.last_page, number + self.window) + 1,
+        )
         self._asked = max(self._asked, stop - 1)
         return list(range(first, stop))
 
@@ -135,7 +146,9 @@ class PagePlan:
         self._track_total(total, number)
         data, cut = self._fit(data, total, number)
         kept = self._drop_repeats(data, number)
-        kept = kept[: self.max_items - self.items_yielded]  # the page bound ends on the last
+        kept = kept[
+            : self.max_items - self.items_yielded
+        ]  # the page bound ends on the last
         self.items_yielded += len(kept)
         self.pages_accepted += 1
         if cut:  # a page at or past the first page's end is already the last planned
@@ -149,9 +162,14 @@ class PagePlan:
             value = getattr(model, name, None)
             # bool is an int in Python, but never a count.
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                msg = f"page {number}: envelope field {wire!r} is missing or not a count"
+                msg = (
+                    f"page {number}: envelope field {wire!r} is missing or not a count"
+                )
                 raise InvalidResponseError(msg)
-        echo = {"page": (number, model.page_number), "pageSize": (self.page_size, model.page_size)}
+        echo = {
+            "page": (number, model.page_number),
+            "pageSize": (self.page_size, model.page_size),
+        }
         for what, (want, got) in echo.items():
             if got != want:
                 msg = f"page {number}: asked for {what} {want}, the server answered {what} {got}"
@@ -165,9 +183,17 @@ class PagePlan:
             self._end = math.ceil(total / self.page_size)
             self.last_page = min(self.last_page, self._end)
         elif total != self._first_total:  # reported once: the first change is the news
-            self._note("total", number, first=self._first_total, total=total, last=self.last_page)
+            self._note(
+                "total",
+                number,
+                first=self._first_total,
+                total=total,
+                last=self.last_page,
+            )
 
-    def _fit(self, data: Sequence[Any], total: int, number: int) -> tuple[Sequence[Any], bool]:
+    def _fit(
+        self, data: Sequence[Any], total: int, number: int
+    ) -> tuple[Sequence[Any], bool]:
         """The items the page may hold, and whether it ends the iteration: no more than
         pageSize (the rest belong to the next page), nor than its own totalRecords allows
         (no page can follow by that count); none before the planned end only if
@@ -177,7 +203,9 @@ class PagePlan:
             data = data[: self.page_size]
         allowed = max(0, total - (number - 1) * self.page_size)
         if len(data) > allowed:
-            self._note("beyond-total", number, n=len(data), total=total, allowed=allowed)
+            self._note(
+                "beyond-total", number, n=len(data), total=total, allowed=allowed
+            )
             return data[:allowed], True
         if data or number > self._end:
             return data, False

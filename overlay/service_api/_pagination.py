@@ -146,7 +146,9 @@ class InvalidRecordError(errors.InvalidResponseError):
             quarantine(exc.raw_items); resume_from = exc.start_page + 1
     """
 
-    def __init__(self, message: str, *, index: int, raw_item: Any, raw_items: list[Any]) -> None:
+    def __init__(
+        self, message: str, *, index: int, raw_item: Any, raw_items: list[Any]
+    ) -> None:
         super().__init__(message)
         self.index, self.raw_item, self.raw_items = index, raw_item, raw_items
 
@@ -155,7 +157,13 @@ class InvalidRecordError(errors.InvalidResponseError):
 
 
 # The least value of each numeric option (max_items and max_pages may also be None).
-_LEAST = {"page_size": 1, "start_page": 1, "concurrency": 1, "max_items": 0, "max_pages": 0}
+_LEAST = {
+    "page_size": 1,
+    "start_page": 1,
+    "concurrency": 1,
+    "max_items": 0,
+    "max_pages": 0,
+}
 # Frames skipped to warn at the caller's line: this package's and the generated accessors'.
 _PACKAGES = ("service_api.", "service_api_client.")
 # What the generated parser raises for a body that is JSON but not a page of its model.
@@ -166,7 +174,9 @@ def _warn(message: str) -> None:
     """Warn at the first frame outside this package: the caller's loop or call, however
     many generators and drivers lie between (their number differs per path)."""
     frame, level = sys._getframe(1), 2
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGES):
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
+        _PACKAGES
+    ):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, errors.PaginationWarning, stacklevel=level)
 
@@ -222,36 +232,67 @@ class Pager(Generic[M_co]):
             print(shipment.shipment_id)
     """
 
-    def __init__(self, endpoint: ListOperation[M_co], client: Client, /, **given: Any) -> None:
+    def __init__(
+        self, endpoint: ListOperation[M_co], client: Client, /, **given: Any
+    ) -> None:
         """Every check of the arguments, before any request."""
         # The iteration's options (PageOptions, with their defaults); the rest are the
         # endpoint's own parameters.
-        params = {name: v for name, v in given.items() if name not in PageOptions._fields}
-        options = PageOptions(**{name: v for name, v in given.items() if name not in params})
-        if not isinstance(endpoint, ModuleType) or not hasattr(endpoint, "SUCCESS_MODEL"):
-            raise TypeError(f"not a generated list endpoint module (list_shipments): {endpoint!r}")
+        params = {
+            name: v for name, v in given.items() if name not in PageOptions._fields
+        }
+        options = PageOptions(
+            **{name: v for name, v in given.items() if name not in params}
+        )
+        if not isinstance(endpoint, ModuleType) or not hasattr(
+            endpoint, "SUCCESS_MODEL"
+        ):
+            raise TypeError(
+                f"not a generated list endpoint module (list_shipments): {endpoint!r}"
+            )
         if not isinstance(client, Client):
-            raise TypeError(f"client must be a service_api.Client, not {type(client).__name__}")
+            raise TypeError(
+                f"client must be a service_api.Client, not {type(client).__name__}"
+            )
         for name, least in _LEAST.items():
             value = getattr(options, name)
-            if not ((type(value) is int and value >= least) or (value is None and "max_" in name)):
-                raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
+            if not (
+                (type(value) is int and value >= least)
+                or (value is None and "max_" in name)
+            ):
+                raise ValueError(
+                    f"{name} must be an integer of at least {least}, not {value!r}"
+                )
         # The default key: the id attribute the generator found for the endpoint's records.
-        key = options.key or functools.partial(id_key, getattr(endpoint, "ID_ATTRIBUTE", None))
+        key = options.key or functools.partial(
+            id_key, getattr(endpoint, "ID_ATTRIBUTE", None)
+        )
         if not callable(key):
             raise TypeError(f"key must be a function of an item, not {options.key!r}")
         self._name = endpoint.__name__.rpartition(".")[2]
         try:
-            inspect.signature(endpoint._get_kwargs).bind(**params, page_number=None, page_size=None)
+            inspect.signature(endpoint._get_kwargs).bind(
+                **params, page_number=None, page_size=None
+            )
         except TypeError as exc:
             msg = f"{self._name}: {exc} (for page_number / page_size use start_page / page_size)"
             raise TypeError(msg) from None
         if options.page_size > MAX_PAGE_SIZE:
-            _warn(f"page_size {options.page_size} is above the service's maximum; using 50")
-        options = options._replace(page_size=min(options.page_size, MAX_PAGE_SIZE), key=key)
-        self._model, self._client, self._options = endpoint.SUCCESS_MODEL, client, options
+            _warn(
+                f"page_size {options.page_size} is above the service's maximum; using 50"
+            )
+        options = options._replace(
+            page_size=min(options.page_size, MAX_PAGE_SIZE), key=key
+        )
+        self._model, self._client, self._options = (
+            endpoint.SUCCESS_MODEL,
+            client,
+            options,
+        )
         # The page request of the generated module, built against the client's base URL.
-        self._args = functools.partial(endpoint._get_kwargs, **params, page_size=options.page_size)
+        self._args = functools.partial(
+            endpoint._get_kwargs, **params, page_size=options.page_size
+        )
 
     def __repr__(self) -> str:
         return f"Pager({self._name}, page_size={self._options.page_size})"
@@ -281,7 +322,9 @@ class Pager(Generic[M_co]):
     def _pages(self) -> Generator[Page[M_co], None, None]:
         plan = PagePlan(self._options, warn=_warn)
         pending: dict[int, Future[httpx.Response]] = {}
-        pool = ThreadPoolExecutor(self._options.concurrency, thread_name_prefix="service-api-pages")
+        pool = ThreadPoolExecutor(
+            self._options.concurrency, thread_name_prefix="service-api-pages"
+        )
         try:
             while (number := plan.next_page_info()) is not None:
                 future = pending.pop(number, None)
@@ -292,7 +335,9 @@ class Pager(Generic[M_co]):
                     pending[ahead] = pool.submit(self._fetch, ahead)
                 yield page
         except errors.ServiceApiError as exc:  # the plan stays on the page that failed
-            exc.at_page(plan.start_page + plan.pages_accepted, items_yielded=plan.items_yielded)
+            exc.at_page(
+                plan.start_page + plan.pages_accepted, items_yielded=plan.items_yielded
+            )
             raise
         finally:
             # Early exit, error or garbage collection: no thread outlives the iterator.
@@ -306,15 +351,23 @@ class Pager(Generic[M_co]):
             while (number := plan.next_page_info()) is not None:
                 # Left in ``pending`` while awaited: if the consumer is cancelled here,
                 # the cleanup below still cancels and awaits this task.
-                response = await (pending.get(number) or self._afetch(number, in_flight))
+                response = await (
+                    pending.get(number) or self._afetch(number, in_flight)
+                )
                 pending.pop(number, None)
-                await asyncio.sleep(0)  # let a queued task send its request before this parse
+                await asyncio.sleep(
+                    0
+                )  # let a queued task send its request before this parse
                 page = self._judge(plan, number, response)
                 for ahead in plan.pages_ahead(number):
-                    pending[ahead] = asyncio.ensure_future(self._afetch(ahead, in_flight))
+                    pending[ahead] = asyncio.ensure_future(
+                        self._afetch(ahead, in_flight)
+                    )
                 yield page
         except errors.ServiceApiError as exc:  # the plan stays on the page that failed
-            exc.at_page(plan.start_page + plan.pages_accepted, items_yielded=plan.items_yielded)
+            exc.at_page(
+                plan.start_page + plan.pages_accepted, items_yielded=plan.items_yielded
+            )
             raise
         finally:
             for task in pending.values():
@@ -324,11 +377,15 @@ class Pager(Generic[M_co]):
     def _fetch(self, number: int) -> httpx.Response:
         """The page's response (the client retries what is worth retrying)."""
         try:
-            return self._client.get_httpx_client().request(**self._args(page_number=number))
+            return self._client.get_httpx_client().request(
+                **self._args(page_number=number)
+            )
         except httpx.HTTPError as exc:  # a plain generated client's transport error
             raise errors.error_from_httpx(exc) from exc
 
-    async def _afetch(self, number: int, in_flight: asyncio.Semaphore) -> httpx.Response:
+    async def _afetch(
+        self, number: int, in_flight: asyncio.Semaphore
+    ) -> httpx.Response:
         """Async twin of :meth:`_fetch`, with at most ``concurrency`` requests in flight."""
         kwargs = self._args(page_number=number)
         async with in_flight:
@@ -337,20 +394,28 @@ class Pager(Generic[M_co]):
             except httpx.HTTPError as exc:
                 raise errors.error_from_httpx(exc) from exc
 
-    def _judge(self, plan: PagePlan, number: int, response: httpx.Response) -> Page[Any]:
+    def _judge(
+        self, plan: PagePlan, number: int, response: httpx.Response
+    ) -> Page[Any]:
         """Parse the page and let the plan judge it; the page to hand over."""
         where = f"{self._name}: page {number}"
-        if response.status_code != 200:  # from a plain generated client (ours raises them)
+        if (
+            response.status_code != 200
+        ):  # from a plain generated client (ours raises them)
             raise errors.error_from_response(response)
         try:
             doc = response.json()
         except ValueError as exc:
-            raise errors.InvalidResponseError(f"{where}: unreadable answer (not JSON)") from exc
+            raise errors.InvalidResponseError(
+                f"{where}: unreadable answer (not JSON)"
+            ) from exc
         try:
             parsed = self._model.from_dict(doc)
         except _PARSE_ERRORS as exc:
             raise self._unreadable(where, doc) from exc
-        return Page(number, parsed, response.content, tuple(plan.accept(number, parsed)))
+        return Page(
+            number, parsed, response.content, tuple(plan.accept(number, parsed))
+        )
 
     def _unreadable(self, where: str, doc: Any) -> errors.InvalidResponseError:
         """The error of a JSON answer that is not a page: the record at fault, if the
@@ -360,9 +425,13 @@ class Pager(Generic[M_co]):
         for index, raw in enumerate(data if envelope_fine else []):
             if not _builds(self._model, doc, [raw]):
                 msg = f"{where}: record {index} of data is not a record: {json.dumps(raw)[:80]}"
-                return InvalidRecordError(msg, index=index, raw_item=raw, raw_items=data)
+                return InvalidRecordError(
+                    msg, index=index, raw_item=raw, raw_items=data
+                )
         shape = "object" if isinstance(doc, dict) else type(doc).__name__
-        return errors.InvalidResponseError(f"{where}: unreadable answer (a JSON {shape})")
+        return errors.InvalidResponseError(
+            f"{where}: unreadable answer (a JSON {shape})"
+        )
 
 
 @dataclass(frozen=True)

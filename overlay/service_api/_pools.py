@@ -42,14 +42,24 @@ def proxy_routes(proxy: Any, trust_env: bool) -> dict[str, httpx.Proxy | None]:
         proxy_routes("http://proxy:3128", True)   # {"all://": Proxy("http://proxy:3128")}
     """
     if proxy is not None:
-        return {"all://": proxy if isinstance(proxy, httpx.Proxy) else httpx.Proxy(proxy)}
+        return {
+            "all://": proxy if isinstance(proxy, httpx.Proxy) else httpx.Proxy(proxy)
+        }
     routes: dict[str, httpx.Proxy | None] = {}
     found = urllib.request.getproxies() if trust_env else {}
     for scheme, url in found.items():
-        if scheme in ("http", "https", "all"):  # a variable holding a host only is http://
-            routes[f"{scheme}://"] = httpx.Proxy(url if "://" in url else f"http://{url}")
+        if scheme in (
+            "http",
+            "https",
+            "all",
+        ):  # a variable holding a host only is http://
+            routes[f"{scheme}://"] = httpx.Proxy(
+                url if "://" in url else f"http://{url}"
+            )
     bypassed = set(filter(None, found.get("no", "").replace(" ", "").split(",")))
-    for host in bypassed:  # a domain covers its subdomains; an IPv6 address is in brackets
+    for (
+        host
+    ) in bypassed:  # a domain covers its subdomains; an IPv6 address is in brackets
         pattern = f"all://[{host}]" if ":" in host else f"all://*{host}"
         routes[host if "://" in host else pattern] = None
     return {} if "*" in bypassed else routes
@@ -66,17 +76,23 @@ class LoopPools(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` through the running loop's transport."""
         loop = asyncio.get_running_loop()
-        entry = self._open.get(loop)  # every request asks: no lock once the entry exists
+        entry = self._open.get(
+            loop
+        )  # every request asks: no lock once the entry exists
         if entry is None:
             transport = self._build()
             holder = self._close_at_end(transport)
-            await anext(holder)  # started in this loop: it is finalized when the loop ends
+            await anext(
+                holder
+            )  # started in this loop: it is finalized when the loop ends
             self.drop_closed()
             with self._lock:
                 entry = self._open[loop] = (transport, holder)
         return await entry[0].handle_async_request(request)
 
-    async def _close_at_end(self, transport: httpx.AsyncBaseTransport) -> AsyncGenerator[None]:
+    async def _close_at_end(
+        self, transport: httpx.AsyncBaseTransport
+    ) -> AsyncGenerator[None]:
         try:
             yield
         finally:
@@ -109,13 +125,20 @@ class Family:
     def __init__(self, auth: Any, args: dict[str, Any], **guard: Any) -> None:
         """``args`` are the checked ``httpx_args``, for every httpx client of the family;
         ``guard`` configures :class:`GuardedTransport`."""
-        self.auth, self.transport = auth, args.pop("transport", None)  # the user's, if any
+        self.auth, self.transport = (
+            auth,
+            args.pop("transport", None),
+        )  # the user's, if any
         self.guard_args = {"base_url": httpx.URL(auth.base_url), **guard}
         # The user's mounts sit behind the same guard (theirs to close).
-        self.mounts = {k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()}
+        self.mounts = {
+            k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()
+        }
         self.pool_args = {name: args[name] for name in _POOL_ARGS if name in args}
         # Read once, as httpx reads the environment once per client.
-        self.proxies = proxy_routes(args.pop("proxy", None), args.get("trust_env", True))
+        self.proxies = proxy_routes(
+            args.pop("proxy", None), args.get("trust_env", True)
+        )
         self.args = {"auth": auth, **args}
         self.sync_pools: dict[Hashable, httpx.BaseTransport] = {}
         self.loop_pools: dict[Hashable, LoopPools] = {}
@@ -126,8 +149,13 @@ class Family:
         user's transport, or the pools of each route httpx would take (direct, ``proxy``,
         or the environment's proxies), then the user's mounts; each behind the guard."""
         if self.transport is not None:  # httpx ignores the environment's proxies then
-            return self.args | {"transport": self.guard(self.transport), "mounts": self.mounts}
-        mounts = {k: p and self.pool(pool_class, p) for k, p in self.proxies.items()} | self.mounts
+            return self.args | {
+                "transport": self.guard(self.transport),
+                "mounts": self.mounts,
+            }
+        mounts = {
+            k: p and self.pool(pool_class, p) for k, p in self.proxies.items()
+        } | self.mounts
         return self.args | {"transport": self.pool(pool_class, None), "mounts": mounts}
 
     def guard(self, inner: Any) -> GuardedTransport:
@@ -142,7 +170,9 @@ class Family:
         route = proxy and (proxy.url, proxy.auth)
         if issubclass(pool_class, httpx.AsyncBaseTransport):
             return self.guard(self.loop_pools.setdefault(route, LoopPools(build)))
-        return self.guard(self.sync_pools.get(route) or self.sync_pools.setdefault(route, build()))
+        return self.guard(
+            self.sync_pools.get(route) or self.sync_pools.setdefault(route, build())
+        )
 
     def close(self) -> None:
         """Close the sync pools (a call made afterwards opens them again) and the user's

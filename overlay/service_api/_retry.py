@@ -19,7 +19,9 @@ import httpx
 #: Statuses that say "try again later" without implying the request did anything.
 RETRY_STATUSES: frozenset[int] = frozenset({429, 502, 503, 504})
 #: Methods that can be sent twice without a second effect (idempotent, RFC 9110 9.2.2).
-IDEMPOTENT_METHODS: frozenset[str] = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+IDEMPOTENT_METHODS: frozenset[str] = frozenset(
+    {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
+)
 #: Failures that prove nothing was sent: no connection was made.
 UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout)
 
@@ -50,10 +52,14 @@ class RetryPolicy:
     max_delay: float = attrs.field(default=8.0, validator=attrs.validators.ge(0))
     jitter: bool = True
     max_retry_after: float = attrs.field(default=60.0, validator=attrs.validators.ge(0))
-    retry_statuses: frozenset[int] = attrs.field(default=RETRY_STATUSES, converter=frozenset)
+    retry_statuses: frozenset[int] = attrs.field(
+        default=RETRY_STATUSES, converter=frozenset
+    )
 
 
-def parse_retry_after(value: str | None, *, now: datetime.datetime | None = None) -> float | None:
+def parse_retry_after(
+    value: str | None, *, now: datetime.datetime | None = None
+) -> float | None:
     """Seconds to wait from a ``Retry-After`` value (delta-seconds or an HTTP date).
 
     ``None`` for a missing or unreadable value; a date in the past gives 0.
@@ -70,8 +76,12 @@ def parse_retry_after(value: str | None, *, now: datetime.datetime | None = None
         when = email.utils.parsedate_to_datetime(text)
     except (ValueError, OverflowError):  # not a date either (or empty, or out of range)
         return None
-    when = when.replace(tzinfo=when.tzinfo or datetime.UTC)  # "-0000" gives a naive time
-    return max(0.0, (when - (now or datetime.datetime.now(datetime.UTC))).total_seconds())
+    when = when.replace(
+        tzinfo=when.tzinfo or datetime.UTC
+    )  # "-0000" gives a naive time
+    return max(
+        0.0, (when - (now or datetime.datetime.now(datetime.UTC))).total_seconds()
+    )
 
 
 def may_send_again(method: str, outcome: httpx.Response | BaseException) -> bool:
@@ -118,7 +128,9 @@ def retry_delay(
     # Exponential backoff, capped, with full jitter if enabled.
     try:
         ceiling = min(policy.max_delay, math.ldexp(policy.initial_delay, attempt))
-    except OverflowError:  # initial_delay * 2 ** attempt is past any float: past the cap
+    except (
+        OverflowError
+    ):  # initial_delay * 2 ** attempt is past any float: past the cap
         ceiling = policy.max_delay
     return (rng or random).uniform(0.0, ceiling) if policy.jitter else ceiling
 

@@ -28,7 +28,9 @@ DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 #: Request extension where a failed token request keeps its typed error: httpx closes
 #: the auth flow instead of raising the error in it, and the flow's waiters need it.
 TOKEN_ERROR_EXTENSION = "service_api.token_error"  # noqa: S105 - a name, not a secret
-_TOO_LARGE = "is larger than {} bytes (raise max_response_bytes if such answers are expected)"
+_TOO_LARGE = (
+    "is larger than {} bytes (raise max_response_bytes if such answers are expected)"
+)
 
 
 class ServiceResponse(httpx.Response):
@@ -43,7 +45,10 @@ class ServiceResponse(httpx.Response):
         """The parsed body; :class:`InvalidResponseError` (a ``ValueError``) if not JSON."""
         try:
             return super().json(**kwargs)
-        except (ValueError, RecursionError):  # too deeply nested is not JSON for us either
+        except (
+            ValueError,
+            RecursionError,
+        ):  # too deeply nested is not JSON for us either
             raise self._refused("is not valid JSON") from None
 
     def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
@@ -95,7 +100,9 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             if errors.is_token_request(request):
                 message = f"the token request never leaves the base origin ({request.url.host})"
                 error = errors.TokenResponseError(message, request=request)
-                request.extensions[TOKEN_ERROR_EXTENSION] = error  # for the auth flow's waiters
+                request.extensions[TOKEN_ERROR_EXTENSION] = (
+                    error  # for the auth flow's waiters
+                )
                 raise error
             request.headers.pop(ACCOUNT_HEADER, None)
             request.headers.pop("authorization", None)
@@ -111,12 +118,17 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             name = type(self._inner).__name__
             raise TypeError(f"the transport ({name}) serves {served} requests only")
 
-    def _bound(self, request: httpx.Request, response: httpx.Response) -> ServiceResponse:
+    def _bound(
+        self, request: httpx.Request, response: httpx.Response
+    ) -> ServiceResponse:
         # I/O-free, for both twins: tells the limiter, puts the body behind its bound.
         if self.limiter is not None:
             self.limiter.observe(response)
         wrapped = ServiceResponse(
-            response.status_code, headers=response.headers, stream=response.stream, request=request
+            response.status_code,
+            headers=response.headers,
+            stream=response.stream,
+            request=request,
         )
         wrapped.extensions, wrapped.limit = response.extensions, self.max_response_bytes
         return wrapped

@@ -65,9 +65,16 @@ def test_every_case_ran_and_the_machine_is_described(
     assert results["total_seconds"] > 0
 
 
-def test_sequential_case_reports_all_four_variants(smoke_run: tuple[Path, dict[str, Any]]) -> None:
+def test_sequential_case_reports_all_four_variants(
+    smoke_run: tuple[Path, dict[str, Any]],
+) -> None:
     case = smoke_run[1]["cases"]["sequential"]
-    assert set(case["variants"]) == {"raw_httpx", "generated_by_hand", "paginate", "apaginate"}
+    assert set(case["variants"]) == {
+        "raw_httpx",
+        "generated_by_hand",
+        "paginate",
+        "apaginate",
+    }
     for variant in case["variants"].values():
         assert variant["items"] == case["records"] > 0
         _positive_summary(variant["wall_s"])
@@ -182,4 +189,7 @@ def test_load_case_runs_three_contenders_twice_at_each_size(
         for run in (1, 2)
     }
     assert all(r["rows"] == r["records"] for r in case["rows"])
-    assert all(r["peak_rss_mb"] > 0 and r["wall_s"] > 0 and r["cpu_s"] > 0 for r in case["rows"])
+    assert all(
+        r["peak_rss_mb"] > 0 and r["wall_s"] > 0 and r["cpu_s"] > 0
+        for r in case["rows"]
+    )

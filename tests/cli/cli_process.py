@@ -57,7 +57,9 @@ def interruptible() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start_cli(args: Sequence[str], env: Mapping[str, str], **kwargs: Any) -> subprocess.Popen[str]:
+def start_cli(
+    args: Sequence[str], env: Mapping[str, str], **kwargs: Any
+) -> subprocess.Popen[str]:
     """Start the command without waiting for it (Ctrl-C reaches it: :func:`interruptible`)."""
     options: dict[str, Any] = {
         "stdout": subprocess.PIPE,
@@ -106,7 +108,9 @@ def partial_lines(out: Path) -> int:
 
 def kept_state(out: Path) -> dict[str, Any]:
     """The state an unfinished export left beside ``out``: where each account stands."""
-    state: dict[str, Any] = json.loads((kept_folder(out) / "state.json").read_text("utf-8"))
+    state: dict[str, Any] = json.loads(
+        (kept_folder(out) / "state.json").read_text("utf-8")
+    )
     return state
 
 

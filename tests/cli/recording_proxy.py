@@ -13,7 +13,14 @@ import attrs
 
 # Headers of one hop only (RFC 9110 7.6.1): never forwarded.
 HOP_BY_HOP = frozenset(
-    {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "upgrade"}
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "transfer-encoding",
+        "te",
+        "upgrade",
+    }
 )
 
 
@@ -30,7 +37,9 @@ class _Handler(BaseHTTPRequestHandler):
     server: _ProxyServer
 
     def _forward(self) -> None:
-        target = urllib.parse.urlsplit(self.path)  # absolute-form: http://host:port/path
+        target = urllib.parse.urlsplit(
+            self.path
+        )  # absolute-form: http://host:port/path
         if target.scheme != "http" or not target.hostname:
             self.send_error(400, "absolute http:// URL expected")
             return
@@ -38,7 +47,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length) if length else None
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
-        upstream = http.client.HTTPConnection(target.hostname, target.port or 80, timeout=30)
+        upstream = http.client.HTTPConnection(
+            target.hostname, target.port or 80, timeout=30
+        )
         try:
             path = target.path + (f"?{target.query}" if target.query else "")
             upstream.request(self.command, path or "/", body=body, headers=headers)

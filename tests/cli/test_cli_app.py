@@ -63,10 +63,19 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     ("args", "message"),
     [
         (["list", "parcels", "--account", "a"], "unknown endpoint 'parcels'"),
-        (["list", "shipments", "--account", "a", "--param", "colour=red"], "no parameter"),
-        (["list", "shipments", "--account", "a", "--param", "page_size=9"], "--page-size"),
+        (
+            ["list", "shipments", "--account", "a", "--param", "colour=red"],
+            "no parameter",
+        ),
+        (
+            ["list", "shipments", "--account", "a", "--param", "page_size=9"],
+            "--page-size",
+        ),
         (["list", "shipments"], "no account"),
-        (["list", "shipments", "--account", "a", "-o", "no/such/x.csv"], "does not exist"),
+        (
+            ["list", "shipments", "--account", "a", "-o", "no/such/x.csv"],
+            "does not exist",
+        ),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(
@@ -79,7 +88,9 @@ def test_usage_errors_are_one_line_and_exit_2(
     assert message in errors[0]
 
 
-def test_bad_option_values_are_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_option_values_are_refused_by_the_parser(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["list", "shipments", "--page-size", "0"])
     assert exited.value.code == 2
@@ -87,7 +98,9 @@ def test_bad_option_values_are_refused_by_the_parser(capsys: pytest.CaptureFixtu
 
 
 def test_missing_secret_without_a_terminal_is_a_usage_error(
-    env: RunningMock, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    env: RunningMock,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.delenv("SERVICE_API_CLIENT_SECRET")
     assert main(["list", "shipments", "--account", "acct-1"]) == 2
@@ -98,7 +111,9 @@ def test_missing_secret_without_a_terminal_is_a_usage_error(
 
 
 def test_secret_on_the_command_line_works_and_draws_a_warning(
-    env: RunningMock, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    env: RunningMock,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.delenv("SERVICE_API_CLIENT_SECRET")
     argv = [
@@ -119,7 +134,9 @@ def test_secret_on_the_command_line_works_and_draws_a_warning(
 
 
 def test_flags_win_over_the_environment(
-    env: RunningMock, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    env: RunningMock,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("SERVICE_API_BASE_URL", "http://127.0.0.1:9/nowhere")
     monkeypatch.setenv("SERVICE_API_ACCOUNT_ID", "acct-3")
@@ -178,7 +195,9 @@ def test_a_pagination_warning_is_one_line_without_the_library_s_path(
 ) -> None:
     with _logging_to_stderr(debug=debug, quiet=False), warnings.catch_warnings():
         warnings.simplefilter("always")
-        warnings.warn("page 3 repeated 2 items", service_api.PaginationWarning, stacklevel=1)
+        warnings.warn(
+            "page 3 repeated 2 items", service_api.PaginationWarning, stacklevel=1
+        )
         warnings.warn("something else", DeprecationWarning, stacklevel=1)
     lines = capsys.readouterr().err.splitlines()
     if debug:
@@ -203,7 +222,8 @@ def test_each_retry_is_one_line_unless_quiet(
         client.info("bearer token for %s, valid %d s", "demo-client", 3600)
     lines = capsys.readouterr().err.splitlines()
     shown = (
-        "service-api: retrying GET /public/v3/shipments after ServerError in 0.50 s (retry 1 of 8)"
+        "service-api: retrying GET /public/v3/shipments after ServerError"
+        " in 0.50 s (retry 1 of 8)"
     )
     assert lines == ([] if quiet else [shown])
 
@@ -220,7 +240,9 @@ def _package_imports() -> dict[str, set[str]]:
                 names = [a.name for a in node.names]
             else:
                 continue
-            imported |= {n.split(".")[1] for n in names if n.startswith("service_api_cli.")}
+            imported |= {
+                n.split(".")[1] for n in names if n.startswith("service_api_cli.")
+            }
         graph[path.stem] = imported - {path.stem}
     return graph
 
@@ -249,7 +271,9 @@ def test_the_command_uses_only_public_names_of_the_library() -> None:
     private = []
     for path in package.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("service_api"):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "service_api"
+            ):
                 names = [f"{node.module}.{a.name}" for a in node.names]
             elif isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -259,7 +283,9 @@ def test_the_command_uses_only_public_names_of_the_library() -> None:
                 continue
             for name in names:
                 parts = name.split(".")
-                if parts[0] == "service_api" and any(p.startswith("_") for p in parts[1:]):
+                if parts[0] == "service_api" and any(
+                    p.startswith("_") for p in parts[1:]
+                ):
                     private.append(f"{path.name}: {name}")
     assert private == []
 
@@ -269,4 +295,6 @@ def test_the_command_uses_only_public_names_of_the_library() -> None:
 )
 def test_quiet_goes_before_or_after_the_command(argv: list[str]) -> None:
     assert build_parser().parse_args(argv).quiet is True
-    assert build_parser().parse_args([a for a in argv if "q" not in a[:3]]).quiet is False
+    assert (
+        build_parser().parse_args([a for a in argv if "q" not in a[:3]]).quiet is False
+    )

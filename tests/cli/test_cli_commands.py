@@ -41,7 +41,16 @@ def test_two_accounts_export_every_record_as_sent_tagged_with_its_account(
     mock.service.reset(records=120)
     out = tmp_path / "shipments.jsonl"
     done = run_cli(
-        ["list", "shipments", "--account", "acct-1", "--account", "acct-2", "-o", str(out)],
+        [
+            "list",
+            "shipments",
+            "--account",
+            "acct-1",
+            "--account",
+            "acct-2",
+            "-o",
+            str(out),
+        ],
         cli_env(mock.base_url),
     )
     assert done.returncode == 0, done.stderr
@@ -82,7 +91,9 @@ def test_single_account_to_stdout_is_untagged(mock: RunningMock) -> None:
     assert "3 pages" in done.stderr
 
 
-def test_csv_flattens_nested_fields_into_dotted_columns(mock: RunningMock, tmp_path: Path) -> None:
+def test_csv_flattens_nested_fields_into_dotted_columns(
+    mock: RunningMock, tmp_path: Path
+) -> None:
     mock.service.reset(records=12)
     out = tmp_path / "shipments.csv"
     done = run_cli(
@@ -119,7 +130,16 @@ def test_csv_flattens_nested_fields_into_dotted_columns(mock: RunningMock, tmp_p
 
 def test_table_format_and_max_items(mock: RunningMock) -> None:
     done = run_cli(
-        ["list", "shipments", "--account", "acct-1", "--format", "table", "--max-items", "2"],
+        [
+            "list",
+            "shipments",
+            "--account",
+            "acct-1",
+            "--format",
+            "table",
+            "--max-items",
+            "2",
+        ],
         cli_env(mock.base_url),
     )
     assert done.returncode == 0, done.stderr
@@ -132,7 +152,12 @@ def test_table_format_and_max_items(mock: RunningMock) -> None:
     ("args", "env", "code", "message"),
     [
         (["--account", "acct-3"], {}, 4, "403"),
-        (["--account", "acct-1"], {"SERVICE_API_CLIENT_SECRET": "wrong-secret"}, 3, "refused"),
+        (
+            ["--account", "acct-1"],
+            {"SERVICE_API_CLIENT_SECRET": "wrong-secret"},
+            3,
+            "refused",
+        ),
     ],
 )
 def test_failures_end_with_one_line_and_their_exit_code(
@@ -163,7 +188,8 @@ def test_the_error_line_comes_before_the_summary(mock: RunningMock) -> None:
 def test_a_pagination_warning_prints_as_one_line(mock: RunningMock) -> None:
     mock.service.reset(records=3)
     done = run_cli(
-        ["list", "shipments", "--account", "acct-1", "--page-size", "60"], cli_env(mock.base_url)
+        ["list", "shipments", "--account", "acct-1", "--page-size", "60"],
+        cli_env(mock.base_url),
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[0] == (
@@ -174,7 +200,9 @@ def test_a_pagination_warning_prints_as_one_line(mock: RunningMock) -> None:
 
 
 def test_debug_adds_the_traceback(mock: RunningMock) -> None:
-    done = run_cli(["--debug", "list", "shipments", "--account", "acct-3"], cli_env(mock.base_url))
+    done = run_cli(
+        ["--debug", "list", "shipments", "--account", "acct-3"], cli_env(mock.base_url)
+    )
     assert done.returncode == 4
     assert "Traceback" in done.stderr
     assert_no_credentials(mock, done.stdout, done.stderr)
@@ -198,7 +226,16 @@ def test_a_failure_keeps_whole_pages_and_the_same_command_fetches_only_the_rest(
     mock.service.set_faults(latency_ms=30)
     out = tmp_path / "shipments.jsonl"
     env = cli_env(mock.base_url)
-    argv = ["list", "shipments", "--account", "acct-1", "--page-size", "10", "-o", str(out)]
+    argv = [
+        "list",
+        "shipments",
+        "--account",
+        "acct-1",
+        "--page-size",
+        "10",
+        "-o",
+        str(out),
+    ]
     child = start_cli(argv, env)
     wait_for(lambda: partial_lines(out) >= 30, "three pages kept")
     # Every request fails from now on, beyond what the client's retries absorb.
@@ -256,7 +293,9 @@ def test_an_interrupted_export_leaves_file_as_it_was_and_the_rerun_completes_it(
     assert read_jsonl(out) == expected
 
 
-def test_a_refused_account_keeps_the_other_s_records(mock: RunningMock, tmp_path: Path) -> None:
+def test_a_refused_account_keeps_the_other_s_records(
+    mock: RunningMock, tmp_path: Path
+) -> None:
     mock.service.reset(records=30)
     out = tmp_path / "shipments.jsonl"
     env = cli_env(mock.base_url)
@@ -265,7 +304,10 @@ def test_a_refused_account_keeps_the_other_s_records(mock: RunningMock, tmp_path
     assert done.returncode == 4, done.stderr
     assert not out.exists()
     assert done.stderr.startswith("service-api: error: acct-3: page 1 failed: 403")
-    assert "acct-3: 0 records, 0 pages (refused); acct-1: 30 records, 3 pages" in done.stderr
+    assert (
+        "acct-3: 0 records, 0 pages (refused); acct-1: 30 records, 3 pages"
+        in done.stderr
+    )
     assert "the 30 records fetched are kept beside it" in done.stderr
     assert "run the same command without --account acct-3" in done.stderr
 
@@ -273,15 +315,28 @@ def test_a_refused_account_keeps_the_other_s_records(mock: RunningMock, tmp_path
     again = run_cli([*argv, "--account", "acct-1"], env)
     assert again.returncode == 0, again.stderr
     assert mock.service.count("listShipments", 200) == served  # nothing fetched twice
-    expected = [{"account": "acct-1", **r} for r in mock.service.dataset("shipments", "acct-1")]
+    expected = [
+        {"account": "acct-1", **r} for r in mock.service.dataset("shipments", "acct-1")
+    ]
     assert read_jsonl(out) == expected
 
 
-def test_kept_pages_of_another_export_are_not_mixed_in(mock: RunningMock, tmp_path: Path) -> None:
+def test_kept_pages_of_another_export_are_not_mixed_in(
+    mock: RunningMock, tmp_path: Path
+) -> None:
     mock.service.reset(records=30)
     out = tmp_path / "shipments.jsonl"
     env = cli_env(mock.base_url)
-    argv = ["list", "shipments", "--account", "acct-3", "--account", "acct-1", "-o", str(out)]
+    argv = [
+        "list",
+        "shipments",
+        "--account",
+        "acct-3",
+        "--account",
+        "acct-1",
+        "-o",
+        str(out),
+    ]
     assert run_cli([*argv, "--page-size", "10"], env).returncode == 4
     other = run_cli([*argv, "--page-size", "20"], env)
     assert other.returncode == 2, other.stderr
@@ -301,7 +356,16 @@ def test_progress_bar_on_a_terminal(mock: RunningMock, tmp_path: Path) -> None:
     controller, terminal = pty.openpty()
     try:
         child = start_cli(
-            ["list", "shipments", "--account", "acct-1", "--page-size", "10", "-o", str(out)],
+            [
+                "list",
+                "shipments",
+                "--account",
+                "acct-1",
+                "--page-size",
+                "10",
+                "-o",
+                str(out),
+            ],
             cli_env(mock.base_url, TERM="xterm-256color"),
             stdout=subprocess.DEVNULL,
             stderr=terminal,
@@ -339,7 +403,9 @@ def test_progress_bar_on_a_terminal(mock: RunningMock, tmp_path: Path) -> None:
 # -- token ----------------------------------------------------------------------------------
 
 
-def test_token_shows_type_and_expiry_and_the_token_only_when_asked(mock: RunningMock) -> None:
+def test_token_shows_type_and_expiry_and_the_token_only_when_asked(
+    mock: RunningMock,
+) -> None:
     done = run_cli(["token"], cli_env(mock.base_url))
     assert done.returncode == 0, done.stderr
     assert "token_type: Bearer" in done.stdout
@@ -352,17 +418,25 @@ def test_token_shows_type_and_expiry_and_the_token_only_when_asked(mock: Running
     assert f"access_token: {mock.service.issued_tokens()[-1]}" in shown.stdout
 
 
-def _token_app(status: int, body: bytes) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+def _token_app(
+    status: int, body: bytes
+) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         headers = [(b"content-type", b"application/json")]
-        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send(
+            {"type": "http.response.start", "status": status, "headers": headers}
+        )
         await send({"type": "http.response.body", "body": body})
 
     return app
 
 
 def _token_body(**fields: object) -> bytes:
-    token = {"access_token": "unusable-answer-token", "token_type": "Bearer", "expires_in": "60"}
+    token = {
+        "access_token": "unusable-answer-token",
+        "token_type": "Bearer",
+        "expires_in": "60",
+    }
     return json.dumps(token | fields).encode()
 
 
@@ -370,11 +444,27 @@ def _token_body(**fields: object) -> bytes:
     ("status", "body", "message"),
     [
         # A token no client can schedule a refresh for.
-        (200, _token_body(expires_in="0"), "expires_in is '0', not a whole number of seconds"),
-        (200, _token_body(expires_in="3600.5"), "expires_in is '3600.5', not a whole number"),
+        (
+            200,
+            _token_body(expires_in="0"),
+            "expires_in is '0', not a whole number of seconds",
+        ),
+        (
+            200,
+            _token_body(expires_in="3600.5"),
+            "expires_in is '3600.5', not a whole number",
+        ),
         (200, _token_body(access_token="two words"), "has no usable access_token"),
-        (200, _token_body(token_type="MAC"), "is not a JSON object with an access_token, token"),
-        (200, b"<html>", "is not a JSON object with an access_token, token_type Bearer"),
+        (
+            200,
+            _token_body(token_type="MAC"),
+            "is not a JSON object with an access_token, token",
+        ),
+        (
+            200,
+            b"<html>",
+            "is not a JSON object with an access_token, token_type Bearer",
+        ),
         (404, b"{}", "answered 404; does the base URL end with /public/v3?"),
         (503, b"{}", "answered 503"),
     ],
@@ -397,8 +487,12 @@ def test_token_prints_an_integer_expires_in_too() -> None:
     assert "unusable-answer-token" not in done.stdout + done.stderr
 
 
-def test_token_with_a_wrong_secret_is_an_authentication_error(mock: RunningMock) -> None:
-    done = run_cli(["token"], cli_env(mock.base_url, SERVICE_API_CLIENT_SECRET="wrong-secret"))
+def test_token_with_a_wrong_secret_is_an_authentication_error(
+    mock: RunningMock,
+) -> None:
+    done = run_cli(
+        ["token"], cli_env(mock.base_url, SERVICE_API_CLIENT_SECRET="wrong-secret")
+    )
     assert done.returncode == 3
     assert "refused" in done.stderr
     assert "wrong-secret" not in done.stderr
@@ -427,14 +521,27 @@ def test_mock_command_serves_the_mock_until_ctrl_c(tmp_path: Path) -> None:
     assert "Traceback" not in stderr
 
 
-def test_csv_on_standard_output_gets_what_was_fetched_after_a_failure(mock: RunningMock) -> None:
+def test_csv_on_standard_output_gets_what_was_fetched_after_a_failure(
+    mock: RunningMock,
+) -> None:
     mock.service.reset(records=30)
-    argv = ["list", "shipments", "--account", "acct-1", "--account", "acct-3", "--format", "csv"]
+    argv = [
+        "list",
+        "shipments",
+        "--account",
+        "acct-1",
+        "--account",
+        "acct-3",
+        "--format",
+        "csv",
+    ]
     done = run_cli(argv, cli_env(mock.base_url))
     assert done.returncode == 4, done.stderr
     rows = list(csv.DictReader(done.stdout.splitlines()))
     assert [row["account"] for row in rows] == ["acct-1"] * 30
-    assert "the 30 records went to stdout; a rerun starts over" not in done.stderr  # 403: final
+    assert (
+        "the 30 records went to stdout; a rerun starts over" not in done.stderr
+    )  # 403: final
     assert "acct-3: 0 records, 0 pages (refused)" in done.stderr
 
 
@@ -445,7 +552,16 @@ def test_even_a_kill_9_loses_no_whole_page_and_writes_none_twice(
     mock.service.set_faults(latency_ms=30)
     out = tmp_path / "shipments.jsonl"
     env = cli_env(mock.base_url)
-    argv = ["list", "shipments", "--account", "acct-1", "--page-size", "10", "-o", str(out)]
+    argv = [
+        "list",
+        "shipments",
+        "--account",
+        "acct-1",
+        "--page-size",
+        "10",
+        "-o",
+        str(out),
+    ]
     child = start_cli(argv, env)
     wait_for(lambda: partial_lines(out) >= 30, "three pages kept")
     child.kill()  # no handler runs: what is on disk is all there is

@@ -44,11 +44,15 @@ def test_secret_on_the_command_line_works_but_draws_a_warning(
 ) -> None:
     _client_repr("--client-secret", "flag-secret-value")
     warning = capsys.readouterr().err
-    assert "--client-secret on the command line is kept in your shell history" in warning
+    assert (
+        "--client-secret on the command line is kept in your shell history" in warning
+    )
     assert "flag-secret-value" not in warning
 
 
-def test_missing_secret_is_prompted_for_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_secret_is_prompted_for_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("SERVICE_API_CLIENT_SECRET")
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
     asked: list[str] = []
@@ -62,10 +66,14 @@ def test_missing_secret_is_prompted_for_on_a_terminal(monkeypatch: pytest.Monkey
     with make_client(args):
         pass
     assert asked == ["Client secret: "]
-    assert args.client_secret == "typed-secret"  # asked once, for every client of the run
+    assert (
+        args.client_secret == "typed-secret"
+    )  # asked once, for every client of the run
 
 
-def test_an_empty_answer_to_the_prompt_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_empty_answer_to_the_prompt_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("SERVICE_API_CLIENT_SECRET")
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
     monkeypatch.setattr(getpass, "getpass", lambda text: "")
@@ -100,7 +108,9 @@ def test_a_missing_setting_names_its_variable_and_its_flag(
         "https:///public/v3",
     ],
 )
-def test_a_bad_base_url_names_where_it_came_from(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+def test_a_bad_base_url_names_where_it_came_from(
+    monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
     with pytest.raises(UsageError, match=r"^--base-url: "):
         _client_repr("--base-url", url)
     monkeypatch.setenv("SERVICE_API_BASE_URL", url)
@@ -115,7 +125,11 @@ def test_accounts_from_flags_keep_order_and_drop_duplicates() -> None:
 def test_accounts_may_be_comma_separated_in_flags_and_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert resolve_accounts(["acct-1,acct-2", " acct-3 ,acct-1"]) == ["acct-1", "acct-2", "acct-3"]
+    assert resolve_accounts(["acct-1,acct-2", " acct-3 ,acct-1"]) == [
+        "acct-1",
+        "acct-2",
+        "acct-3",
+    ]
     monkeypatch.setenv("SERVICE_API_ACCOUNT_ID", "acct-2, acct-1,,")
     assert resolve_accounts(None) == ["acct-2", "acct-1"]
 

@@ -23,7 +23,16 @@ def test_proxy_flag_carries_every_request_of_an_export(mock: RunningMock) -> Non
     mock.service.reset(records=5)
     with recording_proxy() as proxy:
         done = run_cli(
-            ["--proxy", proxy.url, "list", "shipments", "--account", "acct-1", "--page-size", "2"],
+            [
+                "--proxy",
+                proxy.url,
+                "list",
+                "shipments",
+                "--account",
+                "acct-1",
+                "--page-size",
+                "2",
+            ],
             cli_env(mock.base_url),
         )
     assert done.returncode == 0, done.stderr
@@ -62,7 +71,16 @@ def test_a_proxy_password_is_never_printed(mock: RunningMock) -> None:
     with recording_proxy() as proxy:
         with_password = proxy.url.replace("http://", "http://me:pr0xy-pa55@")
         done = run_cli(
-            ["--proxy", with_password, "--retries", "1", "list", "shipments", "--account", "a"],
+            [
+                "--proxy",
+                with_password,
+                "--retries",
+                "1",
+                "list",
+                "shipments",
+                "--account",
+                "a",
+            ],
             cli_env(mock.base_url),
         )
     assert done.returncode == 5, done.stderr
@@ -84,7 +102,9 @@ def test_an_unusable_proxy_is_a_usage_error(mock: RunningMock, proxy: str) -> No
     assert mock.service.count() == 0
 
 
-def test_retries_sets_how_often_a_failed_request_is_sent_again(mock: RunningMock) -> None:
+def test_retries_sets_how_often_a_failed_request_is_sent_again(
+    mock: RunningMock,
+) -> None:
     sent = {}
     for retries in (0, 3):
         mock.service.reset()
@@ -98,7 +118,9 @@ def test_retries_sets_how_often_a_failed_request_is_sent_again(mock: RunningMock
     assert sent[0] < sent[3]
 
 
-def test_each_option_reaches_the_client_only_when_given(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_option_reaches_the_client_only_when_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     calls: list[dict[str, Any]] = []
 
     def fake_client(*args: Any, **kwargs: Any) -> object:
@@ -121,12 +143,16 @@ def test_each_option_reaches_the_client_only_when_given(monkeypatch: pytest.Monk
     ]
 
 
-def test_a_setting_the_client_refuses_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_setting_the_client_refuses_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     def refusing_client(*args: Any, **kwargs: Any) -> object:
         raise ValueError("rate_limit must be positive")
 
     monkeypatch.setattr(service_api, "Client", refusing_client)
-    with pytest.raises(UsageError, match="invalid setting: rate_limit must be positive"):
+    with pytest.raises(
+        UsageError, match="invalid setting: rate_limit must be positive"
+    ):
         make_client(build_parser().parse_args(["token"]))
 
 
@@ -137,7 +163,10 @@ def test_a_setting_the_client_refuses_is_a_usage_error(monkeypatch: pytest.Monke
         ({"SERVICE_API_BASE_URL": "{url}#top"}, "SERVICE_API_BASE_URL: "),
         ({"SERVICE_API_BASE_URL": "http:///public/v3"}, "SERVICE_API_BASE_URL: "),
         ({"SERVICE_API_BASE_URL": "ftp://127.0.0.1/v3"}, "SERVICE_API_BASE_URL: "),
-        ({"SERVICE_API_ACCOUNT_ID": "acct-1,acct\n2"}, "characters a header cannot carry"),
+        (
+            {"SERVICE_API_ACCOUNT_ID": "acct-1,acct\n2"},
+            "characters a header cannot carry",
+        ),
         ({"SERVICE_API_ACCOUNT_ID": " , "}, "no account"),
     ],
 )
@@ -164,10 +193,13 @@ def test_settings_errors_exit_2_before_any_request(
     assert mock.service.count() == 0
 
 
-def test_accounts_from_the_environment_are_a_comma_separated_list(mock: RunningMock) -> None:
+def test_accounts_from_the_environment_are_a_comma_separated_list(
+    mock: RunningMock,
+) -> None:
     mock.service.reset(records=3)
     done = run_cli(
-        ["list", "devices"], cli_env(mock.base_url, SERVICE_API_ACCOUNT_ID="acct-1, acct-2,")
+        ["list", "devices"],
+        cli_env(mock.base_url, SERVICE_API_ACCOUNT_ID="acct-1, acct-2,"),
     )
     assert done.returncode == 0, done.stderr
     assert "acct-1: 3 records, 1 page; acct-2: 3 records, 1 page" in done.stderr

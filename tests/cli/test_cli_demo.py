@@ -18,9 +18,15 @@ def test_demo_exports_two_accounts_and_stops_the_mock(
     before = set(threading.enumerate())  # the session's own mock may be running
     assert main(["--records", "30", "--output", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "demo: 60 records (acct-1: 30, acct-2: 30) in 2 pages, 1 token fetch," in text
+    assert (
+        "demo: 60 records (acct-1: 30, acct-2: 30) in 2 pages, 1 token fetch," in text
+    )
     assert text.rstrip().endswith("demo: mock stopped")
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["account"] for r in records] == ["acct-1"] * 30 + ["acct-2"] * 30
-    left = [t for t in set(threading.enumerate()) - before if t.name.startswith("service-api")]
+    left = [
+        t
+        for t in set(threading.enumerate()) - before
+        if t.name.startswith("service-api")
+    ]
     assert not left

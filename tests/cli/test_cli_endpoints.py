@@ -18,9 +18,13 @@ from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
 
 
 def test_the_cli_offers_the_generated_list_endpoints_by_their_path() -> None:
-    assert {"devices", "shipments"} <= set(LIST_ENDPOINTS)  # the seed's, and any the spec adds
+    assert {"devices", "shipments"} <= set(
+        LIST_ENDPOINTS
+    )  # the seed's, and any the spec adds
     shipments = find_endpoint("shipments", LIST_ENDPOINTS)
-    assert shipments.module.__name__ == "service_api_client.api.shipments.list_shipments"
+    assert (
+        shipments.module.__name__ == "service_api_client.api.shipments.list_shipments"
+    )
     assert find_endpoint("list_devices", LIST_ENDPOINTS) is LIST_ENDPOINTS["devices"]
 
 
@@ -129,7 +133,9 @@ def test_bad_params_are_usage_errors_that_say_why(
 
 def test_an_unknown_endpoint_lists_the_known_ones() -> None:
     known = ", ".join(LIST_ENDPOINTS)
-    with pytest.raises(UsageError, match=re.escape(f"unknown endpoint 'parcels' (known: {known})")):
+    with pytest.raises(
+        UsageError, match=re.escape(f"unknown endpoint 'parcels' (known: {known})")
+    ):
         find_endpoint("parcels", LIST_ENDPOINTS)
 
 

@@ -6,7 +6,12 @@ import httpx
 import pytest
 
 import service_api
-from service_api_cli._exit_codes import EXIT_CODES_HELP, ExitCode, UsageError, exit_code_for
+from service_api_cli._exit_codes import (
+    EXIT_CODES_HELP,
+    ExitCode,
+    UsageError,
+    exit_code_for,
+)
 
 
 def _paged(error: service_api.ServiceApiError) -> service_api.ServiceApiError:
@@ -18,7 +23,10 @@ def _paged(error: service_api.ServiceApiError) -> service_api.ServiceApiError:
     ("error", "code"),
     [
         (UsageError("bad"), ExitCode.USAGE),
-        (service_api.InvalidCredentialsError("no", status_code=400), ExitCode.AUTHENTICATION),
+        (
+            service_api.InvalidCredentialsError("no", status_code=400),
+            ExitCode.AUTHENTICATION,
+        ),
         (service_api.AuthenticationError("no"), ExitCode.AUTHENTICATION),
         (service_api.TokenExpiredError("no"), ExitCode.AUTHENTICATION),
         (service_api.PermissionDeniedError("no", status_code=403), ExitCode.PERMISSION),
@@ -40,7 +48,10 @@ def test_each_error_has_its_exit_code(error: BaseException, code: ExitCode) -> N
 def test_a_failed_page_keeps_the_exit_code_of_its_error() -> None:
     denied = service_api.PermissionDeniedError("no", status_code=403)
     assert exit_code_for(_paged(denied)) is ExitCode.PERMISSION
-    assert exit_code_for(_paged(service_api.ServerError("x", status_code=502))) is ExitCode.API
+    assert (
+        exit_code_for(_paged(service_api.ServerError("x", status_code=502)))
+        is ExitCode.API
+    )
 
 
 def test_every_exit_code_is_documented() -> None:

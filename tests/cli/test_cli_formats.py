@@ -47,7 +47,9 @@ def test_the_format_follows_the_flag_then_the_extension(
         (None, "out.json", "name the file .jsonl or pass --format jsonl"),
     ],
 )
-def test_a_contradiction_is_a_usage_error(explicit: str | None, output: str, message: str) -> None:
+def test_a_contradiction_is_a_usage_error(
+    explicit: str | None, output: str, message: str
+) -> None:
     with pytest.raises(UsageError, match=message):
         choose_format(explicit, output)
 
@@ -56,7 +58,8 @@ def test_a_csv_file_name_writes_csv(mock: RunningMock, tmp_path: Path) -> None:
     mock.service.reset(records=3)
     out = tmp_path / "devices.csv"
     done = run_cli(
-        ["list", "devices", "--account", "acct-1", "-o", str(out)], cli_env(mock.base_url)
+        ["list", "devices", "--account", "acct-1", "-o", str(out)],
+        cli_env(mock.base_url),
     )
     assert done.returncode == 0, done.stderr
     with out.open(newline="", encoding="utf-8") as stream:
@@ -71,15 +74,35 @@ def test_a_json_file_name_with_format_jsonl_writes_json_lines(
 ) -> None:
     mock.service.reset(records=3)
     out = tmp_path / "devices.json"
-    argv = ["list", "devices", "--account", "acct-1", "--format", "jsonl", "-o", str(out)]
+    argv = [
+        "list",
+        "devices",
+        "--account",
+        "acct-1",
+        "--format",
+        "jsonl",
+        "-o",
+        str(out),
+    ]
     done = run_cli(argv, cli_env(mock.base_url))
     assert done.returncode == 0, done.stderr
     assert read_jsonl(out) == mock.service.dataset("devices", "acct-1")
 
 
-def test_a_contradiction_exits_2_before_any_request(mock: RunningMock, tmp_path: Path) -> None:
+def test_a_contradiction_exits_2_before_any_request(
+    mock: RunningMock, tmp_path: Path
+) -> None:
     out = tmp_path / "devices.csv"
-    argv = ["list", "devices", "--account", "acct-1", "--format", "jsonl", "-o", str(out)]
+    argv = [
+        "list",
+        "devices",
+        "--account",
+        "acct-1",
+        "--format",
+        "jsonl",
+        "-o",
+        str(out),
+    ]
     done = run_cli(argv, cli_env(mock.base_url))
     assert done.returncode == 2
     assert "contradicts" in done.stderr

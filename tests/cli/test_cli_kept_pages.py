@@ -19,7 +19,9 @@ def _kept(out: Path, *accounts: str, restart: bool = False) -> KeptPages:
     return KeptPages(str(out), COMMAND, list(accounts), restart=restart)
 
 
-def test_a_torn_page_is_cut_off_and_the_state_says_where_to_go_on(tmp_path: Path) -> None:
+def test_a_torn_page_is_cut_off_and_the_state_says_where_to_go_on(
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "s.jsonl"
     kept = _kept(out, "acct-1")
     (state,) = kept.accounts
@@ -31,11 +33,18 @@ def test_a_torn_page_is_cut_off_and_the_state_says_where_to_go_on(tmp_path: Path
     assert (state.next_page, state.records, state.kept) == (2, 2, 2)
     again.write_page(state, 2, [{"id": 3}, {"id": 4}])
     again.finish("jsonl", tag=False, complete=True)
-    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [1, 2, 3, 4]
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [
+        1,
+        2,
+        3,
+        4,
+    ]
     assert not Path(kept.folder).exists()
 
 
-def test_a_file_shorter_than_its_state_starts_that_account_again(tmp_path: Path) -> None:
+def test_a_file_shorter_than_its_state_starts_that_account_again(
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "s.jsonl"
     kept = _kept(out, "acct-1", "acct-2")
     kept.write_page(kept.accounts[0], 1, [{"id": 1}, {"id": 2}])
@@ -70,7 +79,9 @@ def test_an_incomplete_export_leaves_file_alone(tmp_path: Path) -> None:
     assert Path(kept.folder).is_dir()
 
 
-def test_pages_of_another_command_or_an_unreadable_state_need_restart(tmp_path: Path) -> None:
+def test_pages_of_another_command_or_an_unreadable_state_need_restart(
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "s.jsonl"
     kept = _kept(out, "acct-1")
     kept.write_page(kept.accounts[0], 1, [{"id": 1}])

@@ -17,7 +17,15 @@ def test_the_cli_prints_each_line_once_with_the_switch_on(mock: RunningMock) -> 
         "SERVICE_API_LOG": "info",
     }
     done = subprocess.run(
-        [sys.executable, "-m", "service_api_cli", "list", "shipments", "--account", "acct-1"],
+        [
+            sys.executable,
+            "-m",
+            "service_api_cli",
+            "list",
+            "shipments",
+            "--account",
+            "acct-1",
+        ],
         env=env,
         capture_output=True,
         text=True,

@@ -47,7 +47,9 @@ def test_service_api_mock_without_the_extra_is_one_line() -> None:
 
 
 def test_the_service_api_mock_script_is_that_entry_point() -> None:
-    (script,) = importlib.metadata.entry_points(group="console_scripts", name="service-api-mock")
+    (script,) = importlib.metadata.entry_points(
+        group="console_scripts", name="service-api-mock"
+    )
     assert script.value == "service_api_cli._mock_entry:main"
 
 
@@ -57,7 +59,11 @@ def test_service_api_mock_other_import_errors_are_not_hidden() -> None:
         'for name in ("attrs",):',
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 1
     assert "Traceback" in done.stderr  # a real bug stays visible
@@ -108,13 +114,19 @@ def test_make_mock_takes_port() -> None:
     ("argv", "usage"),
     [
         (
-            [sys.executable, "-c", "from service_api_cli._mock_entry import main; main()"],
+            [
+                sys.executable,
+                "-c",
+                "from service_api_cli._mock_entry import main; main()",
+            ],
             "service-api-mock",
         ),
         ([*COMMAND, "mock"], "service-api mock"),
     ],
 )
-def test_the_mock_s_help_names_the_command_that_was_typed(argv: list[str], usage: str) -> None:
+def test_the_mock_s_help_names_the_command_that_was_typed(
+    argv: list[str], usage: str
+) -> None:
     done = subprocess.run(
         [*argv, "--help"], capture_output=True, text=True, timeout=60, check=False
     )

@@ -43,7 +43,9 @@ def test_flatten_uses_dotted_keys_and_list_indexes_in_record_order() -> None:
 
 def test_jsonl_writes_each_record_as_sent_one_per_line() -> None:
     out = io.StringIO()
-    render("jsonl", lambda: [SHIPMENT, {"shipmentId": "s-2", "undeclared": {"x": 1}}], out)
+    render(
+        "jsonl", lambda: [SHIPMENT, {"shipmentId": "s-2", "undeclared": {"x": 1}}], out
+    )
     lines = out.getvalue().splitlines()
     assert [json.loads(line) for line in lines] == [
         SHIPMENT,
@@ -55,7 +57,10 @@ def test_jsonl_writes_each_record_as_sent_one_per_line() -> None:
 
 def test_csv_header_is_the_union_of_keys_in_first_seen_order() -> None:
     out = io.StringIO()
-    records: list[dict[str, Any]] = [{"id": "a", "to": {"city": "Oslo"}}, {"id": "b", "late": True}]
+    records: list[dict[str, Any]] = [
+        {"id": "a", "to": {"city": "Oslo"}},
+        {"id": "b", "late": True},
+    ]
     records.append({"to": {"city": "Rome", "zip": "00100"}})
     render("csv", lambda: iter(records), out)  # read twice: columns, then rows
     rows = list(csv.reader(io.StringIO(out.getvalue())))

@@ -61,7 +61,9 @@ def export_argv(out: Path, *extra: str) -> list[str]:
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 def test_wrong_secret(mock: RunningMock, tmp_path: Path, fmt: str) -> None:
     out = previous_file(tmp_path, fmt)
-    done = run_cli(export_argv(out), cli_env(mock.base_url, SERVICE_API_CLIENT_SECRET="nope-x"))
+    done = run_cli(
+        export_argv(out), cli_env(mock.base_url, SERVICE_API_CLIENT_SECRET="nope-x")
+    )
     assert done.returncode == 3, done.stderr
     assert_untouched(out, fmt)
     assert f"{out} was left as it was: no page was kept" in done.stderr
@@ -91,7 +93,9 @@ def test_ctrl_c(mock: RunningMock, tmp_path: Path, fmt: str) -> None:
     mock.service.set_faults(latency_ms=30)
     out = previous_file(tmp_path, fmt)
     child = start_cli(export_argv(out, "--page-size", "10"), cli_env(mock.base_url))
-    wait_for(lambda: mock.service.count("listShipments", 200) >= 3, "three pages served")
+    wait_for(
+        lambda: mock.service.count("listShipments", 200) >= 3, "three pages served"
+    )
     child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 130, stderr
@@ -112,7 +116,9 @@ def test_ctrl_c(mock: RunningMock, tmp_path: Path, fmt: str) -> None:
     assert done.returncode == 0, done.stderr
     ids = [r["shipmentId"] for r in mock.service.dataset("shipments", "acct-1")]
     if fmt == "csv":
-        assert [row["shipmentId"] for row in csv.DictReader(io.StringIO(out.read_text()))] == ids
+        assert [
+            row["shipmentId"] for row in csv.DictReader(io.StringIO(out.read_text()))
+        ] == ids
     else:
         assert [r["shipmentId"] for r in read_jsonl(out)] == ids
 
@@ -139,7 +145,9 @@ def test_disk_full(mock: RunningMock, tmp_path: Path, fmt: str) -> None:
     assert_untouched(out, fmt)
 
 
-@pytest.mark.parametrize(("page_size", "limit"), [(2, FILE_SIZE_LIMIT), (50, ONE_PAGE_AND_A_BIT)])
+@pytest.mark.parametrize(
+    ("page_size", "limit"), [(2, FILE_SIZE_LIMIT), (50, ONE_PAGE_AND_A_BIT)]
+)
 def test_disk_full_keeps_whole_pages_and_the_rerun_completes_the_file(
     mock: RunningMock, tmp_path: Path, page_size: int, limit: int
 ) -> None:
@@ -178,7 +186,9 @@ def test_a_missing_output_folder_is_named_before_any_request(
     mock: RunningMock, tmp_path: Path
 ) -> None:
     before = mock.service.count("authenticate")
-    done = run_cli(export_argv(tmp_path / "nowhere" / "out.jsonl"), cli_env(mock.base_url))
+    done = run_cli(
+        export_argv(tmp_path / "nowhere" / "out.jsonl"), cli_env(mock.base_url)
+    )
     assert done.returncode == 2, done.stderr
     assert f"the folder '{tmp_path / 'nowhere'}' does not exist" in done.stderr
     assert "temporary" not in done.stderr
@@ -190,11 +200,15 @@ def test_a_fifo_is_written_directly(mock: RunningMock, tmp_path: Path) -> None:
     mock.service.reset(records=7)
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
-    with subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True) as reader:
+    with subprocess.Popen(
+        ["cat", str(fifo)], stdout=subprocess.PIPE, text=True
+    ) as reader:
         done = run_cli(export_argv(fifo, "--page-size", "3"), cli_env(mock.base_url))
         received, _ = reader.communicate(timeout=60)
     assert done.returncode == 0, done.stderr
     assert [json.loads(line) for line in received.splitlines()] == mock.service.dataset(
         "shipments", "acct-1"
     )
-    assert sorted(p.name for p in tmp_path.iterdir()) == [fifo.name]  # nothing kept beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        fifo.name
+    ]  # nothing kept beside it

@@ -37,7 +37,9 @@ def _parse(*argv: str) -> argparse.Namespace:
 # --- the options reach the client --------------------------------------------------------
 
 
-def test_two_processes_share_a_sqlite_rate_store(mock: RunningMock, tmp_path: Path) -> None:
+def test_two_processes_share_a_sqlite_rate_store(
+    mock: RunningMock, tmp_path: Path
+) -> None:
     mock.service.reset(records=5)
     store = tmp_path / "q.db"
     argv = ["--rate-limit", "600", "--rate-store", f"sqlite://{store}", *LIST]
@@ -51,7 +53,9 @@ def test_two_processes_share_a_sqlite_rate_store(mock: RunningMock, tmp_path: Pa
     assert store.stat().st_size > 0  # the bucket's table was written
 
 
-def test_a_token_store_spares_the_second_run_its_token(mock: RunningMock, tmp_path: Path) -> None:
+def test_a_token_store_spares_the_second_run_its_token(
+    mock: RunningMock, tmp_path: Path
+) -> None:
     mock.service.reset(records=3)
     store = tmp_path / "t.json"
     env = cli_env(mock.base_url)
@@ -99,7 +103,9 @@ def test_the_flag_wins_over_the_variable(mock: RunningMock, tmp_path: Path) -> N
         mock.base_url,
         **{ENV_RATE_LIMIT: "not-a-rate", ENV_RATE_STORE: f"sqlite://{from_variable}"},
     )
-    done = run_cli(["--rate-limit", "600", "--rate-store", f"sqlite://{from_flag}", *LIST], env)
+    done = run_cli(
+        ["--rate-limit", "600", "--rate-store", f"sqlite://{from_flag}", *LIST], env
+    )
     assert done.returncode == 0, done.stderr
     assert from_flag.is_file()
     assert not from_variable.exists()
@@ -116,7 +122,10 @@ def test_client_arguments_read_flags_then_the_environment(
         "rate_store": "redis://127.0.0.1:6379/0",
     }
     flags = _parse("--rate-limit", "90", "--rate-store", "sqlite:///q.db")
-    assert client_arguments(flags) == {"rate_limit": 90.0, "rate_store": "sqlite:///q.db"}
+    assert client_arguments(flags) == {
+        "rate_limit": 90.0,
+        "rate_store": "sqlite:///q.db",
+    }
     for name in (ENV_RATE_LIMIT, ENV_RATE_STORE):
         monkeypatch.delenv(name)
     assert client_arguments(_parse()) == {}
@@ -128,8 +137,12 @@ def test_shown_url_hides_only_a_store_password() -> None:
     assert shown_url("file:///var/tmp/t.json") == "file:///var/tmp/t.json"
 
 
-@pytest.mark.parametrize(("text", "value"), [("90", 90.0), ("0.5", 0.5), ("ADAPTIVE", "adaptive")])
-def test_parse_rate_limit_takes_a_rate_or_adaptive(text: str, value: float | str) -> None:
+@pytest.mark.parametrize(
+    ("text", "value"), [("90", 90.0), ("0.5", 0.5), ("ADAPTIVE", "adaptive")]
+)
+def test_parse_rate_limit_takes_a_rate_or_adaptive(
+    text: str, value: float | str
+) -> None:
     assert parse_rate_limit(text) == value
 
 
@@ -160,7 +173,9 @@ def _usage_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
 COMMANDS = [
     pytest.param(["token"], id="token"),
     pytest.param(LIST, id="list"),
-    pytest.param(["load", "shipments", "--account", "acct-1", "--pipelines-dir", "p"], id="load"),
+    pytest.param(
+        ["load", "shipments", "--account", "acct-1", "--pipelines-dir", "p"], id="load"
+    ),
 ]
 
 
@@ -172,7 +187,10 @@ COMMANDS = [
         (["--rate-limit", "0"], "--rate-limit must be a positive number"),
         (["--rate-limit", "-5"], "--rate-limit must be a positive number"),
         (["--rate-limit", "nan"], "--rate-limit must be a positive number"),
-        (["--rate-store", "ftp://host/q"], "--rate-store must be sqlite:///PATH or redis://"),
+        (
+            ["--rate-store", "ftp://host/q"],
+            "--rate-store must be sqlite:///PATH or redis://",
+        ),
         (["--rate-store", "q.db"], "got no URL scheme"),
         (
             ["--token-store", "http://:hunter2@host/t"],
@@ -185,7 +203,10 @@ COMMANDS = [
 )
 @pytest.mark.usefixtures("settings_env")
 def test_a_bad_value_is_a_usage_error(
-    capsys: pytest.CaptureFixture[str], command: list[str], options: list[str], message: str
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+    options: list[str],
+    message: str,
 ) -> None:
     assert message in _usage_error(capsys, [*options, *command])
 
@@ -195,7 +216,9 @@ def test_a_bad_variable_is_a_usage_error_naming_it(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(ENV_RATE_LIMIT, "fast")
-    assert f"{ENV_RATE_LIMIT} must be a positive number" in _usage_error(capsys, ["token"])
+    assert f"{ENV_RATE_LIMIT} must be a positive number" in _usage_error(
+        capsys, ["token"]
+    )
     monkeypatch.delenv(ENV_RATE_LIMIT)
     monkeypatch.setenv(ENV_TOKEN_STORE, REDIS_WITH_PASSWORD)
     assert "cannot reach Redis" in _usage_error(capsys, ["token"])
@@ -219,7 +242,9 @@ def test_parse_rate_limit_names_where_the_value_came_from() -> None:
 # --- help ----------------------------------------------------------------------------------
 
 
-def test_help_lists_the_options_and_the_variables(capsys: pytest.CaptureFixture[str]) -> None:
+def test_help_lists_the_options_and_the_variables(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--help"])
     assert exit_info.value.code == 0
@@ -246,6 +271,8 @@ def test_a_quota_flag_without_the_extra_is_a_usage_error_naming_the_pip_command(
     monkeypatch.setenv("SERVICE_API_CLIENT_SECRET", DEMO_CLIENT_SECRET)
     with pytest.raises(UsageError, match=r"pip install 'service-api\[quota\]'"):
         make_client(_parse("--rate-limit", "90"))
-    with pytest.raises(UsageError, match=r"pip install 'service-api\[redis\]'") as caught:
+    with pytest.raises(
+        UsageError, match=r"pip install 'service-api\[redis\]'"
+    ) as caught:
         make_client(_parse("--token-store", REDIS_WITH_PASSWORD))
     assert "hunter2" not in str(caught.value)

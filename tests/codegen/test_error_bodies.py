@@ -23,13 +23,20 @@ import pytest
 from service_api_client import Client, errors
 from service_api_client.api.authentication import authenticate
 from service_api_client.api.devices import list_devices
-from service_api_client.api.shipments import create_shipment, get_shipment, list_shipments
+from service_api_client.api.shipments import (
+    create_shipment,
+    get_shipment,
+    list_shipments,
+)
 from service_api_client.models import OAuthError, ProblemDetails, Shipment, TokenRequest
 
 BODIES: dict[str, tuple[bytes, str]] = {
     "empty": (b"", "application/json"),
     "html": (b"<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html"),
-    "html-said-json": (b"<html><body>Too many requests</body></html>", "application/json"),
+    "html-said-json": (
+        b"<html><body>Too many requests</body></html>",
+        "application/json",
+    ),
     "text": (b"Service Unavailable", "text/plain"),
     "truncated-json": (b'{"type": "about:blank", "tit', "application/problem+json"),
     "json-list": (b"[1, 2, 3]", "application/json"),
@@ -42,13 +49,23 @@ BODIES: dict[str, tuple[bytes, str]] = {
 OPERATIONS: dict[str, tuple[ModuleType, dict[str, Any], list[int]]] = {
     "list_shipments": (list_shipments, {}, [400, 401, 403, 429, 500, 502, 503]),
     "list_devices": (list_devices, {"page_size": 10}, [400, 401, 403, 429, 500, 503]),
-    "get_shipment": (get_shipment, {"shipment_id": "s-1"}, [400, 401, 403, 404, 429, 500]),
-    "create_shipment": (create_shipment, {"body": Shipment()}, [400, 401, 403, 429, 503]),
+    "get_shipment": (
+        get_shipment,
+        {"shipment_id": "s-1"},
+        [400, 401, 403, 404, 429, 500],
+    ),
+    "create_shipment": (
+        create_shipment,
+        {"body": Shipment()},
+        [400, 401, 403, 429, 503],
+    ),
     "authenticate": (
         authenticate,
         {
             "body": TokenRequest(
-                client_id="my-client", client_secret="s3cret", grant_type="client_credentials"
+                client_id="my-client",
+                client_secret="s3cret",
+                grant_type="client_credentials",
             )
         },
         [400, 401, 429, 500, 503],
@@ -68,7 +85,9 @@ def _client(status: int, body: str, *, raise_on_unexpected_status: bool) -> Clie
     content, content_type = BODIES[body]
 
     def answer(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(status, content=content, headers={"content-type": content_type})
+        return httpx.Response(
+            status, content=content, headers={"content-type": content_type}
+        )
 
     return Client(
         base_url="http://127.0.0.1:9/public/v3",
@@ -83,7 +102,10 @@ def _call_both(module: ModuleType, client: Client, kwargs: dict[str, Any]) -> li
     async def async_call() -> Any:
         return (await module.asyncio_detailed(client=client, **kwargs)).parsed
 
-    return [module.sync_detailed(client=client, **kwargs).parsed, asyncio.run(async_call())]
+    return [
+        module.sync_detailed(client=client, **kwargs).parsed,
+        asyncio.run(async_call()),
+    ]
 
 
 @pytest.mark.parametrize("raise_on_unexpected_status", [False, True])
@@ -92,7 +114,9 @@ def test_a_declared_error_status_never_raises(
     name: str, status: int, body: str, raise_on_unexpected_status: bool
 ) -> None:
     module, kwargs, _ = OPERATIONS[name]
-    client = _client(status, body, raise_on_unexpected_status=raise_on_unexpected_status)
+    client = _client(
+        status, body, raise_on_unexpected_status=raise_on_unexpected_status
+    )
     for parsed in _call_both(module, client, kwargs):
         # No body here is a valid error model: the answer is None, or the 429's text.
         assert parsed is None or parsed == BODIES[body][0].decode(errors="replace")
@@ -101,8 +125,18 @@ def test_a_declared_error_status_never_raises(
 @pytest.mark.parametrize(
     ("name", "status", "content", "model"),
     [
-        ("list_shipments", 400, b'{"title": "Bad Request", "status": 400}', ProblemDetails),
-        ("list_devices", 403, b'{"title": "Forbidden", "status": "403"}', ProblemDetails),
+        (
+            "list_shipments",
+            400,
+            b'{"title": "Bad Request", "status": 400}',
+            ProblemDetails,
+        ),
+        (
+            "list_devices",
+            403,
+            b'{"title": "Forbidden", "status": "403"}',
+            ProblemDetails,
+        ),
         ("authenticate", 401, b'{"error": "invalid_client"}', OAuthError),
     ],
 )
@@ -110,7 +144,9 @@ def test_an_error_body_that_is_its_model_is_parsed(
     name: str, status: int, content: bytes, model: type[Any]
 ) -> None:
     module, kwargs, _ = OPERATIONS[name]
-    transport = httpx.MockTransport(lambda request: httpx.Response(status, content=content))
+    transport = httpx.MockTransport(
+        lambda request: httpx.Response(status, content=content)
+    )
     client = Client(base_url="http://127.0.0.1:9", httpx_args={"transport": transport})
     for parsed in _call_both(module, client, kwargs):
         assert isinstance(parsed, model)
@@ -145,7 +181,10 @@ def _doors(client: Client, name: str) -> list[Callable[[], Any]]:
     async def awaited() -> Any:
         return await getattr(client.aio.shipments, operation)(**kwargs)
 
-    return [lambda: getattr(client.shipments, operation)(**kwargs), lambda: asyncio.run(awaited())]
+    return [
+        lambda: getattr(client.shipments, operation)(**kwargs),
+        lambda: asyncio.run(awaited()),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -157,7 +196,9 @@ def _doors(client: Client, name: str) -> list[Callable[[], Any]]:
         if status != DOORS[name][2]
     ],
 )
-def test_a_door_raises_unexpected_status_for_any_other_answer(name: str, status: int) -> None:
+def test_a_door_raises_unexpected_status_for_any_other_answer(
+    name: str, status: int
+) -> None:
     client = _client(status, "html", raise_on_unexpected_status=False)
     for call in _doors(client, name):
         with pytest.raises(errors.UnexpectedStatus) as caught:
@@ -169,7 +210,9 @@ def test_a_door_raises_unexpected_status_for_any_other_answer(name: str, status:
 def test_a_door_returns_the_success_model(name: str) -> None:
     record = b'{"shipmentId": "s-1", "devices": ["d-1"], "status": "open"}'
     status = DOORS[name][2]
-    transport = httpx.MockTransport(lambda request: httpx.Response(status, content=record))
+    transport = httpx.MockTransport(
+        lambda request: httpx.Response(status, content=record)
+    )
     client = Client(base_url="http://127.0.0.1:9", httpx_args={"transport": transport})
     for call in _doors(client, name):
         shipment = call()

@@ -14,7 +14,10 @@ from service_api_client.client import AsyncResources
 
 ROOT = Path(__file__).resolve().parents[2]
 # The generator and its ruff post-hooks are console scripts of this interpreter's environment.
-ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+ENV = {
+    **os.environ,
+    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+}
 
 NEW_OPERATION = {
     "get": {
@@ -32,7 +35,12 @@ NEW_OPERATION = {
                     "application/json": {
                         "schema": {
                             "type": "object",
-                            "required": ["totalRecords", "pageNumber", "pageSize", "data"],
+                            "required": [
+                                "totalRecords",
+                                "pageNumber",
+                                "pageSize",
+                                "data",
+                            ],
                             "properties": {
                                 "totalRecords": {"type": "integer"},
                                 "pageNumber": {"type": "integer"},
@@ -76,7 +84,10 @@ NEW_SCHEMAS = {
         "type": "object",
         "properties": {
             "name": {"type": "string"},
-            "examples": {"type": "array", "items": {"$ref": "#/components/schemas/Alert"}},
+            "examples": {
+                "type": "array",
+                "items": {"$ref": "#/components/schemas/Alert"},
+            },
         },
     },
 }
@@ -91,12 +102,18 @@ def project_with_new_operation(tmp_path_factory: pytest.TempPathFactory) -> Path
     spec["paths"]["/alerts"] = NEW_OPERATION
     spec["components"]["schemas"].update(NEW_SCHEMAS)
     (work / "openapi.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
-    subprocess.run([str(work / "codegen" / "generate.sh"), str(work / "out")], check=True, env=ENV)
+    subprocess.run(
+        [str(work / "codegen" / "generate.sh"), str(work / "out")], check=True, env=ENV
+    )
     return work / "out"
 
 
-def test_a_new_operation_becomes_a_typed_function(project_with_new_operation: Path) -> None:
-    module_path = project_with_new_operation / "service_api_client/api/alerts/list_alerts.py"
+def test_a_new_operation_becomes_a_typed_function(
+    project_with_new_operation: Path,
+) -> None:
+    module_path = (
+        project_with_new_operation / "service_api_client/api/alerts/list_alerts.py"
+    )
     source = module_path.read_text()
     assert "def sync_detailed(" in source
     assert "async def asyncio_detailed(" in source
@@ -113,7 +130,13 @@ def test_a_new_operation_becomes_a_typed_function(project_with_new_operation: Pa
         "assert page.data[0].alert_id == 'a-1'"
     )
     subprocess.run(
-        [sys.executable, "-c", check, str(project_with_new_operation), str(module_path)],
+        [
+            sys.executable,
+            "-c",
+            check,
+            str(project_with_new_operation),
+            str(module_path),
+        ],
         check=True,
     )
 
@@ -133,7 +156,9 @@ def test_models_referring_to_themselves_and_each_other_work(
         "assert type(alert.rule.examples[0]) is type(alert);"
         "assert page.to_dict() == raw, page.to_dict()"
     )
-    subprocess.run([sys.executable, "-c", check, str(project_with_new_operation)], check=True)
+    subprocess.run(
+        [sys.executable, "-c", check, str(project_with_new_operation)], check=True
+    )
 
 
 def test_the_new_module_type_checks(project_with_new_operation: Path) -> None:
@@ -160,7 +185,9 @@ ODD_ALERT = (
 )
 
 
-def test_every_kind_of_field_keeps_a_value_it_cannot_hold(project_with_new_operation: Path) -> None:
+def test_every_kind_of_field_keeps_a_value_it_cannot_hold(
+    project_with_new_operation: Path,
+) -> None:
     """A value of another type stays as sent; one that fits is typed; to_dict gives back
     exactly what was sent, the date-time's "Z" and fraction included."""
     check = (
@@ -183,7 +210,9 @@ def test_every_kind_of_field_keeps_a_value_it_cannot_hold(project_with_new_opera
         "assert good.day == datetime.date(2024, 2, 29) and good.ref == uuid.UUID(int=1);"
         "assert good.to_dict()['day'] == '2024-02-29'"
     )
-    subprocess.run([sys.executable, "-c", check, str(project_with_new_operation)], check=True)
+    subprocess.run(
+        [sys.executable, "-c", check, str(project_with_new_operation)], check=True
+    )
 
 
 def test_the_new_list_endpoint_names_its_page_model_and_id(
@@ -198,9 +227,13 @@ def test_the_new_list_endpoint_names_its_page_model_and_id(
 
 def test_parameter_descriptions_reach_the_docstrings() -> None:
     spec = yaml.safe_load((ROOT / "openapi.yaml").read_text())
-    source = (ROOT / "generated/service_api_client/api/shipments/list_shipments.py").read_text()
+    source = (
+        ROOT / "generated/service_api_client/api/shipments/list_shipments.py"
+    ).read_text()
     for name, python_name in (("pageNumber", "page_number"), ("pageSize", "page_size")):
-        first_words = " ".join(spec["components"]["parameters"][name]["description"].split()[:5])
+        first_words = " ".join(
+            spec["components"]["parameters"][name]["description"].split()[:5]
+        )
         assert f"{python_name} (int | Unset): {first_words}" in source
 
 
@@ -209,8 +242,14 @@ def test_every_tag_but_the_token_requests_has_its_doors() -> None:
     []``: the client's own job), are the generated client's properties beside ``aio``,
     on ``client`` and on ``client.aio`` alike."""
     spec = yaml.safe_load((ROOT / "openapi.yaml").read_text())
-    operations = [op for item in spec["paths"].values() for op in item.values() if "tags" in op]
+    operations = [
+        op for item in spec["paths"].values() for op in item.values() if "tags" in op
+    ]
     tags = {op["tags"][0] for op in operations if op.get("security") != []}
     assert tags  # the spec has operations with doors
-    assert {n for n, v in vars(Client).items() if isinstance(v, property)} == tags | {"aio"}
-    assert {n for n, v in vars(AsyncResources).items() if isinstance(v, property)} == tags
+    assert {n for n, v in vars(Client).items() if isinstance(v, property)} == tags | {
+        "aio"
+    }
+    assert {
+        n for n, v in vars(AsyncResources).items() if isinstance(v, property)
+    } == tags

@@ -20,7 +20,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 # The generator and its ruff post-hooks are console scripts of this interpreter's environment.
-ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+ENV = {
+    **os.environ,
+    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+}
 
 PAGE_PARAMETERS = [
     {"$ref": "#/components/parameters/pageNumber"},
@@ -36,22 +39,34 @@ def envelope_of(item: str) -> dict[str, Any]:
             "totalRecords": {"type": "integer"},
             "pageNumber": {"type": "integer"},
             "pageSize": {"type": "integer"},
-            "data": {"type": "array", "items": {"$ref": f"#/components/schemas/{item}"}},
+            "data": {
+                "type": "array",
+                "items": {"$ref": f"#/components/schemas/{item}"},
+            },
         },
     }
 
 
 def answer(schema: str) -> dict[str, Any]:
-    content = {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}}
+    content = {
+        "application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}
+    }
     return {"200": {"description": "OK", "content": content}}
 
 
 def body(schema: str) -> dict[str, Any]:
-    content = {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}}
+    content = {
+        "application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}
+    }
     return {"required": True, "content": content}
 
 
-ALERT_ID = {"name": "alertId", "in": "path", "required": True, "schema": {"type": "string"}}
+ALERT_ID = {
+    "name": "alertId",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string"},
+}
 
 NEW_PATHS = {
     # The tag's own list endpoint, with a filter of its own: alerts.list(severity=...).
@@ -86,7 +101,11 @@ NEW_PATHS = {
     # Not list endpoints: one object; an envelope without the paging parameters.
     "/alerts/{alertId}": {
         "parameters": [ALERT_ID],
-        "get": {"operationId": "getAlert", "tags": ["alerts"], "responses": answer("Alert")},
+        "get": {
+            "operationId": "getAlert",
+            "tags": ["alerts"],
+            "responses": answer("Alert"),
+        },
         "put": {
             "operationId": "replaceAlert",
             "tags": ["alerts"],
@@ -103,7 +122,10 @@ NEW_PATHS = {
         "post": {
             "operationId": "acknowledgeAlert",
             "tags": ["alerts"],
-            "parameters": [ALERT_ID, {"name": "note", "in": "query", "schema": {"type": "string"}}],
+            "parameters": [
+                ALERT_ID,
+                {"name": "note", "in": "query", "schema": {"type": "string"}},
+            ],
             "responses": answer("Alert"),
         }
     },
@@ -113,7 +135,12 @@ NEW_PATHS = {
             "operationId": "getAddress",
             "tags": ["addresses"],
             "parameters": [
-                {"name": "addressId", "in": "path", "required": True, "schema": {"type": "string"}}
+                {
+                    "name": "addressId",
+                    "in": "path",
+                    "required": True,
+                    "schema": {"type": "string"},
+                }
             ],
             "responses": answer("Address"),
         }
@@ -162,24 +189,39 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     spec["components"]["schemas"].update(NEW_SCHEMAS)
     (work / "openapi.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     shutil.copytree(ROOT / "codegen", work / "codegen")
-    subprocess.run([str(work / "codegen" / "generate.sh"), str(work / "out")], check=True, env=ENV)
+    subprocess.run(
+        [str(work / "codegen" / "generate.sh"), str(work / "out")], check=True, env=ENV
+    )
     return work / "out"
 
 
 def methods_of(source: str, name: str) -> set[str]:
     """The names of the methods of class ``name`` in ``source``."""
     body = source.split(f"\nclass {name}:", 1)[1].split("\nclass ", 1)[0]
-    return {line.split("(")[0].split()[-1] for line in body.splitlines() if " def " in line}
+    return {
+        line.split("(")[0].split()[-1] for line in body.splitlines() if " def " in line
+    }
 
 
 def test_every_operation_gets_its_door(generated: Path) -> None:
     package = generated / "service_api_client"
     source = (package / "api/alerts/__init__.py").read_text()
-    doors = {"list", "list_alert_rules", "create", "get", "replace", "delete", "acknowledge_alert"}
+    doors = {
+        "list",
+        "list_alert_rules",
+        "create",
+        "get",
+        "replace",
+        "delete",
+        "acknowledge_alert",
+    }
     assert methods_of(source, "AlertsResource") == {"__init__", *doors}
     assert methods_of(source, "AsyncAlertsResource") == {"__init__", *doors}
     # Every option and the endpoint's own query parameter, typed in the signature.
-    assert "        severity: str | Unset = UNSET,\n    ) -> ListPager[AlertPage, Alert]:" in source
+    assert (
+        "        severity: str | Unset = UNSET,\n    ) -> ListPager[AlertPage, Alert]:"
+        in source
+    )
     assert "key: Callable[[AlertRule], Hashable | None] | None = None," in source
     assert (
         "    async def delete(\n        self,\n        *,\n        alert_id: str,\n    ) -> None:"
@@ -190,7 +232,9 @@ def test_every_operation_gets_its_door(generated: Path) -> None:
         ("categories", "CategoriesResource", "create"),
         ("notes", "NotesResource", "list_notes"),  # no page parameters: one call
     ]:
-        assert methods_of((package / f"api/{tag}/__init__.py").read_text(), resource) == {
+        assert methods_of(
+            (package / f"api/{tag}/__init__.py").read_text(), resource
+        ) == {
             "__init__",
             door,
         }

@@ -15,7 +15,13 @@ import pytest
 from leak_guard import register_secret  # type: ignore[import-not-found]  # tests/ is on sys.path
 
 import service_api
-from service_api import InvalidCredentialsError, ServerError, StoredToken, TokenResponseError, _auth
+from service_api import (
+    InvalidCredentialsError,
+    ServerError,
+    StoredToken,
+    TokenResponseError,
+    _auth,
+)
 from service_api._auth import TokenAuth, parse_token_response
 from service_api._errors import TOKEN_REQUEST_EXTENSION
 
@@ -33,8 +39,17 @@ class FakeClock:
         return self.now
 
 
-def token_response(request: httpx.Request, token: str = "tok-1", **fields: Any) -> httpx.Response:  # noqa: S107
-    body = {"access_token": token, "token_type": "Bearer", "expires_in": "3600", **fields}
+def token_response(
+    request: httpx.Request,
+    token: str = "tok-1",  # noqa: S107 - a token of the test's own
+    **fields: Any,
+) -> httpx.Response:
+    body = {
+        "access_token": token,
+        "token_type": "Bearer",
+        "expires_in": "3600",
+        **fields,
+    }
     return httpx.Response(200, json=body, request=request)
 
 
@@ -61,7 +76,9 @@ def test_first_request_fetches_a_token_from_the_generated_model() -> None:
     assert b'name="grant_type"' in body
     assert b"client_credentials" in body
     assert "authorization" not in token_request.headers
-    assert token_request.headers["accept"] == "text/plain"  # as the service's own client
+    assert (
+        token_request.headers["accept"] == "text/plain"
+    )  # as the service's own client
     sent = flow.send(token_response(token_request))
     assert sent is request
     assert request.headers["authorization"] == "Bearer tok-1"
@@ -77,12 +94,16 @@ def test_cached_token_is_reused_until_expiry_minus_skew() -> None:
     clock.now += 3600 - 60 - 0.001
     assert (
         TOKEN_REQUEST_EXTENSION
-        not in as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))).extensions
+        not in as_request(
+            next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))
+        ).extensions
     )
     clock.now += 0.001
     assert (
         TOKEN_REQUEST_EXTENSION
-        in as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))).extensions
+        in as_request(
+            next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))
+        ).extensions
     )
 
 
@@ -96,12 +117,16 @@ def test_expiry_counts_from_when_the_token_request_was_sent() -> None:
     clock.now = 1000.0 + 3600 - 0.001
     assert (
         TOKEN_REQUEST_EXTENSION
-        not in as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))).extensions
+        not in as_request(
+            next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))
+        ).extensions
     )
     clock.now = 1000.0 + 3600
     assert (
         TOKEN_REQUEST_EXTENSION
-        in as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))).extensions
+        in as_request(
+            next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))
+        ).extensions
     )
 
 
@@ -137,7 +162,9 @@ def test_the_default_skew_is_60_seconds_as_documented() -> None:
     clock.now = 1000.0 + 3540
     assert (
         TOKEN_REQUEST_EXTENSION
-        in as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))).extensions
+        in as_request(
+            next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))
+        ).extensions
     )
 
 
@@ -151,10 +178,18 @@ def test_a_negative_skew_is_refused_and_options_are_keywords() -> None:
 
 def test_the_token_request_has_the_default_or_the_given_timeout() -> None:
     for auth, timeout in (
-        (TokenAuth(BASE, "cid", SECRET), httpx.Timeout(30.0)),  # as the client's default
-        (TokenAuth(BASE, "cid", SECRET, timeout=httpx.Timeout(2.5)), httpx.Timeout(2.5)),
+        (
+            TokenAuth(BASE, "cid", SECRET),
+            httpx.Timeout(30.0),
+        ),  # as the client's default
+        (
+            TokenAuth(BASE, "cid", SECRET, timeout=httpx.Timeout(2.5)),
+            httpx.Timeout(2.5),
+        ),
     ):
-        token_request = as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x"))))
+        token_request = as_request(
+            next(auth.auth_flow(httpx.Request("GET", f"{BASE}/x")))
+        )
         assert token_request.extensions["timeout"] == timeout.as_dict()
 
 
@@ -164,14 +199,18 @@ def test_a_401_refreshes_and_replays_while_each_refused_token_is_new() -> None:
     flow = auth.auth_flow(request)
     flow.send(token_response(as_request(next(flow)), "tok-1"))
     expired = httpx.Response(
-        401, headers={"www-authenticate": 'Bearer error="invalid_token"'}, request=request
+        401,
+        headers={"www-authenticate": 'Bearer error="invalid_token"'},
+        request=request,
     )
     for new in ("tok-2", "tok-3"):  # rotated again between the refresh and the replay
         refresh = as_request(flow.send(expired))
         assert TOKEN_REQUEST_EXTENSION in refresh.extensions
         assert flow.send(token_response(refresh, new)) is request
         assert request.headers["authorization"] == f"Bearer {new}"
-    with pytest.raises(StopIteration):  # MAX_REFRESHES reached: the 401 goes to the caller
+    with pytest.raises(
+        StopIteration
+    ):  # MAX_REFRESHES reached: the 401 goes to the caller
         flow.send(expired)
 
 
@@ -184,7 +223,9 @@ def test_revoked_tokens_that_had_worked_are_replaced_up_to_max_replays() -> None
     flow = auth.auth_flow(request)
     flow.send(token_response(as_request(next(flow)), "tok-0"))
     revoked = httpx.Response(
-        401, headers={"www-authenticate": 'Bearer error="invalid_token"'}, request=request
+        401,
+        headers={"www-authenticate": 'Bearer error="invalid_token"'},
+        request=request,
     )
 
     def works_for_another_request(token: str) -> None:
@@ -200,7 +241,9 @@ def test_revoked_tokens_that_had_worked_are_replaced_up_to_max_replays() -> None
         assert flow.send(token_response(refresh, f"tok-{number}")) is request
         works_for_another_request(f"tok-{number}")
     assert number > _auth.MAX_REFRESHES
-    with pytest.raises(StopIteration):  # MAX_REPLAYS reached: the 401 goes to the caller
+    with pytest.raises(
+        StopIteration
+    ):  # MAX_REPLAYS reached: the 401 goes to the caller
         flow.send(revoked)
 
 
@@ -223,10 +266,15 @@ def test_refused_tokens_forgotten_as_proven_count_as_never_worked_at_once() -> N
     for number in range(8):  # eight newer tokens work: tok-a and tok-b are forgotten
         auth.invalidate(auth.proven[-1] if number else "tok-d")
         other = auth.auth_flow(httpx.Request("GET", f"{BASE}/y"))
-        assert other.send(token_response(as_request(next(other)), f"tok-{number}")) is not None
+        assert (
+            other.send(token_response(as_request(next(other)), f"tok-{number}"))
+            is not None
+        )
         with pytest.raises(StopIteration):
             other.send(httpx.Response(200))
-    with pytest.raises(StopIteration):  # tok-a, tok-b and tok-c never worked, as far as known
+    with pytest.raises(
+        StopIteration
+    ):  # tok-a, tok-b and tok-c never worked, as far as known
         flow.send(httpx.Response(401, request=request))
 
 
@@ -247,7 +295,9 @@ def test_a_401_naming_another_error_is_not_replayed() -> None:
     flow = auth.auth_flow(request)
     flow.send(token_response(as_request(next(flow))))
     refused = httpx.Response(
-        401, headers={"www-authenticate": 'Bearer error="insufficient_scope"'}, request=request
+        401,
+        headers={"www-authenticate": 'Bearer error="insufficient_scope"'},
+        request=request,
     )
     with pytest.raises(StopIteration):
         flow.send(refused)
@@ -275,13 +325,17 @@ def test_a_flow_waits_for_the_fetch_another_flow_leads_then_uses_its_token() -> 
     second_request = httpx.Request("GET", f"{BASE}/b")
     second = auth.auth_flow(second_request)
     token_request = as_request(next(first))
-    assert not isinstance(next(second), httpx.Request)  # waits for the first one's fetch
+    assert not isinstance(
+        next(second), httpx.Request
+    )  # waits for the first one's fetch
     first.send(token_response(token_request, "tok-1"))
     assert second.send(None) is second_request
     assert second_request.headers["authorization"] == "Bearer tok-1"
 
 
-def test_a_cancelled_async_waiter_does_not_cancel_the_fetch_the_others_wait_for() -> None:
+def test_a_cancelled_async_waiter_does_not_cancel_the_fetch_the_others_wait_for() -> (
+    None
+):
     auth = make_auth(FakeClock())
     leader = auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))
     token_request = as_request(next(leader))
@@ -293,7 +347,9 @@ def test_a_cancelled_async_waiter_does_not_cancel_the_fetch_the_others_wait_for(
     async def wait_then_get_cancelled() -> None:
         waiting = asyncio.wrap_future(refresh)
         waiting.cancel()
-        await asyncio.sleep(0)  # one loop turn: the cancellation reaches the fetch, if it can
+        await asyncio.sleep(
+            0
+        )  # one loop turn: the cancellation reaches the fetch, if it can
 
     asyncio.run(wait_then_get_cancelled())
     assert not refresh.cancelled()
@@ -358,7 +414,9 @@ def test_a_401_for_a_token_that_only_got_errors_counts_as_never_worked() -> None
 
 
 @pytest.mark.parametrize(("status", "refreshes"), [(399, 3), (400, 2)])
-def test_an_answer_below_400_proves_a_token_and_400_does_not(status: int, refreshes: int) -> None:
+def test_an_answer_below_400_proves_a_token_and_400_does_not(
+    status: int, refreshes: int
+) -> None:
     """A token that got an answer below 400 (even a 399) worked: a 401 for it later is a
     revocation, which earns one refresh more than a token that never worked."""
     auth = make_auth(FakeClock())
@@ -403,7 +461,9 @@ def test_the_documented_bounds_of_waiting_and_replaying() -> None:
         ({"expires_in": str(7 * 24 * 3600 + 1)}, "not an integer from 1 to 604800"),
     ],
 )
-def test_bad_token_responses_are_typed_errors(fields: dict[str, Any], match: str) -> None:
+def test_bad_token_responses_are_typed_errors(
+    fields: dict[str, Any], match: str
+) -> None:
     request = httpx.Request("POST", f"{BASE}/authenticate")
     with pytest.raises(TokenResponseError, match=match) as info:
         parse_token_response(token_response(request, "secret-token-xyz", **fields))
@@ -412,14 +472,18 @@ def test_bad_token_responses_are_typed_errors(fields: dict[str, Any], match: str
 
 def test_token_type_is_case_insensitive_and_integer_expires_in_is_accepted() -> None:
     request = httpx.Request("POST", f"{BASE}/authenticate")
-    assert parse_token_response(token_response(request, token_type="bearer", expires_in=60)) == (
+    assert parse_token_response(
+        token_response(request, token_type="bearer", expires_in=60)
+    ) == (
         "tok-1",
         60,
     )
 
 
 @pytest.mark.parametrize("expires_in", [1, 7 * 24 * 3600, " 60 "])
-def test_a_lifetime_from_one_second_to_a_week_is_accepted(expires_in: int | str) -> None:
+def test_a_lifetime_from_one_second_to_a_week_is_accepted(
+    expires_in: int | str,
+) -> None:
     request = httpx.Request("POST", f"{BASE}/authenticate")
     response = token_response(request, expires_in=expires_in)
     assert parse_token_response(response) == ("tok-1", int(expires_in))
@@ -440,7 +504,9 @@ def test_only_a_200_carries_a_token(status: int) -> None:
         parse_token_response(httpx.Response(status, json=body, request=request))
 
 
-def test_a_404_from_authenticate_names_the_missing_prefix_only_when_it_is_missing() -> None:
+def test_a_404_from_authenticate_names_the_missing_prefix_only_when_it_is_missing() -> (
+    None
+):
     request = httpx.Request("POST", "https://api.example.test/v3/authenticate")
     with pytest.raises(service_api.NotFoundError, match="lacks its /public/v3 prefix"):
         parse_token_response(httpx.Response(404, request=request))
@@ -468,11 +534,16 @@ def test_refused_credentials(status: int, code: str | None) -> None:
     request = httpx.Request("POST", f"{BASE}/authenticate")
     body = json.dumps({"error": code} if code else {}).encode()
     response = httpx.Response(
-        status, content=body, headers={"content-type": "application/json"}, request=request
+        status,
+        content=body,
+        headers={"content-type": "application/json"},
+        request=request,
     )
     with pytest.raises(InvalidCredentialsError) as info:
         parse_token_response(response)
-    assert type(info.value) is InvalidCredentialsError  # a 400 too: not a BadRequestError
+    assert (
+        type(info.value) is InvalidCredentialsError
+    )  # a 400 too: not a BadRequestError
     assert (info.value.status_code, info.value.error) == (status, code)
     assert (
         str(info.value)
@@ -483,7 +554,9 @@ def test_refused_credentials(status: int, code: str | None) -> None:
 def test_the_json_body_is_read_whatever_the_content_type() -> None:
     request = httpx.Request("POST", f"{BASE}/authenticate")
     for content_type in ("text/plain; charset=utf-8", "application/octet-stream", None):
-        body = b'{"access_token": "tok-plain", "token_type": "Bearer", "expires_in": "60"}'
+        body = (
+            b'{"access_token": "tok-plain", "token_type": "Bearer", "expires_in": "60"}'
+        )
         headers = {"content-type": content_type} if content_type else {}
         response = httpx.Response(200, content=body, headers=headers, request=request)
         assert parse_token_response(response) == ("tok-plain", 60)
@@ -504,7 +577,9 @@ def test_reprs_show_no_secret() -> None:
 class MemoryStore:
     """An in-memory ``TokenStore`` that records its calls, or fails them all."""
 
-    def __init__(self, token: StoredToken | None = None, *, broken: bool = False) -> None:
+    def __init__(
+        self, token: StoredToken | None = None, *, broken: bool = False
+    ) -> None:
         self.token = token
         self.broken = broken
         self.calls: list[str] = []
@@ -530,7 +605,9 @@ class MemoryStore:
         self.calls.append("unlock")
 
 
-def drive(auth: TokenAuth, answers: Callable[[httpx.Request], httpx.Response]) -> list[str]:
+def drive(
+    auth: TokenAuth, answers: Callable[[httpx.Request], httpx.Response]
+) -> list[str]:
     """Run the sync driver to the end; returns what was sent (``token`` or the auth header)."""
     request = httpx.Request("GET", f"{BASE}/x")
     flow = auth.sync_auth_flow(request)
@@ -566,10 +643,14 @@ def test_a_stored_token_keeps_its_remaining_lifetime() -> None:
     store = MemoryStore(StoredToken("tok-stored", expires_at=time.time() + 600))
     auth = TokenAuth(BASE, "cid", SECRET, clock=clock, token_store=store)
     assert drive(auth, ok) == ["Bearer tok-stored"]
-    clock.now += 600 - 60 - 5  # short of the refresh time (skew 60 s): still the stored one
+    clock.now += (
+        600 - 60 - 5
+    )  # short of the refresh time (skew 60 s): still the stored one
     assert drive(auth, ok) == ["Bearer tok-stored"]
     assert store.calls == ["lock", "load", "unlock"]  # no second look at the store
-    clock.now += 10  # past it: the store is asked again, and holds the token that is due
+    clock.now += (
+        10  # past it: the store is asked again, and holds the token that is due
+    )
     assert drive(auth, ok) == ["token", "Bearer tok-fetched"]
     assert store.calls == ["lock", "load", "unlock", "lock", "load", "save", "unlock"]
 
@@ -637,7 +718,11 @@ def test_a_stored_token_refused_with_a_401_is_not_taken_again() -> None:
             return httpx.Response(401, request=request)
         return ok(request)
 
-    assert drive(auth, refuse_stored) == ["Bearer tok-stored", "token", "Bearer tok-fetched"]
+    assert drive(auth, refuse_stored) == [
+        "Bearer tok-stored",
+        "token",
+        "Bearer tok-fetched",
+    ]
 
 
 def test_a_broken_store_falls_back_to_fetching_with_one_warning(
@@ -659,7 +744,9 @@ def test_waiters_of_a_failed_fetch_get_their_own_copy_of_its_error() -> None:
     token_request = next(leader)
     assert isinstance(token_request, httpx.Request)
     assert not isinstance(next(follower), httpx.Request)  # waits for the leader's fetch
-    refused = httpx.Response(401, json={"error": "invalid_client"}, request=token_request)
+    refused = httpx.Response(
+        401, json={"error": "invalid_client"}, request=token_request
+    )
     with pytest.raises(InvalidCredentialsError) as first:
         leader.send(refused)
     with pytest.raises(InvalidCredentialsError) as second:
@@ -686,7 +773,9 @@ def test_a_waiter_whose_error_stops_an_iteration_adds_notes_to_its_copy_only() -
         waiter.value.at_page(page, items_yielded=0)
         copies.append(waiter.value)
     assert first.value.__notes__ == ["resume with start_page=3"]
-    assert [c.__notes__ for c in copies] == [[f"resume with start_page={p}"] for p in (7, 9)]
+    assert [c.__notes__ for c in copies] == [
+        [f"resume with start_page={p}"] for p in (7, 9)
+    ]
 
 
 # ---- no wait can hang -----------------------------------------------------------------------
@@ -737,7 +826,9 @@ def test_a_waiter_that_gives_up_fetches_alone_and_leaves_the_leaders_refresh() -
     follower = auth.auth_flow(request)
     refresh = next(follower)
     assert isinstance(refresh, concurrent.futures.Future)
-    own = as_request(in_thread(lambda: follower.send(None)))  # the driver gave up: fetch alone
+    own = as_request(
+        in_thread(lambda: follower.send(None))
+    )  # the driver gave up: fetch alone
     assert TOKEN_REQUEST_EXTENSION in own.extensions
     assert follower.send(token_response(own, "tok-own")) is request
     assert request.headers["authorization"] == "Bearer tok-own"
@@ -755,7 +846,9 @@ def test_the_sync_driver_does_not_wait_for_a_fetch_led_on_its_own_thread() -> No
 
     def lead_then_call_sync() -> httpx.Request:
         leader = auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))
-        as_request(next(leader))  # the leader waits for its answer: this thread is needed
+        as_request(
+            next(leader)
+        )  # the leader waits for its answer: this thread is needed
         return as_request(next(auth.sync_auth_flow(httpx.Request("GET", f"{BASE}/b"))))
 
     assert TOKEN_REQUEST_EXTENSION in in_thread(lead_then_call_sync).extensions
@@ -767,7 +860,9 @@ def test_waiters_wait_for_another_threads_fetch_at_most_max_refresh_wait(
 ) -> None:
     monkeypatch.setattr(_auth, "MAX_REFRESH_WAIT", 0.05)
     auth = make_auth(FakeClock())
-    as_request(next(auth.auth_flow(httpx.Request("GET", f"{BASE}/a"))))  # never answered
+    as_request(
+        next(auth.auth_flow(httpx.Request("GET", f"{BASE}/a")))
+    )  # never answered
 
     def first_step() -> httpx.Request:
         request = httpx.Request("GET", f"{BASE}/b")
@@ -799,7 +894,9 @@ class TokenServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def _send(self, body: bytes, content_type: str = "application/json") -> None:
+            def _send(
+                self, body: bytes, content_type: str = "application/json"
+            ) -> None:
                 self.send_response(200)
                 self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(body)))
@@ -822,7 +919,11 @@ class TokenServer:
                         return
                 token = f"loopback-token-{number}"
                 register_secret(token, "loopback token")
-                fields = {"access_token": token, "token_type": "Bearer", "expires_in": "3600"}
+                fields = {
+                    "access_token": token,
+                    "token_type": "Bearer",
+                    "expires_in": "3600",
+                }
                 # As the seed's accept asks: JSON under a text/plain content type.
                 self._send(json.dumps(fields).encode(), "text/plain; charset=utf-8")
 
@@ -833,7 +934,9 @@ class TokenServer:
         self._server.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/public/v3"
         threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.01},
+            daemon=True,
         ).start()
 
     def close(self) -> None:
@@ -864,7 +967,9 @@ def test_a_sync_call_inside_a_coroutine_while_a_task_of_its_loop_fetches(
     async def main() -> tuple[int, int]:
         task = asyncio.create_task(client.get_async_httpx_client().get("/shipments"))
         assert await asyncio.to_thread(server.token_request_seen.wait, JOIN_TIMEOUT)
-        status = client.get_httpx_client().get("/shipments").status_code  # sync SDK call
+        status = (
+            client.get_httpx_client().get("/shipments").status_code
+        )  # sync SDK call
         server.release.set()
         return status, (await task).status_code
 
@@ -881,7 +986,9 @@ def test_waiters_stop_waiting_for_a_leader_whose_loop_stopped_for_good(
     client = service_api.Client(server.base_url, "cid", SECRET, None)
     loop = asyncio.new_event_loop()
     leader = loop.create_task(client.get_async_httpx_client().get("/shipments"))
-    loop.run_until_complete(asyncio.to_thread(server.token_request_seen.wait, JOIN_TIMEOUT))
+    loop.run_until_complete(
+        asyncio.to_thread(server.token_request_seen.wait, JOIN_TIMEOUT)
+    )
     # The loop no longer runs: its task leads a fetch nobody will finish.
     sync_status = in_thread(lambda: client.get_httpx_client().get("/x").status_code)
     assert sync_status == 200
@@ -893,10 +1000,14 @@ def test_waiters_stop_waiting_for_a_leader_whose_loop_stopped_for_good(
         await client.aclose()
         return response.status_code
 
-    assert in_thread(lambda: asyncio.run(async_call())) == 200  # another loop, another thread
+    assert (
+        in_thread(lambda: asyncio.run(async_call())) == 200
+    )  # another loop, another thread
     assert server.token_requests == 3
     server.release.set()
-    assert loop.run_until_complete(leader).status_code == 200  # it still ends its own fetch
+    assert (
+        loop.run_until_complete(leader).status_code == 200
+    )  # it still ends its own fetch
     loop.run_until_complete(client.aclose())
     loop.close()
     client.close()
@@ -907,7 +1018,9 @@ def test_waiters_of_a_token_request_that_timed_out_get_its_error_at_once(
     token_server: Callable[[int], TokenServer], driver: str
 ) -> None:
     server = token_server(100)  # the token endpoint never answers in time
-    client = service_api.Client(server.base_url, "cid", SECRET, None, timeout=0.5, max_retries=0)
+    client = service_api.Client(
+        server.base_url, "cid", SECRET, None, timeout=0.5, max_retries=0
+    )
 
     def sync_call(_: int) -> BaseException | None:
         try:
@@ -932,7 +1045,9 @@ def test_waiters_of_a_token_request_that_timed_out_get_its_error_at_once(
 
     errors = in_thread(calls)
     assert [type(e) for e in errors] == [service_api.ApiTimeoutError] * 8
-    assert server.token_requests == 1  # not one timed-out fetch per caller, one after another
+    assert (
+        server.token_requests == 1
+    )  # not one timed-out fetch per caller, one after another
     client.close()
 
 
@@ -954,7 +1069,9 @@ def test_waiters_of_a_failed_token_request_retry_behind_one_new_leader(
         return outcome, leads
 
     monkeypatch.setattr(_auth.TokenAuth, "claim", counting_claim)
-    policy = service_api.RetryPolicy(max_retries=1, initial_delay=0.001, max_delay=0.001)
+    policy = service_api.RetryPolicy(
+        max_retries=1, initial_delay=0.001, max_delay=0.001
+    )
     client = service_api.Client(server.base_url, "cid", SECRET, None, retry=policy)
 
     def call(_: int) -> int:
@@ -972,7 +1089,9 @@ def test_waiters_of_a_failed_token_request_retry_behind_one_new_leader(
     client.close()
 
 
-def test_the_async_driver_does_not_wait_for_a_leader_in_another_loop_of_its_thread() -> None:
+def test_the_async_driver_does_not_wait_for_a_leader_in_another_loop_of_its_thread() -> (
+    None
+):
     """The leader's loop stopped (run by hand, say) and this thread now runs another."""
     auth = make_auth(FakeClock())
 
@@ -986,7 +1105,10 @@ def test_the_async_driver_does_not_wait_for_a_leader_in_another_loop_of_its_thre
         request = httpx.Request("GET", f"{BASE}/b")
         return as_request(asyncio.run(anext(auth.async_auth_flow(request))))
 
-    assert TOKEN_REQUEST_EXTENSION in in_thread(lead_in_one_loop_then_wait_in_another).extensions
+    assert (
+        TOKEN_REQUEST_EXTENSION
+        in in_thread(lead_in_one_loop_then_wait_in_another).extensions
+    )
 
 
 def test_an_async_waiter_in_the_leaders_loop_waits_for_it() -> None:
@@ -1025,16 +1147,24 @@ def test_a_post_is_retried_only_when_its_token_request_failed() -> None:
     policy = service_api.RetryPolicy(max_retries=3)
     args = {"transport": httpx.MockTransport(handle)}
     with (
-        service_api.Client(BASE, "cid", SECRET, "acct-1", retry=policy, httpx_args=args) as c,
+        service_api.Client(
+            BASE, "cid", SECRET, "acct-1", retry=policy, httpx_args=args
+        ) as c,
         service_api.testing.no_retry_sleep() as delays,
     ):
         with pytest.raises(ServerError) as info:
             c.get_httpx_client().post("/shipments", json={})
-        assert seen == ["token", "token", "post"]  # the token request again, the POST once
+        assert seen == [
+            "token",
+            "token",
+            "post",
+        ]  # the token request again, the POST once
         assert len(delays) == 1
         assert info.value.request is not None
         assert TOKEN_REQUEST_EXTENSION not in info.value.request.extensions
-        answers["token"] = [503] * 9  # now every token request fails: retried, then raised
+        answers["token"] = [
+            503
+        ] * 9  # now every token request fails: retried, then raised
         c._family.auth.invalidate("tok-marker")
         with pytest.raises(ServerError) as failed:
             c.get_httpx_client().post("/shipments", json={})

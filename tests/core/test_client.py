@@ -26,7 +26,13 @@ from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 def make_client(
     mock: RunningMock, account: str | None = "acct-1", **kwargs: object
 ) -> service_api.Client:
-    return service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, account, **kwargs)  # type: ignore[arg-type]
+    return service_api.Client(
+        mock.base_url,
+        DEMO_CLIENT_ID,
+        DEMO_CLIENT_SECRET,
+        account,
+        **kwargs,  # type: ignore[arg-type]
+    )
 
 
 # The mock's faults are 503 or 429, both with Retry-After.
@@ -55,7 +61,9 @@ def test_the_token_is_refreshed_60_s_before_it_expires_by_default() -> None:
     client = service_api.Client("https://api.test/public/v3", "cid", "s3cret")
     assert client._family.auth.skew == 60.0
     assert (
-        service_api.Client(client._base_url, "cid", "s3cret", refresh_skew=5.0)._family.auth.skew
+        service_api.Client(
+            client._base_url, "cid", "s3cret", refresh_skew=5.0
+        )._family.auth.skew
         == 5.0
     )
 
@@ -70,7 +78,11 @@ def test_a_source_tree_not_installed_sends_an_unknown_version() -> None:
         "print(_client._AGENT)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     assert done.stdout.startswith("service-api/0+unknown python/")
 
@@ -86,7 +98,9 @@ def test_sync_call_returns_the_parsed_page_with_one_token(
 
 
 @pytest.mark.anyio
-async def test_async_call_returns_the_parsed_page_with_one_token(mock: RunningMock) -> None:
+async def test_async_call_returns_the_parsed_page_with_one_token(
+    mock: RunningMock,
+) -> None:
     async with make_client(mock) as client:
         for _ in range(3):
             page = await list_shipments.asyncio(client=client, page_size=5)
@@ -116,7 +130,9 @@ async def test_async_expired_token_is_refreshed_and_replayed(mock: RunningMock) 
     assert mock.service.count("authenticate") == 2
 
 
-def test_sync_revoked_token_is_refreshed(mock: RunningMock, client: service_api.Client) -> None:
+def test_sync_revoked_token_is_refreshed(
+    mock: RunningMock, client: service_api.Client
+) -> None:
     list_shipments.sync(client=client)
     mock.service.revoke_tokens()
     assert isinstance(list_shipments.sync(client=client), ShipmentPage)
@@ -134,7 +150,9 @@ async def test_async_revoked_token_is_refreshed(mock: RunningMock) -> None:
 
 def test_sync_wrong_credentials(mock: RunningMock) -> None:
     with (
-        service_api.Client(mock.base_url, DEMO_CLIENT_ID, "wrong-secret-123", "acct-1") as bad,
+        service_api.Client(
+            mock.base_url, DEMO_CLIENT_ID, "wrong-secret-123", "acct-1"
+        ) as bad,
         pytest.raises(service_api.InvalidCredentialsError) as info,
     ):
         list_shipments.sync(client=bad)
@@ -144,12 +162,16 @@ def test_sync_wrong_credentials(mock: RunningMock) -> None:
 
 @pytest.mark.anyio
 async def test_async_wrong_credentials(mock: RunningMock) -> None:
-    async with service_api.Client(mock.base_url, "nobody", "wrong-secret-123", "acct-1") as bad:
+    async with service_api.Client(
+        mock.base_url, "nobody", "wrong-secret-123", "acct-1"
+    ) as bad:
         with pytest.raises(service_api.InvalidCredentialsError):
             await list_shipments.asyncio(client=bad)
 
 
-def test_sync_status_errors_are_typed(mock: RunningMock, client: service_api.Client) -> None:
+def test_sync_status_errors_are_typed(
+    mock: RunningMock, client: service_api.Client
+) -> None:
     with pytest.raises(service_api.PermissionDeniedError) as info:
         list_shipments.sync(client=client.with_account("acct-9"))
     assert info.value.status_code == 403
@@ -167,7 +189,9 @@ async def test_async_status_errors_are_typed(mock: RunningMock) -> None:
             await list_shipments.asyncio(client=client)
 
 
-def test_with_account_shares_the_token(mock: RunningMock, client: service_api.Client) -> None:
+def test_with_account_shares_the_token(
+    mock: RunningMock, client: service_api.Client
+) -> None:
     other = client.with_account("acct-2")
     assert other.account_id == "acct-2"
     first = list_shipments.sync(client=client)
@@ -180,14 +204,18 @@ def test_with_account_shares_the_token(mock: RunningMock, client: service_api.Cl
     other.close()
 
 
-def test_an_explicit_account_header_wins(mock: RunningMock, client: service_api.Client) -> None:
+def test_an_explicit_account_header_wins(
+    mock: RunningMock, client: service_api.Client
+) -> None:
     response = client.get_httpx_client().get(
         "/shipments", headers={"x-service-account-id": "acct-2"}
     )
     assert [s["shipmentId"] for s in response.json()["data"]] == ids(mock, "acct-2")
 
 
-def test_sync_retry_after_is_honoured(mock: RunningMock, client: service_api.Client) -> None:
+def test_sync_retry_after_is_honoured(
+    mock: RunningMock, client: service_api.Client
+) -> None:
     list_shipments.sync(client=client)  # token first: faults apply to every operation
     mock.service.set_faults(fault_rate=1.0, retry_after=1.5)
     with testing.no_retry_sleep() as delays, pytest.raises(RETRYABLE) as info:
@@ -200,7 +228,9 @@ def test_sync_retry_after_is_honoured(mock: RunningMock, client: service_api.Cli
 
 @pytest.mark.anyio
 async def test_async_retry_after_is_honoured(mock: RunningMock) -> None:
-    async with make_client(mock, retry=service_api.RetryPolicy(max_retries=1)) as client:
+    async with make_client(
+        mock, retry=service_api.RetryPolicy(max_retries=1)
+    ) as client:
         await list_shipments.asyncio(client=client)
         mock.service.set_faults(fault_rate=1.0, retry_after=2.0)
         with testing.no_retry_sleep() as delays, pytest.raises(RETRYABLE):
@@ -222,7 +252,9 @@ def test_retry_after_beyond_the_cap_raises_at_once(mock: RunningMock) -> None:
 
 def test_connection_errors_are_typed_and_retried() -> None:
     with (
-        service_api.Client("http://127.0.0.1:9/public/v3", "cid", "some-secret-1") as client,
+        service_api.Client(
+            "http://127.0.0.1:9/public/v3", "cid", "some-secret-1"
+        ) as client,
         testing.no_retry_sleep() as delays,
         pytest.raises(service_api.ApiConnectionError) as info,
     ):
@@ -262,7 +294,9 @@ def test_storm_of_threads_and_tasks_makes_one_token_request(
         thread.join(30)
     assert len(results) == 58
     assert all(isinstance(page, ShipmentPage) for page in results)
-    assert mock.service.count("authenticate") == 2  # the first token and exactly one refresh
+    assert (
+        mock.service.count("authenticate") == 2
+    )  # the first token and exactly one refresh
 
 
 def test_two_event_loops_in_two_threads_share_one_fetch(
@@ -297,19 +331,27 @@ def test_two_event_loops_in_two_threads_share_one_fetch(
 # ---- response size, JSON checks, the shared pool ------------------------------------------
 
 
-def test_sync_a_page_over_max_response_bytes_is_a_typed_error(mock: RunningMock) -> None:
+def test_sync_a_page_over_max_response_bytes_is_a_typed_error(
+    mock: RunningMock,
+) -> None:
     with (
         make_client(mock, max_response_bytes=4096) as client,
         pytest.raises(service_api.InvalidResponseError, match="larger than 4096 bytes"),
     ):
         list_shipments.sync(client=client, page_size=50)
-    assert mock.service.count("listShipments") == 1  # not retried: it would be as large again
+    assert (
+        mock.service.count("listShipments") == 1
+    )  # not retried: it would be as large again
 
 
 @pytest.mark.anyio
-async def test_async_a_page_over_max_response_bytes_is_a_typed_error(mock: RunningMock) -> None:
+async def test_async_a_page_over_max_response_bytes_is_a_typed_error(
+    mock: RunningMock,
+) -> None:
     async with make_client(mock, max_response_bytes=4096) as client:
-        with pytest.raises(service_api.InvalidResponseError, match="larger than 4096 bytes"):
+        with pytest.raises(
+            service_api.InvalidResponseError, match="larger than 4096 bytes"
+        ):
             await list_shipments.asyncio(client=client, page_size=50)
     assert mock.service.count("listShipments") == 1
 
@@ -317,16 +359,26 @@ async def test_async_a_page_over_max_response_bytes_is_a_typed_error(mock: Runni
 def broken_json_service(request: httpx.Request) -> httpx.Response:
     if request.url.path.endswith("/authenticate"):
         return httpx.Response(
-            200, json={"access_token": "t0k3n", "token_type": "Bearer", "expires_in": "3600"}
+            200,
+            json={
+                "access_token": "t0k3n",
+                "token_type": "Bearer",
+                "expires_in": "3600",
+            },
         )
-    return httpx.Response(200, content=b'{"data": [', headers={"content-type": "application/json"})
+    return httpx.Response(
+        200, content=b'{"data": [', headers={"content-type": "application/json"}
+    )
 
 
 def test_sync_a_2xx_body_that_is_not_json_is_a_typed_error_in_generated_calls() -> None:
     transport = httpx.MockTransport(broken_json_service)
     with (
         service_api.Client(
-            "https://api.test/public/v3", "cid", "s3cret", httpx_args={"transport": transport}
+            "https://api.test/public/v3",
+            "cid",
+            "s3cret",
+            httpx_args={"transport": transport},
         ) as client,
         pytest.raises(service_api.InvalidResponseError, match="not valid JSON"),
     ):
@@ -334,10 +386,15 @@ def test_sync_a_2xx_body_that_is_not_json_is_a_typed_error_in_generated_calls() 
 
 
 @pytest.mark.anyio
-async def test_async_a_2xx_body_that_is_not_json_is_a_typed_error_in_generated_calls() -> None:
+async def test_async_a_2xx_body_that_is_not_json_is_a_typed_error_in_generated_calls() -> (
+    None
+):
     transport = httpx.MockTransport(broken_json_service)
     async with service_api.Client(
-        "https://api.test/public/v3", "cid", "s3cret", httpx_args={"transport": transport}
+        "https://api.test/public/v3",
+        "cid",
+        "s3cret",
+        httpx_args={"transport": transport},
     ) as client:
         with pytest.raises(service_api.InvalidResponseError, match="not valid JSON"):
             await list_shipments.asyncio(client=client)
@@ -346,7 +403,9 @@ async def test_async_a_2xx_body_that_is_not_json_is_a_typed_error_in_generated_c
 def test_a_generated_call_parses_each_page_once(
     mock: RunningMock, client: service_api.Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    list_shipments.sync(client=client)  # the token is fetched (and its answer parsed) here
+    list_shipments.sync(
+        client=client
+    )  # the token is fetched (and its answer parsed) here
     parsed: list[int] = []
     loads = json.loads
 
@@ -379,7 +438,9 @@ def test_closing_the_original_first_closes_the_shared_pool_its_child_used() -> N
     assert closed == [True]
 
 
-def test_closing_a_child_leaves_the_shared_pool_to_the_original(mock: RunningMock) -> None:
+def test_closing_a_child_leaves_the_shared_pool_to_the_original(
+    mock: RunningMock,
+) -> None:
     with make_client(mock) as root:
         with root.with_account("acct-2") as child:
             list_shipments.sync(client=child)
@@ -408,12 +469,19 @@ class RotatingService:
             self.issued += 1
             token = f"tok-{self.issued}"
             return httpx.Response(
-                200, json={"access_token": token, "token_type": "Bearer", "expires_in": "3600"}
+                200,
+                json={
+                    "access_token": token,
+                    "token_type": "Bearer",
+                    "expires_in": "3600",
+                },
             )
         self.seen.append(request.headers["authorization"].removeprefix("Bearer "))
         step = self.script.pop(0)
         if step == "401":
-            return httpx.Response(401, headers={"www-authenticate": 'Bearer error="invalid_token"'})
+            return httpx.Response(
+                401, headers={"www-authenticate": 'Bearer error="invalid_token"'}
+            )
         if step == "429+rotate":
             self.issued += 1  # the service rotated: the token in use is now refused
             return httpx.Response(429, headers={"retry-after": "1"})
@@ -423,7 +491,10 @@ class RotatingService:
 def rotating_client(service: RotatingService) -> service_api.Client:
     transport = httpx.MockTransport(service)
     return service_api.Client(
-        "https://api.test/public/v3", "cid", "s3cret-value", httpx_args={"transport": transport}
+        "https://api.test/public/v3",
+        "cid",
+        "s3cret-value",
+        httpx_args={"transport": transport},
     )
 
 
@@ -442,7 +513,9 @@ def test_sync_a_token_rotated_during_retry_after_is_refreshed_by_the_retry() -> 
 
 
 @pytest.mark.anyio
-async def test_async_a_token_rotated_during_retry_after_is_refreshed_by_the_retry() -> None:
+async def test_async_a_token_rotated_during_retry_after_is_refreshed_by_the_retry() -> (
+    None
+):
     service = RotatingService(list(SCRIPT))
     async with rotating_client(service) as client:
         with testing.no_retry_sleep() as delays:
@@ -452,7 +525,9 @@ async def test_async_a_token_rotated_during_retry_after_is_refreshed_by_the_retr
     assert service.seen == ["tok-1", "tok-2", "tok-2", "tok-4"]
 
 
-def test_401_forever_between_retries_ends_after_a_bounded_number_of_token_requests() -> None:
+def test_401_forever_between_retries_ends_after_a_bounded_number_of_token_requests() -> (
+    None
+):
     # Each attempt refreshes while the refused token is new, at most twice; a 401 is not
     # retried.
     service = RotatingService(["429+rotate", "401", "401", "401"])
@@ -482,7 +557,9 @@ def test_retries_and_refreshes_are_logged_at_info(
     assert [m.partition(" s (")[2] for m in retries] == [
         f"retry {n} of {last})" for n in range(1, last + 1)
     ]
-    assert all(m.startswith("retrying GET /public/v3/shipments after ") for m in retries)
+    assert all(
+        m.startswith("retrying GET /public/v3/shipments after ") for m in retries
+    )
     assert any("token" in r.getMessage() for r in mine)
     assert {r.levelno for r in mine} == {logging.INFO}
 
@@ -532,7 +609,9 @@ def test_only_a_404_says_the_base_url_may_lack_its_prefix(status: int) -> None:
 
 
 @pytest.mark.parametrize("status", [200, 302, 399, 400])
-def test_every_answer_below_400_is_given_back_and_the_rest_raise(status: int, twin: str) -> None:
+def test_every_answer_below_400_is_given_back_and_the_rest_raise(
+    status: int, twin: str
+) -> None:
     client = service_api.Client(
         "https://api.test/public/v3",
         "cid",
@@ -543,7 +622,9 @@ def test_every_answer_below_400_is_given_back_and_the_rest_raise(status: int, tw
 
     async def get() -> httpx.Response:
         async with client:
-            return await client.get_async_httpx_client().get("/x", params={"status": status})
+            return await client.get_async_httpx_client().get(
+                "/x", params={"status": status}
+            )
 
     with client, contextlib.ExitStack() as stack:
         if status >= 400:
@@ -563,7 +644,9 @@ def loop_pools(client: service_api.Client) -> Any:
     return client._family.loop_pools[None]
 
 
-def test_one_client_serves_consecutive_asyncio_runs_sharing_its_token(mock: RunningMock) -> None:
+def test_one_client_serves_consecutive_asyncio_runs_sharing_its_token(
+    mock: RunningMock,
+) -> None:
     client = make_client(mock)
 
     async def fetch() -> tuple[asyncio.AbstractEventLoop, Any]:
@@ -573,7 +656,9 @@ def test_one_client_serves_consecutive_asyncio_runs_sharing_its_token(mock: Runn
         return loop, loop_pools(client)._open[loop][0]  # the loop's pool the call used
 
     first_loop, first_pool = asyncio.run(fetch())
-    second_loop, second_pool = asyncio.run(fetch())  # used to raise "Event loop is closed"
+    second_loop, second_pool = asyncio.run(
+        fetch()
+    )  # used to raise "Event loop is closed"
     assert second_pool is not first_pool
     for pool in (first_pool, second_pool):
         # closed inside its loop when asyncio.run ended it
@@ -627,7 +712,9 @@ async def test_an_async_only_transport_refuses_sync_calls(mock: RunningMock) -> 
     app_transport = httpx.ASGITransport(app=mock.service.app)
     async with make_client(mock, httpx_args={"transport": app_transport}) as client:
         assert isinstance(await list_shipments.asyncio(client=client), ShipmentPage)
-        with pytest.raises(TypeError, match=r"\(ASGITransport\) serves async requests only"):
+        with pytest.raises(
+            TypeError, match=r"\(ASGITransport\) serves async requests only"
+        ):
             list_shipments.sync(client=client)
     assert mock.service.count("listShipments", 200) == 1
 
@@ -663,7 +750,9 @@ def test_a_call_after_close_opens_the_pools_again(mock: RunningMock) -> None:
 NO_KEEP_ALIVE = {"limits": httpx.Limits(max_keepalive_connections=0)}
 
 
-def test_close_then_a_loop_closed_by_hand_leaves_the_client_usable(mock: RunningMock) -> None:
+def test_close_then_a_loop_closed_by_hand_leaves_the_client_usable(
+    mock: RunningMock,
+) -> None:
     client = make_client(mock, httpx_args=NO_KEEP_ALIVE)
     loop = asyncio.new_event_loop()
     try:
@@ -690,7 +779,9 @@ def test_a_loop_closed_by_hand_is_dropped_when_another_loop_opens_its_pool(
         )
     finally:
         loop.close()
-    assert loop in loop_pools(client)._open  # nothing told the client that the loop ended
+    assert (
+        loop in loop_pools(client)._open
+    )  # nothing told the client that the loop ended
     assert isinstance(asyncio.run(list_shipments.asyncio(client=client)), ShipmentPage)
     assert loop not in loop_pools(client)._open
     assert loop_pools(client)._open == {}  # and asyncio.run's loop closed its own
@@ -727,7 +818,10 @@ WRITE_OUTCOMES: dict[str, tuple[httpx.Response | Exception, bool]] = {
     "503": (httpx.Response(503, headers={"retry-after": "0"}), False),
     "connection refused": (httpx.ConnectError("refused"), True),
     "connect timeout": (httpx.ConnectTimeout("no connection"), True),
-    "dropped after the request was read": (httpx.RemoteProtocolError("disconnected"), False),
+    "dropped after the request was read": (
+        httpx.RemoteProtocolError("disconnected"),
+        False,
+    ),
     "read timeout": (httpx.ReadTimeout("no answer"), False),
 }
 
@@ -750,7 +844,9 @@ def test_a_write_is_sent_again_only_where_it_cannot_have_taken_effect(
 
     async def send() -> httpx.Response:
         async with client:
-            return await client.get_async_httpx_client().request(method, "/shipments", json={})
+            return await client.get_async_httpx_client().request(
+                method, "/shipments", json={}
+            )
 
     with client, testing.no_retry_sleep(), contextlib.ExitStack() as stack:
         if not again:
@@ -766,8 +862,12 @@ def test_a_write_is_sent_again_only_where_it_cannot_have_taken_effect(
     assert service.received == (1 + reached_before if again else 1)
 
 
-@pytest.mark.parametrize("failure", [httpx.ReadTimeout("slow"), httpx.RemoteProtocolError("gone")])
-def test_a_failed_token_request_is_sent_again_for_a_write_too(failure: Exception) -> None:
+@pytest.mark.parametrize(
+    "failure", [httpx.ReadTimeout("slow"), httpx.RemoteProtocolError("gone")]
+)
+def test_a_failed_token_request_is_sent_again_for_a_write_too(
+    failure: Exception,
+) -> None:
     token_requests = []
 
     def service(request: httpx.Request) -> httpx.Response:
@@ -782,7 +882,10 @@ def test_a_failed_token_request_is_sent_again_for_a_write_too(failure: Exception
     transport = httpx.MockTransport(service)
     with (
         service_api.Client(
-            "https://api.test/public/v3", "cid", "s3cret", httpx_args={"transport": transport}
+            "https://api.test/public/v3",
+            "cid",
+            "s3cret",
+            httpx_args={"transport": transport},
         ) as client,
         testing.no_retry_sleep(),
     ):
@@ -794,7 +897,9 @@ def test_a_failed_token_request_is_sent_again_for_a_write_too(failure: Exception
 def test_an_empty_or_unprintable_account_is_refused(account: str) -> None:
     with pytest.raises(ValueError, match="non-empty printable"):
         service_api.Client("https://api.test/public/v3", "cid", "s3cret", account)
-    with service_api.Client("https://api.test/public/v3", "cid", "s3cret", "acct-1") as client:
+    with service_api.Client(
+        "https://api.test/public/v3", "cid", "s3cret", "acct-1"
+    ) as client:
         with pytest.raises(ValueError, match="non-empty printable"):
             client.with_account(account)
         with pytest.raises(ValueError, match="non-empty printable"):
@@ -819,7 +924,9 @@ def test_a_debug_line_gives_each_answer_s_time_in_both_twins(
 
     async def get() -> httpx.Response:
         async with client:
-            return await client.get_async_httpx_client().get("/x", params={"status": 200})
+            return await client.get_async_httpx_client().get(
+                "/x", params={"status": 200}
+            )
 
     with client:
         if twin == "sync":
@@ -831,13 +938,16 @@ def test_a_debug_line_gives_each_answer_s_time_in_both_twins(
 
 
 @pytest.mark.parametrize(
-    ("base", "hinted"), [("https://api.test/v3", True), ("https://api.test/public/v3/", False)]
+    ("base", "hinted"),
+    [("https://api.test/v3", True), ("https://api.test/public/v3/", False)],
 )
 def test_a_404_from_the_token_endpoint_hints_at_the_prefix_only_when_it_lacks(
     base: str, hinted: bool
 ) -> None:
     transport = httpx.MockTransport(lambda request: httpx.Response(404))
-    client = service_api.Client(base, "cid", "s3cret", httpx_args={"transport": transport})
+    client = service_api.Client(
+        base, "cid", "s3cret", httpx_args={"transport": transport}
+    )
     with client, pytest.raises(service_api.NotFoundError) as info:
         client.get_httpx_client().get("/shipments")
     assert ("lacks its /public/v3 prefix" in str(info.value)) is hinted
@@ -846,11 +956,16 @@ def test_a_404_from_the_token_endpoint_hints_at_the_prefix_only_when_it_lacks(
 def test_the_least_max_response_bytes_is_1() -> None:
     for refused in (0, -1):
         with pytest.raises(ValueError, match="max_response_bytes must be at least 1"):
-            service_api.Client("https://api.test/public/v3", "cid", "s", max_response_bytes=refused)
+            service_api.Client(
+                "https://api.test/public/v3", "cid", "s", max_response_bytes=refused
+            )
     args = {"transport": httpx.MockTransport(answer_token_then_404)}
     client = service_api.Client(
         "https://api.test/public/v3", "cid", "s", max_response_bytes=1, httpx_args=args
     )
     # Taken, and it bounds every answer, the token answer included, to a byte.
-    with client, pytest.raises(service_api.InvalidResponseError, match="larger than 1 bytes"):
+    with (
+        client,
+        pytest.raises(service_api.InvalidResponseError, match="larger than 1 bytes"),
+    ):
         client.get_httpx_client().get("/x")

@@ -22,7 +22,9 @@ def environ(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     return monkeypatch
 
 
-def set_all(environ: pytest.MonkeyPatch, mock: RunningMock, account: str = "acct-2") -> None:
+def set_all(
+    environ: pytest.MonkeyPatch, mock: RunningMock, account: str = "acct-2"
+) -> None:
     environ.setenv("SERVICE_API_BASE_URL", mock.base_url)
     environ.setenv("SERVICE_API_CLIENT_ID", DEMO_CLIENT_ID)
     environ.setenv("SERVICE_API_CLIENT_SECRET", DEMO_CLIENT_SECRET)
@@ -53,10 +55,14 @@ async def test_async_a_client_with_no_arguments_reads_all_four(
     assert mock.service.count("authenticate") == 1
 
 
-def test_an_explicit_argument_wins(environ: pytest.MonkeyPatch, mock: RunningMock) -> None:
+def test_an_explicit_argument_wins(
+    environ: pytest.MonkeyPatch, mock: RunningMock
+) -> None:
     set_all(environ, mock)
     environ.setenv("SERVICE_API_CLIENT_SECRET", "not-the-secret-42")
-    with service_api.Client(client_secret=DEMO_CLIENT_SECRET, account_id="acct-1") as client:
+    with service_api.Client(
+        client_secret=DEMO_CLIENT_SECRET, account_id="acct-1"
+    ) as client:
         assert client.account_id == "acct-1"
         assert isinstance(list_shipments.sync(client=client), ShipmentPage)
     assert mock.service.count("authenticate", 200) == 1
@@ -98,7 +104,9 @@ def test_several_accounts_in_the_variable_are_refused_by_the_library(
     environ: pytest.MonkeyPatch, mock: RunningMock
 ) -> None:
     set_all(environ, mock, account="acct-1,acct-2")
-    with pytest.raises(service_api.ConfigurationError, match="several accounts") as info:
+    with pytest.raises(
+        service_api.ConfigurationError, match="several accounts"
+    ) as info:
         service_api.Client()
     assert info.value.variable == "SERVICE_API_ACCOUNT_ID"
 
@@ -108,7 +116,9 @@ def test_a_bad_base_url_from_the_environment_names_the_variable(
 ) -> None:
     set_all(environ, mock)
     environ.setenv("SERVICE_API_BASE_URL", "ftp://h/public/v3")
-    with pytest.raises(service_api.ConfigurationError, match=r"^SERVICE_API_BASE_URL: base_url"):
+    with pytest.raises(
+        service_api.ConfigurationError, match=r"^SERVICE_API_BASE_URL: base_url"
+    ):
         service_api.Client()
 
 
@@ -129,11 +139,17 @@ def test_the_cli_names_the_same_variables() -> None:
 def test_an_explicit_none_account_reads_no_variable(
     environ: pytest.MonkeyPatch, mock: RunningMock
 ) -> None:
-    set_all(environ, mock, account="acct-1,acct-2")  # the CLI's list form: not read here
-    with service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, None) as client:
+    set_all(
+        environ, mock, account="acct-1,acct-2"
+    )  # the CLI's list form: not read here
+    with service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, None
+    ) as client:
         assert client.account_id is None
     with pytest.raises(service_api.ConfigurationError, match="several accounts"):
-        service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET)  # omitted: read
+        service_api.Client(
+            mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
+        )  # omitted: read
 
 
 @pytest.mark.parametrize(
@@ -146,7 +162,9 @@ def test_an_explicit_none_account_reads_no_variable(
         "https://u:pw@h/public/v3",
     ],
 )
-def test_a_bad_base_url_argument_is_a_configuration_error_naming_the_argument(url: str) -> None:
+def test_a_bad_base_url_argument_is_a_configuration_error_naming_the_argument(
+    url: str,
+) -> None:
     with pytest.raises(
         service_api.ConfigurationError, match=r"^base_url must be an absolute"
     ) as info:

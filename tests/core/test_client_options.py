@@ -28,7 +28,12 @@ class Recorder:
         self.requests.append(request)
         if request.url.path.endswith("/authenticate"):
             return httpx.Response(
-                200, json={"access_token": "tok-1", "token_type": "Bearer", "expires_in": "3600"}
+                200,
+                json={
+                    "access_token": "tok-1",
+                    "token_type": "Bearer",
+                    "expires_in": "3600",
+                },
             )
         return httpx.Response(200, json=EMPTY_PAGE)
 
@@ -42,11 +47,15 @@ class Recorder:
 def recorded_client(service: Recorder, **kwargs: Any) -> service_api.Client:
     args = dict(kwargs.pop("httpx_args", {}))
     args["transport"] = httpx.MockTransport(service)
-    return service_api.Client(BASE, "cid", "s3cret-value", "acct-1", httpx_args=args, **kwargs)
+    return service_api.Client(
+        BASE, "cid", "s3cret-value", "acct-1", httpx_args=args, **kwargs
+    )
 
 
 def mock_client(mock: RunningMock, **kwargs: Any) -> service_api.Client:
-    return service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1", **kwargs)
+    return service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1", **kwargs
+    )
 
 
 # ---- with_options: retries ----------------------------------------------------------------
@@ -56,7 +65,9 @@ def test_sync_with_options_retries_per_view_and_leaves_the_client_alone(
     mock: RunningMock,
 ) -> None:
     with mock_client(mock) as client:
-        list_shipments.sync(client=client)  # the token first: faults hit every operation
+        list_shipments.sync(
+            client=client
+        )  # the token first: faults hit every operation
         mock.service.set_faults(fault_rate=1.0, retry_after=0.5)
         patient = client.with_options(max_retries=4)
         with testing.no_retry_sleep() as delays, pytest.raises(RETRYABLE):
@@ -88,7 +99,10 @@ async def test_async_with_options_retries_per_view_and_leaves_the_client_alone(
         with testing.no_retry_sleep() as delays, pytest.raises(RETRYABLE):
             await list_shipments.asyncio(client=client)
         assert delays == [0.5] * service_api.RetryPolicy().max_retries  # the default
-    assert mock.service.count("listShipments") == 1 + 4 + 1 + service_api.RetryPolicy().max_retries
+    assert (
+        mock.service.count("listShipments")
+        == 1 + 4 + 1 + service_api.RetryPolicy().max_retries
+    )
     assert mock.service.count("authenticate") == 1
 
 
@@ -102,7 +116,9 @@ def test_a_view_keeps_the_account_and_a_child_of_a_view_keeps_its_policy(
         assert client.with_options(timeout=3).account_id == "acct-1"
         page = list_shipments.sync(client=view)
         assert isinstance(page, ShipmentPage)
-        wanted = [s["shipmentId"] for s in mock.service.dataset("shipments", "acct-2")[:50]]
+        wanted = [
+            s["shipmentId"] for s in mock.service.dataset("shipments", "acct-2")[:50]
+        ]
         assert [s.shipment_id for s in page.data] == wanted
 
 
@@ -117,7 +133,9 @@ def test_with_options_refuses_both_retry_forms_and_a_negative_count() -> None:
 # ---- with_options: timeout and headers ------------------------------------------------------
 
 
-def test_sync_with_options_timeout_and_headers_reach_the_wire_of_the_view_only() -> None:
+def test_sync_with_options_timeout_and_headers_reach_the_wire_of_the_view_only() -> (
+    None
+):
     service = Recorder()
     with recorded_client(service, timeout=30.0) as client:
         view = client.with_options(timeout=2.5, headers={"X-Trace": "nightly"})
@@ -133,7 +151,9 @@ def test_sync_with_options_timeout_and_headers_reach_the_wire_of_the_view_only()
 
 
 @pytest.mark.anyio
-async def test_async_with_options_timeout_and_headers_reach_the_wire_of_the_view_only() -> None:
+async def test_async_with_options_timeout_and_headers_reach_the_wire_of_the_view_only() -> (
+    None
+):
     service = Recorder()
     async with recorded_client(service) as client:
         timeout = httpx.Timeout(1.0, read=7.0)
@@ -153,7 +173,9 @@ def test_one_iteration_runs_with_the_options_of_its_view() -> None:
     service = Recorder()
     with recorded_client(service) as client:
         items = list(
-            service_api.paginate(list_shipments, client.with_options(headers={"X-Run": "7"}))
+            service_api.paginate(
+                list_shipments, client.with_options(headers={"X-Run": "7"})
+            )
         )
     assert items == []
     assert [r.headers.get("x-run") for r in service.lists()] == ["7"]
@@ -167,7 +189,9 @@ def test_a_view_shares_the_sync_pool_of_its_client() -> None:
         list_shipments.sync(client=view)
         ours = client.get_httpx_client()._transport._inner  # type: ignore[attr-defined]
         assert view.get_httpx_client()._transport._inner is ours  # type: ignore[attr-defined]
-        assert isinstance(ours, httpx.MockTransport)  # the user's transport, not a new pool
+        assert isinstance(
+            ours, httpx.MockTransport
+        )  # the user's transport, not a new pool
     assert len(service.lists()) == 2
 
 
@@ -224,7 +248,9 @@ def test_a_user_agent_header_given_by_the_user_wins_whole(where: str) -> None:
     service = Recorder()
     headers = {"user-agent": "their-agent/9"}
     if where == "client":  # over user_agent= too
-        client = recorded_client(service, user_agent="a/1", httpx_args={"headers": headers})
+        client = recorded_client(
+            service, user_agent="a/1", httpx_args={"headers": headers}
+        )
     else:
         client = recorded_client(service).with_options(headers=headers)
     with client:

@@ -37,15 +37,25 @@ TOTAL = 23  # devices the fake service holds: three pages of ten
 def fake_service(request: httpx.Request) -> httpx.Response:
     """The token endpoint and ``/devices``, paged by number, as the real service answers."""
     if request.url.path.endswith("/authenticate"):
-        token = {"access_token": "t0k3n-core", "token_type": "Bearer", "expires_in": "3600"}
+        token = {
+            "access_token": "t0k3n-core",
+            "token_type": "Bearer",
+            "expires_in": "3600",
+        }
         return httpx.Response(200, json=token)
     number = int(request.url.params.get("pageNumber", "1"))
     size = int(request.url.params.get("pageSize", "10"))
     ids = range((number - 1) * size, min(number * size, TOTAL))
-    page: dict[str, object] = {"totalRecords": TOTAL, "pageNumber": number, "pageSize": size}
+    page: dict[str, object] = {
+        "totalRecords": TOTAL,
+        "pageNumber": number,
+        "pageSize": size,
+    }
     if number * size < TOTAL:
         page["next"] = str(request.url.copy_set_param("pageNumber", number + 1))
-    return httpx.Response(200, json={**page, "data": [{"deviceId": f"d{i}"} for i in ids]})
+    return httpx.Response(
+        200, json={**page, "data": [{"deviceId": f"d{i}"} for i in ids]}
+    )
 
 
 def make_client(**options: object) -> service_api.Client:
@@ -62,7 +72,10 @@ def make_client(**options: object) -> service_api.Client:
 def export_devices() -> list[str]:
     """Every device through the client, as a user would iterate a list endpoint."""
     with make_client() as client:
-        return [str(d.device_id) for d in service_api.paginate(list_devices, client, page_size=10)]
+        return [
+            str(d.device_id)
+            for d in service_api.paginate(list_devices, client, page_size=10)
+        ]
 
 
 def test_importing_and_a_full_iteration_load_no_extra() -> None:
@@ -88,7 +101,14 @@ def test_importing_and_a_full_iteration_load_no_extra() -> None:
 def test_the_extras_are_installed_only_in_the_full_virtualenv() -> None:
     # make test-core sets CORE_ALONE=1 in the virtualenv it builds without any extra.
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "list",
+            "--format=json",
+            "--disable-pip-version-check",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -116,7 +136,9 @@ class _Blocker(importlib.abc.MetaPathFinder):
 def missing(*names: str) -> Iterator[None]:
     """``names`` (and ``service_api.quota``, which imports them) cannot be imported."""
     hidden = {n: m for n, m in sys.modules.items() if n.partition(".")[0] in names}
-    hidden |= {n: m for n, m in sys.modules.items() if n.startswith("service_api.quota")}
+    hidden |= {
+        n: m for n, m in sys.modules.items() if n.startswith("service_api.quota")
+    }
     quota: ModuleType | None = service_api.__dict__.pop("quota", None)
     for name in hidden:
         del sys.modules[name]
@@ -188,7 +210,10 @@ def test_a_token_store_object_needs_no_extra() -> None:
 
     store = MemoryStore()
     with missing(*QUOTA_DEPENDENCIES), make_client(token_store=store) as client:
-        ids = [str(d.device_id) for d in service_api.paginate(list_devices, client, page_size=10)]
+        ids = [
+            str(d.device_id)
+            for d in service_api.paginate(list_devices, client, page_size=10)
+        ]
         assert "service_api.quota" not in sys.modules
     assert len(ids) == TOTAL
     assert [token.access_token for token in store.saved] == ["t0k3n-core"]

@@ -33,9 +33,13 @@ BASE = "https://api.test/public/v3"
 
 
 def answer(
-    status: int, body: bytes = b"", headers: dict[str, str] | httpx.Headers | None = None
+    status: int,
+    body: bytes = b"",
+    headers: dict[str, str] | httpx.Headers | None = None,
 ) -> httpx.Response:
-    request = httpx.Request("GET", f"{BASE}/shipments", headers={"authorization": "Bearer t0k"})
+    request = httpx.Request(
+        "GET", f"{BASE}/shipments", headers={"authorization": "Bearer t0k"}
+    )
     response = httpx.Response(status, content=body, headers=headers, request=request)
     response.read()
     return response
@@ -57,7 +61,9 @@ def answer(
         (409, service_api.ApiStatusError),
     ],
 )
-def test_each_status_has_its_class(status: int, cls: type[service_api.ApiStatusError]) -> None:
+def test_each_status_has_its_class(
+    status: int, cls: type[service_api.ApiStatusError]
+) -> None:
     error = error_from_response(answer(status))
     assert type(error) is cls
     assert error.status_code == status
@@ -66,7 +72,9 @@ def test_each_status_has_its_class(status: int, cls: type[service_api.ApiStatusE
 
 
 def test_invalid_credentials_are_an_authentication_error() -> None:
-    assert issubclass(service_api.InvalidCredentialsError, service_api.AuthenticationError)
+    assert issubclass(
+        service_api.InvalidCredentialsError, service_api.AuthenticationError
+    )
     assert issubclass(service_api.TokenExpiredError, service_api.AuthenticationError)
     assert issubclass(service_api.InvalidResponseError, ValueError)
     assert issubclass(service_api.ApiTimeoutError, service_api.ApiConnectionError)
@@ -86,7 +94,11 @@ def test_retry_after_and_oauth_fields_are_read_from_the_answer() -> None:
     # The message quotes the server's code and description as it wrote them.
     assert "invalid_token; The token expired at '05/31/2024 13:45:10'" in str(expired)
     refused = error_from_response(
-        answer(401, json.dumps({"error": "invalid_client"}).encode(), {"content-type": "json"})
+        answer(
+            401,
+            json.dumps({"error": "invalid_client"}).encode(),
+            {"content-type": "json"},
+        )
     )
     assert refused.error == "invalid_client"  # type: ignore[attr-defined]
 
@@ -121,10 +133,14 @@ def test_redaction_hides_only_the_secret_headers() -> None:
 
 
 def test_the_token_request_marker_survives_redaction_and_nothing_else_does() -> None:
-    marked = httpx.Request("POST", f"{BASE}/authenticate", extensions={TOKEN: True, "a": 1, "x": 1})
+    marked = httpx.Request(
+        "POST", f"{BASE}/authenticate", extensions={TOKEN: True, "a": 1, "x": 1}
+    )
     assert redacted_request(marked).extensions == {TOKEN: True}
     assert is_token_request(redacted_request(marked))
-    assert not is_token_request(redacted_request(httpx.Request("GET", f"{BASE}/shipments")))
+    assert not is_token_request(
+        redacted_request(httpx.Request("GET", f"{BASE}/shipments"))
+    )
     assert not is_token_request(None)
 
 
@@ -138,7 +154,10 @@ def test_a_body_nested_too_deeply_to_parse_is_kept_as_text() -> None:
 def test_a_credential_field_in_a_json_body_is_blanked_where_it_stands() -> None:
     body = {"access_token": "public", "detail": "the public/v3 gateway failed"}
     error = error_from_response(answer(502, json.dumps(body).encode()))
-    assert json.loads(error.body) == {"access_token": "[redacted]", "detail": body["detail"]}
+    assert json.loads(error.body) == {
+        "access_token": "[redacted]",
+        "detail": body["detail"],
+    }
     assert "public/v3 gateway failed" in str(error)  # the rest stays exact
 
 
@@ -146,14 +165,18 @@ def test_httpx_errors_map_to_typed_errors() -> None:
     request = httpx.Request("GET", f"{BASE}/shipments")
     timeout = error_from_httpx(httpx.ReadTimeout("timed out", request=request))
     assert isinstance(timeout, service_api.ApiTimeoutError)
-    refused = error_from_httpx(httpx.ConnectError("[Errno 111] refused", request=request))
+    refused = error_from_httpx(
+        httpx.ConnectError("[Errno 111] refused", request=request)
+    )
     assert type(refused) is service_api.ApiConnectionError
     assert "[Errno 111] refused" in str(refused)
     broken = error_from_httpx(httpx.DecodingError("bad gzip", request=request))
     assert isinstance(broken, service_api.InvalidResponseError)
     # Our own request's protocol errors can quote a header value: only the class is shown.
     local = error_from_httpx(
-        httpx.LocalProtocolError("Illegal header value b'Bearer s3cr3t '", request=request)
+        httpx.LocalProtocolError(
+            "Illegal header value b'Bearer s3cr3t '", request=request
+        )
     )
     assert "s3cr3t" not in str(local)
     assert "LocalProtocolError" in str(local)
@@ -173,12 +196,15 @@ def test_resumable_only_where_a_resume_can_succeed() -> None:
 # ---- www-authenticate: the service's exact form and anything else --------------------------
 
 EXPIRED = (
-    'Bearer error="invalid_token", error_description="The token expired at \'05/31/2024 13:45:10\'"'
+    'Bearer error="invalid_token", '
+    "error_description=\"The token expired at '05/31/2024 13:45:10'\""
 )
 
 
 def www(value: str) -> httpx.Headers:
-    return httpx.Headers({b"www-authenticate": value.encode()})  # as the wire may carry it
+    return httpx.Headers(
+        {b"www-authenticate": value.encode()}
+    )  # as the wire may carry it
 
 
 def status_error(value: str) -> service_api.ApiStatusError:
@@ -190,7 +216,10 @@ def test_the_services_expired_token_header() -> None:
     description = "The token expired at '05/31/2024 13:45:10'"
     assert challenge(www(EXPIRED), "error_description") == description
     assert type(status_error(EXPIRED)) is service_api.TokenExpiredError
-    assert type(status_error('Bearer error="invalid_token"')) is service_api.AuthenticationError
+    assert (
+        type(status_error('Bearer error="invalid_token"'))
+        is service_api.AuthenticationError
+    )
 
 
 @pytest.mark.parametrize(
@@ -212,7 +241,9 @@ def test_other_forms_never_raise(value: str) -> None:
 
 
 def test_unquoted_and_escaped_values() -> None:
-    headers = www('Bearer realm=api, error=invalid_token, error_description="a \\"b\\""')
+    headers = www(
+        'Bearer realm=api, error=invalid_token, error_description="a \\"b\\""'
+    )
     assert challenge(headers, "error") == "invalid_token"
     assert challenge(headers, "error_description") == 'a "b"'
     assert challenge(headers, "realm") == "api"
@@ -230,19 +261,30 @@ def test_error_description_is_read_from_the_challenge_then_the_body() -> None:
     )
     assert isinstance(from_header, service_api.AuthenticationError)
     assert from_header.error_description == "revoked"
-    body = json.dumps({"error": "invalid_client", "error_description": "unknown client"})
+    body = json.dumps(
+        {"error": "invalid_client", "error_description": "unknown client"}
+    )
     from_body = error_from_response(answer(401, body.encode()))
     assert isinstance(from_body, service_api.AuthenticationError)
-    assert (from_body.error, from_body.error_description) == ("invalid_client", "unknown client")
+    assert (from_body.error, from_body.error_description) == (
+        "invalid_client",
+        "unknown client",
+    )
     assert "unknown client" in str(from_body)
 
 
 def test_what_the_server_said_is_quoted_cut_to_200_characters() -> None:
-    body = json.dumps({"title": "T" * 500, "detail": "the gateway failed", "other": "no"})
+    body = json.dumps(
+        {"title": "T" * 500, "detail": "the gateway failed", "other": "no"}
+    )
     challenge = 'Bearer error="invalid_token", error_description="revoked"'
-    error = error_from_response(answer(401, body.encode(), {"www-authenticate": challenge}))
+    error = error_from_response(
+        answer(401, body.encode(), {"www-authenticate": challenge})
+    )
     said = str(error).partition(": ")[2]
-    assert said == "; ".join(["T" * 200, "the gateway failed", "invalid_token", "revoked"])
+    assert said == "; ".join(
+        ["T" * 200, "the gateway failed", "invalid_token", "revoked"]
+    )
 
 
 # ---- redaction by position ----------------------------------------------------------------
@@ -290,7 +332,9 @@ def failure_texts(secret: str, mock: RunningMock) -> list[str]:
     return texts
 
 
-def test_short_secrets_leave_messages_exact_and_cannot_be_inferred(mock: RunningMock) -> None:
+def test_short_secrets_leave_messages_exact_and_cannot_be_inferred(
+    mock: RunningMock,
+) -> None:
     reference = failure_texts("a-much-longer-reference-secret", mock)
     assert f"{mock.base_url}/authenticate" in reference[0]
     assert f"{BASE}/shipments" in reference[3]
@@ -315,7 +359,9 @@ def test_tls_against_a_plain_http_server_is_not_retried(mock: RunningMock) -> No
     assert f"{url}/authenticate" in str(info.value)
 
 
-def test_404_on_authenticate_is_not_retried_and_names_the_prefix(mock: RunningMock) -> None:
+def test_404_on_authenticate_is_not_retried_and_names_the_prefix(
+    mock: RunningMock,
+) -> None:
     bare = mock.base_url.removesuffix("/public/v3")
     with (
         service_api.Client(bare, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET) as client,
@@ -330,7 +376,8 @@ def test_404_on_a_list_endpoint_names_the_prefix_when_the_base_url_lacks_it() ->
     def handle(request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/authenticate"):
             return httpx.Response(
-                200, json={"access_token": "tk", "token_type": "Bearer", "expires_in": "60"}
+                200,
+                json={"access_token": "tk", "token_type": "Bearer", "expires_in": "60"},
             )
         return httpx.Response(404)
 
@@ -362,14 +409,23 @@ def test_a_base_url_with_a_query_fragment_or_no_host_is_refused(url: str) -> Non
 
 def test_max_retries_and_retry_together_are_a_type_error() -> None:
     with pytest.raises(TypeError, match="max_retries or retry"):
-        service_api.Client(BASE, "cid", "s3cret", max_retries=1, retry=service_api.RetryPolicy())
-    assert service_api.Client(BASE, "cid", "s3cret", max_retries=5).retry_policy.max_retries == 5
+        service_api.Client(
+            BASE, "cid", "s3cret", max_retries=1, retry=service_api.RetryPolicy()
+        )
+    assert (
+        service_api.Client(
+            BASE, "cid", "s3cret", max_retries=5
+        ).retry_policy.max_retries
+        == 5
+    )
 
 
 def test_refused_credentials_are_caught_as_authentication_error_around_paginate(
     mock: RunningMock,
 ) -> None:
-    with service_api.Client(mock.base_url, DEMO_CLIENT_ID, "wrong-secret-99", "acct-1") as c:
+    with service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, "wrong-secret-99", "acct-1"
+    ) as c:
         try:
             for _ in service_api.paginate(list_shipments, c):
                 pass
@@ -423,18 +479,24 @@ def no_dns(monkeypatch: pytest.MonkeyPatch) -> None:
     resolve = socket.getaddrinfo
 
     def getaddrinfo(host: object, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(host, str | bytes) and str(host).rstrip(".'").endswith(".invalid"):
+        if isinstance(host, str | bytes) and str(host).rstrip(".'").endswith(
+            ".invalid"
+        ):
             raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
         return resolve(host, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
 
 
-def failure(url: str, twin: str, **options: Any) -> tuple[service_api.ServiceApiError, float]:
+def failure(
+    url: str, twin: str, **options: Any
+) -> tuple[service_api.ServiceApiError, float]:
     """The error a first call against ``url`` ends with, and how long it took, with the
     default retry policy sleeping for real."""
     started = time.monotonic()
-    client = service_api.Client(url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1", **options)
+    client = service_api.Client(
+        url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1", **options
+    )
     try:
         if twin == "sync":
             list_shipments.sync(client=client)
@@ -465,7 +527,9 @@ def test_an_unknown_host_ends_at_once_without_retries(twin: str) -> None:
     assert elapsed < 1.0
 
 
-def test_tls_against_a_plain_http_server_ends_at_once(mock: RunningMock, twin: str) -> None:
+def test_tls_against_a_plain_http_server_ends_at_once(
+    mock: RunningMock, twin: str
+) -> None:
     url = mock.base_url.replace("http://", "https://")
     with testing.no_retry_sleep() as delays:
         error, _ = failure(url, twin)
@@ -477,7 +541,9 @@ def test_tls_against_a_plain_http_server_ends_at_once(mock: RunningMock, twin: s
 
 
 def test_a_server_that_never_answers_is_still_retried(twin: str) -> None:
-    with socket.socket() as silent:  # accepts connections (the backlog) and never answers
+    with (
+        socket.socket() as silent
+    ):  # accepts connections (the backlog) and never answers
         silent.bind(("127.0.0.1", 0))
         silent.listen(16)
         url = f"http://127.0.0.1:{silent.getsockname()[1]}/public/v3"
@@ -495,15 +561,21 @@ def test_a_refused_connection_is_still_retried(twin: str) -> None:
     assert "unknown host" not in str(error)
 
 
-def test_a_missing_account_header_names_account_id_and_with_account(mock: RunningMock) -> None:
-    with service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, None) as client:
+def test_a_missing_account_header_names_account_id_and_with_account(
+    mock: RunningMock,
+) -> None:
+    with service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, None
+    ) as client:
         with pytest.raises(service_api.BadRequestError) as missing:
             list_shipments.sync(client=client)
         assert "x-service-account-id header is required" in str(missing.value)
         assert "pass account_id= or use client.with_account()" in str(missing.value)
         with pytest.raises(service_api.BadRequestError) as malformed:
             list_shipments.sync(client=client.with_account("acct-1"), page_size=0)
-    assert "account_id=" not in str(malformed.value)  # sent with the header: another cause
+    assert "account_id=" not in str(
+        malformed.value
+    )  # sent with the header: another cause
     assert "pageSize" in str(malformed.value)
 
 
@@ -546,7 +618,10 @@ def test_only_a_400_without_the_account_header_advises_on_the_account() -> None:
         ("https://api.test/shipments", True),
         ("https://api.test/public/v3/shipments", False),
         ("https://api.test/gateway/public/v3/authenticate", False),
-        ("https://api.test/public/v3", True),  # the prefix is a folder of the path, or absent
+        (
+            "https://api.test/public/v3",
+            True,
+        ),  # the prefix is a folder of the path, or absent
     ],
 )
 def test_only_a_404_from_a_url_without_the_prefix_advises_on_the_base_url(
@@ -556,4 +631,8 @@ def test_only_a_404_from_a_url_without_the_prefix_advises_on_the_base_url(
     for status in (400, 401, 403, 404, 405, 500):
         response = httpx.Response(status, request=httpx.Request("GET", url))
         message = str(error_from_response(response))
-        assert message.endswith(prefix) is (advised and status == 404), (url, status, message)
+        assert message.endswith(prefix) is (advised and status == 404), (
+            url,
+            status,
+            message,
+        )

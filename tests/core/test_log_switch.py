@@ -56,7 +56,9 @@ def run_child(mock: RunningMock, level: str | None) -> str:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "failed: ServerError" in done.stderr or "failed: RateLimitError" in done.stderr
+    assert (
+        "failed: ServerError" in done.stderr or "failed: RateLimitError" in done.stderr
+    )
     return done.stdout + done.stderr
 
 
@@ -67,7 +69,9 @@ def assert_no_secret(output: str, mock: RunningMock, tokens: int = 2) -> None:
         assert secret not in output
 
 
-def test_debug_logs_one_line_per_answer_retries_and_refreshes(mock: RunningMock) -> None:
+def test_debug_logs_one_line_per_answer_retries_and_refreshes(
+    mock: RunningMock,
+) -> None:
     mock.service.reset(token_ttl=2)
     output = run_child(mock, "debug")
     lines = output.splitlines()
@@ -77,7 +81,10 @@ def test_debug_logs_one_line_per_answer_retries_and_refreshes(mock: RunningMock)
     assert sum("-> 200 in" in line for line in ok) == 2
     # The first attempt and every retry of the default policy.
     retries = RetryPolicy().max_retries
-    assert sum("-> 503 in" in line or "-> 429 in" in line for line in answers) == 1 + retries
+    assert (
+        sum("-> 503 in" in line or "-> 429 in" in line for line in answers)
+        == 1 + retries
+    )
     assert any(" INFO service_api] retrying GET" in line for line in lines)
     assert sum(" INFO service_api] bearer token for " in line for line in lines) == 2
     assert_no_secret(output, mock)

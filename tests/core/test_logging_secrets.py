@@ -10,13 +10,17 @@ from service_api_client.api.shipments import list_shipments
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 
 
-def test_debug_session_leaks_nothing(mock: RunningMock, caplog: pytest.LogCaptureFixture) -> None:
+def test_debug_session_leaks_nothing(
+    mock: RunningMock, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     for name in ("httpx", "httpcore", "service_api"):
         caplog.set_level(logging.DEBUG, logger=name)
     mock.service.reset(token_ttl=2)
     texts: list[str] = []
-    with service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1") as client:
+    with service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1"
+    ) as client:
         texts += [repr(client), str(client), repr(client.retry_policy)]
         list_shipments.sync(client=client)
         mock.service.advance_clock(10)  # expired: 401, refresh, replay
@@ -30,7 +34,10 @@ def test_debug_session_leaks_nothing(mock: RunningMock, caplog: pytest.LogCaptur
                 list_shipments.sync(client=client.with_account(account))
             texts += [str(info.value), repr(info.value), repr(info.value.request)]
         mock.service.set_faults(fault_rate=1.0, retry_after=0.5)
-        with testing.no_retry_sleep(), pytest.raises(service_api.ApiStatusError) as info:
+        with (
+            testing.no_retry_sleep(),
+            pytest.raises(service_api.ApiStatusError) as info,
+        ):
             list_shipments.sync(client=client)
         texts += [str(info.value), info.value.body]
     mock.service.set_faults(fault_rate=0.0)
@@ -44,8 +51,12 @@ def test_debug_session_leaks_nothing(mock: RunningMock, caplog: pytest.LogCaptur
     tokens = mock.service.issued_tokens()
     assert len(tokens) >= 3
     assert any(r.name.startswith("httpcore") for r in caplog.records)
-    assert any(r.name == "service_api" and "token" in r.getMessage() for r in caplog.records)
-    assert any(r.name == "service_api" and "retrying" in r.getMessage() for r in caplog.records)
+    assert any(
+        r.name == "service_api" and "token" in r.getMessage() for r in caplog.records
+    )
+    assert any(
+        r.name == "service_api" and "retrying" in r.getMessage() for r in caplog.records
+    )
     captured = texts + [r.getMessage() for r in caplog.records] + [caplog.text]
     for secret in [DEMO_CLIENT_SECRET, "not-the-secret-42", *tokens]:
         assert not any(secret in text for text in captured)

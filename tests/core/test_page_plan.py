@@ -72,14 +72,18 @@ class RecordingPlan(PagePlan):
         key: KeyFunction = shipment_key,
     ) -> None:
         self.notes: list[str] = []
-        options = PageOptions(page_size, start_page, max_items, max_pages, concurrency, key)
+        options = PageOptions(
+            page_size, start_page, max_items, max_pages, concurrency, key
+        )
         super().__init__(options, warn=self.notes.append)
 
     def judge(self, number: int, page: FakePage) -> Verdict:
         before = len(self.notes)
         kept = tuple(self.accept(number, page))
         items = tuple(page.data[index] for index in kept)
-        return Verdict(items, tuple(self.notes[before:]), self.next_page_info() is None, kept)
+        return Verdict(
+            items, tuple(self.notes[before:]), self.next_page_info() is None, kept
+        )
 
 
 def plan_of(**options: Any) -> RecordingPlan:
@@ -92,11 +96,19 @@ def page_of(
 ) -> FakePage:
     total = len(rows) if total is None else total
     last = math.ceil(total / size)
-    link = f"{BASE}/shipments?pageSize={size}&pageNumber={number + 1}" if number < last else UNSET
-    return FakePage(total, number, size, rows[(number - 1) * size : number * size], link)
+    link = (
+        f"{BASE}/shipments?pageSize={size}&pageNumber={number + 1}"
+        if number < last
+        else UNSET
+    )
+    return FakePage(
+        total, number, size, rows[(number - 1) * size : number * size], link
+    )
 
 
-def drive(plan: RecordingPlan, rows: list[dict[str, int]]) -> tuple[list[Any], list[str], int]:
+def drive(
+    plan: RecordingPlan, rows: list[dict[str, int]]
+) -> tuple[list[Any], list[str], int]:
     """Run the plan against a well-behaved server; return items, warnings, requests."""
     items: list[Any] = []
     notes: list[str] = []
@@ -181,7 +193,9 @@ def test_the_warning_function_is_given_by_keyword_only() -> None:
         FakePage(-1, 1, 10, []),
     ],
 )
-def test_a_missing_or_mistyped_envelope_field_is_an_invalid_response(broken: FakePage) -> None:
+def test_a_missing_or_mistyped_envelope_field_is_an_invalid_response(
+    broken: FakePage,
+) -> None:
     plan = plan_of(page_size=10, start_page=1)
     with pytest.raises(InvalidResponseError, match="page 1"):
         plan.judge(1, broken)
@@ -241,16 +255,22 @@ def shipment(shipment_id: str, *devices: str, **extra: Any) -> Shipment:
     return item
 
 
-def models_page(items: list[Any], number: int, *, total: int, size: int = 10) -> FakePage:
+def models_page(
+    items: list[Any], number: int, *, total: int, size: int = 10
+) -> FakePage:
     link = f"{BASE}/shipments?pageSize={size}&pageNumber={number + 1}"
-    return FakePage(total, number, size, items, link if number * size < total else UNSET)
+    return FakePage(
+        total, number, size, items, link if number * size < total else UNSET
+    )
 
 
 def test_models_a_page_served_twice_is_an_error() -> None:
     items = [shipment(f"s{i}", f"d{i}") for i in range(30)]
     plan = plan_of(page_size=10, start_page=1)
     plan.judge(1, models_page(items[:10], 1, total=30))
-    again = [shipment(f"s{i}", f"d{i}") for i in range(10)]  # equal, not the same objects
+    again = [
+        shipment(f"s{i}", f"d{i}") for i in range(10)
+    ]  # equal, not the same objects
     with pytest.raises(InconsistentPageError, match="repeats items"):
         plan.judge(2, models_page(again, 2, total=30))
     assert plan.items_yielded == 10
@@ -291,7 +311,9 @@ def test_an_empty_last_page_whose_total_promises_items_is_an_error() -> None:
     plan = plan_of(page_size=10, start_page=1)
     plan.judge(1, page_of(rows, 1, 10))
     plan.judge(2, page_of(rows, 2, 10))
-    with pytest.raises(InconsistentPageError, match="page 3 is empty although totalRecords is 25"):
+    with pytest.raises(
+        InconsistentPageError, match="page 3 is empty although totalRecords is 25"
+    ):
         plan.judge(3, page_of([], 3, 10, total=25))
     assert plan.next_page_info() == 3  # resume where it failed
 
@@ -324,7 +346,11 @@ def test_next_links_are_neither_followed_nor_checked() -> None:
     # nothing and draws no warning.
     rows = records(30)
     plan = plan_of(page_size=10, start_page=1)
-    links = ["https://evil.example/steal?pageNumber=1", None, f"{BASE}/shipments?pageNumber=9"]
+    links = [
+        "https://evil.example/steal?pageNumber=1",
+        None,
+        f"{BASE}/shipments?pageNumber=9",
+    ]
     for number, link in enumerate(links, start=1):
         page = page_of(rows, number, 10)
         page.next_ = link
@@ -334,13 +360,17 @@ def test_next_links_are_neither_followed_nor_checked() -> None:
     assert verdict.last
 
 
-def test_an_empty_page_before_the_promised_end_is_an_error_even_without_a_next_link() -> None:
+def test_an_empty_page_before_the_promised_end_is_an_error_even_without_a_next_link() -> (
+    None
+):
     rows = records(30)
     plan = plan_of(page_size=10, start_page=1)
     page = page_of(rows, 1, 10)
     page.next_ = None
     plan.judge(1, page)
-    with pytest.raises(InconsistentPageError, match="page 2 is empty although totalRecords is 30"):
+    with pytest.raises(
+        InconsistentPageError, match="page 2 is empty although totalRecords is 30"
+    ):
         plan.judge(2, page_of([], 2, 10, total=30))
     assert plan.next_page_info() == 2  # resume where it failed
 
@@ -369,12 +399,17 @@ def test_a_last_page_with_junk_beyond_the_total_is_cut() -> None:
 
 
 def test_the_default_key_is_the_id_the_model_declares() -> None:
-    assert (list_shipments.ID_ATTRIBUTE, list_devices.ID_ATTRIBUTE) == ("shipment_id", "device_id")
+    assert (list_shipments.ID_ATTRIBUTE, list_devices.ID_ATTRIBUTE) == (
+        "shipment_id",
+        "device_id",
+    )
     assert shipment_key(shipment("s1", "d1")) == "s1"
     assert id_key(list_devices.ID_ATTRIBUTE, Device(device_id="d9")) == "d9"
     assert shipment_key(Shipment()) is None  # no id sent: never taken for a repeat
     assert shipment_key({"id": 1}) is None  # not a generated model
-    assert shipment_key(shipment("s1", nested={"a": 1})) == shipment_key(shipment("s1", "d2"))
+    assert shipment_key(shipment("s1", nested={"a": 1})) == shipment_key(
+        shipment("s1", "d2")
+    )
     # An id is a string or an integer; anything else is no id (True is no 1).
     assert shipment_key(SimpleNamespace(shipment_id=7)) == 7
     for odd in (True, 1.0, None, ["s1"]):
@@ -389,7 +424,9 @@ def test_a_record_with_the_id_of_one_yielded_is_a_repeat_whatever_its_fields() -
     changed = shipment("s3", "other", note="edited since")
     later = [changed] + [shipment(f"s{i}") for i in range(10, 19)]
     verdict = plan.judge(2, models_page(later, 2, total=20))
-    assert [item.shipment_id for item in verdict.items] == [f"s{i}" for i in range(10, 19)]
+    assert [item.shipment_id for item in verdict.items] == [
+        f"s{i}" for i in range(10, 19)
+    ]
     assert verdict.kept == tuple(range(1, 10))
     assert any("1 items already yielded" in w for w in verdict.warnings)
 
@@ -433,6 +470,9 @@ def test_a_repeat_on_a_page_within_the_window_is_dropped() -> None:
     for number in range(1, REPEAT_WINDOW_PAGES + 1):
         plan.judge(number, page_of(rows, number, 10))
     last = page_of(rows, REPEAT_WINDOW_PAGES + 1, 10)
-    last.data = [rows[0], *last.data[1:]]  # a record of the first page, still remembered
+    last.data = [
+        rows[0],
+        *last.data[1:],
+    ]  # a record of the first page, still remembered
     verdict = plan.judge(REPEAT_WINDOW_PAGES + 1, last)
     assert len(verdict.items) == 9

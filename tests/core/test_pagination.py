@@ -67,7 +67,9 @@ def make_client(mock: RunningMock, tls: ssl.SSLContext, **options: Any) -> Clien
 
 
 @pytest.fixture
-async def client(mock: RunningMock, tls_context: ssl.SSLContext) -> AsyncIterator[Client]:
+async def client(
+    mock: RunningMock, tls_context: ssl.SSLContext
+) -> AsyncIterator[Client]:
     """A client of the mock for acct-1; both connection pools closed at the end."""
     async with make_client(mock, tls_context) as made:
         with made:
@@ -164,7 +166,10 @@ async def test_every_record_once_in_order_with_minimal_requests(
     mock.service.reset(records=total)
     size = min(page_size, 50)
     options = dict(
-        page_size=page_size, start_page=start_page, max_items=max_items, concurrency=concurrency
+        page_size=page_size,
+        start_page=start_page,
+        max_items=max_items,
+        concurrency=concurrency,
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("error")
@@ -180,7 +185,9 @@ async def test_every_record_once_in_order_with_minimal_requests(
     if max_items is not None:
         expected = expected[:max_items]
     assert ids_of(items, resource) == expected
-    assert settled_requests(mock, resource, expected_requests(total, size, start_page, max_items))
+    assert settled_requests(
+        mock, resource, expected_requests(total, size, start_page, max_items)
+    )
 
 
 async def test_the_list_accessor_and_paginate_page_alike(
@@ -268,7 +275,9 @@ async def test_reserved_and_unknown_parameters_are_refused_before_any_request(
         paginate(list_shipments, client, page_number=3)
     with pytest.raises(TypeError, match=r"list_shipments: .*'colour'"):
         paginate(list_shipments, client, colour="red")
-    with pytest.raises(TypeError, match="key must be a function of an item, not 'shipmentId'"):
+    with pytest.raises(
+        TypeError, match="key must be a function of an item, not 'shipmentId'"
+    ):
         paginate(list_shipments, client, key=cast(Any, "shipmentId"))
     # The accessor's signature names every option: anything else is Python's TypeError.
     unknown: Any = {"colour": "red"}
@@ -362,13 +371,17 @@ async def test_resuming_after_failures_gives_every_record_once(
             while True:
                 # No retries (the client's are the only ones): each failure shows, and
                 # is resumed by the caller.
-                options: dict[str, Any] = dict(page_size=20, start_page=start, concurrency=3)
+                options: dict[str, Any] = dict(
+                    page_size=20, start_page=start, concurrency=3
+                )
                 try:
                     if twin == "sync":
                         for item in paginate(ENDPOINTS[resource][0], flaky, **options):
                             collected.append(item)
                     else:
-                        async for item in paginate(ENDPOINTS[resource][0], flaky, **options):
+                        async for item in paginate(
+                            ENDPOINTS[resource][0], flaky, **options
+                        ):
                             collected.append(item)
                     break
                 except ServiceApiError as exc:
@@ -393,7 +406,9 @@ async def test_paging_survives_token_revocation_and_retries(
             with sturdy:
                 items: list[Any] = []
                 if twin == "sync":
-                    for item in paginate(list_devices, sturdy, page_size=10, concurrency=5):
+                    for item in paginate(
+                        list_devices, sturdy, page_size=10, concurrency=5
+                    ):
                         items.append(item)
                         if len(items) == 30:
                             mock.service.revoke_tokens()
@@ -431,7 +446,9 @@ async def test_what_is_not_an_endpoint_is_a_type_error_before_any_request(
     assert mock.service.counts() == {}
 
 
-@pytest.mark.parametrize("not_a_client", [None, "http://127.0.0.1/public/v3", list_shipments])
+@pytest.mark.parametrize(
+    "not_a_client", [None, "http://127.0.0.1/public/v3", list_shipments]
+)
 async def test_what_is_not_a_client_is_a_type_error_before_any_request(
     mock: RunningMock, not_a_client: Any
 ) -> None:
@@ -445,7 +462,9 @@ async def test_only_a_200_answer_is_a_page(twin: str, status: int) -> None:
     # A plain generated client hands back every answer: one with a page's body but
     # another status is the typed error of that status, not a page.
     def answer(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(status, json={"totalRecords": 0, "pageNumber": 1, "data": []})
+        return httpx.Response(
+            status, json={"totalRecords": 0, "pageNumber": 1, "data": []}
+        )
 
     plain = service_api_client.Client(
         base_url="http://127.0.0.1:9/public/v3",
@@ -458,7 +477,9 @@ async def test_only_a_200_answer_is_a_page(twin: str, status: int) -> None:
 
 
 def test_an_invalid_record_error_takes_its_details_by_keyword() -> None:
-    error = InvalidRecordError("page 2: record 1", index=1, raw_item=7, raw_items=[{}, 7])
+    error = InvalidRecordError(
+        "page 2: record 1", index=1, raw_item=7, raw_items=[{}, 7]
+    )
     assert (error.index, error.raw_item, error.raw_items) == (1, 7, [{}, 7])
     with pytest.raises(TypeError):
         InvalidRecordError("page 2: record 1", 1, 7, [{}, 7])  # type: ignore[call-arg]
@@ -496,7 +517,9 @@ async def test_the_pager_gives_items_and_pages_sync_and_async_and_starts_afresh(
     assert ids_of([item async for item in pager], "shipments") == expected
     assert [page.number for page in pager.pages()] == [1, 2, 3]
     assert [len(page.items) async for page in pager.pages()] == [10, 10, 3]
-    assert page_requests(mock, "shipments") == 3 * 4  # each iteration fetches every page
+    assert (
+        page_requests(mock, "shipments") == 3 * 4
+    )  # each iteration fetches every page
 
 
 async def test_refused_credentials_are_raised_at_once_and_not_advised_to_resume(
@@ -513,9 +536,13 @@ async def test_refused_credentials_are_raised_at_once_and_not_advised_to_resume(
         with refused, testing.no_retry_sleep() as delays:
             try:
                 await drain(twin, list_shipments, refused)
-            except AuthenticationError as exc:  # InvalidCredentialsError, caught as such
+            except (
+                AuthenticationError
+            ) as exc:  # InvalidCredentialsError, caught as such
                 caught: ServiceApiError | None = exc
-            except InvalidCredentialsError as exc:  # before it moves under AuthenticationError
+            except (
+                InvalidCredentialsError
+            ) as exc:  # before it moves under AuthenticationError
                 caught = exc
             else:
                 caught = None
@@ -527,7 +554,9 @@ async def test_refused_credentials_are_raised_at_once_and_not_advised_to_resume(
     assert page_requests(mock, "shipments") == 0
 
 
-async def test_max_pages_0_fetches_nothing(mock: RunningMock, client: Client, twin: str) -> None:
+async def test_max_pages_0_fetches_nothing(
+    mock: RunningMock, client: Client, twin: str
+) -> None:
     assert await drain(twin, list_shipments, client, max_pages=0) == []
     assert [page async for page in client.shipments.list(max_pages=0).pages()] == []
     assert mock.service.counts() == {}
@@ -543,8 +572,12 @@ def serve_one_record_too_many(request: httpx.Request) -> httpx.Response:
     if request.url.path.endswith("/authenticate"):
         token = {"access_token": "tk", "token_type": "Bearer", "expires_in": "3600"}
         return httpx.Response(200, json=token)
-    number, size = (int(request.url.params[name]) for name in ("pageNumber", "pageSize"))
-    records = [{"shipmentId": f"s-{n}"} for n in range(5)][(number - 1) * size : number * size + 1]
+    number, size = (
+        int(request.url.params[name]) for name in ("pageNumber", "pageSize")
+    )
+    records = [{"shipmentId": f"s-{n}"} for n in range(5)][
+        (number - 1) * size : number * size + 1
+    ]
     envelope = {"totalRecords": 5, "pageNumber": number, "pageSize": size}
     return httpx.Response(200, json={**envelope, "data": records})
 
@@ -552,7 +585,11 @@ def serve_one_record_too_many(request: httpx.Request) -> httpx.Response:
 async def test_a_warning_names_the_caller_s_line(twin: str) -> None:
     transport: Any = httpx.MockTransport(serve_one_record_too_many)
     async with Client(
-        "https://api.test/public/v3", "cid", "s3cret", "acct-1", httpx_args={"transport": transport}
+        "https://api.test/public/v3",
+        "cid",
+        "s3cret",
+        "acct-1",
+        httpx_args={"transport": transport},
     ) as client:
         with pytest.warns(PaginationWarning, match="page_size 80") as made:
             line, pager = line_here(), client.shipments.list(page_size=80)

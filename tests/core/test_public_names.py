@@ -27,7 +27,11 @@ def test_all_names_every_public_attribute_and_nothing_private() -> None:
 
 @pytest.mark.parametrize(
     "name",
-    [n for n in service_api.__all__ if not isinstance(getattr(service_api, n), types.ModuleType)],
+    [
+        n
+        for n in service_api.__all__
+        if not isinstance(getattr(service_api, n), types.ModuleType)
+    ],
 )
 def test_each_public_name_lives_in_service_api(name: str) -> None:
     public = getattr(service_api, name)

@@ -48,7 +48,9 @@ RESOURCES: dict[str, tuple[type[Any], type[Any], str, str, str]] = {
 @pytest.fixture
 async def client(mock: RunningMock) -> AsyncIterator[service_api.Client]:
     """A client of the mock for acct-1; both connection pools closed at the end."""
-    made = service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1")
+    made = service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1"
+    )
     async with made:
         with made:
             yield made
@@ -60,7 +62,9 @@ def resource(request: pytest.FixtureRequest) -> str:
 
 
 def dataset_ids(mock: RunningMock, resource: str, account: str = "acct-1") -> list[str]:
-    return [row[RESOURCES[resource][3]] for row in mock.service.dataset(resource, account)]
+    return [
+        row[RESOURCES[resource][3]] for row in mock.service.dataset(resource, account)
+    ]
 
 
 def ids_of(items: list[Any], resource: str) -> list[str]:
@@ -72,7 +76,10 @@ def served_pages(mock: RunningMock, resource: str, expected: int) -> int:
     deadline (it counts a request just after answering it)."""
     operation = RESOURCES[resource][4]
     deadline = time.monotonic() + 5
-    while mock.service.count(operation, status=200) < expected and time.monotonic() < deadline:
+    while (
+        mock.service.count(operation, status=200) < expected
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.005)
     return mock.service.count(operation, status=200)
 
@@ -95,10 +102,14 @@ async def all_pages(twin: str, accessor: Any, **options: Any) -> list[Any]:
         return [page async for page in async_pages]
 
 
-async def test_list_returns_the_pager_paginate_returns(client: service_api.Client) -> None:
+async def test_list_returns_the_pager_paginate_returns(
+    client: service_api.Client,
+) -> None:
     pager = client.shipments.list(page_size=5)
     assert isinstance(pager, service_api.Pager)
-    assert repr(pager) == repr(service_api.paginate(list_shipments, client, page_size=5))
+    assert repr(pager) == repr(
+        service_api.paginate(list_shipments, client, page_size=5)
+    )
     assert repr(client.devices.list()) == "Pager(list_devices, page_size=50)"
 
 
@@ -131,7 +142,9 @@ async def test_list_yields_every_item(
     expected = dataset_ids(mock, resource)
     assert ids_of(items, resource) == expected
     assert len(expected) > 7  # more than one page was needed
-    assert served_pages(mock, resource, -(-len(expected) // 7)) == -(-len(expected) // 7)
+    assert served_pages(mock, resource, -(-len(expected) // 7)) == -(
+        -len(expected) // 7
+    )
 
 
 async def test_list_passes_its_options_on(
@@ -164,9 +177,14 @@ async def test_a_child_client_for_another_account_has_the_accessors(
     try:
         items = await all_items(twin, child.shipments, max_items=5)
     finally:
-        await child.aclose()  # its own async pool: left to the garbage collector, it warns
+        await (
+            child.aclose()
+        )  # its own async pool: left to the garbage collector, it warns
     assert ids_of(items, "shipments") == dataset_ids(mock, "shipments", "acct-2")[:5]
-    assert dataset_ids(mock, "shipments", "acct-2")[:5] != dataset_ids(mock, "shipments")[:5]
+    assert (
+        dataset_ids(mock, "shipments", "acct-2")[:5]
+        != dataset_ids(mock, "shipments")[:5]
+    )
 
 
 async def test_a_bad_option_is_refused_before_any_request(
@@ -179,8 +197,12 @@ async def test_a_bad_option_is_refused_before_any_request(
     assert mock.service.count() == 0
 
 
-async def test_a_failing_page_raises_the_typed_error(twin: str, mock: RunningMock) -> None:
-    wrong = service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "no-such")
+async def test_a_failing_page_raises_the_typed_error(
+    twin: str, mock: RunningMock
+) -> None:
+    wrong = service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "no-such"
+    )
     async with wrong:
         with wrong, pytest.raises(service_api.ApiStatusError) as caught:
             await all_items(twin, wrong.shipments)
@@ -222,7 +244,9 @@ async def test_a_plain_generated_client_gets_one_page_by_hand(
 def test_a_plain_generated_client_cannot_page(
     plain_client: service_api_client.Client, mock: RunningMock
 ) -> None:
-    with pytest.raises(TypeError, match=r"needs service_api\.Client, not Client.*list_shipments"):
+    with pytest.raises(
+        TypeError, match=r"needs service_api\.Client, not Client.*list_shipments"
+    ):
         plain_client.shipments.list()
     assert mock.service.count("listShipments") == 0
 
@@ -239,7 +263,10 @@ def test_the_registry_names_every_list_endpoint_with_its_models_and_id() -> None
     )
     for endpoint in LIST_ENDPOINTS.values():
         assert endpoint.module.SUCCESS_MODEL is endpoint.page_model
-    assert repr(LIST_ENDPOINTS["devices"]) == "ListEndpoint(name='devices', id_field='deviceId')"
+    assert (
+        repr(LIST_ENDPOINTS["devices"])
+        == "ListEndpoint(name='devices', id_field='deviceId')"
+    )
     with pytest.raises(TypeError):
         LIST_ENDPOINTS["parcels"] = LIST_ENDPOINTS["devices"]  # type: ignore[index]
 
@@ -265,7 +292,12 @@ def test_the_client_hides_none_of_the_doors() -> None:
 
 # -- one request per call: get, create and their awaited twins ----------------------------
 
-SHIPMENT = {"shipmentId": "s-1", "status": "open", "referenceNumber": "R-1", "devices": ["d-1"]}
+SHIPMENT = {
+    "shipmentId": "s-1",
+    "status": "open",
+    "referenceNumber": "R-1",
+    "devices": ["d-1"],
+}
 
 
 def doors_app(received: list[Any]) -> Starlette:
@@ -281,11 +313,15 @@ def doors_app(received: list[Any]) -> Starlette:
     async def create(request: Request) -> Response:
         body = await request.json()
         received.append(body)
-        return JSONResponse({**body, "shipmentId": "s-new"}, status_code=body.get("answer", 201))
+        return JSONResponse(
+            {**body, "shipmentId": "s-new"}, status_code=body.get("answer", 201)
+        )
 
     async def get(request: Request) -> Response:
         answers = {
-            "gone": JSONResponse({"title": "Not Found", "status": 404}, status_code=404),
+            "gone": JSONResponse(
+                {"title": "Not Found", "status": 404}, status_code=404
+            ),
             "moved": Response(status_code=302, headers={"location": "/elsewhere"}),
             "html": Response("<html>maintenance</html>", media_type="text/html"),
         }
@@ -312,8 +348,12 @@ def doors_server() -> Iterator[tuple[str, list[Any]]]:
 
 
 @pytest.fixture
-async def doors_client(doors_server: tuple[str, list[Any]]) -> AsyncIterator[service_api.Client]:
-    made = service_api.Client(doors_server[0], "cid", "doors-secret", "acct-1", max_retries=0)
+async def doors_client(
+    doors_server: tuple[str, list[Any]],
+) -> AsyncIterator[service_api.Client]:
+    made = service_api.Client(
+        doors_server[0], "cid", "doors-secret", "acct-1", max_retries=0
+    )
     async with made:
         with made:
             yield made
@@ -326,7 +366,9 @@ async def door(twin: str, client: Any, operation: str, **arguments: Any) -> Any:
     return await getattr(client.aio.shipments, operation)(**arguments)
 
 
-async def test_get_gives_the_record_typed(twin: str, doors_client: service_api.Client) -> None:
+async def test_get_gives_the_record_typed(
+    twin: str, doors_client: service_api.Client
+) -> None:
     shipment = await door(twin, doors_client, "get", shipment_id="s-1")
     assert type(shipment) is Shipment
     assert (shipment.shipment_id, shipment.devices) == ("s-1", ["d-1"])
@@ -354,7 +396,12 @@ async def test_create_sends_the_body_and_gives_the_created_record(
     [
         ("get", {"shipment_id": "gone"}, service_api.NotFoundError, 404),
         ("get", {"shipment_id": "moved"}, service_api.ApiStatusError, 302),
-        ("create", {"answer": 200}, service_api.ApiStatusError, 200),  # 201 is the success
+        (
+            "create",
+            {"answer": 200},
+            service_api.ApiStatusError,
+            200,
+        ),  # 201 is the success
     ],
 )
 async def test_any_other_status_raises_the_typed_error(
@@ -401,7 +448,9 @@ async def test_the_plain_generated_client_raises_unexpected_status(
     plain = service_api_client.Client(base_url=doors_server[0])
     async with plain:
         with plain:
-            assert (await door(twin, plain, "get", shipment_id="s-1")).shipment_id == "s-1"
+            assert (
+                await door(twin, plain, "get", shipment_id="s-1")
+            ).shipment_id == "s-1"
             for shipment_id, status in (("gone", 404), ("moved", 302)):
                 with pytest.raises(UnexpectedStatus) as caught:
                     await door(twin, plain, "get", shipment_id=shipment_id)

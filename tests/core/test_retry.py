@@ -20,7 +20,11 @@ from service_api._retry import (
 
 def test_defaults_match_the_documented_policy() -> None:
     policy = RetryPolicy()
-    assert (policy.max_retries, policy.initial_delay, policy.max_delay) == (8, 0.25, 8.0)
+    assert (policy.max_retries, policy.initial_delay, policy.max_delay) == (
+        8,
+        0.25,
+        8.0,
+    )
     assert policy.jitter
     assert policy.max_retry_after == 60.0
     assert policy.retry_statuses == {429, 502, 503, 504}
@@ -105,7 +109,9 @@ def test_backoff_is_exponential_and_capped() -> None:
 
 
 def test_backoff_from_a_tiny_first_delay_still_grows_to_the_cap() -> None:
-    policy = RetryPolicy(jitter=False, initial_delay=1e-30, max_delay=1.0, max_retries=1000)
+    policy = RetryPolicy(
+        jitter=False, initial_delay=1e-30, max_delay=1.0, max_retries=1000
+    )
     assert retry_delay(policy, 100) == 1.0  # 1e-30 * 2 ** 100 is past the cap
     no_wait = RetryPolicy(jitter=False, initial_delay=0.0, max_retries=20_000)
     assert retry_delay(no_wait, 10_000) == 0.0
@@ -124,7 +130,9 @@ def test_full_jitter_stays_between_zero_and_the_backoff() -> None:
     rng = random.Random(1)
     delays = [retry_delay(policy, 3, rng=rng) for _ in range(200)]
     assert all(d is not None and 0.0 <= d <= 2.0 for d in delays)
-    assert max(d or 0.0 for d in delays) - min(d or 0.0 for d in delays) > 1.0  # jittered
+    assert (
+        max(d or 0.0 for d in delays) - min(d or 0.0 for d in delays) > 1.0
+    )  # jittered
     same = random.Random(1)
     assert delays == [same.uniform(0.0, 2.0) for _ in range(200)]  # drawn from rng only
 
@@ -133,7 +141,9 @@ def test_retry_after_wins_up_to_its_cap() -> None:
     policy = RetryPolicy(max_retry_after=10.0)
     assert retry_delay(policy, 0, status=429, retry_after=3.0) == 3.0
     assert retry_delay(policy, 0, status=429, retry_after=10.5) is None
-    assert retry_delay(policy, 0, status=429, retry_after=10.0) == 10.0  # "at most": waited
+    assert (
+        retry_delay(policy, 0, status=429, retry_after=10.0) == 10.0
+    )  # "at most": waited
     assert retry_delay(RetryPolicy(jitter=False), 1, status=503) == 0.5
 
 
@@ -158,7 +168,9 @@ def test_set_retry_sleep_turns_the_waiting_off_and_on() -> None:
     assert sleep_for(0.01) == 0.01
 
 
-@pytest.mark.parametrize("field", ["max_retries", "initial_delay", "max_delay", "max_retry_after"])
+@pytest.mark.parametrize(
+    "field", ["max_retries", "initial_delay", "max_delay", "max_retry_after"]
+)
 def test_a_negative_count_or_delay_is_refused_and_zero_is_not(field: str) -> None:
     negative: dict[str, Any] = {field: -1}
     with pytest.raises(ValueError, match=field):
@@ -196,7 +208,9 @@ OUTCOMES: dict[str, tuple[httpx.Response | Exception, bool]] = {
 }
 
 
-@pytest.mark.parametrize("method", ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "put", "delete"])
+@pytest.mark.parametrize(
+    "method", ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "put", "delete"]
+)
 @pytest.mark.parametrize("outcome", sorted(OUTCOMES))
 def test_idempotent_methods_may_always_be_sent_again(method: str, outcome: str) -> None:
     assert may_send_again(method, OUTCOMES[outcome][0])

@@ -21,7 +21,11 @@ import service_api
 from service_api import testing
 from service_api._errors import MAX_BODY_CHARS
 from service_api._pools import proxy_routes
-from service_api._transport import TOKEN_ERROR_EXTENSION, GuardedTransport, ServiceResponse
+from service_api._transport import (
+    TOKEN_ERROR_EXTENSION,
+    GuardedTransport,
+    ServiceResponse,
+)
 from service_api_client.api.shipments import list_shipments
 from service_api_client.models.shipment_page import ShipmentPage
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock, serve_asgi
@@ -48,7 +52,9 @@ class RecordingServer:
 
     async def authenticate(self, request: Request) -> Response:
         self.token_requests.append(dict(request.headers))
-        return JSONResponse({"access_token": TOKEN, "token_type": "Bearer", "expires_in": "3600"})
+        return JSONResponse(
+            {"access_token": TOKEN, "token_type": "Bearer", "expires_in": "3600"}
+        )
 
     async def hop(self, request: Request) -> Response:
         self.seen.append(dict(request.headers))
@@ -83,7 +89,9 @@ def servers() -> Iterator[tuple[RecordingServer, RecordingServer]]:
         ("https://h/public/v3", "https://h.evil/x", False),
     ],
 )
-def test_the_origin_makes_default_ports_explicit(base: str, url: str, same: bool) -> None:
+def test_the_origin_makes_default_ports_explicit(
+    base: str, url: str, same: bool
+) -> None:
     guard = GuardedTransport(None, base_url=httpx.URL(base))
     request = httpx.Request("GET", url, headers={"authorization": "Bearer t"})
     guard.strip_credentials(request)
@@ -105,7 +113,9 @@ def test_sync_off_origin_redirect_carries_no_credentials(
     servers: tuple[RecordingServer, RecordingServer],
 ) -> None:
     base, other = servers
-    with service_api.Client(f"{base.url}/public/v3", "cid", "redirect-secret", "acct-1") as client:
+    with service_api.Client(
+        f"{base.url}/public/v3", "cid", "redirect-secret", "acct-1"
+    ) as client:
         response = client.get_httpx_client().get("/hop", follow_redirects=True)
     assert response.json() == {"ok": True}
     assert base.seen[0]["authorization"] == f"Bearer {TOKEN}"
@@ -125,7 +135,9 @@ async def test_async_off_origin_redirect_carries_no_credentials(
     async with service_api.Client(
         f"{base.url}/public/v3", "cid", "redirect-secret", "acct-1"
     ) as client:
-        response = await client.get_async_httpx_client().get("/hop", follow_redirects=True)
+        response = await client.get_async_httpx_client().get(
+            "/hop", follow_redirects=True
+        )
     assert response.json() == {"ok": True}
     assert "authorization" in base.seen[0]
     assert "authorization" not in other.seen[0]
@@ -188,7 +200,11 @@ def read_through(transport: GuardedTransport, twin: str) -> bytes:
     async def aread() -> bytes:
         return await (await transport.handle_async_request(request)).aread()
 
-    return transport.handle_request(request).read() if twin == "sync" else asyncio.run(aread())
+    return (
+        transport.handle_request(request).read()
+        if twin == "sync"
+        else asyncio.run(aread())
+    )
 
 
 @pytest.mark.parametrize(
@@ -201,7 +217,9 @@ def test_a_body_past_the_limit_is_refused_and_its_stream_closed(
 ) -> None:
     # An error body is refused like any other; a declared length changes nothing either.
     stream = Chunks(50)
-    with pytest.raises(service_api.InvalidResponseError, match="larger than 10240 bytes"):
+    with pytest.raises(
+        service_api.InvalidResponseError, match="larger than 10240 bytes"
+    ):
         read_through(guarded(status, stream, headers=headers)[0], twin)
     assert stream.sent == 11  # the chunk that crossed the limit, and not one more
     assert stream.closed
@@ -213,7 +231,9 @@ def test_a_body_of_exactly_the_limit_is_read_whole(twin: str) -> None:
 
 def test_one_byte_past_the_limit_is_refused(twin: str) -> None:
     stream = Chunks(1, size=10 * 1024 + 1)
-    with pytest.raises(service_api.InvalidResponseError, match="larger than 10240 bytes"):
+    with pytest.raises(
+        service_api.InvalidResponseError, match="larger than 10240 bytes"
+    ):
         read_through(guarded(200, stream)[0], twin)
     assert stream.closed
 
@@ -229,7 +249,8 @@ def test_the_default_bound_is_8_mib(chunks: int, whole: bool) -> None:
         contextlib.nullcontext()
         if whole
         else pytest.raises(
-            service_api.InvalidResponseError, match=f"larger than {8 * 1024 * 1024} bytes"
+            service_api.InvalidResponseError,
+            match=f"larger than {8 * 1024 * 1024} bytes",
         )
     ):
         assert len(response.read()) == 8 * 1024 * 1024
@@ -256,16 +277,30 @@ def test_a_token_or_error_body_past_the_bound_is_typed_and_its_stream_closed(
 
     def answer(request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/authenticate") and path != "/authenticate":
-            token = {"access_token": "t-1", "token_type": "Bearer", "expires_in": "3600"}
+            token = {
+                "access_token": "t-1",
+                "token_type": "Bearer",
+                "expires_in": "3600",
+            }
             return httpx.Response(200, json=token)
         streams.append(Chunks(50))
-        return httpx.Response(200 if path == "/authenticate" else 503, stream=streams[-1])
+        return httpx.Response(
+            200 if path == "/authenticate" else 503, stream=streams[-1]
+        )
 
     args = {"transport": httpx.MockTransport(answer)}
     client = service_api.Client(
-        BASE, "cid", "s3cret", max_retries=0, max_response_bytes=10 * 1024, httpx_args=args
+        BASE,
+        "cid",
+        "s3cret",
+        max_retries=0,
+        max_response_bytes=10 * 1024,
+        httpx_args=args,
     )
-    with client, pytest.raises(service_api.InvalidResponseError, match="larger than 10240"):
+    with (
+        client,
+        pytest.raises(service_api.InvalidResponseError, match="larger than 10240"),
+    ):
         get_shipments(client, twin)
     assert [(stream.sent, stream.closed) for stream in streams] == [(11, True)]
 
@@ -275,13 +310,22 @@ def test_a_streamed_error_body_past_the_bound_closes_its_stream() -> None:
 
     def answer(request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/authenticate"):
-            token = {"access_token": "t-1", "token_type": "Bearer", "expires_in": "3600"}
+            token = {
+                "access_token": "t-1",
+                "token_type": "Bearer",
+                "expires_in": "3600",
+            }
             return httpx.Response(200, json=token)
         return httpx.Response(503, stream=stream)
 
     args = {"transport": httpx.MockTransport(answer)}
     client = service_api.Client(
-        BASE, "cid", "s3cret", max_retries=0, max_response_bytes=10 * 1024, httpx_args=args
+        BASE,
+        "cid",
+        "s3cret",
+        max_retries=0,
+        max_response_bytes=10 * 1024,
+        httpx_args=args,
     )
     # The client's send reads the error body before the block is entered.
     with (
@@ -310,7 +354,9 @@ def test_a_token_request_off_the_base_origin_is_never_sent() -> None:
         return httpx.Response(200)
 
     transport = GuardedTransport(httpx.MockTransport(answer), base_url=httpx.URL(BASE))
-    stray = httpx.Request("POST", "https://evil.test/steal", extensions=TOKEN_EXTENSIONS)
+    stray = httpx.Request(
+        "POST", "https://evil.test/steal", extensions=TOKEN_EXTENSIONS
+    )
     with pytest.raises(service_api.TokenResponseError, match=r"evil\.test"):
         transport.handle_request(stray)
     assert sent == []
@@ -357,7 +403,11 @@ def redirecting_token_endpoint(seen: list[str]) -> httpx.MockTransport:
         # Not followed, a 3xx is the token endpoint's error status.
         (False, service_api.ApiStatusError, "307 Temporary Redirect for POST"),
         # Followed, the guard refuses to send the token request off the base origin.
-        (True, service_api.TokenResponseError, r"never leaves the base origin \(evil\.test\)"),
+        (
+            True,
+            service_api.TokenResponseError,
+            r"never leaves the base origin \(evil\.test\)",
+        ),
     ],
 )
 def test_a_redirected_token_request_ends_typed_and_never_leaves_the_origin(
@@ -381,10 +431,14 @@ def test_a_redirected_token_request_ends_typed_and_never_leaves_the_origin(
 def test_json_of_a_body_that_is_not_json_is_an_invalid_response_error() -> None:
     request = httpx.Request("GET", f"{BASE}/shipments")
     response = ServiceResponse(200, content=b"{broken", request=request)
-    with pytest.raises(service_api.InvalidResponseError, match="not valid JSON") as info:
+    with pytest.raises(
+        service_api.InvalidResponseError, match="not valid JSON"
+    ) as info:
         response.json()
     assert isinstance(info.value, ValueError)
-    assert ServiceResponse(200, content=b'{"a": [1]}', request=request).json() == {"a": [1]}
+    assert ServiceResponse(200, content=b'{"a": [1]}', request=request).json() == {
+        "a": [1]
+    }
 
 
 def test_json_of_a_body_nested_too_deeply_is_an_invalid_response_error() -> None:
@@ -407,7 +461,9 @@ def test_sync_a_compressed_body_counts_what_it_inflates_to() -> None:
         max_response_bytes=65536,
     )
     response = transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
-    with pytest.raises(service_api.InvalidResponseError, match="larger than 65536 bytes"):
+    with pytest.raises(
+        service_api.InvalidResponseError, match="larger than 65536 bytes"
+    ):
         response.read()
 
 
@@ -418,8 +474,12 @@ async def test_async_a_compressed_body_counts_what_it_inflates_to() -> None:
         base_url=httpx.URL(BASE),
         max_response_bytes=65536,
     )
-    response = await transport.handle_async_request(httpx.Request("GET", f"{BASE}/shipments"))
-    with pytest.raises(service_api.InvalidResponseError, match="larger than 65536 bytes"):
+    response = await transport.handle_async_request(
+        httpx.Request("GET", f"{BASE}/shipments")
+    )
+    with pytest.raises(
+        service_api.InvalidResponseError, match="larger than 65536 bytes"
+    ):
         await response.aread()
 
 
@@ -437,9 +497,15 @@ def test_a_compressed_error_body_counts_what_it_inflates_to(
 
     def answer(request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/authenticate"):
-            token = {"access_token": "t-1", "token_type": "Bearer", "expires_in": "3600"}
+            token = {
+                "access_token": "t-1",
+                "token_type": "Bearer",
+                "expires_in": "3600",
+            }
             return httpx.Response(200, json=token)
-        return httpx.Response(503, content=body, headers={"content-encoding": "gzip, gzip"})
+        return httpx.Response(
+            503, content=body, headers={"content-encoding": "gzip, gzip"}
+        )
 
     mock = {"transport": httpx.MockTransport(answer)}
     client = service_api.Client(
@@ -486,13 +552,17 @@ class ForwardProxy:
             def forward(self) -> None:
                 target = urllib.parse.urlsplit(self.path)
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                proxy.seen.append((self.command, self.path, "authorization" in self.headers))
+                proxy.seen.append(
+                    (self.command, self.path, "authorization" in self.headers)
+                )
                 upstream = http.client.HTTPConnection(
                     target.hostname or "", target.port, timeout=10
                 )
                 path = target.path + (f"?{target.query}" if target.query else "")
                 hop = {"proxy-connection", "connection", "keep-alive"}
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in hop}
+                headers = {
+                    k: v for k, v in self.headers.items() if k.lower() not in hop
+                }
                 upstream.request(self.command, path, body=body or None, headers=headers)
                 answer = upstream.getresponse()
                 data = answer.read()
@@ -516,11 +586,16 @@ class ForwardProxy:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         # A short poll so that shutdown() returns at once.
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.01},
+            daemon=True,
         )
 
     def paths(self) -> list[str]:
-        return [f"{method} {urllib.parse.urlsplit(url).path}" for method, url, _ in self.seen]
+        return [
+            f"{method} {urllib.parse.urlsplit(url).path}"
+            for method, url, _ in self.seen
+        ]
 
     def __enter__(self) -> "ForwardProxy":
         self._thread.start()
@@ -541,7 +616,9 @@ def proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[ForwardProxy]:
         yield running
 
 
-def test_sync_proxy_argument_carries_every_request(proxy: ForwardProxy, mock: RunningMock) -> None:
+def test_sync_proxy_argument_carries_every_request(
+    proxy: ForwardProxy, mock: RunningMock
+) -> None:
     with service_api.Client(
         mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1", proxy=proxy.url
     ) as client:
@@ -553,10 +630,15 @@ def test_sync_proxy_argument_carries_every_request(proxy: ForwardProxy, mock: Ru
 
 @pytest.mark.parametrize("variable", ["HTTP_PROXY", "ALL_PROXY", "http_proxy"])
 def test_proxy_from_the_environment(
-    proxy: ForwardProxy, mock: RunningMock, monkeypatch: pytest.MonkeyPatch, variable: str
+    proxy: ForwardProxy,
+    mock: RunningMock,
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
 ) -> None:
     monkeypatch.setenv(variable, proxy.url)
-    with service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1") as client:
+    with service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1"
+    ) as client:
         list_shipments.sync(client=client, page_size=5)
     assert proxy.paths() == ["POST /public/v3/authenticate", "GET /public/v3/shipments"]
 
@@ -575,11 +657,16 @@ async def test_async_proxy_from_the_environment(
 
 @pytest.mark.parametrize("no_proxy", ["127.0.0.1", "*"])
 def test_no_proxy_bypasses_the_proxy(
-    proxy: ForwardProxy, mock: RunningMock, monkeypatch: pytest.MonkeyPatch, no_proxy: str
+    proxy: ForwardProxy,
+    mock: RunningMock,
+    monkeypatch: pytest.MonkeyPatch,
+    no_proxy: str,
 ) -> None:
     monkeypatch.setenv("HTTP_PROXY", proxy.url)
     monkeypatch.setenv("NO_PROXY", no_proxy)
-    with service_api.Client(mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1") as client:
+    with service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1"
+    ) as client:
         assert isinstance(list_shipments.sync(client=client), ShipmentPage)
     assert proxy.seen == []
     assert mock.service.count("listShipments", 200) == 1
@@ -608,7 +695,9 @@ def test_retries_and_the_size_bound_apply_through_a_proxy(
         proxy=proxy.url,
         max_response_bytes=4096,
     ) as client:
-        with pytest.raises(service_api.InvalidResponseError, match="larger than 4096 bytes"):
+        with pytest.raises(
+            service_api.InvalidResponseError, match="larger than 4096 bytes"
+        ):
             list_shipments.sync(client=client, page_size=50)
         mock.service.set_faults(fault_rate=1.0, retry_after=0.25)
         with (
@@ -630,17 +719,25 @@ def test_off_origin_redirect_through_a_proxy_carries_no_credentials(
     ) as client:
         response = client.get_httpx_client().get("/hop", follow_redirects=True)
     assert response.json() == {"ok": True}
-    assert [has_credentials for _, _, has_credentials in proxy.seen] == [False, True, False]
+    assert [has_credentials for _, _, has_credentials in proxy.seen] == [
+        False,
+        True,
+        False,
+    ]
     assert "authorization" not in other.seen[0]
     assert "x-service-account-id" not in other.seen[0]
 
 
-def test_a_proxy_in_httpx_args_is_guarded_too(proxy: ForwardProxy, mock: RunningMock) -> None:
+def test_a_proxy_in_httpx_args_is_guarded_too(
+    proxy: ForwardProxy, mock: RunningMock
+) -> None:
     args = {"proxy": httpx.Proxy(proxy.url)}
     with service_api.Client(
         mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1", httpx_args=args
     ) as client:
-        transport = client.get_httpx_client()._transport_for_url(httpx.URL(mock.base_url))
+        transport = client.get_httpx_client()._transport_for_url(
+            httpx.URL(mock.base_url)
+        )
         assert isinstance(transport, GuardedTransport)
         list_shipments.sync(client=client)
     assert proxy.paths() == ["POST /public/v3/authenticate", "GET /public/v3/shipments"]
@@ -655,7 +752,9 @@ class MountedService:
     """Answers for a mount: a token, then ``statuses`` (503 with Retry-After) or a page of
     ``page_bytes``; records what reached it."""
 
-    def __init__(self, statuses: list[int] | None = None, page_bytes: int = 100) -> None:
+    def __init__(
+        self, statuses: list[int] | None = None, page_bytes: int = 100
+    ) -> None:
         self.statuses = statuses or []
         self.page_bytes = page_bytes
         self.seen: list[httpx.Request] = []
@@ -664,15 +763,29 @@ class MountedService:
         self.seen.append(request)
         if request.url.path.endswith("/authenticate"):
             return httpx.Response(
-                200, json={"access_token": TOKEN, "token_type": "Bearer", "expires_in": "3600"}
+                200,
+                json={
+                    "access_token": TOKEN,
+                    "token_type": "Bearer",
+                    "expires_in": "3600",
+                },
             )
         if request.url.path.endswith("/hop"):
-            return httpx.Response(302, headers={"location": "https://elsewhere.test/grab"})
+            return httpx.Response(
+                302, headers={"location": "https://elsewhere.test/grab"}
+            )
         if self.statuses:
             return httpx.Response(self.statuses.pop(0), headers={"retry-after": "0.5"})
         padding = "x" * self.page_bytes
         return httpx.Response(
-            200, json={"totalRecords": 0, "pageNumber": 1, "pageSize": 50, "data": [], "p": padding}
+            200,
+            json={
+                "totalRecords": 0,
+                "pageNumber": 1,
+                "pageSize": 50,
+                "data": [],
+                "p": padding,
+            },
         )
 
 
@@ -690,13 +803,18 @@ def mounted_client(mounts: dict[str, object], **kwargs: object) -> service_api.C
 def test_sync_a_mount_for_the_api_is_size_bounded_and_retried() -> None:
     service = MountedService(statuses=[503, 503], page_bytes=10_000)
     transport = httpx.MockTransport(service)
-    with mounted_client({"https://api.test": transport}, max_response_bytes=4096) as client:
+    with mounted_client(
+        {"https://api.test": transport}, max_response_bytes=4096
+    ) as client:
         assert isinstance(
-            client.get_httpx_client()._transport_for_url(httpx.URL(GUARD_BASE)), GuardedTransport
+            client.get_httpx_client()._transport_for_url(httpx.URL(GUARD_BASE)),
+            GuardedTransport,
         )
         with (
             testing.no_retry_sleep() as delays,
-            pytest.raises(service_api.InvalidResponseError, match="larger than 4096 bytes"),
+            pytest.raises(
+                service_api.InvalidResponseError, match="larger than 4096 bytes"
+            ),
         ):
             list_shipments.sync(client=client)
     assert delays == [0.5, 0.5]
@@ -710,7 +828,9 @@ async def test_async_a_mount_for_the_api_is_size_bounded_and_retried() -> None:
     async with mounted_client({"all://": transport}, max_response_bytes=4096) as client:
         with (
             testing.no_retry_sleep() as delays,
-            pytest.raises(service_api.InvalidResponseError, match="larger than 4096 bytes"),
+            pytest.raises(
+                service_api.InvalidResponseError, match="larger than 4096 bytes"
+            ),
         ):
             await list_shipments.asyncio(client=client)
     assert delays == [0.5]
@@ -757,7 +877,9 @@ def test_a_sync_only_mount_refuses_async_calls_clearly() -> None:
         async def call() -> None:
             await list_shipments.asyncio(client=client)
 
-        with pytest.raises(TypeError, match=r"\(HTTPTransport\) serves sync requests only"):
+        with pytest.raises(
+            TypeError, match=r"\(HTTPTransport\) serves sync requests only"
+        ):
             asyncio.run(call())
 
 
@@ -780,7 +902,10 @@ def test_a_proxy_with_a_transport_is_refused() -> None:
         ({"base_url": "https://elsewhere.test"}, "'base_url'"),
         ({"proxies": {"all://": "http://127.0.0.1:3"}}, "'proxies'"),
         (
-            {"transport": httpx.MockTransport(MountedService()), "proxy": "http://127.0.0.1:3"},
+            {
+                "transport": httpx.MockTransport(MountedService()),
+                "proxy": "http://127.0.0.1:3",
+            },
             "'transport' and 'proxy'",
         ),
         ({"mounts": {"all://": "http://127.0.0.1:3"}}, "'mounts'"),
@@ -811,7 +936,9 @@ class Limiter:
         return self.waits.pop(0) if self.waits else 0.0
 
     def observe(self, response: httpx.Response) -> None:
-        self.observed.append((response.status_code, response.headers.get("retry-after")))
+        self.observed.append(
+            (response.status_code, response.headers.get("retry-after"))
+        )
 
 
 def limited(limiter: Limiter) -> GuardedTransport:
@@ -820,7 +947,9 @@ def limited(limiter: Limiter) -> GuardedTransport:
             return httpx.Response(429, headers={"retry-after": "7"})
         return httpx.Response(200, json={})
 
-    return GuardedTransport(httpx.MockTransport(answer), base_url=httpx.URL(BASE), limiter=limiter)
+    return GuardedTransport(
+        httpx.MockTransport(answer), base_url=httpx.URL(BASE), limiter=limiter
+    )
 
 
 def test_sync_each_request_waits_for_the_limiter_which_learns_each_answer(
@@ -830,7 +959,10 @@ def test_sync_each_request_waits_for_the_limiter_which_learns_each_answer(
     patch_for_this_thread(time, "sleep", slept.append)
     limiter = Limiter(0.5, 0.25)
     transport = limited(limiter)
-    assert transport.handle_request(httpx.Request("GET", f"{BASE}/busy")).status_code == 429
+    assert (
+        transport.handle_request(httpx.Request("GET", f"{BASE}/busy")).status_code
+        == 429
+    )
     assert slept == [0.5, 0.25]  # until the limiter grants the request
     transport.handle_request(httpx.Request("GET", f"{BASE}/shipments"))
     assert slept == [0.5, 0.25]
@@ -888,13 +1020,22 @@ def test_a_proxy_given_carries_every_url_whatever_the_environment(
 def test_the_environment_s_proxies_and_exceptions_become_url_patterns(
     clean_proxy_environment: pytest.MonkeyPatch,
 ) -> None:
-    clean_proxy_environment.setenv("HTTPS_PROXY", "env-proxy:3128")  # no scheme: http://
-    clean_proxy_environment.setenv("NO_PROXY", "example.com, ::1,10.0.0.7,http://internal")
+    clean_proxy_environment.setenv(
+        "HTTPS_PROXY", "env-proxy:3128"
+    )  # no scheme: http://
+    clean_proxy_environment.setenv(
+        "NO_PROXY", "example.com, ::1,10.0.0.7,http://internal"
+    )
     routes = proxy_routes(None, True)
     proxies = {k: str(p.url) for k, p in routes.items() if p is not None}
     assert proxies == {"https://": "http://env-proxy:3128"}
     bypassed = {k for k, p in routes.items() if p is None}
-    assert bypassed == {"all://*example.com", "all://[::1]", "all://*10.0.0.7", "http://internal"}
+    assert bypassed == {
+        "all://*example.com",
+        "all://[::1]",
+        "all://*10.0.0.7",
+        "http://internal",
+    }
     # Each is a pattern httpx routes by as meant: a domain with its subdomains, an IPv6 host.
     for pattern, url in [
         ("all://*example.com", "https://api.example.com/x"),
@@ -914,7 +1055,9 @@ def answered_by_mount(pattern: str, url: str) -> bool:
         return client.get(url).text == "mounted"
 
 
-def test_no_proxy_star_bypasses_every_proxy(clean_proxy_environment: pytest.MonkeyPatch) -> None:
+def test_no_proxy_star_bypasses_every_proxy(
+    clean_proxy_environment: pytest.MonkeyPatch,
+) -> None:
     clean_proxy_environment.setenv("ALL_PROXY", "http://env-proxy:3128")
     clean_proxy_environment.setenv("NO_PROXY", "internal, *")
     assert proxy_routes(None, True) == {}

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = sorted(p for d in ("overlay", "cli", "mock") for p in (ROOT / d).rglob("*.py"))
+SOURCES = sorted(
+    p for d in ("overlay", "cli", "mock") for p in (ROOT / d).rglob("*.py")
+)
 PAGE = r"README|docs/[\w/.-]+\.md"
 GAP = r"[\s#:]*"  # spaces, and a line break with the comment marks of the next line
 SECTION = r'"([^"]{1,80})"'

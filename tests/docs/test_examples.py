@@ -75,7 +75,9 @@ def fences() -> Iterator[Fence]:
 
 def runnable() -> list[Fence | CodeExample]:
     """Python examples as pytest-examples finds them, shell blocks as ``fences`` does."""
-    python = [e for e in find_examples(*SOURCES) if "skip" not in e.prefix_settings().values()]
+    python = [
+        e for e in find_examples(*SOURCES) if "skip" not in e.prefix_settings().values()
+    ]
     shell = [f for f in fences() if f.lang in SHELL and not f.skipped]
     blocks: list[Fence | CodeExample] = [*python, *shell]
     return sorted(blocks, key=lambda b: (SOURCES.index(b.path), _line(b)))
@@ -126,12 +128,19 @@ def page_env(
     return folder
 
 
-@pytest.mark.parametrize("block", [b for b in runnable() if b.path != WALKTHROUGH], ids=_id)
-def test_example(block: Fence | CodeExample, page_env: Path, eval_example: EvalExample) -> None:
+@pytest.mark.parametrize(
+    "block", [b for b in runnable() if b.path != WALKTHROUGH], ids=_id
+)
+def test_example(
+    block: Fence | CodeExample, page_env: Path, eval_example: EvalExample
+) -> None:
     if isinstance(block, CodeExample):
         _run_python(block, eval_example)
         return
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
     result = subprocess.run(
         [*SHELL_RUN, block.source],
         env=env,
@@ -177,7 +186,9 @@ def _run_python(block: CodeExample, eval_example: EvalExample) -> None:
         raise AssertionError(message) from None
 
 
-def test_the_endpoint_walkthrough(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_endpoint_walkthrough(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The page's blocks in order, as a reader who made its edit runs them: in a copy of
     the repository whose spec has the page's resource (the file its yaml block includes),
     the client regenerated from it on the path and the mock serving it (tests/spec)."""
@@ -191,7 +202,9 @@ def test_the_endpoint_walkthrough(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     copy = build_spec_copy(tmp_path)
     with serve_spec(copy) as base_url:
         for block in blocks:
-            run = [sys.executable, "-c"] if isinstance(block, CodeExample) else SHELL_RUN
+            run = (
+                [sys.executable, "-c"] if isinstance(block, CodeExample) else SHELL_RUN
+            )
             result = subprocess.run(
                 [*run, block.source],
                 cwd=copy.root,
@@ -220,7 +233,9 @@ def test_only_setup_blocks_are_skipped() -> None:
         for line in lines:
             if line.startswith("#"):
                 continue
-            assert SETUP_LINE.fullmatch(line), f"{fence}: {line!r} is not a setup step: run it"
+            assert SETUP_LINE.fullmatch(line), (
+                f"{fence}: {line!r} is not a setup step: run it"
+            )
 
 
 def test_every_page_has_its_examples_collected() -> None:

@@ -70,7 +70,16 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site as ``make docs`` builds it (strict: a broken reference fails the build)."""
     out = tmp_path_factory.mktemp("site")
     result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--quiet",
+            "-d",
+            str(out),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -85,7 +94,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def pages(site: Path) -> dict[Path, PageLinks]:
     parsed = {}
     for page in sorted(site.rglob("*.html")):
-        if page.name == "404.html":  # a web server's answer to a missing path: its links
+        if (
+            page.name == "404.html"
+        ):  # a web server's answer to a missing path: its links
             continue  # are absolute by design, and nothing read from disk leads to it
         parser = PageLinks()
         parser.feed(page.read_text("utf-8"))
@@ -102,7 +113,9 @@ def _target(site: Path, page: Path, reference: str) -> Path | None:
     return page if not path else (page.parent / path).resolve()
 
 
-def test_every_internal_link_names_a_file(site: Path, pages: dict[Path, PageLinks]) -> None:
+def test_every_internal_link_names_a_file(
+    site: Path, pages: dict[Path, PageLinks]
+) -> None:
     broken = []
     for page, links in pages.items():
         for reference in links.links + links.loads:
@@ -116,11 +129,15 @@ def test_every_internal_link_names_a_file(site: Path, pages: dict[Path, PageLink
             if fragment and target.suffix == ".html":
                 ids = pages[target].ids if target in pages else set()
                 if unquote(fragment) not in ids:
-                    broken.append(f"{page.relative_to(site)}: {reference} (no such anchor)")
+                    broken.append(
+                        f"{page.relative_to(site)}: {reference} (no such anchor)"
+                    )
     assert not broken, "links that name no file of the site:\n" + "\n".join(broken)
 
 
-def test_the_links_seen_include_the_navigation(site: Path, pages: dict[Path, PageLinks]) -> None:
+def test_the_links_seen_include_the_navigation(
+    site: Path, pages: dict[Path, PageLinks]
+) -> None:
     """The parser sees the theme's links: the check above is not vacuous."""
     index = pages[site / "index.html"]
     assert "guides/client.html" in index.links
@@ -128,7 +145,9 @@ def test_the_links_seen_include_the_navigation(site: Path, pages: dict[Path, Pag
     assert any(load.endswith(".js") for load in index.loads)
 
 
-def test_nothing_is_loaded_from_the_web(site: Path, pages: dict[Path, PageLinks]) -> None:
+def test_nothing_is_loaded_from_the_web(
+    site: Path, pages: dict[Path, PageLinks]
+) -> None:
     remote = [
         f"{page.relative_to(site)}: {load}"
         for page, links in pages.items()
@@ -144,9 +163,13 @@ def test_nothing_is_loaded_from_the_web(site: Path, pages: dict[Path, PageLinks]
     assert not remote, "the site loads from the web:\n" + "\n".join(remote)
 
 
-def test_no_section_twice_in_a_sidebar(site: Path, pages: dict[Path, PageLinks]) -> None:
+def test_no_section_twice_in_a_sidebar(
+    site: Path, pages: dict[Path, PageLinks]
+) -> None:
     twice = {
-        str(page.relative_to(site)): sorted(t for t, n in Counter(links.sidebar).items() if n > 1)
+        str(page.relative_to(site)): sorted(
+            t for t, n in Counter(links.sidebar).items() if n > 1
+        )
         for page, links in pages.items()
     }
     assert not {page: titles for page, titles in twice.items() if titles}
@@ -157,7 +180,10 @@ def test_no_section_twice_in_a_sidebar(site: Path, pages: dict[Path, PageLinks])
 def test_the_results_open_as_the_performance_page_expects() -> None:
     """development/performance.md includes the results from line 3 (after the title) and
     leaves out line 5 of the load results (its second "Targets" heading)."""
-    for path in (ROOT / "bench/results/results.md", ROOT / "bench/results/load/results.md"):
+    for path in (
+        ROOT / "bench/results/results.md",
+        ROOT / "bench/results/load/results.md",
+    ):
         lines = path.read_text("utf-8").splitlines()
         assert lines[0].startswith("# Benchmark results"), path
         assert lines[1] == "", path

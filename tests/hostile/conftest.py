@@ -40,7 +40,9 @@ async def hostile_client(
 ) -> AsyncIterator[Client]:
     """A plain generated client of the hostile server (it asks for no credentials),
     its sync and async connection pools both closed at the end."""
-    client = Client(base_url=hostile.base_url, timeout=httpx.Timeout(30.0), verify_ssl=tls_context)
+    client = Client(
+        base_url=hostile.base_url, timeout=httpx.Timeout(30.0), verify_ssl=tls_context
+    )
     async with client:
         with client:
             yield client

@@ -50,7 +50,9 @@ from starlette.routing import Route
 from service_api_client.api import LIST_ENDPOINTS
 
 # Every list endpoint of the generated client whose records have an identifier field.
-ID_FIELDS = {name: e.id_field for name, e in LIST_ENDPOINTS.items() if e.id_field is not None}
+ID_FIELDS = {
+    name: e.id_field for name, e in LIST_ENDPOINTS.items() if e.id_field is not None
+}
 
 
 @dataclass
@@ -86,7 +88,10 @@ class HostileState:
 
     def dataset(self, resource: str, count: int | None = None) -> list[dict[str, Any]]:
         prefix = resource[:1]
-        return [{ID_FIELDS[resource]: f"{prefix}-{i:04d}"} for i in range(count or self.records)]
+        return [
+            {ID_FIELDS[resource]: f"{prefix}-{i:04d}"}
+            for i in range(count or self.records)
+        ]
 
 
 def create_app(state: HostileState) -> Starlette:
@@ -122,8 +127,12 @@ def create_app(state: HostileState) -> Starlette:
                 headers["retry-after"] = str(state.retry_after)
             if state.fail_status == 401:
                 headers["www-authenticate"] = 'Bearer error="invalid_token"'
-            return PlainTextResponse("boom", status_code=state.fail_status, headers=headers)
-        if delay and ((mode == "fail" and number > fail_page) or (mode == "slow" and number > 1)):
+            return PlainTextResponse(
+                "boom", status_code=state.fail_status, headers=headers
+            )
+        if delay and (
+            (mode == "fail" and number > fail_page) or (mode == "slow" and number > 1)
+        ):
             # A slow page, so that a failure can be seen to cancel the pages in flight.
             await asyncio.sleep(delay)
         total = records * number if mode == "total_grows" else records
@@ -156,7 +165,9 @@ def create_app(state: HostileState) -> Starlette:
         if mode == "missing_data":
             del body["data"]
         base = str(request.url.replace(query=""))
-        if mode == "total_grows" or (number < math.ceil(total / size) and mode != "no_next"):
+        if mode == "total_grows" or (
+            number < math.ceil(total / size) and mode != "no_next"
+        ):
             next_number = 1 if mode == "next_back" else number + 1
             link = f"{base}?pageSize={size}&pageNumber={next_number}"
             if mode == "next_offsite":

@@ -126,7 +126,9 @@ def create_auth_app(state: AuthHostileState) -> Starlette:
             return Response(state.token_body, media_type="application/json")
         if mode == "token_redirect":
             return Response(status_code=307, headers={"location": state.redirect_to})
-        return JSONResponse({"access_token": TOKEN, "token_type": "Bearer", "expires_in": "3600"})
+        return JSONResponse(
+            {"access_token": TOKEN, "token_type": "Bearer", "expires_in": "3600"}
+        )
 
     async def listing(request: Request) -> Response:
         await _record(state, request)
@@ -134,25 +136,34 @@ def create_auth_app(state: AuthHostileState) -> Starlette:
         if mode == "html_200":
             return Response(HTML, media_type="text/html")
         if mode == "html_429":
-            return Response(HTML, 429, media_type="text/html", headers={"retry-after": "0"})
+            return Response(
+                HTML, 429, media_type="text/html", headers={"retry-after": "0"}
+            )
         if mode == "html_503":
             return Response(HTML, 503, media_type="text/html")
         if mode == "huge_body":
-            return StreamingResponse(_junk(state.huge_bytes, b"x"), media_type="application/json")
+            return StreamingResponse(
+                _junk(state.huge_bytes, b"x"), media_type="application/json"
+            )
         if mode == "huge_error":
             return StreamingResponse(
                 _junk(state.huge_bytes, b"<p>error</p>"), 500, media_type="text/html"
             )
         if mode == "unauthorized_forever":
             return Response(
-                status_code=401, headers={"www-authenticate": 'Bearer error="invalid_token"'}
+                status_code=401,
+                headers={"www-authenticate": 'Bearer error="invalid_token"'},
             )
         if mode == "www_authenticate":
-            return Response(status_code=401, headers={"www-authenticate": state.www_authenticate})
+            return Response(
+                status_code=401, headers={"www-authenticate": state.www_authenticate}
+            )
         if mode == "list_hangs":
             await asyncio.sleep(state.hang)
         data = [{"shipmentId": f"s-{i}", "deviceId": f"d-{i}"} for i in range(3)]
-        return JSONResponse({"totalRecords": 3, "pageNumber": 1, "pageSize": 50, "data": data})
+        return JSONResponse(
+            {"totalRecords": 3, "pageNumber": 1, "pageSize": 50, "data": data}
+        )
 
     return Starlette(
         routes=[

@@ -40,7 +40,9 @@ pytestmark = pytest.mark.anyio
 
 # Every list endpoint the hostile server can serve (those whose records have an id).
 ENDPOINTS = {name: LIST_ENDPOINTS[name].module for name in ID_FIELDS}
-ID_BY_MODEL = {LIST_ENDPOINTS[name].item_model: field for name, field in ID_FIELDS.items()}
+ID_BY_MODEL = {
+    LIST_ENDPOINTS[name].item_model: field for name, field in ID_FIELDS.items()
+}
 
 
 @pytest.fixture(params=sorted(ENDPOINTS))
@@ -67,7 +69,9 @@ async def drain(
             out.append(item)
 
 
-def expected_ids(hostile: HostileServer, resource: str, count: int | None = None) -> list[str]:
+def expected_ids(
+    hostile: HostileServer, resource: str, count: int | None = None
+) -> list[str]:
     return [row[ID_FIELDS[resource]] for row in hostile.state.dataset(resource, count)]
 
 
@@ -144,7 +148,9 @@ async def test_next_links_are_neither_followed_nor_checked(
     # Pages go by number: a link backwards, to another origin or missing changes nothing.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        out, error = await run_faulty(hostile, hostile_client, twin, resource, mode, concurrency=2)
+        out, error = await run_faulty(
+            hostile, hostile_client, twin, resource, mode, concurrency=2
+        )
     assert error is None
     assert ids(out) == expected_ids(hostile, resource)
     assert sorted(asked(hostile, resource)) == [1, 2, 3]
@@ -175,7 +181,9 @@ async def test_records_shifted_by_an_insertion_are_yielded_once(
     # Page 2 starts with the last three records of page 1: the plan keeps nothing of
     # page 1 in memory but its body, and rebuilds those items from it to compare.
     with pytest.warns(PaginationWarning) as records:
-        out, error = await run_faulty(hostile, hostile_client, twin, resource, "shifted")
+        out, error = await run_faulty(
+            hostile, hostile_client, twin, resource, "shifted"
+        )
     assert error is None
     assert ids(out) == expected_ids(hostile, resource)
     messages = [str(r.message) for r in records]
@@ -223,7 +231,12 @@ async def test_unusable_pages_stop_with_the_page_to_resume_from(
     hostile.state.reset("honest")
     rest: list[Any] = []
     await drain(
-        twin, ENDPOINTS[resource], hostile_client, rest, page_size=10, start_page=error.start_page
+        twin,
+        ENDPOINTS[resource],
+        hostile_client,
+        rest,
+        page_size=10,
+        start_page=error.start_page,
     )
     assert ids(out + rest) == expected_ids(hostile, resource)
 
@@ -267,7 +280,9 @@ async def test_a_failure_with_pages_in_flight_cancels_the_tasks(
     out: list[Any] = []
     started = time.monotonic()
     with pytest.raises(ServiceApiError) as info:
-        await drain("async", list_devices, hostile_client, out, page_size=10, concurrency=4)
+        await drain(
+            "async", list_devices, hostile_client, out, page_size=10, concurrency=4
+        )
     assert info.value.start_page == 3
     assert len(out) == 20
     assert asyncio.all_tasks() == before
@@ -378,7 +393,9 @@ async def test_a_record_that_is_not_an_object_stops_with_the_page_and_every_reco
     assert error.raw_item == odd
     assert "page 2" in str(error)
     # The record is quoted, cut to 80 characters.
-    assert str(error).endswith(f"record 3 of data is not a record: {json.dumps(odd)[:80]}")
+    assert str(error).endswith(
+        f"record 3 of data is not a record: {json.dumps(odd)[:80]}"
+    )
     # Nothing lost: the page's records as sent, the odd one in its place.
     page_rows = hostile.state.dataset(resource)[10:20]
     assert error.raw_items == [*page_rows[:3], odd, *page_rows[4:]]
@@ -395,7 +412,9 @@ async def test_a_record_that_is_not_an_object_stops_with_the_page_and_every_reco
         page_size=10,
         start_page=error.start_page + 1,
     )
-    saved = [row[ID_FIELDS[resource]] for row in error.raw_items if isinstance(row, dict)]
+    saved = [
+        row[ID_FIELDS[resource]] for row in error.raw_items if isinstance(row, dict)
+    ]
     assert ids(out) + saved + ids(rest) == [
         i for n, i in enumerate(expected_ids(hostile, resource)) if n != 13
     ]
@@ -408,7 +427,9 @@ async def test_raw_items_of_a_page_are_its_records_as_sent(
     with pytest.warns(PaginationWarning):
         pages = list(paginate(list_devices, hostile_client, page_size=10).pages())
     # The three repeats on page 2 are dropped from items and raw_items alike.
-    assert [len(p.raw_items) for p in pages] == [len(p.items) for p in pages] == [10, 7, 8]
+    assert (
+        [len(p.raw_items) for p in pages] == [len(p.items) for p in pages] == [10, 7, 8]
+    )
     assert [raw["deviceId"] for p in pages for raw in p.raw_items] == ids(
         [item for p in pages for item in p.items]
     )

@@ -38,13 +38,17 @@ MEMORY_BOUND = 16 * 1024 * 1024
 @pytest.fixture(scope="module")
 def servers() -> Iterator[tuple[AuthHostileState, str, AuthHostileState, str]]:
     state, foreign = AuthHostileState(), AuthHostileState()
-    with serve(create_auth_app(state)) as origin, serve(create_recording_app(foreign)) as other:
+    with (
+        serve(create_auth_app(state)) as origin,
+        serve(create_recording_app(foreign)) as other,
+    ):
         yield state, origin, foreign, other
 
 
 @pytest.fixture
 def state(
-    servers: tuple[AuthHostileState, str, AuthHostileState, str], request: pytest.FixtureRequest
+    servers: tuple[AuthHostileState, str, AuthHostileState, str],
+    request: pytest.FixtureRequest,
 ) -> AuthHostileState:
     guard = request.config.pluginmanager.get_plugin("leak_guard")
     if guard is not None:
@@ -74,7 +78,9 @@ TLS = ssl.create_default_context()
 def make_client(origin: str, **kwargs: Any) -> service_api.Client:
     kwargs.setdefault("retry", service_api.RetryPolicy(max_retries=MAX_RETRIES))
     kwargs["httpx_args"] = {"verify": TLS, **kwargs.get("httpx_args", {})}
-    return service_api.Client(f"{origin}/public/v3", CLIENT_ID, SECRET, "acct-1", **kwargs)
+    return service_api.Client(
+        f"{origin}/public/v3", CLIENT_ID, SECRET, "acct-1", **kwargs
+    )
 
 
 # ---- bodies ------------------------------------------------------------------------------
@@ -84,7 +90,10 @@ def test_sync_html_page_stops_pagination_with_a_typed_error(
     state: AuthHostileState, origin: str
 ) -> None:
     state.reset("html_200")
-    with make_client(origin) as client, pytest.raises(service_api.InvalidResponseError) as info:
+    with (
+        make_client(origin) as client,
+        pytest.raises(service_api.InvalidResponseError) as info,
+    ):
         list(service_api.paginate(list_shipments, client))
     assert info.value.page_number == 1
     assert state.count("/shipments") == 1
@@ -123,10 +132,15 @@ async def test_async_html_503_without_retry_after_is_a_server_error(
 ) -> None:
     state.reset("html_503")
     async with make_client(origin) as client:
-        with testing.no_retry_sleep() as delays, pytest.raises(service_api.ServerError) as info:
+        with (
+            testing.no_retry_sleep() as delays,
+            pytest.raises(service_api.ServerError) as info,
+        ):
             await list_shipments.asyncio(client=client)
     assert info.value.retry_after is None
-    assert len(delays) == MAX_RETRIES  # backed off on its own, a bounded number of times
+    assert (
+        len(delays) == MAX_RETRIES
+    )  # backed off on its own, a bounded number of times
     assert state.count("/shipments") == MAX_RETRIES + 1
 
 
@@ -171,7 +185,9 @@ def test_a_50_mb_error_body_is_refused_without_holding_it_in_memory(
 # ---- 401 and www-authenticate -------------------------------------------------------------
 
 
-def test_sync_401_forever_refreshes_once_then_raises(state: AuthHostileState, origin: str) -> None:
+def test_sync_401_forever_refreshes_once_then_raises(
+    state: AuthHostileState, origin: str
+) -> None:
     state.reset("unauthorized_forever")
     with make_client(origin) as client, pytest.raises(service_api.AuthenticationError):
         list_shipments.sync(client=client)
@@ -209,7 +225,10 @@ def test_malformed_www_authenticate_is_a_typed_error_after_at_most_one_replay(
     state: AuthHostileState, origin: str, challenge: str
 ) -> None:
     state.reset("www_authenticate", www_authenticate=challenge)
-    with make_client(origin) as client, pytest.raises(service_api.AuthenticationError) as info:
+    with (
+        make_client(origin) as client,
+        pytest.raises(service_api.AuthenticationError) as info,
+    ):
         list_shipments.sync(client=client)
     assert info.value.status_code == 401
     assert state.count("/shipments") <= 2
@@ -220,7 +239,11 @@ def test_malformed_www_authenticate_is_a_typed_error_after_at_most_one_replay(
 
 
 def token(**fields: Any) -> str:
-    body: dict[str, Any] = {"access_token": TOKEN, "token_type": "Bearer", "expires_in": "3600"}
+    body: dict[str, Any] = {
+        "access_token": TOKEN,
+        "token_type": "Bearer",
+        "expires_in": "3600",
+    }
     for name, value in fields.items():
         if value is ...:
             del body[name]
@@ -257,7 +280,10 @@ def test_sync_unusable_token_response_is_a_token_response_error(
     state: AuthHostileState, origin: str, body: str
 ) -> None:
     state.reset("token_body", token_body=body)
-    with make_client(origin) as client, pytest.raises(service_api.TokenResponseError) as info:
+    with (
+        make_client(origin) as client,
+        pytest.raises(service_api.TokenResponseError) as info,
+    ):
         list_shipments.sync(client=client)
     assert TOKEN not in str(info.value)
     assert state.count("/shipments") == 0  # no request went out with a doubtful token
@@ -287,7 +313,9 @@ def test_a_redirected_token_request_never_carries_the_secret_to_another_origin(
     foreign_state, foreign_origin = foreign
     state.reset("token_redirect", redirect_to=f"{foreign_origin}/steal")
     with (
-        make_client(origin, httpx_args={"follow_redirects": follow_redirects}) as client,
+        make_client(
+            origin, httpx_args={"follow_redirects": follow_redirects}
+        ) as client,
         pytest.raises(service_api.ServiceApiError),
     ):
         list_shipments.sync(client=client)
@@ -304,7 +332,9 @@ def test_sync_a_server_that_never_answers_times_out(
     state.reset(mode, hang=30.0)
     started = time.monotonic()
     with (
-        make_client(origin, timeout=0.3, retry=service_api.RetryPolicy(max_retries=1)) as client,
+        make_client(
+            origin, timeout=0.3, retry=service_api.RetryPolicy(max_retries=1)
+        ) as client,
         testing.no_retry_sleep(),
         pytest.raises(service_api.ApiTimeoutError),
     ):

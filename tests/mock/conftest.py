@@ -55,7 +55,11 @@ ERRORS = {
 
 
 def _json(ref: str) -> dict[str, Any]:
-    return {"content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}}
+    return {
+        "content": {
+            "application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}
+        }
+    }
 
 
 @pytest.fixture
@@ -93,14 +97,22 @@ def shapes_spec(tmp_path: Path) -> Path:
         "in": "query",
         "schema": {"type": "string", "enum": ["low", "high"]},
     }
-    path_id = {"name": "alertId", "in": "path", "required": True, "schema": {"type": "integer"}}
+    path_id = {
+        "name": "alertId",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "integer"},
+    }
     document["tags"].append({"name": "alerts"})
     document["paths"]["/alerts"] = {
         "get": {
             "operationId": "listAlerts",
             "tags": ["alerts"],
             "parameters": [*page, severity],
-            "responses": {"200": {"description": "A page.", **_json("AlertPage")}, **errors},
+            "responses": {
+                "200": {"description": "A page.", **_json("AlertPage")},
+                **errors,
+            },
         },
         "post": {
             "operationId": "createAlert",
@@ -130,7 +142,10 @@ def shapes_spec(tmp_path: Path) -> Path:
         "put": {
             "operationId": "replaceAlert",
             **with_body,
-            "responses": {"200": {"description": "Replaced.", **_json("Alert")}, **ERRORS},
+            "responses": {
+                "200": {"description": "Replaced.", **_json("Alert")},
+                **ERRORS,
+            },
         },
         "patch": {
             "operationId": "updateAlert",

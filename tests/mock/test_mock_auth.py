@@ -31,7 +31,9 @@ EXPIRED = re.compile(
 async def test_token_response_is_opaque_bearer_with_string_ttl(
     client: httpx.AsyncClient, service: MockService
 ) -> None:
-    response = await client.post("/authenticate", files=FORM, headers={"accept": "text/plain"})
+    response = await client.post(
+        "/authenticate", files=FORM, headers={"accept": "text/plain"}
+    )
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
     body = response.json()
@@ -55,13 +57,20 @@ async def test_two_tokens_differ(client: httpx.AsyncClient) -> None:
         ({**FORM, "client_secret": (None, "wrong")}, 401, "invalid_client"),
         ({**FORM, "client_id": (None, "nobody")}, 401, "invalid_client"),
         ({**FORM, "client_secret": (None, "")}, 401, "invalid_client"),
-        ({k: v for k, v in FORM.items() if k != "client_secret"}, 400, "invalid_request"),
+        (
+            {k: v for k, v in FORM.items() if k != "client_secret"},
+            400,
+            "invalid_request",
+        ),
         ({k: v for k, v in FORM.items() if k != "grant_type"}, 400, "invalid_request"),
         ({**FORM, "grant_type": (None, "password")}, 400, "unsupported_grant_type"),
     ],
 )
 async def test_bad_requests_get_rfc6749_errors(
-    client: httpx.AsyncClient, form: dict[str, tuple[None, str]], status: int, error: str
+    client: httpx.AsyncClient,
+    form: dict[str, tuple[None, str]],
+    status: int,
+    error: str,
 ) -> None:
     response = await client.post("/authenticate", files=form)
     assert response.status_code == status
@@ -69,7 +78,9 @@ async def test_bad_requests_get_rfc6749_errors(
     assert response.json()["error"] == error
 
 
-async def test_urlencoded_and_json_bodies_are_refused(client: httpx.AsyncClient) -> None:
+async def test_urlencoded_and_json_bodies_are_refused(
+    client: httpx.AsyncClient,
+) -> None:
     fields = {k: v[1] for k, v in FORM.items()}
     for response in (
         await client.post("/authenticate", data=fields),
@@ -128,7 +139,9 @@ async def test_expired_token_is_401_with_the_exact_header(
     match = EXPIRED.fullmatch(response.headers["www-authenticate"])
     assert match, response.headers["www-authenticate"]
     # The moment it expired (issue time + ttl), in UTC, not the moment of the request.
-    moment = datetime.strptime(match[1], "%m/%d/%Y %H:%M:%S").replace(tzinfo=UTC).timestamp()
+    moment = (
+        datetime.strptime(match[1], "%m/%d/%Y %H:%M:%S").replace(tzinfo=UTC).timestamp()
+    )
     assert int(before + 2) - 1 <= moment <= after + 2
 
 
@@ -137,7 +150,8 @@ async def test_revoked_token_is_unknown(
 ) -> None:
     service.revoke_tokens()
     response = await client.get(
-        "/shipments", headers={"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"}
+        "/shipments",
+        headers={"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"},
     )
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == 'Bearer error="invalid_token"'
@@ -152,7 +166,9 @@ async def test_account_header_omitted_is_400_and_foreign_is_403(
     assert omitted.headers["content-type"] == "application/problem+json"
     assert omitted.json()["status"] == 400
     for account in ("acct-3", "no-such-account", ""):
-        foreign = await client.get("/shipments", headers={**auth, "x-service-account-id": account})
+        foreign = await client.get(
+            "/shipments", headers={**auth, "x-service-account-id": account}
+        )
         assert foreign.status_code == 403
         assert foreign.headers["content-type"] == "application/problem+json"
         assert foreign.json()["status"] == 403
@@ -164,13 +180,17 @@ async def test_one_set_of_credentials_serves_several_accounts(
     auth = {"authorization": f"Bearer {token}"}
     ids = []
     for account in ("acct-1", "acct-2"):
-        response = await client.get("/devices", headers={**auth, "x-service-account-id": account})
+        response = await client.get(
+            "/devices", headers={**auth, "x-service-account-id": account}
+        )
         assert response.status_code == 200
         ids.append({d["deviceId"] for d in response.json()["data"]})
     assert not ids[0] & ids[1]
 
 
-async def test_second_client_reaches_only_its_account(client: httpx.AsyncClient) -> None:
+async def test_second_client_reaches_only_its_account(
+    client: httpx.AsyncClient,
+) -> None:
     form = {
         **FORM,
         "client_id": (None, OTHER_CLIENT_ID),
@@ -178,6 +198,10 @@ async def test_second_client_reaches_only_its_account(client: httpx.AsyncClient)
     }
     token = (await client.post("/authenticate", files=form)).json()["access_token"]
     auth = {"authorization": f"Bearer {token}"}
-    own = await client.get("/devices", headers={**auth, "x-service-account-id": "acct-3"})
-    other = await client.get("/devices", headers={**auth, "x-service-account-id": "acct-1"})
+    own = await client.get(
+        "/devices", headers={**auth, "x-service-account-id": "acct-3"}
+    )
+    other = await client.get(
+        "/devices", headers={**auth, "x-service-account-id": "acct-1"}
+    )
     assert (own.status_code, other.status_code) == (200, 403)

@@ -31,12 +31,18 @@ async def test_every_request_faulted_gets_503_or_429_with_retry_after(
         if response.status_code == 429:
             assert response.headers["content-type"].startswith("text/html")
     assert statuses == {429, 503}
-    assert service.count("listShipments", 503) + service.count("listShipments", 429) == 20
+    assert (
+        service.count("listShipments", 503) + service.count("listShipments", 429) == 20
+    )
 
 
 @pytest.mark.parametrize(("seconds", "sent"), [(2.0, "2"), (0.5, "0.5"), (1.0004, "1")])
 async def test_retry_after_is_a_number_with_no_trailing_point(
-    client: httpx.AsyncClient, service: MockService, token: str, seconds: float, sent: str
+    client: httpx.AsyncClient,
+    service: MockService,
+    token: str,
+    seconds: float,
+    sent: str,
 ) -> None:
     service.set_faults(fault_rate=1.0, retry_after=seconds)
     response = await client.get("/devices", headers=headers(token))
@@ -47,7 +53,9 @@ async def test_faults_are_deterministic_under_a_seed(client: httpx.AsyncClient) 
     async def run(seed: int) -> list[int]:
         service = MockService(MockConfig(seed=seed, fault_rate=0.5))
         transport = httpx.ASGITransport(app=service.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://m/public/v3") as c:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://m/public/v3"
+        ) as c:
             return [(await c.get("/devices")).status_code for _ in range(40)]
 
     first, again, other = await run(3), await run(3), await run(4)
@@ -71,7 +79,8 @@ async def test_rate_limit_answers_429_until_the_minute_passes(
 ) -> None:
     service.set_faults(rate_limit=3)
     statuses = [
-        (await client.get("/devices", headers=headers(token))).status_code for _ in range(5)
+        (await client.get("/devices", headers=headers(token))).status_code
+        for _ in range(5)
     ]
     assert statuses == [200, 200, 200, 429, 429]
     limited = await client.get("/devices", headers=headers(token))
@@ -97,7 +106,11 @@ async def test_set_faults_changes_only_what_is_given(service: MockService) -> No
     assert (service.config.fault_rate, service.config.rate_limit) == (0.5, 10)
     assert service.config.latency_ms == 5
     service.reset()
-    assert (service.config.fault_rate, service.config.rate_limit, service.config.latency_ms) == (
+    assert (
+        service.config.fault_rate,
+        service.config.rate_limit,
+        service.config.latency_ms,
+    ) == (
         0.0,
         None,
         0.0,
@@ -132,7 +145,9 @@ async def test_an_internal_error_is_a_503_never_a_500(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    def broken(resource: str, account: str) -> tuple[list[dict[str, object]], list[bytes]]:
+    def broken(
+        resource: str, account: str
+    ) -> tuple[list[dict[str, object]], list[bytes]]:
         raise RuntimeError("a bug in the mock")
 
     monkeypatch.setattr(service._state, "records", broken)

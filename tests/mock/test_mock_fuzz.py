@@ -80,7 +80,8 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "50"))
 STATEFUL_PER_OPERATION = 4
 STATEFUL_EXAMPLES = int(
     os.environ.get(
-        "FUZZ_STATEFUL_EXAMPLES", str(max(EXAMPLES // 10, STATEFUL_PER_OPERATION * len(OPERATIONS)))
+        "FUZZ_STATEFUL_EXAMPLES",
+        str(max(EXAMPLES // 10, STATEFUL_PER_OPERATION * len(OPERATIONS))),
     )
 )
 
@@ -121,14 +122,20 @@ def with_auth(
             case.headers["Authorization"] = f"Bearer {data}"
             case.headers["x-service-account-id"] = DEMO_ACCOUNTS[0]
 
-    schema.config.generation.update(modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
+    schema.config.generation.update(
+        modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
+    )
     return schema
 
 
-def in_process(service: MockService, spec: Path, refresh: int | None = 300) -> OpenApiSchema:
+def in_process(
+    service: MockService, spec: Path, refresh: int | None = 300
+) -> OpenApiSchema:
     def token() -> str:
         with asgi.get_client(service.app) as client:  # type: ignore[arg-type]
-            response = client.post(f"http://{asgi.HOST}/public/v3/authenticate", files=TOKEN_FORM)
+            response = client.post(
+                f"http://{asgi.HOST}/public/v3/authenticate", files=TOKEN_FORM
+            )
         response.raise_for_status()
         return str(response.json()["access_token"])
 
@@ -153,7 +160,9 @@ def report_counts() -> Iterator[None]:
     print("\nschemathesis cases per operation:")
     for label, n in sorted(CASES.items()):
         print(f"  {label}: {n}")
-    print("requests answered by the mock (cases plus the checks' own), per operation and status:")
+    print(
+        "requests answered by the mock (cases plus the checks' own), per operation and status:"
+    )
     for operation, by_status in SERVICE.counts().items():
         total = sum(by_status.values())
         print(f"  {operation}: {total} {dict(by_status)}")
@@ -212,7 +221,9 @@ def test_a_spec_with_every_shape_fuzzes_clean(shapes_spec: Path) -> None:
     # replaced, updated and deleted, linked create -> get/update -> delete.
     spec = shapes_spec
     service = MockService(MockConfig(records=5), spec=spec)
-    answered: dict[str, collections.Counter[int]] = collections.defaultdict(collections.Counter)
+    answered: dict[str, collections.Counter[int]] = collections.defaultdict(
+        collections.Counter
+    )
     # A new token for each case: the mock forgets its tokens when reset.
     machine = in_process(service, spec, refresh=None).as_state_machine()
 
@@ -257,7 +268,9 @@ def test_stateful_over_loopback() -> None:
         loopback_schema.config.update(base_url=server.base_url)
         try:
             machine = loopback_schema.as_state_machine()
-            machine.run(settings=stateful_settings(max(STATEFUL_EXAMPLES // 2, len(OPERATIONS))))
+            machine.run(
+                settings=stateful_settings(max(STATEFUL_EXAMPLES // 2, len(OPERATIONS)))
+            )
         finally:
             _Loopback.server = None
         counts = server.service.counts()

@@ -27,10 +27,14 @@ async def test_defaults_are_page_1_of_50(client: httpx.AsyncClient, token: str) 
     assert (body["totalRecords"], body["pageNumber"], body["pageSize"]) == (120, 1, 50)
     assert len(body["data"]) == 50
     assert "previous" not in body
-    assert body["next"] == "http://mock.test/public/v3/shipments?pageSize=50&pageNumber=2"
+    assert (
+        body["next"] == "http://mock.test/public/v3/shipments?pageSize=50&pageNumber=2"
+    )
 
 
-async def test_page_size_above_50_is_treated_as_50(client: httpx.AsyncClient, token: str) -> None:
+async def test_page_size_above_50_is_treated_as_50(
+    client: httpx.AsyncClient, token: str
+) -> None:
     body = (await client.get("/devices?pageSize=51", headers=headers(token))).json()
     assert body["pageSize"] == 50
     assert len(body["data"]) == 50
@@ -52,14 +56,18 @@ async def test_walking_next_links_returns_the_dataset_in_order(
     assert seen == service.dataset("devices", "acct-2")
 
 
-async def test_last_page_has_previous_but_no_next(client: httpx.AsyncClient, token: str) -> None:
+async def test_last_page_has_previous_but_no_next(
+    client: httpx.AsyncClient, token: str
+) -> None:
     body = (await client.get("/shipments?pageNumber=3", headers=headers(token))).json()
     assert len(body["data"]) == 20
     assert "next" not in body
     assert query(body["previous"]) == {"pageSize": ["50"], "pageNumber": ["2"]}
 
 
-async def test_page_past_the_end_is_empty_200(client: httpx.AsyncClient, token: str) -> None:
+async def test_page_past_the_end_is_empty_200(
+    client: httpx.AsyncClient, token: str
+) -> None:
     body = (await client.get("/shipments?pageNumber=4", headers=headers(token))).json()
     assert body["data"] == []
     assert body["totalRecords"] == 120
@@ -111,7 +119,9 @@ async def test_links_follow_the_requests_own_host(
     service: MockService, token: str, client: httpx.AsyncClient
 ) -> None:
     transport = httpx.ASGITransport(app=service.app)
-    async with httpx.AsyncClient(transport=transport, base_url="https://elsewhere:9443") as other:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="https://elsewhere:9443"
+    ) as other:
         body = (await other.get("/public/v3/devices", headers=headers(token))).json()
     assert body["next"].startswith("https://elsewhere:9443/public/v3/devices?")
 
@@ -131,7 +141,9 @@ def test_envelope_laws(records: int, size: int, number: int) -> None:
 
     async def fetch() -> dict[str, Any]:
         transport = httpx.ASGITransport(app=service.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://m/public/v3") as c:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://m/public/v3"
+        ) as c:
             form = {
                 "client_id": (None, "demo-client"),
                 "client_secret": (None, "demo-secret"),

@@ -74,14 +74,16 @@ async def test_a_short_window_scales_the_quota_down_in_time(
     # 600 per minute over 1 s: 10 requests per second.
     service.set_faults(rate_limit=600, rate_window=1.0)
     statuses = [
-        (await client.get("/devices", headers=headers(token))).status_code for _ in range(12)
+        (await client.get("/devices", headers=headers(token))).status_code
+        for _ in range(12)
     ]
     assert statuses == [200] * 10 + [429] * 2
     refused = await client.get("/devices", headers=headers(token))
     assert refused.headers["retry-after"] == "1"
     service.advance_clock(1.0)
     statuses = [
-        (await client.get("/devices", headers=headers(token))).status_code for _ in range(11)
+        (await client.get("/devices", headers=headers(token))).status_code
+        for _ in range(11)
     ]
     assert statuses == [200] * 10 + [429]
 
@@ -94,7 +96,8 @@ async def test_refused_requests_do_not_count(
         await client.get("/devices", headers=headers(token))
     service.advance_clock(1.0)
     statuses = [
-        (await client.get("/devices", headers=headers(token))).status_code for _ in range(3)
+        (await client.get("/devices", headers=headers(token))).status_code
+        for _ in range(3)
     ]
     assert statuses == [200, 200, 429]
 
@@ -105,13 +108,19 @@ async def test_each_integration_has_its_own_quota(
     service.set_faults(rate_limit=1)
     assert (await client.get("/devices", headers=headers(token))).status_code == 200
     assert (await client.get("/devices", headers=headers(token))).status_code == 429
-    other = await client.post("/authenticate", files=form(OTHER_CLIENT_ID, OTHER_CLIENT_SECRET))
+    other = await client.post(
+        "/authenticate", files=form(OTHER_CLIENT_ID, OTHER_CLIENT_SECRET)
+    )
     assert other.status_code == 200
     other_token = other.json()["access_token"]
-    assert (await client.get("/devices", headers=headers(other_token, "acct-3"))).status_code == 429
+    assert (
+        await client.get("/devices", headers=headers(other_token, "acct-3"))
+    ).status_code == 429
     # The token request of the other integration took its only slot; ours is still full.
     assert (
-        await client.post("/authenticate", files=form(DEMO_CLIENT_ID, DEMO_CLIENT_SECRET))
+        await client.post(
+            "/authenticate", files=form(DEMO_CLIENT_ID, DEMO_CLIENT_SECRET)
+        )
     ).status_code == 429
 
 

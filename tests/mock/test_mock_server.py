@@ -30,7 +30,9 @@ def test_running_mock_serves_and_stops_without_leaks() -> None:
         assert server.base_url.endswith("/public/v3")
         port = int(server.base_url.split(":")[2].split("/")[0])
         with httpx.Client() as client:
-            body = client.get(f"{server.base_url}/devices", headers=login(client, server.base_url))
+            body = client.get(
+                f"{server.base_url}/devices", headers=login(client, server.base_url)
+            )
         assert body.json()["totalRecords"] == 7
         assert server.service.count("listDevices", 200) == 1
     assert set(threading.enumerate()) <= threads_before
@@ -52,7 +54,9 @@ def test_a_given_service_is_served_as_is() -> None:
 def test_fixture_gives_a_reset_mock_over_http(mock: RunningMock) -> None:
     with httpx.Client() as client:
         auth = login(client, mock.base_url)
-        body = client.get(f"{mock.base_url}/shipments?pageNumber=2", headers=auth).json()
+        body = client.get(
+            f"{mock.base_url}/shipments?pageNumber=2", headers=auth
+        ).json()
     assert body["next"] == f"{mock.base_url}/shipments?pageSize=50&pageNumber=3"
     assert body["previous"] == f"{mock.base_url}/shipments?pageSize=50&pageNumber=1"
     assert mock.service.count("authenticate") == 1
@@ -95,7 +99,8 @@ def test_control_api_over_http(mock: RunningMock) -> None:
         with httpx.Client() as client:
             auth = login(client, mock.base_url)
             statuses = [
-                client.get(f"{mock.base_url}/devices", headers=auth).status_code for _ in range(3)
+                client.get(f"{mock.base_url}/devices", headers=auth).status_code
+                for _ in range(3)
             ]
         assert statuses == [200, 429, 429]  # the token request counted too
         assert control.get("/counts").json() == {

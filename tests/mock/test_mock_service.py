@@ -17,7 +17,8 @@ FORM = {
 @pytest.fixture
 async def control(service: MockService) -> httpx.AsyncClient:
     return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=service.app), base_url="http://mock.test/__mock__"
+        transport=httpx.ASGITransport(app=service.app),
+        base_url="http://mock.test/__mock__",
     )
 
 
@@ -42,11 +43,17 @@ async def test_control_api_mirrors_the_handle(
         token = (await client.post("/authenticate", files=FORM)).json()["access_token"]
         assert (await control.get("/counts")).json() == {"authenticate": {"200": 1}}
         assert (await control.get("/tokens")).json() == {"tokens": [token]}
-        assert (await control.post("/faults", json={"fault_rate": 0.5})).status_code == 200
+        assert (
+            await control.post("/faults", json={"fault_rate": 0.5})
+        ).status_code == 200
         assert service.config.fault_rate == 0.5
         assert (await control.post("/faults", json={"nope": 1})).status_code == 400
-        assert (await control.post("/faults", json={"fault_rate": 7})).status_code == 400
-        assert (await control.post("/clock", json={"advance": 10})).json() == {"offset": 10.0}
+        assert (
+            await control.post("/faults", json={"fault_rate": 7})
+        ).status_code == 400
+        assert (await control.post("/clock", json={"advance": 10})).json() == {
+            "offset": 10.0
+        }
         assert (await control.post("/clock", json={"advance": "x"})).status_code == 400
         assert (await control.post("/clock", content=b"{")).status_code == 400
         assert (await control.post("/revoke")).status_code == 204
@@ -77,7 +84,8 @@ async def test_reset_forgets_tokens_and_clock(
     service.reset()
     assert service.issued_tokens() == []
     response = await client.get(
-        "/shipments", headers={"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"}
+        "/shipments",
+        headers={"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"},
     )
     assert response.headers["www-authenticate"] == 'Bearer error="invalid_token"'
 

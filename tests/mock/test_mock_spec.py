@@ -43,16 +43,22 @@ def shapes(shapes_spec: Path) -> MockService:
 @pytest.fixture
 async def api(shapes: MockService) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=shapes.app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://mock.test/public/v3") as c:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://mock.test/public/v3"
+    ) as c:
         token = (await c.post("/authenticate", files=FORM)).json()["access_token"]
-        c.headers.update({"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"})
+        c.headers.update(
+            {"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"}
+        )
         yield c
 
 
 # ---- records built from the item schema ---------------------------------------------------
 
 
-def test_records_follow_the_item_schema_per_seed_resource_and_account(shapes_spec: Path) -> None:
+def test_records_follow_the_item_schema_per_seed_resource_and_account(
+    shapes_spec: Path,
+) -> None:
     service = MockService(MockConfig(records=30, seed=1), spec=shapes_spec)
     alerts = service.dataset("alerts", "acct-1")
     assert [a["alertId"] for a in alerts] == list(range(1, 31))
@@ -62,7 +68,9 @@ def test_records_follow_the_item_schema_per_seed_resource_and_account(shapes_spe
     assert again.dataset("alerts", "acct-1") == alerts
     assert service.dataset("alerts", "acct-2") != alerts
     assert (
-        MockService(MockConfig(records=30, seed=2), spec=shapes_spec).dataset("alerts", "acct-1")
+        MockService(MockConfig(records=30, seed=2), spec=shapes_spec).dataset(
+            "alerts", "acct-1"
+        )
         != alerts
     )
     # The richer generators stay for shipments and devices.
@@ -101,16 +109,23 @@ async def test_get_answers_the_record_or_the_declared_404(
 async def test_create_replace_update_delete_are_seen_by_list_and_get(
     api: httpx.AsyncClient, shapes: MockService
 ) -> None:
-    created = await api.post("/alerts", json={"severity": "high", "alertId": 7, "message": "m"})
+    created = await api.post(
+        "/alerts", json={"severity": "high", "alertId": 7, "message": "m"}
+    )
     assert created.status_code == 201
     alert = created.json()
     assert alert == {"severity": "high", "message": "m", "alertId": 13}
     assert shapes.dataset("alerts", "acct-1")[-1] == alert
     assert (await api.get("/alerts/13")).json() == alert
-    assert (await api.get("/alerts", params={"pageSize": 50})).json()["totalRecords"] == 13
+    assert (await api.get("/alerts", params={"pageSize": 50})).json()[
+        "totalRecords"
+    ] == 13
 
     replaced = await api.put("/alerts/13", json={"severity": "low"})
-    assert (replaced.status_code, replaced.json()) == (200, {"severity": "low", "alertId": 13})
+    assert (replaced.status_code, replaced.json()) == (
+        200,
+        {"severity": "low", "alertId": 13},
+    )
     updated = await api.patch("/alerts/13", json={"tags": ["x"]})
     assert updated.json() == {"severity": "low", "alertId": 13, "tags": ["x"]}
     assert (await api.get("/alerts/13")).json() == updated.json()
@@ -148,7 +163,11 @@ async def test_a_body_that_does_not_fit_gets_the_declared_400(
     before = shapes.dataset("alerts", "acct-1")
     content = b"{" if body is None else None
     response = await api.request(
-        method, path, json=body if body is not None else None, content=content, headers=headers
+        method,
+        path,
+        json=body if body is not None else None,
+        content=content,
+        headers=headers,
     )
     assert response.status_code == 400
     assert response.headers["content-type"] == "application/problem+json"
@@ -160,12 +179,16 @@ async def test_the_write_operations_need_the_token_and_the_account(
     shapes: MockService,
 ) -> None:
     transport = httpx.ASGITransport(app=shapes.app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://m/public/v3") as c:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://m/public/v3"
+    ) as c:
         assert (await c.post("/alerts", json={"severity": "low"})).status_code == 401
         token = (await c.post("/authenticate", files=FORM)).json()["access_token"]
         auth = {"authorization": f"Bearer {token}"}
         omitted = await c.delete("/alerts/1", headers=auth)
-        foreign = await c.delete("/alerts/1", headers={**auth, "x-service-account-id": "acct-3"})
+        foreign = await c.delete(
+            "/alerts/1", headers={**auth, "x-service-account-id": "acct-3"}
+        )
     assert (omitted.status_code, foreign.status_code) == (400, 403)
     assert len(shapes.dataset("alerts", "acct-1")) == 12
 
@@ -178,7 +201,9 @@ async def test_faults_quota_revocation_and_the_clock_apply_to_every_operation(
     assert {r.status_code for r in faulted} == {429, 503}
     assert all(r.headers["retry-after"] == "2" for r in faulted)
     assert all(
-        r.headers["content-type"].startswith("text/html") for r in faulted if r.status_code == 429
+        r.headers["content-type"].startswith("text/html")
+        for r in faulted
+        if r.status_code == 429
     )
     assert shapes.count("createAlert") == 6
     shapes.set_faults(fault_rate=0.0, rate_limit=1)
@@ -215,7 +240,9 @@ async def test_a_method_the_path_does_not_declare_is_405_with_allow(
 def test_dataset_and_update_record_work_for_any_resource(shapes: MockService) -> None:
     served = shapes.update_record("alerts", "acct-2", 0, {"severity": "high"})
     assert shapes.dataset("alerts", "acct-2")[0] == served
-    with pytest.raises(ValueError, match="unknown resource 'parcels'; expected one of alerts"):
+    with pytest.raises(
+        ValueError, match="unknown resource 'parcels'; expected one of alerts"
+    ):
         shapes.dataset("parcels", "acct-1")
 
 
@@ -224,7 +251,9 @@ def test_dataset_and_update_record_work_for_any_resource(shapes: MockService) ->
 
 def test_the_copy_spec_is_served_over_loopback(shapes_spec: Path) -> None:
     with running_mock(spec=shapes_spec, records=5) as server, httpx.Client() as client:
-        token = client.post(f"{server.base_url}/authenticate", files=FORM).json()["access_token"]
+        token = client.post(f"{server.base_url}/authenticate", files=FORM).json()[
+            "access_token"
+        ]
         client.headers.update({"authorization": f"Bearer {token}"})
         client.headers["x-service-account-id"] = DEMO_ACCOUNTS[0]
         url = f"{server.base_url}/alerts"
@@ -232,16 +261,30 @@ def test_the_copy_spec_is_served_over_loopback(shapes_spec: Path) -> None:
         assert client.get(f"{url}/{created['alertId']}").json() == created
         listed = client.get(url, params={"severity": "low"}).json()["data"]
         assert listed[-1] == created
-        assert client.patch(f"{url}/6", json={"message": "seen"}).json()["message"] == "seen"
+        assert (
+            client.patch(f"{url}/6", json={"message": "seen"}).json()["message"]
+            == "seen"
+        )
         assert client.delete(f"{url}/6").status_code == 204
         assert client.get(f"{url}/6").status_code == 404
         not_allowed = client.request("PATCH", url)
-        assert (not_allowed.status_code, not_allowed.headers["allow"]) == (405, "GET, POST")
+        assert (not_allowed.status_code, not_allowed.headers["allow"]) == (
+            405,
+            "GET, POST",
+        )
         assert server.service.count(status=500) == 0
 
 
 def test_the_command_serves_the_spec_it_is_given(shapes_spec: Path) -> None:
-    command = [sys.executable, "-m", "service_api_mock", "--spec", str(shapes_spec), "--port", "0"]
+    command = [
+        sys.executable,
+        "-m",
+        "service_api_mock",
+        "--spec",
+        str(shapes_spec),
+        "--port",
+        "0",
+    ]
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     ) as process:
@@ -249,7 +292,9 @@ def test_the_command_serves_the_spec_it_is_given(shapes_spec: Path) -> None:
             assert process.stdout is not None
             base_url = process.stdout.readline().split()[-1]
             with httpx.Client() as client:
-                deadline = time.monotonic() + 10  # announced as bound, listening a moment later
+                deadline = (
+                    time.monotonic() + 10
+                )  # announced as bound, listening a moment later
                 while True:
                     try:
                         login = client.post(f"{base_url}/authenticate", files=FORM)
@@ -259,7 +304,10 @@ def test_the_command_serves_the_spec_it_is_given(shapes_spec: Path) -> None:
                             raise
                         time.sleep(0.02)
                 token = login.json()["access_token"]
-                headers = {"authorization": f"Bearer {token}", "x-service-account-id": "acct-2"}
+                headers = {
+                    "authorization": f"Bearer {token}",
+                    "x-service-account-id": "acct-2",
+                }
                 page = client.get(f"{base_url}/alerts", headers=headers).json()
         finally:
             process.terminate()
@@ -286,11 +334,15 @@ def _edit(spec: dict[str, Any], edit: str) -> None:
     elif edit == "unbuildable record":
         props = spec["components"]["schemas"]["Device"]["properties"]
         props["serial"] = {"type": "string", "pattern": "^SN[0-9]+$"}
-        props["deviceId"]["format"] = "uuid"  # the richer devices do not fit: built instead
+        props["deviceId"]["format"] = (
+            "uuid"  # the richer devices do not fit: built instead
+        )
     elif edit == "dangling $ref":
         props = spec["components"]["schemas"]["Device"]["properties"]
         props["owner"] = {"$ref": "#/components/schemas/Owner"}
-        props["deviceId"]["format"] = "uuid"  # the richer devices do not fit: built instead
+        props["deviceId"]["format"] = (
+            "uuid"  # the richer devices do not fit: built instead
+        )
     elif edit == "no id field":
         del spec["components"]["schemas"]["Shipment"]["properties"]["shipmentId"]
     elif edit == "nested path":
@@ -300,13 +352,31 @@ def _edit(spec: dict[str, Any], edit: str) -> None:
 @pytest.mark.parametrize(
     ("edit", "reason"),
     [
-        ("unknown shape", "copyShipment: POST /shipments/{shipmentId} is none of the shapes"),
-        ("no schema", "getShipment: answers 200 without a JSON schema the mock can build"),
-        ("undeclared 403", "listDevices: declares no 403 response, which the mock answers"),
-        ("unbuildable record", "listDevices: cannot build a record of devices: serial: a string"),
-        ("dangling $ref", "listDevices: cannot build a record of devices: #/components/schemas/O"),
+        (
+            "unknown shape",
+            "copyShipment: POST /shipments/{shipmentId} is none of the shapes",
+        ),
+        (
+            "no schema",
+            "getShipment: answers 200 without a JSON schema the mock can build",
+        ),
+        (
+            "undeclared 403",
+            "listDevices: declares no 403 response, which the mock answers",
+        ),
+        (
+            "unbuildable record",
+            "listDevices: cannot build a record of devices: serial: a string",
+        ),
+        (
+            "dangling $ref",
+            "listDevices: cannot build a record of devices: #/components/schemas/O",
+        ),
         ("nested path", "listDevices: path /devices/{deviceId}/readings is neither"),
-        ("no id field", "createShipment: the records of /shipments have no one ...Id field"),
+        (
+            "no id field",
+            "createShipment: the records of /shipments have no one ...Id field",
+        ),
     ],
 )
 def test_a_spec_the_mock_cannot_serve_fails_at_start_up(
@@ -333,7 +403,9 @@ def test_an_unreadable_spec_is_a_spec_error(tmp_path: Path) -> None:
         MockService(spec=tmp_path / "absent.yaml")
 
 
-def test_check_spec_lists_the_operations_it_serves(capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_spec_lists_the_operations_it_serves(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert mock_main(["--check-spec"]) == 0  # by default the project's spec
     out = capsys.readouterr().out
     spec = yaml.safe_load((ROOT / "openapi.yaml").read_text())
@@ -381,7 +453,11 @@ def test_importing_without_the_extra_names_it(missing: str) -> None:
         "from service_api_mock import running_mock"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 1
     assert done.stderr.strip().splitlines()[-1] == (

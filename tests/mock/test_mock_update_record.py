@@ -14,13 +14,19 @@ async def test_an_updated_record_is_served_in_its_place(
     client: httpx.AsyncClient, service: MockService, token: str
 ) -> None:
     headers = {"Authorization": f"Bearer {token}", "x-service-account-id": "acct-1"}
-    before = (await client.get("/shipments", params={"pageNumber": 2}, headers=headers)).json()
+    before = (
+        await client.get("/shipments", params={"pageNumber": 2}, headers=headers)
+    ).json()
     original = service.dataset("shipments", "acct-1")[50]
 
-    served = service.update_record("shipments", "acct-1", 50, {"status": "Lost", "extra": [1]})
+    served = service.update_record(
+        "shipments", "acct-1", 50, {"status": "Lost", "extra": [1]}
+    )
 
     assert served == {**original, "status": "Lost", "extra": [1]}
-    after = (await client.get("/shipments", params={"pageNumber": 2}, headers=headers)).json()
+    after = (
+        await client.get("/shipments", params={"pageNumber": 2}, headers=headers)
+    ).json()
     assert after["data"][0] == served
     assert after["data"][1:] == before["data"][1:]
     assert after["totalRecords"] == before["totalRecords"]
@@ -45,7 +51,11 @@ def test_the_returned_record_is_a_copy(service: MockService) -> None:
     ],
 )
 def test_bad_changes_are_refused_and_nothing_changes(
-    service: MockService, resource: str, index: int, changes: dict[str, object], error: type
+    service: MockService,
+    resource: str,
+    index: int,
+    changes: dict[str, object],
+    error: type,
 ) -> None:
     before = service.dataset("devices", "acct-1")
     with pytest.raises(error):

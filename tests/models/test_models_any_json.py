@@ -51,7 +51,9 @@ from service_api_client.types import UNSET, Unset
 from service_api_mock import serve_asgi
 from service_api_mock._data import make_dataset
 
-SPEC = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
+SPEC = yaml.safe_load(
+    (Path(__file__).resolve().parents[2] / "openapi.yaml").read_text()
+)
 SCHEMAS: dict[str, Any] = SPEC["components"]["schemas"]
 
 
@@ -92,7 +94,9 @@ def _date_strings() -> st.SearchStrategy[str]:
     )
 
     def spell(moment: datetime.datetime, style: int) -> str:
-        text = moment.isoformat(timespec=["seconds", "milliseconds", "microseconds"][style % 3])
+        text = moment.isoformat(
+            timespec=["seconds", "milliseconds", "microseconds"][style % 3]
+        )
         if style >= 3 and text.endswith("+00:00"):
             text = text[:-6] + "Z"
         return text if style != 5 else text[:10]
@@ -100,7 +104,13 @@ def _date_strings() -> st.SearchStrategy[str]:
     return st.one_of(
         st.builds(spell, moments, st.integers(0, 5)),
         st.sampled_from(
-            ["", "today", "2024-02-30T00:00:00Z", "2024-01-01T25:00:00", "07/31/2024 10:00:00"]
+            [
+                "",
+                "today",
+                "2024-02-30T00:00:00Z",
+                "2024-01-01T25:00:00",
+                "07/31/2024 10:00:00",
+            ]
         ),
     )
 
@@ -163,7 +173,11 @@ def _check_fields(record: Any) -> None:
         value = getattr(record, attribute.name)
         if attribute.name.startswith("_"):
             continue
-        assert _conforms(value, hints[attribute.name]), (cls.__name__, attribute.name, value)
+        assert _conforms(value, hints[attribute.name]), (
+            cls.__name__,
+            attribute.name,
+            value,
+        )
         nested = value if isinstance(value, list) else [value]
         for item in nested:
             if attrs.has(type(item)):
@@ -178,7 +192,9 @@ def test_the_record_models_are_found() -> None:
 @pytest.mark.parametrize("model", RECORD_MODELS, ids=lambda m: m.__name__)
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(raw=JSON_OBJECTS)
-def test_any_json_object_builds_and_round_trips(model: Any, raw: dict[str, Any]) -> None:
+def test_any_json_object_builds_and_round_trips(
+    model: Any, raw: dict[str, Any]
+) -> None:
     sent = _canonical(raw)
     record = model.from_dict(raw)
     assert _canonical(record.to_dict()) == sent
@@ -196,7 +212,9 @@ def _attribute(model: Any, json_name: str) -> str:
 @pytest.mark.parametrize("model", RECORD_MODELS, ids=lambda m: m.__name__)
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(raw=JSON_OBJECTS)
-def test_every_field_sent_reads_by_its_json_name(model: Any, raw: dict[str, Any]) -> None:
+def test_every_field_sent_reads_by_its_json_name(
+    model: Any, raw: dict[str, Any]
+) -> None:
     record = model.from_dict(raw)
     declared = set(SCHEMAS[model.__name__].get("properties", {}))
     assert set(record.keys()) == set(raw) == set(dict(record))
@@ -206,8 +224,14 @@ def test_every_field_sent_reads_by_its_json_name(model: Any, raw: dict[str, Any]
         # A declared field gives its attribute; any other, or a value the attribute
         # could not hold, the value as sent.
         expected = value if held is UNSET else held
-        assert record[name] is expected or record[name] == expected, (name, record[name])
-        assert record.get(name, KeyError) is record[name] or record.get(name) == record[name]
+        assert record[name] is expected or record[name] == expected, (
+            name,
+            record[name],
+        )
+        assert (
+            record.get(name, KeyError) is record[name]
+            or record.get(name) == record[name]
+        )
     for name in declared - set(raw):
         assert name not in record
         assert record.get(name, "absent") == "absent"
@@ -278,7 +302,8 @@ def test_a_shipment_with_any_leg_round_trips(leg: dict[str, Any]) -> None:
         pytest.param(
             {"shipFromDate": "2024-05-01T08:30:00Z"},
             lambda leg: (
-                leg.ship_from_date == datetime.datetime(2024, 5, 1, 8, 30, tzinfo=datetime.UTC)
+                leg.ship_from_date
+                == datetime.datetime(2024, 5, 1, 8, 30, tzinfo=datetime.UTC)
             ),
             id="Z-parsed",
         ),
@@ -289,7 +314,10 @@ def test_a_shipment_with_any_leg_round_trips(leg: dict[str, Any]) -> None:
         ),
         pytest.param(
             {"shipFromDate": "31/07/2024 10:00"},
-            lambda leg: leg.ship_from_date is UNSET and leg["shipFromDate"] == "31/07/2024 10:00",
+            lambda leg: (
+                leg.ship_from_date is UNSET
+                and leg["shipFromDate"] == "31/07/2024 10:00"
+            ),
             id="not-iso-kept-as-sent",
         ),
         pytest.param(
@@ -317,7 +345,9 @@ def test_a_shipment_with_any_leg_round_trips(leg: dict[str, Any]) -> None:
         ),
     ],
 )
-def test_leg_fields_as_documented(raw: dict[str, Any], check: Callable[[Any], bool]) -> None:
+def test_leg_fields_as_documented(
+    raw: dict[str, Any], check: Callable[[Any], bool]
+) -> None:
     leg = models.ShipmentLeg.from_dict(raw)
     assert check(leg), leg
     assert leg.to_dict() == raw
@@ -332,7 +362,9 @@ def test_a_number_id_stays_as_sent() -> None:
 
 
 def test_a_new_date_is_written_with_isoformat() -> None:
-    device = models.Device.from_dict({"deviceId": "d", "measurementTime": "2024-05-01T08:30:00Z"})
+    device = models.Device.from_dict(
+        {"deviceId": "d", "measurementTime": "2024-05-01T08:30:00Z"}
+    )
     assert device.to_dict()["measurementTime"] == "2024-05-01T08:30:00Z"
     device.measurement_time = datetime.datetime(2025, 1, 2, tzinfo=datetime.UTC)
     assert device.to_dict()["measurementTime"] == "2025-01-02T00:00:00+00:00"
@@ -343,7 +375,9 @@ def test_a_new_date_is_written_with_isoformat() -> None:
 def test_a_record_that_is_not_an_object_is_a_type_error_naming_the_model(
     model: Any, bad: object
 ) -> None:
-    with pytest.raises(TypeError, match=rf"^{model.__name__}\.from_dict: expected a JSON object"):
+    with pytest.raises(
+        TypeError, match=rf"^{model.__name__}\.from_dict: expected a JSON object"
+    ):
         model.from_dict(bad)
 
 
@@ -360,7 +394,10 @@ def test_the_mock_records_round_trip_with_every_field_typed(resource: str) -> No
 def _check_all_guesses_held(record: Any) -> None:
     """No field the spec names was left aside as a mismatch, here or in nested models."""
     guessed = set(SCHEMAS[type(record).__name__].get("properties", {}))
-    assert not guessed & set(record.additional_properties), (type(record).__name__, record)
+    assert not guessed & set(record.additional_properties), (
+        type(record).__name__,
+        record,
+    )
     for attribute in attrs.fields(type(record)):
         value = getattr(record, attribute.name)
         for item in value if isinstance(value, list) else [value]:
@@ -428,7 +465,11 @@ def client(record_server: RecordServer) -> Iterator[Client]:
 # the same shipmentId are one record served twice).
 RECORD_LISTS = st.lists(JSON_OBJECTS, max_size=12).map(
     lambda records: [
-        {**r, "~seq": n, **{k: f"{k}-{n}" for k in ("shipmentId", "deviceId") if k in r}}
+        {
+            **r,
+            "~seq": n,
+            **{k: f"{k}-{n}" for k in ("shipmentId", "deviceId") if k in r},
+        }
         for n, r in enumerate(records)
     ]
 )
@@ -437,7 +478,10 @@ RECORD_LISTS = st.lists(JSON_OBJECTS, max_size=12).map(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(items=RECORD_LISTS, page_size=st.integers(1, 5))
 def test_paginate_hands_over_every_record_as_sent(
-    record_server: RecordServer, client: Client, items: list[dict[str, Any]], page_size: int
+    record_server: RecordServer,
+    client: Client,
+    items: list[dict[str, Any]],
+    page_size: int,
 ) -> None:
     record_server.records.items = items
     for endpoint in (list_shipments, list_devices):
@@ -455,7 +499,9 @@ def test_async_paginate_hands_over_every_record_as_sent(
     record_server.records.items = items
 
     async def collect() -> list[str]:
-        async with Client(base_url=record_server.base_url, timeout=httpx.Timeout(30.0)) as aclient:
+        async with Client(
+            base_url=record_server.base_url, timeout=httpx.Timeout(30.0)
+        ) as aclient:
             return [
                 _canonical(r.to_dict())
                 async for r in service_api.paginate(

@@ -120,7 +120,9 @@ def _select(session: Path, source: Path, sample: int | None, seed: int) -> int:
         if sample is not None:
             jobs = random.Random(seed).sample(jobs, min(sample, len(jobs)))
         skipped = [item.job_id for item in items if item.job_id not in set(jobs)]
-        db.set_multiple_results(skipped, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
+        db.set_multiple_results(
+            skipped, WorkResult(worker_outcome=WorkerOutcome.SKIPPED)
+        )
     return len(typed)
 
 
@@ -148,7 +150,9 @@ def _tally(session: Path, module: str, annotations: int) -> dict[str, Any]:
             if result.worker_outcome == WorkerOutcome.SKIPPED:
                 continue
             if result.test_outcome is None:  # the worker itself failed: not a verdict
-                raise SystemExit(f"{module}: {item.job_id} did not run: {result.output}")
+                raise SystemExit(
+                    f"{module}: {item.job_id} did not run: {result.output}"
+                )
             ran.append(_name(item))
             if result.test_outcome == TestOutcome.SURVIVED:
                 survived += 1
@@ -161,7 +165,12 @@ def _tally(session: Path, module: str, annotations: int) -> dict[str, Any]:
                 killed += 1
     (BUILD / f"{module}.survivors.txt").write_text("\n".join(survivors))
     print("\n".join(survivors))
-    counts = {"mutants": killed + survived, "of": total, "killed": killed, "survived": survived}
+    counts = {
+        "mutants": killed + survived,
+        "of": total,
+        "killed": killed,
+        "survived": survived,
+    }
     return counts | {"ran": sorted(ran), "survivors": sorted(lived)}
 
 
@@ -173,7 +182,9 @@ def run(module: str, sample: int | None, seed: int) -> dict[str, Any]:
     subprocess.run([BIN / "cosmic-ray", "init", config, session], check=True, cwd=ROOT)
     annotations = _select(session, source, sample, seed)
     subprocess.run([BIN / "cosmic-ray", "exec", config, session], check=True, cwd=ROOT)
-    diff = subprocess.run(["git", "diff", "--quiet", "--", source], cwd=ROOT, check=False)
+    diff = subprocess.run(
+        ["git", "diff", "--quiet", "--", source], cwd=ROOT, check=False
+    )
     if diff.returncode:
         raise SystemExit(f"{source} was left mutated: restore it with git checkout")
     result = _tally(session, module, annotations)
@@ -191,14 +202,22 @@ def _seed_order(seed: str) -> tuple[bool, int]:
 def _score(killed: int, mutants: int, of: int | None = None) -> str:
     """``killed`` of ``mutants`` (drawn from ``of`` when that is more) and the percentage."""
     drawn = f" (sample of {of})" if of is not None and of > mutants else ""
-    return f"{killed} of {mutants}{drawn}: {100 * killed / mutants:.1f} %" if mutants else "none"
+    return (
+        f"{killed} of {mutants}{drawn}: {100 * killed / mutants:.1f} %"
+        if mutants
+        else "none"
+    )
 
 
 def write_page(results: dict[str, Any]) -> None:
     """The table of the page: each seed's figures per module, then those of the distinct
     mutants the seeds drew together (a mutant drawn by two seeds counts once)."""
-    seeds = sorted({seed for runs in results.values() for seed in runs}, key=_seed_order)
-    head = " | ".join("every mutant" if seed == "all" else f"seed {seed}" for seed in seeds)
+    seeds = sorted(
+        {seed for runs in results.values() for seed in runs}, key=_seed_order
+    )
+    head = " | ".join(
+        "every mutant" if seed == "all" else f"seed {seed}" for seed in seeds
+    )
     rows = [f"| module | {head} | all seeds |", "| --- |" + " --- |" * (len(seeds) + 1)]
     for module in MODULES:
         runs = results.get(module, {})
@@ -221,10 +240,18 @@ def write_page(results: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("modules", nargs="*", help=f"of {', '.join(MODULES)} (default: all)")
-    parser.add_argument("--sample", type=int, help="run a seeded sample of N mutants each")
-    parser.add_argument("--seed", type=int, default=SEED, help=f"of the sample (default {SEED})")
-    parser.add_argument("--page", action="store_true", help="only rewrite the page's table")
+    parser.add_argument(
+        "modules", nargs="*", help=f"of {', '.join(MODULES)} (default: all)"
+    )
+    parser.add_argument(
+        "--sample", type=int, help="run a seeded sample of N mutants each"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=SEED, help=f"of the sample (default {SEED})"
+    )
+    parser.add_argument(
+        "--page", action="store_true", help="only rewrite the page's table"
+    )
     args = parser.parse_args()
     if unknown := set(args.modules) - set(MODULES):
         parser.error(f"not a core module of the table: {', '.join(sorted(unknown))}")

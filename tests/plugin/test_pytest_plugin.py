@@ -32,7 +32,9 @@ def test_the_plugin_is_registered_for_pytest_under_its_name() -> None:
     assert entry.value == "service_api_mock.pytest_plugin"
 
 
-def test_a_users_test_gets_a_served_mock_and_a_signed_in_client(pytester: pytest.Pytester) -> None:
+def test_a_users_test_gets_a_served_mock_and_a_signed_in_client(
+    pytester: pytest.Pytester,
+) -> None:
     result = run(
         pytester,
         """
@@ -120,7 +122,9 @@ def test_the_client_is_closed_after_its_test(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=2)
 
 
-def test_the_fixtures_are_listed_with_their_docstrings(pytester: pytest.Pytester) -> None:
+def test_the_fixtures_are_listed_with_their_docstrings(
+    pytester: pytest.Pytester,
+) -> None:
     result = pytester.runpytest(*INNER, "--fixtures")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(

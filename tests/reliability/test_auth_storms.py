@@ -36,7 +36,9 @@ def client(mock: RunningMock) -> Iterator[service_api.Client]:
         yield c
 
 
-def storm(clients_per_loop: list[service_api.Client], sync_client: service_api.Client) -> int:
+def storm(
+    clients_per_loop: list[service_api.Client], sync_client: service_api.Client
+) -> int:
     """Release ``TASKS`` async calls (split over one event loop per client, each in its
     own thread) and ``THREADS`` sync threads at once; returns the pages received."""
     results: list[object] = []
@@ -48,7 +50,9 @@ def storm(clients_per_loop: list[service_api.Client], sync_client: service_api.C
         def run(*args: object) -> None:
             try:
                 target(*args)
-            except BaseException as exc:  # reported by the test thread, not lost in this one
+            except (
+                BaseException
+            ) as exc:  # reported by the test thread, not lost in this one
                 errors.append(exc)
 
         return run
@@ -58,7 +62,10 @@ def storm(clients_per_loop: list[service_api.Client], sync_client: service_api.C
             start.wait(JOIN_TIMEOUT)
             try:
                 pages = await asyncio.gather(
-                    *(list_shipments.asyncio(client=c, page_size=1) for _ in range(per_loop))
+                    *(
+                        list_shipments.asyncio(client=c, page_size=1)
+                        for _ in range(per_loop)
+                    )
                 )
                 results.extend(pages)
             finally:
@@ -72,7 +79,8 @@ def storm(clients_per_loop: list[service_api.Client], sync_client: service_api.C
             results.append(list_shipments.sync(client=sync_client, page_size=1))
 
     threads = [
-        threading.Thread(target=guarded(lambda c=c: loop_thread(c))) for c in clients_per_loop
+        threading.Thread(target=guarded(lambda c=c: loop_thread(c)))
+        for c in clients_per_loop
     ]
     threads += [threading.Thread(target=guarded(sync_thread)) for _ in range(THREADS)]
     for thread in threads:
@@ -95,7 +103,9 @@ def test_storm_after_expiry_fetches_exactly_one_token(
     mock: RunningMock, client: service_api.Client
 ) -> None:
     warm(mock, client)
-    mock.service.advance_clock(2 * 3600)  # the server now sees the cached token as expired
+    mock.service.advance_clock(
+        2 * 3600
+    )  # the server now sees the cached token as expired
     storm([client.with_account("acct-1")], client)
     assert mock.service.count("authenticate") == 2
     assert mock.service.count("listShipments", 401) >= 1  # the expiry really bit

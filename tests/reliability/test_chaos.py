@@ -142,7 +142,8 @@ class _Revoker:
             requests = self.service.count()
             due_by_time = time.monotonic() - last_time >= self.every
             due_by_requests = (
-                self.every_requests is not None and requests - last_requests >= self.every_requests
+                self.every_requests is not None
+                and requests - last_requests >= self.every_requests
             )
             if due_by_time or due_by_requests:
                 self.service.revoke_tokens()
@@ -168,7 +169,9 @@ def _chaos_service(settings: ChaosSettings) -> MockService:
     )
 
 
-def _export_sync(client: service_api.Client, concurrency: int) -> tuple[list[Shipment], list[str]]:
+def _export_sync(
+    client: service_api.Client, concurrency: int
+) -> tuple[list[Shipment], list[str]]:
     """The account's items, and the name of each error an iteration was resumed after."""
     items: list[Shipment] = []
     resumes: list[str] = []
@@ -184,7 +187,11 @@ def _export_sync(client: service_api.Client, concurrency: int) -> tuple[list[Shi
             return items, resumes
         except service_api.ServiceApiError as exc:
             resumes.append(type(exc).__name__)
-            if len(resumes) > MAX_RESUMES or not exc.resumable or exc.start_page is None:
+            if (
+                len(resumes) > MAX_RESUMES
+                or not exc.resumable
+                or exc.start_page is None
+            ):
                 raise
             start = exc.start_page
 
@@ -206,18 +213,26 @@ async def _export_async(
             return items, resumes
         except service_api.ServiceApiError as exc:
             resumes.append(type(exc).__name__)
-            if len(resumes) > MAX_RESUMES or not exc.resumable or exc.start_page is None:
+            if (
+                len(resumes) > MAX_RESUMES
+                or not exc.resumable
+                or exc.start_page is None
+            ):
                 raise
             start = exc.start_page
 
 
 def _verify(service: MockService, account: str, items: list[Shipment]) -> int:
     """Every record exactly once and in order; returns how many were checked."""
-    expected = [Shipment.from_dict(r).to_dict() for r in service.dataset("shipments", account)]
+    expected = [
+        Shipment.from_dict(r).to_dict() for r in service.dataset("shipments", account)
+    ]
     got = [item.to_dict() for item in items]
     ids = [r["shipmentId"] for r in got]
     assert len(ids) == len(set(ids)), f"{account}: duplicated records"
-    assert len(got) == len(expected), f"{account}: {len(got)} records, {len(expected)} expected"
+    assert len(got) == len(expected), (
+        f"{account}: {len(got)} records, {len(expected)} expected"
+    )
     for index, (g, e) in enumerate(zip(got, expected, strict=True)):
         assert g == e, f"{account}: record {index} differs from the mock's dataset"
     return len(got)
@@ -229,7 +244,9 @@ class _Exports:
     resumed_after: list[str] = dataclasses.field(default_factory=list)
 
 
-def _run_exports(base_url: str, settings: ChaosSettings, mode: Mode, concurrency: int) -> _Exports:
+def _run_exports(
+    base_url: str, settings: ChaosSettings, mode: Mode, concurrency: int
+) -> _Exports:
     exports = _Exports()
     # Default settings: no retry policy, no timeout, no refresh skew given.
     root = service_api.Client(base_url, CHAOS_CLIENT_ID, CHAOS_SECRET)
@@ -240,7 +257,10 @@ def _run_exports(base_url: str, settings: ChaosSettings, mode: Mode, concurrency
     try:
         if mode == "sync":
             with ThreadPoolExecutor(len(ACCOUNTS)) as pool:
-                futures = {a: pool.submit(_export_sync, c, concurrency) for a, c in clients.items()}
+                futures = {
+                    a: pool.submit(_export_sync, c, concurrency)
+                    for a, c in clients.items()
+                }
                 for account, future in futures.items():
                     items, resumes = future.result()
                     exports.by_account[account] = items
@@ -257,7 +277,9 @@ def _run_exports(base_url: str, settings: ChaosSettings, mode: Mode, concurrency
                         await c.aclose()
                     await root.aclose()
 
-            for account, (items, resumes) in zip(clients, asyncio.run(all_accounts()), strict=True):
+            for account, (items, resumes) in zip(
+                clients, asyncio.run(all_accounts()), strict=True
+            ):
                 exports.by_account[account] = items
                 exports.resumed_after += resumes
     finally:
@@ -279,8 +301,12 @@ def run_chaos(settings: ChaosSettings, mode: Mode, concurrency: int) -> ChaosRep
     started = time.monotonic()
     try:
         with running_mock(service) as server:
-            revoker = _Revoker(service, settings.revoke_every, settings.revoke_every_requests)
-            thread = threading.Thread(target=revoker.run, name="chaos-revoker", daemon=True)
+            revoker = _Revoker(
+                service, settings.revoke_every, settings.revoke_every_requests
+            )
+            thread = threading.Thread(
+                target=revoker.run, name="chaos-revoker", daemon=True
+            )
             thread.start()
             try:
                 exports = _run_exports(server.base_url, settings, mode, concurrency)
@@ -327,7 +353,9 @@ SMALL = ChaosSettings(records=250, revoke_every=1.0, revoke_every_requests=10, s
 @pytest.mark.slow
 @pytest.mark.parametrize("concurrency", [1, 8])
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_chaos_export_delivers_every_record_once_in_order(mode: Mode, concurrency: int) -> None:
+def test_chaos_export_delivers_every_record_once_in_order(
+    mode: Mode, concurrency: int
+) -> None:
     report = run_chaos(SMALL, mode, concurrency)
     print(report.line())
     assert report.records_verified == len(ACCOUNTS) * SMALL.records
@@ -352,12 +380,16 @@ def test_chaos_export_delivers_every_record_once_in_order(mode: Mode, concurrenc
 
 def main(argv: list[str] | None = None) -> int:
     """Run the full chaos export and print its figures."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0] if __doc__ else None
+    )
     parser.add_argument("--records", type=int, default=2000, help="records per account")
     parser.add_argument("--revoke-every", type=float, default=3.0, help="seconds")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
-    settings = ChaosSettings(records=args.records, revoke_every=args.revoke_every, seed=args.seed)
+    settings = ChaosSettings(
+        records=args.records, revoke_every=args.revoke_every, seed=args.seed
+    )
     print(
         f"chaos: {len(ACCOUNTS)} accounts x {settings.records} records, "
         f"{settings.fault_rate:.0%} 503/429 (Retry-After {settings.retry_after} s), "

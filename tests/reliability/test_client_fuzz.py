@@ -54,7 +54,8 @@ json_values = st.recursive(
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=20),
     lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.text(max_size=10), children, max_size=4)
     ),
     max_leaves=10,
 )
@@ -77,7 +78,11 @@ def valid_tokens(draw: st.DrawFn) -> tuple[int, bytes, str]:
 
 @st.composite
 def invalid_tokens(draw: st.DrawFn) -> tuple[int, bytes, str]:
-    good: dict[str, Any] = {"access_token": GOOD_TOKEN, "token_type": "Bearer", "expires_in": "60"}
+    good: dict[str, Any] = {
+        "access_token": GOOD_TOKEN,
+        "token_type": "Bearer",
+        "expires_in": "60",
+    }
     kind = draw(st.sampled_from(["drop", "wrong", "not_json", "not_object", "status"]))
     status = 200
     if kind == "drop":
@@ -98,7 +103,9 @@ def invalid_tokens(draw: st.DrawFn) -> tuple[int, bytes, str]:
             )
         elif name == "token_type":
             bad = draw(
-                json_values.filter(lambda v: not (isinstance(v, str) and v.lower() == "bearer"))
+                json_values.filter(
+                    lambda v: not (isinstance(v, str) and v.lower() == "bearer")
+                )
             )
         else:
             bad = draw(
@@ -118,7 +125,9 @@ def invalid_tokens(draw: st.DrawFn) -> tuple[int, bytes, str]:
     elif kind == "not_json":
         body = draw(st.binary(max_size=200).filter(lambda b: not _is_json(b)))
     elif kind == "not_object":
-        body = json.dumps(draw(json_values.filter(lambda v: not isinstance(v, dict)))).encode()
+        body = json.dumps(
+            draw(json_values.filter(lambda v: not isinstance(v, dict)))
+        ).encode()
     else:
         status = draw(st.sampled_from([400, 401, 403, 404, 429, 500, 502, 503]))
         body = draw(st.binary(max_size=100))
@@ -216,15 +225,23 @@ def listings(draw: st.DrawFn) -> tuple[int, int, str, int, Any]:
     elif mutation == "not_object":
         detail = draw(json_values.filter(lambda v: not isinstance(v, dict)))
     elif mutation in ("drop_field", "wrong_type"):
-        field = draw(st.sampled_from(["totalRecords", "pageNumber", "pageSize", "data"]))
+        field = draw(
+            st.sampled_from(["totalRecords", "pageNumber", "pageSize", "data"])
+        )
         wrong = draw(
             st.one_of(
-                st.text(max_size=5), st.none(), st.dictionaries(st.text(max_size=3), st.none())
+                st.text(max_size=5),
+                st.none(),
+                st.dictionaries(st.text(max_size=3), st.none()),
             )
         )
         detail = (field, wrong)
     elif mutation == "bad_item":
-        detail = draw(st.one_of(st.integers(), st.text(max_size=5), st.none(), st.lists(st.none())))
+        detail = draw(
+            st.one_of(
+                st.integers(), st.text(max_size=5), st.none(), st.lists(st.none())
+            )
+        )
     elif mutation in ("page_number", "page_size", "total_drift"):
         detail = draw(st.integers(min_value=-3, max_value=200))
     return records, page_size, mutation, target, detail
@@ -240,9 +257,13 @@ def _envelope(records: int, page_size: int, number: int) -> dict[str, Any]:
     }
     # ``next`` / ``previous`` only when such a page exists, as the service does.
     if number * page_size < records:
-        envelope["next"] = f"{BASE_URL}/shipments?pageSize={page_size}&pageNumber={number + 1}"
+        envelope["next"] = (
+            f"{BASE_URL}/shipments?pageSize={page_size}&pageNumber={number + 1}"
+        )
     if number > 1:
-        envelope["previous"] = f"{BASE_URL}/shipments?pageSize={page_size}&pageNumber={number - 1}"
+        envelope["previous"] = (
+            f"{BASE_URL}/shipments?pageSize={page_size}&pageNumber={number - 1}"
+        )
     return envelope
 
 
@@ -255,7 +276,9 @@ def _serve_listing(
     if number != target or mutation == "none":
         return httpx.Response(200, json=envelope)
     if mutation == "not_json":
-        return httpx.Response(200, content=detail, headers={"content-type": "application/json"})
+        return httpx.Response(
+            200, content=detail, headers={"content-type": "application/json"}
+        )
     if mutation == "not_object":
         return httpx.Response(200, json=detail)
     if mutation == "drop_field":
@@ -276,13 +299,16 @@ def _serve_listing(
     elif mutation == "drop_next":
         envelope.pop("next", None)
     elif mutation == "next_offsite" and "next" in envelope:
-        envelope["next"] = envelope["next"].replace("http://fuzz.invalid", "https://evil.invalid")
+        envelope["next"] = envelope["next"].replace(
+            "http://fuzz.invalid", "https://evil.invalid"
+        )
     return httpx.Response(200, json=envelope)
 
 
 def _token(request: httpx.Request) -> httpx.Response:
     return httpx.Response(
-        200, json={"access_token": GOOD_TOKEN, "token_type": "Bearer", "expires_in": "3600"}
+        200,
+        json={"access_token": GOOD_TOKEN, "token_type": "Bearer", "expires_in": "3600"},
     )
 
 
@@ -307,14 +333,18 @@ def test_page_envelopes_give_the_right_items_or_a_documented_error(
         try:
             got = [
                 s.to_dict()
-                for s in service_api.paginate(list_shipments, client, page_size=page_size)
+                for s in service_api.paginate(
+                    list_shipments, client, page_size=page_size
+                )
             ]
         except service_api.ServiceApiError as exc:
             assert mutation != "none", "an honest listing failed"
             failure: service_api.ServiceApiError | None = exc
         else:
             failure = None
-            warned = any(issubclass(w.category, service_api.PaginationWarning) for w in caught)
+            warned = any(
+                issubclass(w.category, service_api.PaginationWarning) for w in caught
+            )
             if mutation in ("drop_next", "next_offsite"):
                 # Pages go by number: a next link missing or elsewhere changes nothing.
                 assert got == expected, f"{mutation}: a next link changed the items"
@@ -326,7 +356,9 @@ def test_page_envelopes_give_the_right_items_or_a_documented_error(
                 # first page's totalRecords is the bound itself: when it says fewer
                 # records, nothing else tells (next links are not read), so no warning.
                 first_says_fewer = mutation == "total_drift" and listing[3] == 1
-                assert warned or first_says_fewer, f"{mutation}: wrong items, no warning"
+                assert warned or first_says_fewer, (
+                    f"{mutation}: wrong items, no warning"
+                )
                 assert got == expected[: len(got)], f"{mutation}: items not a prefix"
     if failure is not None and mutation == "bad_item":
         # A record that is not an object: the documented policy, nothing lost.
@@ -340,7 +372,9 @@ def test_page_envelopes_give_the_right_items_or_a_documented_error(
     assert len(asked) == len(set(asked))
 
 
-def test_a_last_page_holding_more_items_than_total_records_is_not_accepted_silently() -> None:
+def test_a_last_page_holding_more_items_than_total_records_is_not_accepted_silently() -> (
+    None
+):
     """Found by the fuzzing above: three items under ``totalRecords: 1`` are all yielded,
     with neither an error nor a warning; the caller gets records the count denies."""
 

@@ -80,14 +80,22 @@ class ChaosCreates:
 
     def created(self) -> collections.Counter[str]:
         with self._lock:
-            return collections.Counter(str(record["referenceNumber"]) for record in self._made)
+            return collections.Counter(
+                str(record["referenceNumber"]) for record in self._made
+            )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         if request.url.path.endswith("/authenticate"):
-            token = {"access_token": "chaos-token", "token_type": "Bearer", "expires_in": "3600"}
+            token = {
+                "access_token": "chaos-token",
+                "token_type": "Bearer",
+                "expires_in": "3600",
+            }
             return await JSONResponse(token)(scope, receive, send)
-        body = await request.json()  # the request is read: from here a fault may follow a write
+        body = (
+            await request.json()
+        )  # the request is read: from here a fault may follow a write
         with self._lock:
             fate = self._rng.choices(list(FATES), weights=list(FATES.values()))[0]
             delay = self._rng.uniform(0, 0.02) if fate == "slow" else 0.0
@@ -138,7 +146,11 @@ def creates(request: pytest.FixtureRequest) -> Iterator[CreateService]:
         # No generated records: the dataset then holds only what the test created.
         mock.service.reset(records=0)
         mock.service.set_faults(
-            fault_rate=0.2, drop_rate=0.05, latency_ms=1, latency_jitter_ms=5, retry_after=0.01
+            fault_rate=0.2,
+            drop_rate=0.05,
+            latency_ms=1,
+            latency_jitter_ms=5,
+            retry_after=0.01,
         )
         yield MockCreates(mock)
         return
@@ -165,7 +177,10 @@ def send_creates(creates: CreateService, twin: str) -> tuple[list[str], list[str
         async with client:
             for reference, body in bodies:
                 try:
-                    judge(reference, await create_shipment.asyncio(client=client, body=body))
+                    judge(
+                        reference,
+                        await create_shipment.asyncio(client=client, body=body),
+                    )
                 except service_api.ServiceApiError:
                     outcomes[reference] = False
 
@@ -183,7 +198,9 @@ def send_creates(creates: CreateService, twin: str) -> tuple[list[str], list[str
     return [r for r in refs if outcomes[r]], [r for r in refs if not outcomes[r]]
 
 
-def test_a_create_through_chaos_is_never_made_twice(creates: CreateService, twin: str) -> None:
+def test_a_create_through_chaos_is_never_made_twice(
+    creates: CreateService, twin: str
+) -> None:
     succeeded, failed = send_creates(creates, twin)
     created = creates.created()
     assert [ref for ref, times in created.items() if times > 1] == []
@@ -200,6 +217,8 @@ def test_the_chaos_duplicates_creates_retried_like_reads(
 ) -> None:
     # The control: were a create sent again after any failure, as a read is, the same
     # faults would make records twice; the test above would notice.
-    monkeypatch.setattr(service_api._client, "may_send_again", lambda method, outcome: True)
+    monkeypatch.setattr(
+        service_api._client, "may_send_again", lambda method, outcome: True
+    )
     send_creates(creates, "sync")
     assert [ref for ref, times in creates.created().items() if times > 1] != []

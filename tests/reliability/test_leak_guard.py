@@ -128,7 +128,15 @@ def test_plugin_fails_every_test_that_shows_a_token_and_never_prints_it(
     tests_dir = Path(leak_guard.__file__).parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests_dir), str(tmp_path)])}
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-rA",
+            str(tmp_path),
+        ],
         cwd=tmp_path,
         env=env,
         capture_output=True,

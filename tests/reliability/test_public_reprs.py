@@ -31,22 +31,34 @@ WRONG_SECRET = "wrong-secret-Pj27XcM4"
 # Protocols describe what generated code offers; they have no instances of their own.
 NOT_INSTANTIABLE = {"ListOperation", "PageModel", "TokenStore"}
 # Roots: covered by any instance of a subclass.
-ROOTS = {"ServiceApiError", "ApiStatusError", "InvalidResponseError", "ApiConnectionError"}
+ROOTS = {
+    "ServiceApiError",
+    "ApiStatusError",
+    "InvalidResponseError",
+    "ApiConnectionError",
+}
 
 
 EXPIRED_CHALLENGE = (
-    'Bearer error="invalid_token", error_description="The token expired at \'01/02/2025 03:04:05\'"'
+    'Bearer error="invalid_token", '
+    "error_description=\"The token expired at '01/02/2025 03:04:05'\""
 )
 
 
-def transport_client(answer: Callable[[httpx.Request], httpx.Response]) -> service_api.Client:
+def transport_client(
+    answer: Callable[[httpx.Request], httpx.Response],
+) -> service_api.Client:
     """A client whose token request succeeds and whose other requests get ``answer``."""
 
     def handler(request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/authenticate"):
             return httpx.Response(
                 200,
-                json={"access_token": TRANSPORT_TOKEN, "token_type": "Bearer", "expires_in": "60"},
+                json={
+                    "access_token": TRANSPORT_TOKEN,
+                    "token_type": "Bearer",
+                    "expires_in": "60",
+                },
             )
         return answer(request)
 
@@ -86,7 +98,9 @@ def beyond_total(request: httpx.Request) -> httpx.Response:
 
 
 @pytest.fixture
-def instances(mock: RunningMock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[object]:
+def instances(
+    mock: RunningMock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> list[object]:
     out: list[object] = []
     monkeypatch.delenv("SERVICE_API_CLIENT_SECRET", raising=False)
     out.append(raised(lambda: service_api.Client(mock.base_url, DEMO_CLIENT_ID)))
@@ -97,7 +111,12 @@ def instances(mock: RunningMock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 
     def client(account: str | None = "acct-1", **kw: Any) -> service_api.Client:
         return service_api.Client(
-            mock.base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, account, max_retries=0, **kw
+            mock.base_url,
+            DEMO_CLIENT_ID,
+            DEMO_CLIENT_SECRET,
+            account,
+            max_retries=0,
+            **kw,
         )
 
     with client() as c, client(None) as no_account, client("acct-3") as foreign_account:
@@ -119,20 +138,28 @@ def instances(mock: RunningMock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
                 if len(seen) == 2:
                     break
         mock.service.set_faults(fault_rate=0.0)
-    with service_api.Client(mock.base_url, DEMO_CLIENT_ID, WRONG_SECRET, "acct-1") as wrong:
+    with service_api.Client(
+        mock.base_url, DEMO_CLIENT_ID, WRONG_SECRET, "acct-1"
+    ) as wrong:
         out.append(raised(lambda: list_shipments.sync(client=wrong)))
-    dead = service_api.Client(f"http://127.0.0.1:{port}/public/v3", "x", TRANSPORT_SECRET, "a")
+    dead = service_api.Client(
+        f"http://127.0.0.1:{port}/public/v3", "x", TRANSPORT_SECRET, "a"
+    )
     with dead, testing.no_retry_sleep():
         out.append(raised(lambda: list_shipments.sync(client=dead)))
 
     def unauthorized(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(401, headers={"www-authenticate": 'Bearer error="invalid_token"'})
+        return httpx.Response(
+            401, headers={"www-authenticate": 'Bearer error="invalid_token"'}
+        )
 
     def expired(request: httpx.Request) -> httpx.Response:
         return httpx.Response(401, headers={"www-authenticate": EXPIRED_CHALLENGE})
 
     def not_json(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, content=b"{nope", headers={"content-type": "application/json"})
+        return httpx.Response(
+            200, content=b"{nope", headers={"content-type": "application/json"}
+        )
 
     def timeout(request: httpx.Request) -> httpx.Response:
         raise httpx.ReadTimeout("no answer", request=request)
@@ -169,7 +196,10 @@ def instances(mock: RunningMock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
             rate_store=f"sqlite:///{tmp_path}/no-such-dir/quota.db",
         )
     out.append(unusable.value)
-    with transport_client(beyond_total) as tc, warnings.catch_warnings(record=True) as caught:
+    with (
+        transport_client(beyond_total) as tc,
+        warnings.catch_warnings(record=True) as caught,
+    ):
         warnings.simplefilter("always")
         list(service_api.paginate(list_shipments, tc))
         out += [w.message for w in caught]
@@ -192,7 +222,14 @@ def texts_of(obj: object) -> Iterator[str]:
     yield repr(obj)
     yield str(obj)
     if isinstance(obj, BaseException):
-        for name in ("request", "headers", "body", "error", "error_description", "__cause__"):
+        for name in (
+            "request",
+            "headers",
+            "body",
+            "error",
+            "error_description",
+            "__cause__",
+        ):
             value = getattr(obj, name, None)
             if value is not None:
                 yield repr(value)
@@ -203,7 +240,9 @@ def texts_of(obj: object) -> Iterator[str]:
             yield str(request.url)
 
 
-def test_no_public_object_shows_a_secret(instances: list[object], mock: RunningMock) -> None:
+def test_no_public_object_shows_a_secret(
+    instances: list[object], mock: RunningMock
+) -> None:
     secrets = [
         DEMO_CLIENT_SECRET,
         TRANSPORT_SECRET,
@@ -227,4 +266,6 @@ def test_every_public_class_is_covered(instances: list[object]) -> None:
         if name in ROOTS:
             assert any(isinstance(obj, cls) for obj in instances), name
         else:
-            assert cls in built, f"no {name} was built: add one to the instances fixture"
+            assert cls in built, (
+                f"no {name} was built: add one to the instances fixture"
+            )

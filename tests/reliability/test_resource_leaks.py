@@ -60,7 +60,9 @@ def test_closing_the_root_after_its_children_closes_the_pool_they_shared(
         root._family.close()
 
 
-def test_a_root_used_as_a_context_manager_closes_the_shared_pool(mock: RunningMock) -> None:
+def test_a_root_used_as_a_context_manager_closes_the_shared_pool(
+    mock: RunningMock,
+) -> None:
     with make_root(mock) as root:
         child = root.with_account("acct-1")
         list_shipments.sync(client=child)
@@ -77,7 +79,9 @@ async def test_async_clients_close_their_own_pools(mock: RunningMock) -> None:
     assert wait_for_no_connections(mock.base_url) == 0
 
 
-def test_each_event_loop_s_pool_closes_when_its_asyncio_run_ends(mock: RunningMock) -> None:
+def test_each_event_loop_s_pool_closes_when_its_asyncio_run_ends(
+    mock: RunningMock,
+) -> None:
     """Two ``asyncio.run`` on one client, neither closing it: each loop's pool is closed
     as its loop ends, so no connection outlives the run that opened it."""
     client = make_root(mock).with_account("acct-1")
@@ -103,7 +107,9 @@ def test_connections_left_open_when_asyncio_run_ends_are_closed_in_their_loop(
 
     async def leave_connections_open() -> None:
         request = client.get_async_httpx_client().build_request("GET", "/shipments")
-        left_open.append(await client.get_async_httpx_client().send(request, stream=True))
+        left_open.append(
+            await client.get_async_httpx_client().send(request, stream=True)
+        )
         await list_shipments.asyncio(client=client)  # a second connection, left idle
         assert open_connections(mock.base_url) >= 2
 

@@ -83,7 +83,9 @@ class SpecCopy:
         return env
 
 
-def merged_spec(fragment: Path = ALERTS, spec: Path = ROOT / "openapi.yaml") -> dict[str, Any]:
+def merged_spec(
+    fragment: Path = ALERTS, spec: Path = ROOT / "openapi.yaml"
+) -> dict[str, Any]:
     """``spec`` with ``fragment`` merged in: its tags appended, its paths and component
     schemas added. A part the spec already has as the fragment writes it is kept (a spec
     that already has the resource is tested as it is); one it has otherwise is an error,
@@ -102,7 +104,9 @@ def merged_spec(fragment: Path = ALERTS, spec: Path = ROOT / "openapi.yaml") -> 
         source = extra.get(section, {})
         if key is not None:
             target, source = target.setdefault(key, {}), source.get(key, {})
-        clash = sorted(name for name in set(target) & set(source) if target[name] != source[name])
+        clash = sorted(
+            name for name in set(target) & set(source) if target[name] != source[name]
+        )
         if clash:
             raise SpecEditError(
                 f"{spec.name} already has {clash} in {section}, unlike {fragment.name}: "
@@ -128,7 +132,9 @@ def build_spec_copy(folder: Path, fragment: Path = ALERTS) -> SpecCopy:
     result = subprocess.run(
         [str(root / "codegen" / "generate.sh"), str(generated)],
         cwd=root,
-        env=SpecCopy(root, generated).env(),  # openapi-python-client from this virtualenv
+        env=SpecCopy(
+            root, generated
+        ).env(),  # openapi-python-client from this virtualenv
         capture_output=True,
         text=True,
         timeout=300,
@@ -154,7 +160,15 @@ def serve_spec(copy: SpecCopy, *args: str) -> Iterator[str]:
             httpx.get(f"{base_url}/alerts")  # 401: no token
     """
     log = copy.root / "mock.log"
-    command = [sys.executable, "-m", "service_api_mock", "--spec", str(copy.spec), "--port", "0"]
+    command = [
+        sys.executable,
+        "-m",
+        "service_api_mock",
+        "--spec",
+        str(copy.spec),
+        "--port",
+        "0",
+    ]
     with log.open("w", encoding="utf-8") as out:
         process = subprocess.Popen(
             [*command, *args],
@@ -193,7 +207,9 @@ def _wait_until_listening(process: subprocess.Popen[bytes], log: Path) -> str:
                 f"the edited spec:\n{text[-3000:]}"
             )
         if time.monotonic() > deadline:
-            raise SpecEditError(f"the mock did not start in {START_TIMEOUT:.0f} s:\n{text[-3000:]}")
+            raise SpecEditError(
+                f"the mock did not start in {START_TIMEOUT:.0f} s:\n{text[-3000:]}"
+            )
         time.sleep(0.05)
 
 
@@ -224,7 +240,10 @@ def auth_headers(base_url: str) -> dict[str, str]:
 
         httpx.get(f"{base_url}/alerts", headers=auth_headers(base_url))
     """
-    return {"Authorization": f"Bearer {token(base_url)}", "x-service-account-id": DEMO_ACCOUNTS[0]}
+    return {
+        "Authorization": f"Bearer {token(base_url)}",
+        "x-service-account-id": DEMO_ACCOUNTS[0],
+    }
 
 
 def operations(spec: Path) -> dict[str, tuple[str, str]]:

@@ -24,12 +24,17 @@ from hypothesis import strategies as st
 import service_api
 from service_api._auth import TokenAuth, parse_token_response
 
-SPEC = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
+SPEC = yaml.safe_load(
+    (Path(__file__).resolve().parents[2] / "openapi.yaml").read_text()
+)
 BASE = "https://api.test/public/v3"
 #: The envelope's counts: JSON Schema takes 32.0 for the integer 32, a server writes 32.
 COUNTS = ("totalRecords", "pageNumber", "pageSize")
 SETTINGS = settings(
-    max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    max_examples=150,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
 )
 
 
@@ -41,7 +46,10 @@ def answers(name: str) -> st.SearchStrategy[dict[str, Any]]:
         "paths": {
             "/probe": {
                 "post": {
-                    "requestBody": {"required": True, "content": {"application/json": body}},
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": body},
+                    },
                     "responses": {"200": {"description": "the probe"}},
                 }
             }
@@ -63,7 +71,10 @@ def test_every_bound_the_client_checks_is_in_the_spec() -> None:
     assert token["access_token"]["pattern"] == "^[!-~]+$"
     assert token["access_token"]["maxLength"] == 8192
     assert "604800" in token["expires_in"]["pattern"]
-    assert "text/plain" in SPEC["paths"]["/authenticate"]["post"]["responses"]["200"]["content"]
+    assert (
+        "text/plain"
+        in SPEC["paths"]["/authenticate"]["post"]["responses"]["200"]["content"]
+    )
     for page in ("ShipmentPage", "DevicePage"):
         fields = schemas[page]["properties"]
         assert fields["pageNumber"]["minimum"] == 1
@@ -74,7 +85,8 @@ def test_every_bound_the_client_checks_is_in_the_spec() -> None:
 
 @SETTINGS
 @given(
-    body=answers("TokenResponse"), content_type=st.sampled_from(["application/json", "text/plain"])
+    body=answers("TokenResponse"),
+    content_type=st.sampled_from(["application/json", "text/plain"]),
 )
 def test_the_client_accepts_every_token_answer_the_spec_allows(
     body: dict[str, Any], content_type: str
@@ -83,13 +95,18 @@ def test_the_client_accepts_every_token_answer_the_spec_allows(
 
     def service(request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/authenticate"):
-            return httpx.Response(200, json=body, headers={"content-type": content_type})
+            return httpx.Response(
+                200, json=body, headers={"content-type": content_type}
+            )
         sent.append(request.headers["authorization"])
         return httpx.Response(200, json={})
 
     token_request = httpx.Request("POST", f"{BASE}/authenticate")
     answer = httpx.Response(200, json=body, request=token_request)
-    assert parse_token_response(answer) == (body["access_token"], int(body["expires_in"]))
+    assert parse_token_response(answer) == (
+        body["access_token"],
+        int(body["expires_in"]),
+    )
     auth = TokenAuth(BASE, "cid", "s3cret")
     with httpx.Client(transport=httpx.MockTransport(service), auth=auth) as client:
         assert client.get(f"{BASE}/shipments").status_code == 200
@@ -119,7 +136,9 @@ def test_the_pager_accepts_every_page_the_spec_allows(
         BASE, "cid", "s3cret", "acct-1", httpx_args={"transport": transport}
     ) as client:
         # The page asked for is the page served: its number and size.
-        pager = getattr(client, tag).list(start_page=number, page_size=size, max_pages=1)
+        pager = getattr(client, tag).list(
+            start_page=number, page_size=size, max_pages=1
+        )
         if not page["data"] and number <= math.ceil(total / size):
             # The one rule the schema cannot state (its description does): a page inside
             # the result set is not empty.
@@ -127,7 +146,9 @@ def test_the_pager_accepts_every_page_the_spec_allows(
                 list(pager.pages())
             return
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", service_api.PaginationWarning)  # extra records
+            warnings.simplefilter(
+                "ignore", service_api.PaginationWarning
+            )  # extra records
             pages = list(pager.pages())
     assert [p.number for p in pages] == [number]
     allowed = min(len(page["data"]), size, max(0, total - (number - 1) * size))

@@ -54,7 +54,9 @@ def base_url(spec_copy: SpecCopy) -> Iterator[str]:
         yield url
 
 
-def run_python(code: str, copy: SpecCopy, base_url: str) -> subprocess.CompletedProcess[str]:
+def run_python(
+    code: str, copy: SpecCopy, base_url: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", code],
         env=copy.env(base_url),
@@ -89,7 +91,9 @@ def every_alert(base_url: str) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
     while True:
         response = httpx.get(
-            f"{base_url}/alerts", params={"pageNumber": number, "pageSize": 50}, headers=headers
+            f"{base_url}/alerts",
+            params={"pageNumber": number, "pageSize": 50},
+            headers=headers,
         )
         assert response.status_code == 200, response.text
         data: list[dict[str, Any]] = response.json()["data"]
@@ -206,7 +210,14 @@ async def use_async(client: service_api.Client) -> None:
 def test_the_new_methods_are_typed(spec_copy: SpecCopy, tmp_path: Path) -> None:
     (tmp_path / "use_alerts.py").write_text(TYPED, "utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--warn-unused-ignores", "use_alerts.py"],
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--warn-unused-ignores",
+            "use_alerts.py",
+        ],
         cwd=tmp_path,
         env={**spec_copy.env(), "MYPYPATH": str(spec_copy.generated)},
         stdin=subprocess.DEVNULL,
@@ -255,7 +266,9 @@ def test_the_mock_filters_by_a_field(base_url: str) -> None:
 def test_the_cli_lists_and_loads_the_new_resource(
     spec_copy: SpecCopy, base_url: str, tmp_path: Path
 ) -> None:
-    duckdb = pytest.importorskip("duckdb", reason="duckdb is not installed: service-api[dlt]")
+    duckdb = pytest.importorskip(
+        "duckdb", reason="duckdb is not installed: service-api[dlt]"
+    )
     expected = {a["alertId"] for a in every_alert(base_url)}
     run_cli(
         ["list", "alerts", "--account", ACCOUNT, "-o", "alerts.jsonl"],
@@ -268,13 +281,22 @@ def test_the_cli_lists_and_loads_the_new_resource(
     assert len(lines) == len(expected)
 
     said = run_cli(
-        ["load", "alerts", "--account", ACCOUNT, "--pipelines-dir", str(tmp_path / "pipelines")],
+        [
+            "load",
+            "alerts",
+            "--account",
+            ACCOUNT,
+            "--pipelines-dir",
+            str(tmp_path / "pipelines"),
+        ],
         spec_copy,
         base_url,
         tmp_path,
     )
     assert f"loaded alerts: {len(expected)} rows" in said, said
-    with duckdb.connect(str(tmp_path / "service_api.duckdb"), read_only=True) as connection:
+    with duckdb.connect(
+        str(tmp_path / "service_api.duckdb"), read_only=True
+    ) as connection:
         rows = connection.execute("select account, alert_id from raw.alerts").fetchall()
     assert sorted(rows) == sorted((ACCOUNT, alert_id) for alert_id in expected)
 
@@ -306,7 +328,9 @@ def test_schemathesis_covers_every_operation_and_follows_the_links(
 ) -> None:
     schema = schemathesis.openapi.from_path(spec_copy.spec)
     schema.config.update(base_url=base_url)
-    schema.config.generation.update(modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
+    schema.config.generation.update(
+        modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
+    )
     bearer = token(base_url)
 
     @schema.auth()
@@ -339,7 +363,11 @@ def test_schemathesis_covers_every_operation_and_follows_the_links(
         )
     )
     after = answered(base_url)
-    run = {key: n - before.get(key, 0) for key, n in after.items() if n > before.get(key, 0)}
+    run = {
+        key: n - before.get(key, 0)
+        for key, n in after.items()
+        if n > before.get(key, 0)
+    }
     for operation_id in operations(spec_copy.spec):
         assert any(op == operation_id for op, _ in run), (operation_id, run)
     # Reached only through the links: with the alertId that a create answered.

@@ -10,7 +10,9 @@ from service_api_client.types import Response
 
 
 def sync_call(client: service_api.Client) -> ShipmentPage | None:
-    detailed: Response[object] = list_shipments.sync_detailed(client=client, page_size=10)
+    detailed: Response[object] = list_shipments.sync_detailed(
+        client=client, page_size=10
+    )
     del detailed
     parsed = list_shipments.sync(client=client)
     return parsed if isinstance(parsed, ShipmentPage) else None

@@ -9,7 +9,9 @@ from typing import Any, assert_type
 
 import pytest
 
-pytest.importorskip("dlt", reason="dlt is not installed: pip install 'service-api[dlt]'")
+pytest.importorskip(
+    "dlt", reason="dlt is not installed: pip install 'service-api[dlt]'"
+)
 
 import dlt
 from dlt.common.pipeline import LoadInfo
@@ -31,17 +33,25 @@ from service_api_mock import MockService
 def build(client: service_api.Client, pipeline: dlt.Pipeline) -> None:
     errors: list[BaseException] = []
     assert_type(
-        source(client, ["acct-1"], endpoints=["shipments"], page_size=50, errors=errors),
+        source(
+            client, ["acct-1"], endpoints=["shipments"], page_size=50, errors=errors
+        ),
         DltSource,
     )
-    assert_type(source(client, ("acct-1", "acct-2"), primary_keys={"devices": "x"}), DltSource)
+    assert_type(
+        source(client, ("acct-1", "acct-2"), primary_keys={"devices": "x"}), DltSource
+    )
     assert_type(load(pipeline, client, ["acct-1"], concurrency=4), LoadInfo)
     assert_type(list_endpoints(), dict[str, str | None])
-    assert_type(load_files(pipeline, "shipments", ["s.jsonl"], account="acct-1"), LoadInfo)
+    assert_type(
+        load_files(pipeline, "shipments", ["s.jsonl"], account="acct-1"), LoadInfo
+    )
     assert_type(fastest_file_format(pipeline), str | None)
     assert_type(ACCOUNT_COLUMN, str)
     assert_type(SOURCE_NAME, str)
 
 
 def change(service: MockService) -> None:
-    assert_type(service.update_record("shipments", "acct-1", 0, {"status": "x"}), dict[str, Any])
+    assert_type(
+        service.update_record("shipments", "acct-1", 0, {"status": "x"}), dict[str, Any]
+    )

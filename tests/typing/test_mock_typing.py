@@ -33,7 +33,9 @@ def drive(service: MockService) -> None:
 
 
 def serve() -> None:
-    config = MockConfig(token_ttl=2.0, clients={DEMO_CLIENT_ID: (DEMO_CLIENT_SECRET, ("a",))})
+    config = MockConfig(
+        token_ttl=2.0, clients={DEMO_CLIENT_ID: (DEMO_CLIENT_SECRET, ("a",))}
+    )
     with running_mock(MockService(config)) as server:
         assert_type(server, RunningMock)
         assert_type(server.base_url, str)

@@ -51,7 +51,9 @@ async def lists_awaited(client: service_api.Client) -> list[Device]:
     return [device async for device in pager]
 
 
-def a_plain_generated_client_has_them_too(client: service_api_client.Client) -> Shipment:
+def a_plain_generated_client_has_them_too(
+    client: service_api_client.Client,
+) -> Shipment:
     assert_type(client.shipments, ShipmentsResource)
     return client.shipments.get(shipment_id="s-1")
 

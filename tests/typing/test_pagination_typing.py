@@ -17,7 +17,9 @@ T = TypeVar("T")
 
 
 def items(client: service_api.Client) -> list[str]:
-    shipments = service_api.paginate(list_shipments, client, page_size=20, concurrency=4)
+    shipments = service_api.paginate(
+        list_shipments, client, page_size=20, concurrency=4
+    )
     assert_type(shipments, service_api.Pager[ShipmentPage])
     iterator = iter(shipments)
     assert_type(iterator, Generator[Shipment, None, None])
@@ -26,7 +28,9 @@ def items(client: service_api.Client) -> list[str]:
 
 
 async def pager_both_ways(client: service_api.Client) -> list[Shipment]:
-    shipments = service_api.paginate(list_shipments, client, key=lambda s: s.shipment_id)
+    shipments = service_api.paginate(
+        list_shipments, client, key=lambda s: s.shipment_id
+    )
     found = [s async for s in shipments]
     for page in shipments.pages():
         assert_type(page, service_api.Page[ShipmentPage])
@@ -71,7 +75,8 @@ async def async_pages(client: service_api.Client) -> list[Sequence[Device]]:
 
 
 def generic_export(
-    endpoint: service_api.ListOperation[service_api.PageModel[T]], client: service_api.Client
+    endpoint: service_api.ListOperation[service_api.PageModel[T]],
+    client: service_api.Client,
 ) -> list[T]:
     return list(service_api.paginate(endpoint, client))
 

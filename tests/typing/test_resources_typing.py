@@ -69,7 +69,9 @@ def a_plain_generated_client_has_them_too(
 ) -> ListPager[ShipmentPage, Shipment]:
     assert_type(client.devices, DevicesResource)
     shipments: ShipmentsResource = client.shipments
-    return shipments.list()  # typed alike; raises TypeError at run time (needs service_api)
+    return (
+        shipments.list()
+    )  # typed alike; raises TypeError at run time (needs service_api)
 
 
 def registry() -> str | None:
@@ -102,7 +104,9 @@ def the_package_page_is_a_list_page(
     return page
 
 
-def another_model_is_not(page: service_api.Page[DevicePage]) -> ListPage[ShipmentPage, Shipment]:
+def another_model_is_not(
+    page: service_api.Page[DevicePage],
+) -> ListPage[ShipmentPage, Shipment]:
     return page  # type: ignore[return-value]
 
 

@@ -34,7 +34,9 @@ Example::
 try:
     import dlt as _dlt  # noqa: F401 -- only to name the extra when it is missing
 except ImportError:  # pragma: no cover - exercised in a subprocess without dlt
-    raise ImportError("service_api.dlt needs dlt: pip install 'service-api[dlt]'") from None
+    raise ImportError(
+        "service_api.dlt needs dlt: pip install 'service-api[dlt]'"
+    ) from None
 
 from service_api.dlt._pipeline import fastest_file_format, load, load_files
 from service_api.dlt._source import ACCOUNT_COLUMN, SOURCE_NAME, list_endpoints, source

@@ -55,7 +55,9 @@ DEFAULTS: dict[str, Any] = {
     "data_writer": {"disable_compression": True},
     "load": {"workers": 1},
     "destination": {
-        "duckdb": {"credentials": {"global_config": {"threads": 1, "memory_limit": "64MB"}}}
+        "duckdb": {
+            "credentials": {"global_config": {"threads": 1, "memory_limit": "64MB"}}
+        }
     },
 }
 

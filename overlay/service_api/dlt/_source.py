@@ -36,12 +36,16 @@ def list_endpoints() -> dict[str, str | None]:
     return {name: e.id_field for name, e in LIST_ENDPOINTS.items()}
 
 
-def _keyed(endpoints: Sequence[str] | None, primary_keys: Mapping[str, str] | None) -> list[Any]:
+def _keyed(
+    endpoints: Sequence[str] | None, primary_keys: Mapping[str, str] | None
+) -> list[Any]:
     """``(endpoint, identifier field)`` of each endpoint asked for, all when ``None``."""
     chosen = []
     for name in LIST_ENDPOINTS if endpoints is None else dict.fromkeys(endpoints):
         if name not in LIST_ENDPOINTS:
-            raise ValueError(f"unknown endpoint {name!r} (known: {', '.join(LIST_ENDPOINTS)})")
+            raise ValueError(
+                f"unknown endpoint {name!r} (known: {', '.join(LIST_ENDPOINTS)})"
+            )
         id_field = (primary_keys or {}).get(name, LIST_ENDPOINTS[name].id_field)
         if id_field is None:
             raise ValueError(
@@ -63,12 +67,18 @@ def _as_source(resources: list[DltResource]) -> DltSource:
 
 def _check_accounts(accounts: Sequence[str]) -> list[str]:
     unique = [] if isinstance(accounts, str) else list(dict.fromkeys(accounts))
-    if not unique or not all(isinstance(a, str) and a and a.isprintable() for a in unique):
-        raise ValueError(f"accounts must be a list of printable account IDs, not {accounts!r}")
+    if not unique or not all(
+        isinstance(a, str) and a and a.isprintable() for a in unique
+    ):
+        raise ValueError(
+            f"accounts must be a list of printable account IDs, not {accounts!r}"
+        )
     return unique
 
 
-def _start_pages(state: dict[str, Any], accounts: Sequence[str], page_size: int) -> dict[str, int]:
+def _start_pages(
+    state: dict[str, Any], accounts: Sequence[str], page_size: int
+) -> dict[str, int]:
     """Where each account starts in this run (accounts left out are done for this pass),
     from the resource state the last committed run left. Pure: unit-tested without dlt.
     """
@@ -105,18 +115,24 @@ def _pages(
     state["page_size"] = options["page_size"]
     # Accounts no longer asked for are forgotten: they cannot hold a pass open.
     pending = state["pending"] = dict(starts)
-    done = state["done"] = [a for a in state.get("done") or () if a in accounts and a not in starts]
+    done = state["done"] = [
+        a for a in state.get("done") or () if a in accounts and a not in starts
+    ]
     for account, start_page in starts.items():
         if errors:
             return
         try:
             with client.with_account(account) as child:
                 pages = iter(
-                    paginate(endpoint.module, child, start_page=start_page, **options).pages()
+                    paginate(
+                        endpoint.module, child, start_page=start_page, **options
+                    ).pages()
                 )
                 with closing(pages):
                     for page in pages:
-                        yield [{**raw, ACCOUNT_COLUMN: account} for raw in page.raw_items]
+                        yield [
+                            {**raw, ACCOUNT_COLUMN: account} for raw in page.raw_items
+                        ]
                         # Only once dlt has taken the page: never marked loaded before it is.
                         pending[account] = page.number + 1
                         if errors:
@@ -172,7 +188,9 @@ def source(
     chosen = _keyed(endpoints, primary_keys)
     accounts = _check_accounts(accounts)
     if not 1 <= page_size <= _MAX_PAGE_SIZE:
-        raise ValueError(f"page_size must be within 1..{_MAX_PAGE_SIZE}, got {page_size}")
+        raise ValueError(
+            f"page_size must be within 1..{_MAX_PAGE_SIZE}, got {page_size}"
+        )
     options["page_size"] = page_size
     for endpoint, _ in chosen:
         paginate(endpoint.module, client, **options)  # its checks, no request
@@ -181,7 +199,12 @@ def source(
         def rows() -> Rows:
             state = dlt.current.resource_state
             yield from _pages(
-                endpoint, client, accounts, errors=errors, resource_state=state, **options
+                endpoint,
+                client,
+                accounts,
+                errors=errors,
+                resource_state=state,
+                **options,
             )
 
         return _merged(endpoint.name, id_field, rows)
@@ -202,7 +225,9 @@ def _file_rows(paths: Sequence[str], account: str | None) -> Rows:
                 except (ValueError, AttributeError):
                     raise ValueError(f"{path}:{number}: not a JSON object") from None
                 if not tag:
-                    raise ValueError(f"{path}:{number}: a record without an account: pass account=")
+                    raise ValueError(
+                        f"{path}:{number}: a record without an account: pass account="
+                    )
                 rows.append({**record, ACCOUNT_COLUMN: tag})
                 if len(rows) == _FILE_CHUNK:
                     yield rows
@@ -216,4 +241,6 @@ def file_source(endpoint: str, paths: Sequence[str], account: str | None) -> Dlt
     tables of :func:`source`, merged on the same keys (see :func:`load_files`)."""
     ((found, id_field),) = _keyed([endpoint], None)
     files = list(paths)
-    return _as_source([_merged(found.name, id_field, lambda: _file_rows(files, account))])
+    return _as_source(
+        [_merged(found.name, id_field, lambda: _file_rows(files, account))]
+    )

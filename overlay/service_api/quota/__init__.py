@@ -47,7 +47,9 @@ __all__ = [
 # One limiter per integration and setting in a process: two ``Client`` objects of the same
 # integration (a script that makes one per account, a worker that makes one per task) share
 # their budget as children of one client do. Weak, so a limiter lives as long as a client.
-_LIMITERS = weakref.WeakValueDictionary[tuple[str, object, str | None], RequestLimiter]()
+_LIMITERS = weakref.WeakValueDictionary[
+    tuple[str, object, str | None], RequestLimiter
+]()
 _LIMITERS_LOCK = threading.Lock()
 
 
@@ -69,7 +71,9 @@ def limiter(
         shared = limiter(90, "sqlite:///var/tmp/quota.db", key="my-client")
     """
     if isinstance(rate_limit, str) and rate_limit != "adaptive":
-        raise ValueError(f"rate_limit must be a number, 'adaptive' or None, not {rate_limit!r}")
+        raise ValueError(
+            f"rate_limit must be a number, 'adaptive' or None, not {rate_limit!r}"
+        )
     if rate_limit is None and rate_store is None:
         return None
     with _LIMITERS_LOCK:

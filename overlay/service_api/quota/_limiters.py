@@ -27,7 +27,14 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
-from pyrate_limiter import AbstractBucket, Decision, Rate, RateItem, SQLiteBucket, StateBucket
+from pyrate_limiter import (
+    AbstractBucket,
+    Decision,
+    Rate,
+    RateItem,
+    SQLiteBucket,
+    StateBucket,
+)
 
 from service_api._retry import parse_retry_after
 from service_api.quota import _stores as stores
@@ -56,7 +63,9 @@ LIVE = 60.0
 REJOIN = 2.0
 
 
-def stated_quota(headers: Mapping[str, str], now: float) -> tuple[float | None, float | None]:
+def stated_quota(
+    headers: Mapping[str, str], now: float
+) -> tuple[float | None, float | None]:
     """What an answer's rate-limit headers state: ``(requests per second, pause)``.
 
     Reads the IETF ``RateLimit`` / ``RateLimit-Policy`` fields (``q``, ``w``, ``r``,
@@ -72,20 +81,38 @@ def stated_quota(headers: Mapping[str, str], now: float) -> tuple[float | None, 
     fields = {name.lower(): value for name, value in headers.items()}
     found: dict[str, float] = {}
     for field in ("ratelimit", "ratelimit-policy", "ratelimit-", "x-ratelimit-"):
-        parts = [p.strip().partition("=") for p in re.split(r"[;,]", fields.get(field, ""))]
-        if field.endswith("-"):  # one field each: ratelimit-limit, x-ratelimit-reset, ...
-            parts = [(n, "=", fields.get(field + n, "")) for n in ("limit", "remaining", "reset")]
-        for name, _, value in parts:  # a bare number is an early draft's limit: "100;w=60"
+        parts = [
+            p.strip().partition("=") for p in re.split(r"[;,]", fields.get(field, ""))
+        ]
+        if field.endswith(
+            "-"
+        ):  # one field each: ratelimit-limit, x-ratelimit-reset, ...
+            parts = [
+                (n, "=", fields.get(field + n, ""))
+                for n in ("limit", "remaining", "reset")
+            ]
+        for (
+            name,
+            _,
+            value,
+        ) in parts:  # a bare number is an early draft's limit: "100;w=60"
             with contextlib.suppress(ValueError):
                 if math.isfinite(number := float((value or name).strip('"'))):
                     found.setdefault(name.lower() if value else "limit", number)
-    remaining, reset = found.get("r", found.get("remaining")), found.get("t", found.get("reset"))
+    remaining, reset = (
+        found.get("r", found.get("remaining")),
+        found.get("t", found.get("reset")),
+    )
     if reset is not None and reset > 1e9:
         reset -= now
     if remaining is not None and reset is not None and reset > 0:
         return (None, reset) if remaining < 1 else (remaining / reset, None)
     limit, window = found.get("q", found.get("limit")), found.get("w")
-    return (limit / window, None) if limit and window and limit > 0 < window else (None, None)
+    return (
+        (limit / window, None)
+        if limit and window and limit > 0 < window
+        else (None, None)
+    )
 
 
 @dataclasses.dataclass
@@ -105,17 +132,28 @@ class LearnedQuota:
     probe_from: float | None = None  # the rate before the last raise, while on trial
     probe_every: float = PROBE_EVERY
     first_answer: float = 0.0
-    accepted: dict[str, int] = dataclasses.field(default_factory=dict)  # per whole second
-    seen: dict[str, float] = dataclasses.field(default_factory=dict)  # process: heartbeat
+    accepted: dict[str, int] = dataclasses.field(
+        default_factory=dict
+    )  # per whole second
+    seen: dict[str, float] = dataclasses.field(
+        default_factory=dict
+    )  # process: heartbeat
 
     @classmethod
     def decode(cls, data: bytes | str | None) -> LearnedQuota:
         """The record in ``data`` (a new one for ``None``); ``ValueError`` if it is not one."""
         try:
             quota = cls() if data is None else cls(**json.loads(data))
-            fields = [*dataclasses.asdict(quota).values(), {s: int(s) for s in quota.accepted}]
-            numbers = [n for f in fields for n in (f.values() if isinstance(f, dict) else [f])]
-            if not all(isinstance(n, int | float) and math.isfinite(n) for n in numbers if n):
+            fields = [
+                *dataclasses.asdict(quota).values(),
+                {s: int(s) for s in quota.accepted},
+            ]
+            numbers = [
+                n for f in fields for n in (f.values() if isinstance(f, dict) else [f])
+            ]
+            if not all(
+                isinstance(n, int | float) and math.isfinite(n) for n in numbers if n
+            ):
                 raise TypeError
         except (ValueError, TypeError, AttributeError, RecursionError) as exc:
             raise ValueError("not a learned quota") from exc
@@ -127,7 +165,9 @@ class LearnedQuota:
 
     def goodput(self, now: float) -> tuple[int, float]:
         """Answers the service accepted over the last minute, and over how many seconds."""
-        self.accepted = {s: n for s, n in self.accepted.items() if int(s) + 1 > now - 60.0}
+        self.accepted = {
+            s: n for s, n in self.accepted.items() if int(s) + 1 > now - 60.0
+        }
         return sum(self.accepted.values()), min(60.0, now - (self.first_answer or now))
 
     def take(self, now: float, me: str) -> float:
@@ -139,8 +179,15 @@ class LearnedQuota:
             return wait
         # A whole trial without a 429 while the rate is in use: raise it, on trial.
         accepted, span = self.goodput(now)
-        if now - self.changed_at >= self.probe_every and accepted >= 0.8 * self.rate * span:
-            self.probe_from, self.rate, self.changed_at = self.rate, self.rate * GROWTH, now
+        if (
+            now - self.changed_at >= self.probe_every
+            and accepted >= 0.8 * self.rate * span
+        ):
+            self.probe_from, self.rate, self.changed_at = (
+                self.rate,
+                self.rate * GROWTH,
+                now,
+            )
         self.next_at = max(self.next_at, now) + 1.0 / max(self.rate, MIN_RATE)
         return 0.0
 
@@ -167,7 +214,10 @@ class LearnedQuota:
             return
         if self.probe_from is not None and now - self.changed_at < self.probe_every:
             # The last raise failed: back to the rate that held, and probe less often.
-            self.rate, self.probe_every = self.probe_from, min(self.probe_every * 2, 600.0)
+            self.rate, self.probe_every = (
+                self.probe_from,
+                min(self.probe_every * 2, 600.0),
+            )
         elif rate is None:
             # What the service accepted, over the last minute and the pause it asks for:
             # after a first burst, the burst over the window it fills. A whole number of
@@ -205,7 +255,9 @@ class _SQLitePlace(_MemoryPlace):
     def __init__(self, path: str, key: str) -> None:
         self.name = repr(str(stores.in_existing_directory(path, "rate store")))
         self._key = stores.digest(key)
-        with stores.store_errors(self.errors, f"cannot use {self.name} as a rate store"):
+        with stores.store_errors(
+            self.errors, f"cannot use {self.name} as a rate store"
+        ):
             self._db = sqlite3.connect(
                 path, timeout=TIMEOUT, isolation_level=None, check_same_thread=False
             )
@@ -215,10 +267,14 @@ class _SQLitePlace(_MemoryPlace):
     def update(self, change: Callable[[LearnedQuota], _T]) -> _T:
         with self._db:  # commits, or rolls back on an error
             self._db.execute("BEGIN IMMEDIATE")
-            found = self._db.execute("SELECT quota FROM learned WHERE key=?", (self._key,))
+            found = self._db.execute(
+                "SELECT quota FROM learned WHERE key=?", (self._key,)
+            )
             quota = LearnedQuota.decode((found.fetchone() or [None])[0])
             result = change(quota)
-            self._db.execute("REPLACE INTO learned VALUES (?, ?)", (self._key, quota.encode()))
+            self._db.execute(
+                "REPLACE INTO learned VALUES (?, ?)", (self._key, quota.encode())
+            )
         return result
 
     def close(self) -> None:
@@ -238,13 +294,17 @@ class _RedisPlace(_MemoryPlace):
         self._redis = stores.redis_connection(url, "SERVICE_API_RATE_STORE")
 
     def update(self, change: Callable[[LearnedQuota], _T]) -> _T:
-        results: list[_T] = []  # of the last try: redis-py tries again after a WatchError
+        results: list[
+            _T
+        ] = []  # of the last try: redis-py tries again after a WatchError
 
         def transaction(pipe: redis.client.Pipeline) -> None:
             quota = LearnedQuota.decode(pipe.get(self._key))
             results[:] = [change(quota)]
             pipe.multi()
-            pipe.set(self._key, quota.encode(), ex=86_400)  # forgotten after a day unused
+            pipe.set(
+                self._key, quota.encode(), ex=86_400
+            )  # forgotten after a day unused
 
         self._redis.transaction(transaction, self._key)
         return results[0]
@@ -280,13 +340,21 @@ class AdaptiveRateLimiter:
         time.sleep(limiter.try_acquire())   # 0.0 when the slot is taken; else ask again
     """
 
-    def __init__(self, store: str | None = None, *, key: str = "", clock: Clock = time.monotonic):
+    def __init__(
+        self, store: str | None = None, *, key: str = "", clock: Clock = time.monotonic
+    ):
         self._me = uuid.uuid4().hex[:12]  # this process, in the heartbeats
-        self._clock = clock if store is None else time.time  # the store's: the wall clock
-        path = None if store is None else stores.store_path(store, "rate_store", "sqlite")
+        self._clock = (
+            clock if store is None else time.time
+        )  # the store's: the wall clock
+        path = (
+            None if store is None else stores.store_path(store, "rate_store", "sqlite")
+        )
         self._place: _MemoryPlace = _MemoryPlace(LearnedQuota())
         if store is not None:
-            self._place = _RedisPlace(store, key) if path is None else _SQLitePlace(path, key)
+            self._place = (
+                _RedisPlace(store, key) if path is None else _SQLitePlace(path, key)
+            )
         self._known, self._fallback = LearnedQuota(), self._place
         self._rejoin_at, self._lock = 0.0, threading.Lock()
 
@@ -299,14 +367,20 @@ class AdaptiveRateLimiter:
             self._place.update(seen)
 
     def __repr__(self) -> str:
-        where = "in-process fallback" if self._fallback is not self._place else self._place.name
+        where = (
+            "in-process fallback"
+            if self._fallback is not self._place
+            else self._place.name
+        )
         return f"AdaptiveRateLimiter(store={where}, per_minute={self.per_minute})"
 
     @property
     def per_minute(self) -> float | None:
         """The rate it allows now, or ``None`` while it has learnt none (in this process;
         from a store: as last read)."""
-        quota = self._fallback.quota if self._fallback is not self._place else self._known
+        quota = (
+            self._fallback.quota if self._fallback is not self._place else self._known
+        )
         return None if quota.rate is None else quota.rate * 60.0
 
     def try_acquire(self) -> float:
@@ -351,8 +425,11 @@ class AdaptiveRateLimiter:
         logger.warning(
             "the shared rate store %s failed (%s); this process goes on alone at its share "
             "of the learned rate (%s, 1 of %d processes) until the store is back",
-            self._place.name, type(exc).__name__, shown, live,
-        )  # fmt: skip
+            self._place.name,
+            type(exc).__name__,
+            shown,
+            live,
+        )
         # Spread over one interval: the processes do not all send at the same instant.
         start = now + (0.0 if rate is None else random.uniform(0.0, 1.0 / rate))  # noqa: S311
         quota = LearnedQuota(rate, start, known.paused_until, now, first_answer=now)
@@ -383,10 +460,14 @@ class AdaptiveRateLimiter:
 # (pyrate-limiter reads them as milliseconds, its rates in the same unit): a wait rounded
 # up to a whole millisecond would slow a sender that waits it out by up to a millisecond
 # a request.
-_RateStore: TypeAlias = tuple[AbstractBucket, AbstractContextManager[object], str, stores.Errors]
+_RateStore: TypeAlias = tuple[
+    AbstractBucket, AbstractContextManager[object], str, stores.Errors
+]
 
 
-def _shared_rate_store(url: str, per_minute: float, key: str, window: float) -> _RateStore:
+def _shared_rate_store(
+    url: str, per_minute: float, key: str, window: float
+) -> _RateStore:
     # A whole number of requests per window, the window stretched to keep the rate.
     limit = max(1, round(per_minute * window / 60.0))
     rates = [Rate(limit, max(1, math.ceil(limit * 60_000_000 / per_minute)))]
@@ -395,7 +476,9 @@ def _shared_rate_store(url: str, per_minute: float, key: str, window: float) -> 
         file = str(stores.in_existing_directory(path, "rate store"))
         errors = (sqlite3.Error, OSError)  # filelock's Timeout is an OSError
         with stores.store_errors(errors, f"cannot use {file!r} as a rate store"):
-            bucket = SQLiteBucket.init_from_file(rates, f"rate_{name}", file, use_file_lock=True)
+            bucket = SQLiteBucket.init_from_file(
+                rates, f"rate_{name}", file, use_file_lock=True
+            )
         return bucket, bucket.lock, f"sqlite:{file}", errors
     connection = stores.redis_connection(url, "SERVICE_API_RATE_STORE")
     where = stores.redis_location(url)
@@ -443,12 +526,18 @@ class RateLimiter:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not 0 < per_minute < math.inf:
-            raise ValueError("rate_limit must be a positive number of requests per minute")
+            raise ValueError(
+                "rate_limit must be a positive number of requests per minute"
+            )
         self.per_minute = float(per_minute)
         self._clock = clock if store is None else time.time
-        shared = None if store is None else _shared_rate_store(store, per_minute, key, window)
-        self._bucket, self._store_lock, self._store, self._errors = shared or _memory_store(
-            per_minute, "in-process"
+        shared = (
+            None
+            if store is None
+            else _shared_rate_store(store, per_minute, key, window)
+        )
+        self._bucket, self._store_lock, self._store, self._errors = (
+            shared or _memory_store(per_minute, "in-process")
         )
         # Reentrant: a call the failing store refused is asked again of the fallback.
         self._lock = threading.RLock()
@@ -476,14 +565,20 @@ class RateLimiter:
             except self._errors as exc:
                 logger.warning(
                     "the shared rate store %s failed (%s); %g a minute in this process alone",
-                    self._store, type(exc).__name__, self.per_minute,
-                )  # fmt: skip
+                    self._store,
+                    type(exc).__name__,
+                    self.per_minute,
+                )
                 self._clock, fallback = time.monotonic, "in-process fallback"
                 store = _memory_store(self.per_minute, fallback)
                 self._bucket, self._store_lock, self._store, self._errors = store
                 return self.try_acquire()
             # At least one unit: a zero would make the caller ask again at once.
-            return 0.0 if decision.allowed else max(decision.retry_after_ms or 0, 1) / 1_000_000
+            return (
+                0.0
+                if decision.allowed
+                else max(decision.retry_after_ms or 0, 1) / 1_000_000
+            )
 
     def observe(self, response: httpx.Response) -> None:
         """A fixed rate learns nothing from answers (the retry waits out a 429)."""

@@ -56,7 +56,9 @@ def store_errors(errors: Errors, message: str) -> Iterator[None]:
     try:
         yield
     except errors as exc:
-        raise StoreError(f"{message}: {getattr(exc, 'strerror', None) or exc}") from None
+        raise StoreError(
+            f"{message}: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
 
 
 def digest(key: str) -> str:
@@ -72,7 +74,9 @@ def store_path(url: str, option: str, scheme: str) -> str | None:
         return None
     local = parts.netloc in ("", "localhost") and parts.path and not parts.query
     if parts.scheme.lower() != scheme or not local or parts.fragment:
-        raise ValueError(f"{option} must be {scheme}:///absolute/path or redis://host:port/db")
+        raise ValueError(
+            f"{option} must be {scheme}:///absolute/path or redis://host:port/db"
+        )
     return parts.path
 
 
@@ -95,7 +99,9 @@ def redis_connection(url: str, variable: str) -> redis.Redis:
     try:
         import redis
     except ImportError:
-        message = "a redis:// store needs the redis package: pip install 'service-api[redis]'"
+        message = (
+            "a redis:// store needs the redis package: pip install 'service-api[redis]'"
+        )
         raise ConfigurationError(message, variable) from None
     # The message of a connection error names host and port, never the password.
     errors = (redis.RedisError, ValueError)
@@ -120,7 +126,9 @@ def _decode(data: bytes | str, key: str, where: str) -> StoredToken | None:
         if not has_token or not math.isfinite(token.expires_at):
             raise ValueError("not a token")
     except (ValueError, TypeError, KeyError, OverflowError):
-        raise StoreError(f"the token store {where} holds something that is not a token") from None
+        raise StoreError(
+            f"the token store {where} holds something that is not a token"
+        ) from None
     # Another integration's token is not ours to use.
     return token if record.get("key") == digest(key) else None
 
@@ -158,14 +166,18 @@ class FileTokenStore:
             except FileNotFoundError:
                 return None
         if mode & 0o077:  # the group or others may use it
-            raise StoreError(f"the token file {self._where} is open to other users; not used")
+            raise StoreError(
+                f"the token file {self._where} is open to other users; not used"
+            )
         return _decode(data, self._key, self._where)
 
     def save(self, token: StoredToken) -> None:
         """Write ``token`` to a new private file (mkstemp's 0600) and rename it over the
         old one."""
         with store_errors((OSError,), f"cannot write the token file {self._where}"):
-            fd, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+            fd, temporary = tempfile.mkstemp(
+                prefix=f".{self.path.name}.", dir=self.path.parent
+            )
             try:
                 with os.fdopen(fd, "wb") as file:
                     file.write(_encode(token, self._key))
@@ -178,7 +190,9 @@ class FileTokenStore:
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the ``.lock`` file beside the token (waits at most ``lock_timeout``)."""
-        file_lock = FileLock(f"{self.path}.lock", timeout=self._lock_timeout, thread_local=False)
+        file_lock = FileLock(
+            f"{self.path}.lock", timeout=self._lock_timeout, thread_local=False
+        )
         with store_errors((OSError,), f"cannot lock the token file {self._where}"):
             held = file_lock.acquire()  # a timeout is an OSError too
         with held:
@@ -204,13 +218,19 @@ class RedisTokenStore:
     def _failing(self, doing: str) -> contextlib.AbstractContextManager[None]:
         import redis
 
-        return store_errors((redis.RedisError,), f"cannot {doing} in Redis at {self._where}")
+        return store_errors(
+            (redis.RedisError,), f"cannot {doing} in Redis at {self._where}"
+        )
 
     def load(self) -> StoredToken | None:
         """The stored token, ``None`` if there is none; :class:`StoreError` if unusable."""
         with self._failing("read the token"):
             data = self._redis.get(self._name)
-        return None if data is None else _decode(data, self._key, f"in Redis at {self._where}")
+        return (
+            None
+            if data is None
+            else _decode(data, self._key, f"in Redis at {self._where}")
+        )
 
     def save(self, token: StoredToken) -> None:
         """Store ``token`` until it expires."""
@@ -226,10 +246,17 @@ class RedisTokenStore:
 
         wait = self._lock_timeout
         lock = self._redis.lock(
-            f"{self._name}:lock", timeout=wait, blocking_timeout=wait, thread_local=False
+            f"{self._name}:lock",
+            timeout=wait,
+            blocking_timeout=wait,
+            thread_local=False,
         )
         # A lock that expired meanwhile is not an error: the refresh is done.
-        with self._failing("lock the token"), contextlib.suppress(LockNotOwnedError), lock:
+        with (
+            self._failing("lock the token"),
+            contextlib.suppress(LockNotOwnedError),
+            lock,
+        ):
             yield
 
 
@@ -244,4 +271,6 @@ def token_store(url: str, *, key: str) -> FileTokenStore | RedisTokenStore:
         store = token_store("file:///var/tmp/service-api.token", key="my-client")
     """
     path = store_path(url, "token_store", "file")
-    return RedisTokenStore(url, key=key) if path is None else FileTokenStore(path, key=key)
+    return (
+        RedisTokenStore(url, key=key) if path is None else FileTokenStore(path, key=key)
+    )

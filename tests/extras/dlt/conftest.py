@@ -75,7 +75,9 @@ def sql(database: Path) -> Sql:
 
     def run(statement: str, *params: object) -> list[tuple[object, ...]]:
         with duckdb.connect(str(database), read_only=True) as connection:
-            rows: list[tuple[object, ...]] = connection.execute(statement, params).fetchall()
+            rows: list[tuple[object, ...]] = connection.execute(
+                statement, params
+            ).fetchall()
         return rows
 
     return run

@@ -17,8 +17,12 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("dlt", reason="dlt is not installed: pip install 'service-api[dlt]'")
-pytest.importorskip("duckdb", reason="duckdb is not installed: pip install 'service-api[dlt]'")
+pytest.importorskip(
+    "dlt", reason="dlt is not installed: pip install 'service-api[dlt]'"
+)
+pytest.importorskip(
+    "duckdb", reason="duckdb is not installed: pip install 'service-api[dlt]'"
+)
 
 import duckdb
 from dlt.common.normalizers.naming import snake_case
@@ -30,7 +34,9 @@ LOAD = [sys.executable, "-m", "service_api_cli", "load"]
 
 
 def child_env(mock: RunningMock, **env: str) -> dict[str, str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_API_")}
+    environment = {
+        k: v for k, v in os.environ.items() if not k.startswith("SERVICE_API_")
+    }
     environment.update(
         SERVICE_API_BASE_URL=mock.base_url,
         SERVICE_API_CLIENT_ID=DEMO_CLIENT_ID,
@@ -74,7 +80,11 @@ def run_load(
     **env: str,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*LOAD, *args, *(["--pipelines-dir", str(cwd / "pipelines")] if pipelines else [])],
+        [
+            *LOAD,
+            *args,
+            *(["--pipelines-dir", str(cwd / "pipelines")] if pipelines else []),
+        ],
         cwd=cwd,
         env=child_env(mock, **env) if environment is None else environment,
         stdin=subprocess.DEVNULL,
@@ -88,7 +98,9 @@ def run_load(
 def counts(database: Path, table: str) -> list[tuple[Any, ...]]:
     id_field = LIST_ENDPOINTS[table].id_field
     assert id_field is not None, f"{table} has no identifier field"
-    column = snake_case.NamingConvention().normalize_identifier(id_field)  # dlt's own rule
+    column = snake_case.NamingConvention().normalize_identifier(
+        id_field
+    )  # dlt's own rule
     # Names from the generated registry, not from input.
     statement = f"select account, count(*), count(distinct {column}) from raw.{table}"  # noqa: S608
     statement += " group by account order by account"
@@ -101,12 +113,20 @@ TWO_ACCOUNTS = ["--account", "acct-1", "--account", "acct-2"]
 RESUME = "run the same command again to resume (rows are merged, never duplicated)"
 
 
-def test_load_two_endpoints_for_two_accounts_into_duckdb(mock: RunningMock, tmp_path: Path) -> None:
+def test_load_two_endpoints_for_two_accounts_into_duckdb(
+    mock: RunningMock, tmp_path: Path
+) -> None:
     mock.service.reset(records=70)
     done = run_load(["shipments", "devices", *TWO_ACCOUNTS], mock, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "service-api: loaded shipments: 140 rows, 140 new, 0 already there (+" in done.stderr
-    assert "devices: 140 rows, 140 new, 0 already there into duckdb dataset raw in " in done.stderr
+    assert (
+        "service-api: loaded shipments: 140 rows, 140 new, 0 already there (+"
+        in done.stderr
+    )
+    assert (
+        "devices: 140 rows, 140 new, 0 already there into duckdb dataset raw in "
+        in done.stderr
+    )
     assert "nothing new" not in done.stderr
     database = tmp_path / "service_api.duckdb"
     assert counts(database, "shipments") == [("acct-1", 70, 70), ("acct-2", 70, 70)]
@@ -126,15 +146,21 @@ def test_load_two_endpoints_for_two_accounts_into_duckdb(mock: RunningMock, tmp_
     assert battery == [(2.0,)]
 
 
-def test_an_account_refused_keeps_the_others_and_exits_4(mock: RunningMock, tmp_path: Path) -> None:
+def test_an_account_refused_keeps_the_others_and_exits_4(
+    mock: RunningMock, tmp_path: Path
+) -> None:
     # acct-3 belongs to another integration: 403, which a rerun cannot cure.
     mock.service.reset(records=60)
-    done = run_load(["devices", "--account", "acct-1", "--account", "acct-3"], mock, tmp_path)
+    done = run_load(
+        ["devices", "--account", "acct-1", "--account", "acct-3"], mock, tmp_path
+    )
     assert done.returncode == 4, done.stderr
     lines = done.stderr.splitlines()
     assert lines[0].startswith("service-api: error: acct-3: page 1 failed: 403")
     assert lines[0].endswith("; loading the others")
-    assert lines[1].startswith("service-api: loaded devices: 60 rows, 60 new, 0 already there")
+    assert lines[1].startswith(
+        "service-api: loaded devices: 60 rows, 60 new, 0 already there"
+    )
     assert len(lines) == 2
     assert "resume" not in done.stderr
     assert counts(tmp_path / "service_api.duckdb", "devices") == [("acct-1", 60, 60)]
@@ -148,7 +174,9 @@ def test_ctrl_c_says_how_to_resume_and_the_rerun_completes(
     child = start_load(["shipments", *TWO_ACCOUNTS], mock, tmp_path)
     try:
         # One page of one record per account checks them first; then the load's own.
-        wait_for(lambda: mock.service.count("listShipments", 200) >= 4, "two pages loaded")
+        wait_for(
+            lambda: mock.service.count("listShipments", 200) >= 4, "two pages loaded"
+        )
         child.send_signal(signal.SIGINT)
         _, stderr = child.communicate(timeout=120)
     finally:
@@ -175,7 +203,10 @@ def test_a_wrong_secret_is_said_before_anything_is_created(
     mock: RunningMock, tmp_path: Path
 ) -> None:
     done = run_load(
-        ["shipments", "--account", "acct-1"], mock, tmp_path, SERVICE_API_CLIENT_SECRET="nope"
+        ["shipments", "--account", "acct-1"],
+        mock,
+        tmp_path,
+        SERVICE_API_CLIENT_SECRET="nope",
     )
     assert done.returncode == 3, done.stderr
     (line,) = done.stderr.splitlines()
@@ -217,7 +248,10 @@ def test_an_unreachable_service_is_said_with_each_retry_and_creates_nothing(
             f"unknown endpoint 'parcels' (known: {', '.join(LIST_ENDPOINTS)})",
         ),
         (["shipments"], "no account: pass --account ID"),
-        (["shipments", "--account", "acct-1", "--page-size", "51"], "--page-size is at most 50"),
+        (
+            ["shipments", "--account", "acct-1", "--page-size", "51"],
+            "--page-size is at most 50",
+        ),
     ],
 )
 def test_usage_errors_end_with_one_line_and_code_2(
@@ -243,7 +277,11 @@ def test_without_pipelines_dir_the_state_goes_where_help_says(
     home = tmp_path / "home"
     home.mkdir()
     done = run_load(
-        ["devices", "--account", "acct-1"], mock, tmp_path, pipelines=False, HOME=str(home)
+        ["devices", "--account", "acct-1"],
+        mock,
+        tmp_path,
+        pipelines=False,
+        HOME=str(home),
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / ".dlt-pipelines" / "service_api" / "state.json").is_file()
@@ -253,7 +291,9 @@ def test_without_pipelines_dir_the_state_goes_where_help_says(
     assert ".dlt-pipelines/ in the current directory" in " ".join(shown.stdout.split())
 
 
-def test_a_missing_duckdb_folder_is_the_first_thing_said(mock: RunningMock, tmp_path: Path) -> None:
+def test_a_missing_duckdb_folder_is_the_first_thing_said(
+    mock: RunningMock, tmp_path: Path
+) -> None:
     mock.service.reset(records=10)
     database = tmp_path / "missing" / "x.duckdb"
     done = run_load(
@@ -269,7 +309,9 @@ def test_a_missing_duckdb_folder_is_the_first_thing_said(mock: RunningMock, tmp_
         f"service-api: error: the folder {str(database.parent)!r} does not exist "
         f"(for the DuckDB file {str(database)!r})"
     )
-    generic = next(i for i, line in enumerate(lines) if "check if you configured" in line)
+    generic = next(
+        i for i, line in enumerate(lines) if "check if you configured" in line
+    )
     assert lines.index(first) < generic
     assert "Traceback" not in done.stderr
 
@@ -306,11 +348,17 @@ def test_from_loads_exported_files_without_credentials_and_twice_adds_nothing(
     before = mock.service.counts()
     for new in (140, 0):
         done = run_load(
-            ["shipments", *exported, "--account", "acct-1"], mock, tmp_path, environment=offline
+            ["shipments", *exported, "--account", "acct-1"],
+            mock,
+            tmp_path,
+            environment=offline,
         )
         assert done.returncode == 0, done.stderr
         there = 140 - new
-        assert f"loaded shipments: 140 rows, {new} new, {there} already there (+" in done.stderr
+        assert (
+            f"loaded shipments: 140 rows, {new} new, {there} already there (+"
+            in done.stderr
+        )
         assert ("nothing new was added" in done.stderr) == (new == 0)
         assert counts(tmp_path / "service_api.duckdb", "shipments") == [
             ("acct-1", 70, 70),
@@ -322,8 +370,14 @@ def test_from_loads_exported_files_without_credentials_and_twice_adds_nothing(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["shipments", "devices", "--from", "x.jsonl"], "--from loads files of one endpoint"),
-        (["shipments", "--from", "absent.jsonl"], "--from 'absent.jsonl': no such file"),
+        (
+            ["shipments", "devices", "--from", "x.jsonl"],
+            "--from loads files of one endpoint",
+        ),
+        (
+            ["shipments", "--from", "absent.jsonl"],
+            "--from 'absent.jsonl': no such file",
+        ),
         (
             ["shipments", "--from", "x.jsonl", "--account", "a", "--account", "b"],
             "--from takes at most one --account",
@@ -350,7 +404,14 @@ def test_progress_on_a_terminal(mock: RunningMock, tmp_path: Path) -> None:
     controller, terminal = pty.openpty()
     try:
         child = subprocess.Popen(
-            [*LOAD, "shipments", "--account", "acct-1", "--pipelines-dir", str(tmp_path / "p")],
+            [
+                *LOAD,
+                "shipments",
+                "--account",
+                "acct-1",
+                "--pipelines-dir",
+                str(tmp_path / "p"),
+            ],
             cwd=tmp_path,
             env=child_env(mock, TERM="xterm-256color", COLUMNS="120"),
             stdin=subprocess.DEVNULL,

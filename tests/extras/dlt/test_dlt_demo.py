@@ -6,8 +6,12 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("dlt", reason="dlt is not installed: pip install 'service-api[dlt]'")
-pytest.importorskip("duckdb", reason="duckdb is not installed: pip install 'service-api[dlt]'")
+pytest.importorskip(
+    "dlt", reason="dlt is not installed: pip install 'service-api[dlt]'"
+)
+pytest.importorskip(
+    "duckdb", reason="duckdb is not installed: pip install 'service-api[dlt]'"
+)
 
 from service_api_cli._demo import DATABASE_NAME, main
 

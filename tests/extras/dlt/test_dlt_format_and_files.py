@@ -10,8 +10,12 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("dlt", reason="dlt is not installed: pip install 'service-api[dlt]'")
-pytest.importorskip("duckdb", reason="duckdb is not installed: pip install 'service-api[dlt]'")
+pytest.importorskip(
+    "dlt", reason="dlt is not installed: pip install 'service-api[dlt]'"
+)
+pytest.importorskip(
+    "duckdb", reason="duckdb is not installed: pip install 'service-api[dlt]'"
+)
 
 import dlt
 from dlt.common.pipeline import LoadInfo
@@ -38,11 +42,15 @@ def formats(info: LoadInfo) -> dict[str, str]:
     }
 
 
-def export(mock: RunningMock, path: Path, account: str, *, tag: bool) -> list[dict[str, Any]]:
+def export(
+    mock: RunningMock, path: Path, account: str, *, tag: bool
+) -> list[dict[str, Any]]:
     """What ``service-api list shipments --account A [--tag-account]`` writes."""
     records = mock.service.dataset("shipments", account)
     path.write_text(
-        "".join(json.dumps({"account": account, **r} if tag else r) + "\n" for r in records)
+        "".join(
+            json.dumps({"account": account, **r} if tag else r) + "\n" for r in records
+        )
     )
     return records
 
@@ -73,7 +81,9 @@ def test_the_users_dlt_config_wins(
     assert sql("select count(*) from raw.devices") == [(120,)]
 
 
-def test_a_format_set_on_the_destination_or_unsupported_is_left_to_dlt(tmp_path: Path) -> None:
+def test_a_format_set_on_the_destination_or_unsupported_is_left_to_dlt(
+    tmp_path: Path,
+) -> None:
     chosen = dlt.destinations.duckdb(
         str(tmp_path / "x.duckdb"), preferred_loader_file_format="parquet"
     )
@@ -83,7 +93,9 @@ def test_a_format_set_on_the_destination_or_unsupported_is_left_to_dlt(tmp_path:
     assert fastest_file_format(postgres) is None  # no jsonl there: dlt's preferred
 
 
-def test_pages_are_fetched_as_dlt_takes_them(client: service_api.Client, mock: RunningMock) -> None:
+def test_pages_are_fetched_as_dlt_takes_them(
+    client: service_api.Client, mock: RunningMock
+) -> None:
     # Memory stays flat in the number of records: one page in hand at a time.
     from service_api.dlt._source import _pages
     from service_api_client.api import LIST_ENDPOINTS
@@ -125,7 +137,9 @@ def test_an_exported_file_loads_into_the_same_rows_and_twice_adds_nothing(
     )
     assert sql(counts) == [("acct-1", 70, 70), ("acct-2", 70, 70)]
     legs = sum(
-        len(r["shipmentLegs"]) for a in ACCOUNTS for r in mock.service.dataset("shipments", a)
+        len(r["shipmentLegs"])
+        for a in ACCOUNTS
+        for r in mock.service.dataset("shipments", a)
     )
     assert sql("select count(*) from raw.shipments__shipment_legs") == [(legs,)]
     # The API's rows and the file's are the same rows: merged, not added.
@@ -155,7 +169,11 @@ def test_an_exported_file_loads_into_the_same_rows_and_twice_adds_nothing(
     ],
 )
 def test_a_bad_file_fails_the_load_naming_the_line_and_loads_nothing(
-    make_pipeline: MakePipeline, tmp_path: Path, text: str, account: str | None, message: str
+    make_pipeline: MakePipeline,
+    tmp_path: Path,
+    text: str,
+    account: str | None,
+    message: str,
 ) -> None:
     from dlt.pipeline.exceptions import PipelineStepFailed
 
@@ -173,7 +191,9 @@ def test_a_bad_file_fails_the_load_naming_the_line_and_loads_nothing(
     assert pipeline.last_trace.last_normalize_info is None
 
 
-def settings_seen(pipeline: dlt.Pipeline, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def settings_seen(
+    pipeline: dlt.Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, Any]:
     """What dlt resolves for the load step while ``pipeline.run`` runs."""
     seen: dict[str, Any] = {}
     run = pipeline.run
@@ -228,7 +248,9 @@ def test_the_users_load_settings_win_over_the_defaults(
 
     # as ``service-api load`` builds it: the destination by name, its file from the environment
     monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", str(tmp_path / "env.duckdb"))
-    monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS__GLOBAL_CONFIG", '{"threads": 4}')
+    monkeypatch.setenv(
+        "DESTINATION__DUCKDB__CREDENTIALS__GLOBAL_CONFIG", '{"threads": 4}'
+    )
     again = dlt.pipeline("env", destination="duckdb", pipelines_dir=str(tmp_path))
     seen = settings_seen(again, monkeypatch)
     load(again, client, ACCOUNTS, endpoints=["shipments"])

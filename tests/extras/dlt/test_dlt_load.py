@@ -10,8 +10,12 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("dlt", reason="dlt is not installed: pip install 'service-api[dlt]'")
-pytest.importorskip("duckdb", reason="duckdb is not installed: pip install 'service-api[dlt]'")
+pytest.importorskip(
+    "dlt", reason="dlt is not installed: pip install 'service-api[dlt]'"
+)
+pytest.importorskip(
+    "duckdb", reason="duckdb is not installed: pip install 'service-api[dlt]'"
+)
 
 import dlt
 from dlt.common.normalizers.naming import snake_case
@@ -30,14 +34,18 @@ def per_account(sql: Sql, table: str) -> dict[str, tuple[int, int]]:
     """account -> (rows, distinct identifiers) of a table of the dataset."""
     id_field = LIST_ENDPOINTS[table].id_field
     assert id_field is not None, f"{table} has no identifier field"
-    column = snake_case.NamingConvention().normalize_identifier(id_field)  # dlt's own rule
+    column = snake_case.NamingConvention().normalize_identifier(
+        id_field
+    )  # dlt's own rule
     # Names from the generated registry, not from input.
     statement = f"select account, count(*), count(distinct {column}) from raw.{table}"  # noqa: S608
     rows = sql(f"{statement} group by account")
     return {str(account): (int(n), int(ids)) for account, n, ids in rows}
 
 
-def test_one_resource_per_list_endpoint_with_merge_keys(client: service_api.Client) -> None:
+def test_one_resource_per_list_endpoint_with_merge_keys(
+    client: service_api.Client,
+) -> None:
     built = source(client, ACCOUNTS)
     assert sorted(built.resources) == sorted(list_endpoints()) == sorted(LIST_ENDPOINTS)
     shipments = built.resources["shipments"]
@@ -93,24 +101,29 @@ def test_load_twice_updates_rows_in_place(
 
     # Between two nightly runs the service changes records: a status, a nested list
     # replaced, a field the spec does not declare.
-    mock.service.update_record("shipments", "acct-1", 0, {"status": "Lost", "shipmentLegs": []})
-    mock.service.update_record("shipments", "acct-2", 119, {"referenceNumber": "PO-NEW"})
+    mock.service.update_record(
+        "shipments", "acct-1", 0, {"status": "Lost", "shipmentLegs": []}
+    )
+    mock.service.update_record(
+        "shipments", "acct-2", 119, {"referenceNumber": "PO-NEW"}
+    )
     mock.service.update_record("devices", "acct-2", 5, {"battery": 1.0})
     load(make_pipeline(), client, ACCOUNTS)
 
     assert per_account(sql, "shipments") == {"acct-1": (120, 120), "acct-2": (120, 120)}
     assert per_account(sql, "devices") == {"acct-1": (120, 120), "acct-2": (120, 120)}
-    assert sql("select status from raw.shipments where shipment_id = ?", first["shipmentId"]) == [
-        ("Lost",)
-    ]
+    assert sql(
+        "select status from raw.shipments where shipment_id = ?", first["shipmentId"]
+    ) == [("Lost",)]
     last = mock.service.dataset("shipments", "acct-2")[119]
     assert sql(
-        "select reference_number from raw.shipments where shipment_id = ?", last["shipmentId"]
+        "select reference_number from raw.shipments where shipment_id = ?",
+        last["shipmentId"],
     ) == [("PO-NEW",)]
     device = mock.service.dataset("devices", "acct-2")[5]
-    assert sql("select battery from raw.devices where device_id = ?", device["deviceId"]) == [
-        (1.0,)
-    ]
+    assert sql(
+        "select battery from raw.devices where device_id = ?", device["deviceId"]
+    ) == [(1.0,)]
     # The replaced list: the child rows of the updated shipment are gone, no others.
     assert sql(
         "select count(*) from raw.shipments__shipment_legs l join raw.shipments s "
@@ -118,9 +131,13 @@ def test_load_twice_updates_rows_in_place(
         first["shipmentId"],
     ) == [(0,)]
     expected_legs = sum(
-        len(r["shipmentLegs"]) for a in ACCOUNTS for r in mock.service.dataset("shipments", a)
+        len(r["shipmentLegs"])
+        for a in ACCOUNTS
+        for r in mock.service.dataset("shipments", a)
     )
-    assert sql("select count(*) from raw.shipments__shipment_legs") == [(expected_legs,)]
+    assert sql("select count(*) from raw.shipments__shipment_legs") == [
+        (expected_legs,)
+    ]
     assert sql(
         "select count(*) from (select _dlt_id from raw.shipments__shipment_legs "
         "group by _dlt_id having count(*) > 1)"
@@ -134,7 +151,9 @@ def test_the_same_record_id_in_two_accounts_is_two_rows(
     shared = mock.service.dataset("devices", "acct-1")[0]["deviceId"]
     mock.service.update_record("devices", "acct-2", 0, {"deviceId": shared})
     load(make_pipeline(), client, ACCOUNTS, endpoints=["devices"])
-    assert sql("select account from raw.devices where device_id = ? order by account", shared) == [
+    assert sql(
+        "select account from raw.devices where device_id = ? order by account", shared
+    ) == [
         ("acct-1",),
         ("acct-2",),
     ]
@@ -199,7 +218,9 @@ def test_ctrl_c_commits_the_pages_fetched_and_resumes(
     with service_api.Client(mock.base_url, "demo-client", "demo-secret") as plain:
         before = mock.service.count("listDevices", 200)
         load(make_pipeline(), plain, ACCOUNTS, endpoints=["devices"])
-    assert mock.service.count("listDevices", 200) - before == 4  # acct-1 page 3, acct-2 x3
+    assert (
+        mock.service.count("listDevices", 200) - before == 4
+    )  # acct-1 page 3, acct-2 x3
     assert per_account(sql, "devices") == {"acct-1": (120, 120), "acct-2": (120, 120)}
 
 
@@ -217,9 +238,9 @@ def test_without_an_error_list_a_failure_propagates_and_nothing_is_committed(
     while cause is not None and not isinstance(cause, service_api.ServiceApiError):
         cause = cause.__cause__ or cause.__context__
     assert isinstance(cause, service_api.RateLimitError)
-    assert "devices" not in make_pipeline().state.get("sources", {}).get("service_api", {}).get(
-        "resources", {}
-    )
+    assert "devices" not in make_pipeline().state.get("sources", {}).get(
+        "service_api", {}
+    ).get("resources", {})
 
 
 def test_the_resume_point_travels_with_the_data_to_the_destination(

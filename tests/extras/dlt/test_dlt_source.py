@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("dlt", reason="dlt is not installed: pip install 'service-api[dlt]'")
+pytest.importorskip(
+    "dlt", reason="dlt is not installed: pip install 'service-api[dlt]'"
+)
 
 import service_api
 from service_api.dlt import list_endpoints, source
@@ -20,7 +22,10 @@ from service_api_client.api import LIST_ENDPOINTS
 def test_endpoints_and_their_identifiers_come_from_the_generated_client() -> None:
     assert list_endpoints() == {name: e.id_field for name, e in LIST_ENDPOINTS.items()}
     # The seed's own two, as the spec names their records' identifiers.
-    assert list_endpoints().items() >= {"devices": "deviceId", "shipments": "shipmentId"}.items()
+    assert (
+        list_endpoints().items()
+        >= {"devices": "deviceId", "shipments": "shipmentId"}.items()
+    )
 
 
 @pytest.mark.parametrize(
@@ -59,7 +64,11 @@ def offline_client() -> service_api.Client:
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"accounts": []}, ValueError, "accounts must be a list of printable account IDs"),
+        (
+            {"accounts": []},
+            ValueError,
+            "accounts must be a list of printable account IDs",
+        ),
         ({"accounts": "acct-1"}, ValueError, "not 'acct-1'"),
         ({"accounts": ["acct\n1"]}, ValueError, "printable"),
         (
@@ -68,7 +77,11 @@ def offline_client() -> service_api.Client:
             f"unknown endpoint 'parcels' (known: {', '.join(LIST_ENDPOINTS)})",
         ),
         ({"page_size": 51}, ValueError, "page_size must be within 1..50"),
-        ({"concurrency": 0}, ValueError, "concurrency must be an integer of at least 1"),
+        (
+            {"concurrency": 0},
+            ValueError,
+            "concurrency must be an integer of at least 1",
+        ),
         ({"max_itemz": 3}, TypeError, "unexpected keyword argument 'max_itemz'"),
     ],
 )
@@ -84,7 +97,9 @@ def test_bad_arguments_are_refused_with_a_clear_error(
         source(offline_client, accounts, **arguments)
 
 
-def test_an_identifier_can_be_named_for_an_endpoint(offline_client: service_api.Client) -> None:
+def test_an_identifier_can_be_named_for_an_endpoint(
+    offline_client: service_api.Client,
+) -> None:
     built = source(offline_client, ["acct-1"], primary_keys={"devices": "serialNumber"})
     columns = built.resources["devices"].compute_table_schema()["columns"]
     assert columns["serialNumber"]["primary_key"]
@@ -102,7 +117,11 @@ def test_without_dlt_the_package_imports_and_the_module_names_the_extra() -> Non
         "    print(exc)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     assert done.stdout == "service_api.dlt needs dlt: pip install 'service-api[dlt]'\n"
 
@@ -128,7 +147,9 @@ def test_an_endpoint_without_an_identifier_asks_for_one(
     devices = LIST_ENDPOINTS["devices"]
     nameless = dataclasses.replace(devices, name="readings", id_field=None)
     monkeypatch.setattr(_source, "LIST_ENDPOINTS", {"readings": nameless})
-    with pytest.raises(ValueError, match=r"pass primary_keys=\{'readings': 'fieldName'\}"):
+    with pytest.raises(
+        ValueError, match=r"pass primary_keys=\{'readings': 'fieldName'\}"
+    ):
         source(offline_client, ["acct-1"])
     built = source(offline_client, ["acct-1"], primary_keys={"readings": "deviceId"})
     assert list(built.resources) == ["readings"]

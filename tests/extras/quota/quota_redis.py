@@ -24,10 +24,14 @@ def _free_port() -> int:
         return port
 
 
-def _wait_until_ready(url: str, process: subprocess.Popen[bytes], deadline: float) -> None:
+def _wait_until_ready(
+    url: str, process: subprocess.Popen[bytes], deadline: float
+) -> None:
     while True:
         if process.poll() is not None:
-            raise RuntimeError(f"redis-server exited with {process.returncode} at start")
+            raise RuntimeError(
+                f"redis-server exited with {process.returncode} at start"
+            )
         try:
             with redis.Redis.from_url(url, socket_connect_timeout=0.2) as connection:
                 connection.ping()
@@ -49,15 +53,20 @@ def redis_server(directory: Path, port: int = 0) -> Iterator[str]:
     process = subprocess.Popen(
         [
             executable,
-            "--bind", "127.0.0.1",
-            "--port", str(port),
-            "--save", "",
-            "--appendonly", "no",
-            "--dir", str(directory),
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(directory),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    )
     url = f"redis://127.0.0.1:{port}/0"
     try:
         _wait_until_ready(url, process, time.monotonic() + 10.0)

@@ -75,11 +75,17 @@ def export_learning(
     logging.getLogger("service_api").addHandler(handler)
     policy = service_api.RetryPolicy(max_retries=10)
     with service_api.Client(
-        base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, account,
-        rate_limit="adaptive", rate_store=store, retry=policy,
-    ) as client:  # fmt: skip
+        base_url,
+        DEMO_CLIENT_ID,
+        DEMO_CLIENT_SECRET,
+        account,
+        rate_limit="adaptive",
+        rate_store=store,
+        retry=policy,
+    ) as client:
         start.wait(timeout=30)
         ids = [
-            str(s.shipment_id) for s in service_api.paginate(list_shipments, client, page_size=10)
+            str(s.shipment_id)
+            for s in service_api.paginate(list_shipments, client, page_size=10)
         ]
     return {"ids": ids, "warnings": [w for w in warnings if "rate store" in w]}

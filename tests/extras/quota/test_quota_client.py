@@ -53,12 +53,16 @@ def test_two_clients_on_one_sqlite_budget_stay_under_the_quota(
                 assert len(items) == 400
     assert len(granted) >= 4 * 8  # every page request (and token request) took a slot
     granted.sort()
-    busiest = max(bisect.bisect_left(granted, t + 1_000_000) - i for i, t in enumerate(granted))
+    busiest = max(
+        bisect.bisect_left(granted, t + 1_000_000) - i for i, t in enumerate(granted)
+    )
     assert busiest <= 10  # never more in any second than the service allows
     assert mock.service.count("listShipments", 200) == 4 * 8
 
 
-def test_the_adaptive_limiter_exports_everything_under_a_quota(mock: RunningMock) -> None:
+def test_the_adaptive_limiter_exports_everything_under_a_quota(
+    mock: RunningMock,
+) -> None:
     mock.service.reset(records=1000)
     mock.service.set_faults(rate_limit=1200, rate_window=1.0)  # 20 a second
     with client(mock, rate_limit="adaptive", max_retries=8) as paced:
@@ -66,7 +70,9 @@ def test_the_adaptive_limiter_exports_everything_under_a_quota(mock: RunningMock
     assert len(ids) == len(set(ids)) == 1000
 
 
-def test_processes_share_one_token_through_a_file(mock: RunningMock, tmp_path: Path) -> None:
+def test_processes_share_one_token_through_a_file(
+    mock: RunningMock, tmp_path: Path
+) -> None:
     store = f"file://{tmp_path}/token.json"
     for _ in range(3):  # three "processes", one after another
         with client(mock, token_store=store) as each:
@@ -74,7 +80,9 @@ def test_processes_share_one_token_through_a_file(mock: RunningMock, tmp_path: P
     assert mock.service.count("authenticate") == 1
 
 
-def test_an_unreachable_rate_store_is_refused_at_construction(mock: RunningMock) -> None:
+def test_an_unreachable_rate_store_is_refused_at_construction(
+    mock: RunningMock,
+) -> None:
     with pytest.raises(StoreError, match="cannot reach Redis"):
         client(mock, rate_store="redis://127.0.0.1:1/0")
 
@@ -86,7 +94,9 @@ def test_rate_arguments_are_checked(mock: RunningMock) -> None:
         client(mock, rate_store="memcached://127.0.0.1/0")
 
 
-def test_a_store_alone_opts_in_at_90_a_minute(mock: RunningMock, tmp_path: Path) -> None:
+def test_a_store_alone_opts_in_at_90_a_minute(
+    mock: RunningMock, tmp_path: Path
+) -> None:
     with client(mock, rate_store=f"sqlite://{tmp_path}/q.db") as shared:
         assert list_shipments.sync(client=shared, page_size=1) is not None
     assert mock.service.count("listShipments", 200) == 1

@@ -4,7 +4,13 @@ import httpx
 import pytest
 
 from service_api.quota import AdaptiveRateLimiter
-from service_api.quota._limiters import BETA, GROWTH, PROBE_EVERY, LearnedQuota, stated_quota
+from service_api.quota._limiters import (
+    BETA,
+    GROWTH,
+    PROBE_EVERY,
+    LearnedQuota,
+    stated_quota,
+)
 
 
 class FakeClock:
@@ -16,10 +22,14 @@ class FakeClock:
 
 
 def answer(status: int = 200, **headers: str) -> httpx.Response:
-    return httpx.Response(status, headers={k.replace("_", "-"): v for k, v in headers.items()})
+    return httpx.Response(
+        status, headers={k.replace("_", "-"): v for k, v in headers.items()}
+    )
 
 
-def burst(limiter: AdaptiveRateLimiter, clock: FakeClock, accepted: int, seconds: float) -> None:
+def burst(
+    limiter: AdaptiveRateLimiter, clock: FakeClock, accepted: int, seconds: float
+) -> None:
     """``accepted`` requests granted and accepted over ``seconds``."""
     for _ in range(accepted):
         assert limiter.try_acquire() == 0.0
@@ -60,7 +70,9 @@ def test_a_429_after_a_burst_paces_at_the_burst_over_the_window_it_filled() -> N
     # 24 over 0.5 s and a 6 s Retry-After (a whole second, rounded up by half of one on
     # average): a window of about 6 s, so 4 a second, less 3 %.
     assert limiter.per_minute == pytest.approx(BETA * 4 * 60)
-    assert limiter.try_acquire() == pytest.approx(6.0)  # the Retry-After pauses everything
+    assert limiter.try_acquire() == pytest.approx(
+        6.0
+    )  # the Retry-After pauses everything
     clock.now += 6.0
     assert limiter.try_acquire() == 0.0
     assert limiter.try_acquire() == pytest.approx(1 / (BETA * 4))
@@ -152,12 +164,17 @@ NOW = 1_800_000_000.0
         ),
         ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": "2"}, (None, 2.0)),
         ({"X-RateLimit-Limit": "100"}, (None, None)),  # no window: nothing to pace by
-        ({"RateLimit-Policy": "q=many;w=nan", "X-RateLimit-Reset": "soon"}, (None, None)),
+        (
+            {"RateLimit-Policy": "q=many;w=nan", "X-RateLimit-Reset": "soon"},
+            (None, None),
+        ),
         ({"RateLimit": "r=5;t=-1", "RateLimit-Policy": "q=0;w=60"}, (None, None)),
         ({}, (None, None)),
     ],
 )
-def test_rate_limit_headers(headers: dict[str, str], stated: tuple[object, object]) -> None:
+def test_rate_limit_headers(
+    headers: dict[str, str], stated: tuple[object, object]
+) -> None:
     rate, pause = stated_quota(httpx.Headers(headers), NOW)
     assert (rate, pause) == (pytest.approx(stated[0]) if stated[0] else None, stated[1])
 
@@ -170,9 +187,17 @@ def test_a_record_survives_its_round_trip() -> None:
 
 @pytest.mark.parametrize(
     "data",
-    ["not json", "[]", '{"rate": "fast"}', '{"rate": NaN}', '{"accepted": {"x": 1}}',
-     '{"seen": [1, 2]}', '{"colour": 1}', "[" * 100_000],
-)  # fmt: skip
+    [
+        "not json",
+        "[]",
+        '{"rate": "fast"}',
+        '{"rate": NaN}',
+        '{"accepted": {"x": 1}}',
+        '{"seen": [1, 2]}',
+        '{"colour": 1}',
+        "[" * 100_000,
+    ],
+)
 def test_a_record_that_is_not_one_is_a_value_error(data: str) -> None:
     with pytest.raises(ValueError, match="not a learned quota"):
         LearnedQuota.decode(data)

@@ -63,7 +63,10 @@ def test_integrations_learn_apart(store_url: str) -> None:
     theirs = AdaptiveRateLimiter(store_url, key="other-client")
     try:
         mine.observe(httpx.Response(200, headers={"ratelimit-policy": "q=60;w=60"}))
-        assert [mine.try_acquire(), mine.try_acquire()] == [0.0, pytest.approx(1.0, abs=0.05)]
+        assert [mine.try_acquire(), mine.try_acquire()] == [
+            0.0,
+            pytest.approx(1.0, abs=0.05),
+        ]
         assert theirs.try_acquire() == 0.0
         assert theirs.per_minute is None
     finally:
@@ -81,7 +84,8 @@ def test_processes_exporting_under_the_quota_learn_it_together(
     with SPAWN.Manager() as manager, ProcessPoolExecutor(2, mp_context=SPAWN) as pool:
         start = manager.Barrier(2)
         futures = [
-            pool.submit(export_learning, mock.base_url, a, store_url, start) for a in accounts
+            pool.submit(export_learning, mock.base_url, a, store_url, start)
+            for a in accounts
         ]
         exported = [f.result(timeout=120) for f in futures]
     for result in exported:
@@ -115,7 +119,9 @@ def test_a_redis_outage_leaves_each_process_its_share_then_they_rejoin(
         assert "in-process fallback" in repr(first)
         assert waits[0] <= 0.2  # within one of its intervals (spread, not all at once)
         assert all(0 < w <= 0.2 for w in waits[1:])
-        warnings = [r.getMessage() for r in caplog.records if "rate store" in r.getMessage()]
+        warnings = [
+            r.getMessage() for r in caplog.records if "rate store" in r.getMessage()
+        ]
         assert len(warnings) == 1
         assert "1 of 2 processes" in warnings[0]
         port = int(url.rsplit(":", 1)[1].split("/")[0])
@@ -148,7 +154,8 @@ def test_processes_export_everything_through_a_redis_outage(
         port = int(url.rsplit(":", 1)[1].split("/")[0])
         start = manager.Barrier(2)
         futures = [
-            pool.submit(export_learning, mock.base_url, a, url, start) for a in ("acct-1", "acct-2")
+            pool.submit(export_learning, mock.base_url, a, url, start)
+            for a in ("acct-1", "acct-2")
         ]
         deadline = time.monotonic() + 60
         while mock.service.count("listShipments", 200) < 20:  # a quarter in
@@ -179,7 +186,9 @@ def test_an_unreachable_redis_is_a_store_error_without_its_password() -> None:
 
 
 @pytest.mark.parametrize("where", ["directory", "proc"])
-def test_an_unwritable_sqlite_store_is_a_store_error(tmp_path: Path, where: str) -> None:
+def test_an_unwritable_sqlite_store_is_a_store_error(
+    tmp_path: Path, where: str
+) -> None:
     path = tmp_path if where == "directory" else Path("/proc/learned.db")
     with pytest.raises(StoreError, match=f"cannot use '{path}' as a rate store"):
         AdaptiveRateLimiter(f"sqlite://{path}", key="k")
@@ -207,5 +216,7 @@ def test_a_corrupt_record_in_redis_is_a_store_error(redis_db: str) -> None:
     with redis.Redis.from_url(redis_db) as connection:
         (name,) = connection.keys("service-api:learned:*")
         connection.set(name, b"\xff not JSON")
-    with pytest.raises(StoreError, match=r"redis:127\.0\.0\.1:\d+/0.*not a learned quota"):
+    with pytest.raises(
+        StoreError, match=r"redis:127\.0\.0\.1:\d+/0.*not a learned quota"
+    ):
         AdaptiveRateLimiter(redis_db, key="k")

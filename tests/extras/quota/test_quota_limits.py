@@ -24,9 +24,14 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def test_four_processes_share_one_budget(store_url: str) -> None:
     # 1,200 per minute over 0.5 s windows: 10 per window, 40 in 2 s for all four.
     context = multiprocessing.get_context("spawn")
-    with context.Manager() as manager, ProcessPoolExecutor(4, mp_context=context) as pool:
+    with (
+        context.Manager() as manager,
+        ProcessPoolExecutor(4, mp_context=context) as pool,
+    ):
         start = manager.Barrier(4)
-        futures = [pool.submit(take_slots, store_url, 1200, 0.5, 2.0, start) for _ in range(4)]
+        futures = [
+            pool.submit(take_slots, store_url, 1200, 0.5, 2.0, start) for _ in range(4)
+        ]
         granted = [f.result(timeout=60) for f in futures]
     total = sum(len(g) for g in granted)
     # Each alone would take 40: together they stay within the one budget (plus the

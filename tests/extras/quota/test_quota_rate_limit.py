@@ -118,7 +118,9 @@ def test_a_store_failing_in_use_falls_back_with_one_warning(
         assert limiter.try_acquire() == 0.0
         # Another program damages the store: the table is gone.
         with contextlib.closing(sqlite3.connect(path)) as other:
-            for (table,) in other.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+            for (table,) in other.execute(
+                "SELECT name FROM sqlite_master WHERE type='table'"
+            ):
                 other.execute(f"DROP TABLE '{table}'")
             other.commit()
         with caplog.at_level(logging.WARNING, logger="service_api"):
@@ -146,11 +148,15 @@ def test_clients_of_one_integration_share_one_budget_in_a_process() -> None:
         limiter = build_limiter(60, None, key="integration-a")
         assert limiter is not None
         assert (
-            first._family.guard_args["limiter"] is second._family.guard_args["limiter"] is limiter
+            first._family.guard_args["limiter"]
+            is second._family.guard_args["limiter"]
+            is limiter
         )
         assert other._family.guard_args["limiter"] is not limiter
         assert limiter.try_acquire() == 0.0  # the slot of this second is taken ...
-        again, apart = (build_limiter(60, None, key=k) for k in ("integration-a", "integration-b"))
+        again, apart = (
+            build_limiter(60, None, key=k) for k in ("integration-a", "integration-b")
+        )
         assert again is limiter
         assert again.try_acquire() > 0  # ... for every client of the integration
         assert apart is not None

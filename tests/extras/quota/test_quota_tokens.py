@@ -35,16 +35,23 @@ def test_a_saved_token_is_loaded_by_another_store_object(store_url: str) -> None
 
 
 def test_another_integrations_token_is_not_used(store_url: str) -> None:
-    token_store(store_url, key="other-client").save(StoredToken("theirs", time.time() + 600))
+    token_store(store_url, key="other-client").save(
+        StoredToken("theirs", time.time() + 600)
+    )
     assert token_store(store_url, key="demo-client").load() is None
     assert token_store(store_url, key="other-client").load() is not None
 
 
 def test_one_process_of_eight_fetches_the_token(store_url: str, redis_db: str) -> None:
     context = multiprocessing.get_context("spawn")
-    with context.Manager() as manager, ProcessPoolExecutor(8, mp_context=context) as pool:
+    with (
+        context.Manager() as manager,
+        ProcessPoolExecutor(8, mp_context=context) as pool,
+    ):
         start = manager.Barrier(8)
-        futures = [pool.submit(refresh_once, store_url, redis_db, start) for _ in range(8)]
+        futures = [
+            pool.submit(refresh_once, store_url, redis_db, start) for _ in range(8)
+        ]
         tokens = [f.result(timeout=60) for f in futures]
     with redis.Redis.from_url(redis_db) as connection:
         assert connection.get("fetches") == b"1"
