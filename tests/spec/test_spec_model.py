@@ -123,11 +123,15 @@ def test_range_date_and_enum_filters_are_tied_to_their_fields(grown: Spec) -> No
     }
     assert routes.unapplied == ()
     header = routes.parameter("x-request-source")
-    assert header is not None and header.location == "header" and header.required
+    assert header is not None
+    assert header.location == "header"
+    assert header.required
     created = routes.parameter("createdAfter")
-    assert created is not None and created.kind == "date-time"
+    assert created is not None
+    assert created.kind == "date-time"
     status = routes.parameter("status")
-    assert status is not None and status.choices == ("Draft", "Active", "Retired")
+    assert status is not None
+    assert status.choices == ("Draft", "Active", "Retired")
 
 
 def test_a_filter_extension_wins_and_an_untied_parameter_is_listed() -> None:
@@ -207,7 +211,8 @@ def test_the_projects_spec_reads_with_a_door_per_secured_operation() -> None:
     spec = load_spec(ROOT / "openapi.yaml")
     for operation in spec.operations:
         if operation.kind == "token":
-            assert operation.door is None and not operation.bearer
+            assert operation.door is None
+            assert not operation.bearer
         else:
             assert operation.door, operation.operation_id
     assert spec.lists, "the seed's spec has list endpoints"
@@ -231,8 +236,8 @@ def test_a_reference_loop_or_a_file_that_is_no_yaml_is_a_spec_error(
     broken.write_text("openapi: 3.1.0\npaths:\n  /a: [\n", encoding="utf-8")
     with pytest.raises(SpecError, match=r"openapi.yaml:4: not valid YAML"):
         load_spec(broken)
+    broken.write_text("- a list\n", encoding="utf-8")
     with pytest.raises(SpecError, match="not an OpenAPI document"):
-        broken.write_text("- a list\n", encoding="utf-8")
         load_spec(broken)
 
 
@@ -251,7 +256,8 @@ def test_an_all_of_record_and_a_nullable_parameter_read_through() -> None:
     spec = spec_of({"/things": {"get": listing(parameters=[nullable])}}, thing=thing)
     assert spec.resources["things"].fields == ("thingId", "size")
     since = spec.operation("listThings").parameter("since")
-    assert since is not None and since.kind == "date"
+    assert since is not None
+    assert since.kind == "date"
 
 
 def test_an_operation_of_no_known_shape_is_other_and_still_has_a_door() -> None:
