@@ -1,0 +1,103 @@
+"""The one reading of ``openapi.yaml``: a typed model every other part reads.
+
+The generator's templates (through codegen/generate.py), the mock, the command line's
+registry, the spec check and the tests all take their facts from :func:`load_spec`,
+so that they agree. The rules, in order:
+
+- **token**: a ``POST`` without a bearer token whose form has ``client_id`` and
+  ``client_secret``; it gets no door (the client makes that call itself).
+- A path ending in a parameter (``/things/{thingId}``) is an *item* of the collection
+  before it (``/things``). A collection with a paged list or an item path is a
+  **resource**; one whose path holds parameters (``/things/{thingId}/parts``) is a
+  sub-resource of the resource those belong to.
+- **list**: a ``GET`` of a collection taking ``pageNumber`` and ``pageSize`` and answering
+  the page envelope (``totalRecords``, ``pageNumber``, ``pageSize``, ``data``: an array of
+  objects).
+- **create**: a ``POST`` of JSON to a resource's collection; **get**, **replace**,
+  **update**, **delete**: ``GET`` (answering an object), ``PUT`` and ``PATCH`` (of JSON),
+  ``DELETE`` of an item.
+- **other**: every other operation (a plain array, an action such as
+  ``POST /things/{thingId}/cancel``, ...). It still gets a door and a route.
+
+A resource's record is described by its list's items, else its get's answer, else its
+create's body; its identifier is the item path's parameter where the record has that
+field, else its one ``id`` or ``...Id`` field (its parents' left out), else none.
+
+A list's query parameter is a **filter** of a field when the parameter carries
+``x-filter: {field: F, compare: eq|gt|ge|lt|le}``, or is named as the field (equal), or
+is ``minX`` / ``maxX`` (the field ``x`` at least / at most the value), or ``xAfter`` /
+``xBefore`` (the field ``x``, ``xAt``, ``xDate`` or ``xTime`` later / earlier than the
+value). Any other is listed in ``Operation.unapplied``.
+
+Doors: ``client.<tag>.list()`` for the tag's own ``list_<tag>``, ``list_<name>`` for other
+lists; ``client.<tag>.<verb>()`` for ``<verb>_<thing>`` under the tag ``<things>`` (get,
+create, update, replace, delete); the operation's snake-case name otherwise. Two
+operations on one door: the later takes its own name.
+
+Example::
+
+    spec = load_spec("openapi.yaml")
+    for op in spec.operations:
+        print(op.operation_id, op.kind, op.door)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ._document import SpecDocument, SpecError, read_document
+from ._model import (
+    Answer,
+    Body,
+    Filter,
+    Kind,
+    Operation,
+    Parameter,
+    Resource,
+    Spec,
+    Tag,
+)
+from ._names import python_identifier, singular, snake_case
+from ._reading import (
+    CLIENT_ATTRIBUTES,
+    PAGE_FIELDS,
+    PAGE_PARAMETERS,
+    is_json,
+    read_spec,
+)
+
+__all__ = [
+    "CLIENT_ATTRIBUTES",
+    "PAGE_FIELDS",
+    "PAGE_PARAMETERS",
+    "Answer",
+    "Body",
+    "Filter",
+    "Kind",
+    "Operation",
+    "Parameter",
+    "Resource",
+    "Spec",
+    "SpecDocument",
+    "SpecError",
+    "Tag",
+    "is_json",
+    "load_spec",
+    "python_identifier",
+    "read_spec",
+    "singular",
+    "snake_case",
+]
+
+
+def load_spec(path: str | Path) -> Spec:
+    """The model of the spec at ``path``.
+
+    Raises :class:`SpecError`, naming the file and line, for a file that is not YAML or
+    not an OpenAPI document, or a ``$ref`` that points nowhere.
+
+    Example::
+
+        load_spec("openapi.yaml").operation("getShipment").door  # "get"
+    """
+    return read_spec(read_document(Path(path)))
