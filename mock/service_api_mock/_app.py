@@ -49,6 +49,7 @@ from ._spec import (
     fitted,
     input_status,
     problem_body,
+    success_of,
 )
 from ._state import FAULT_FIELDS, Collection, FaultPlan, MockState, encode_json
 
@@ -99,23 +100,16 @@ def _bearer_token(request: Request) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
+@attrs.define
 class _Refused(Exception):
     """Raised for a request the spec's declared error answers: ``status`` 400 is bad
     input, sent as the operation declares it (400, or 422); ``error`` is the OAuth
     error code of a refused token request."""
 
-    def __init__(
-        self,
-        status: int,
-        detail: str = "",
-        headers: dict[str, str] | None = None,
-        error: str = "invalid_request",
-    ):
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-        self.headers = headers
-        self.error = error
+    status: int
+    detail: str = ""
+    headers: dict[str, str] | None = None
+    error: str = "invalid_request"
 
 
 def _scalar(raw: str, kind: str) -> Any:
@@ -135,15 +129,6 @@ def _scalar(raw: str, kind: str) -> Any:
     return raw
 
 
-def _item_kind(schemas: Schemas, pointer: str | None) -> str:
-    """The JSON type of the items of the array schema at ``pointer`` (string if none)."""
-    items = schemas.document.get(f"{pointer}/items") if pointer else None
-    declared = items.get("type", "string") if isinstance(items, dict) else "string"
-    if isinstance(declared, str):
-        return declared
-    return next((t for t in declared if t != "null"), "string")
-
-
 # Cached: a listing sends the same few values again and again.
 @functools.lru_cache(maxsize=4096)
 def _convert(schemas: Schemas, parameter: Parameter, given: tuple[str, ...]) -> Any:
@@ -151,8 +136,9 @@ def _convert(schemas: Schemas, parameter: Parameter, given: tuple[str, ...]) -> 
     refuses that value."""
     name = parameter.name
     if parameter.kind == "array":
-        kind = _item_kind(schemas, parameter.pointer)
-        value: Any = [_scalar(raw, kind) for raw in given]
+        # The type its items declare: a list of types, or none, reads them as text.
+        kind = schemas.document.get(f"{parameter.pointer}/items/type")
+        value: Any = [_scalar(raw, str(kind)) for raw in given]
     elif len(given) > 1:
         raise _Refused(400, f"{name} is given more than once.")
     else:
@@ -167,15 +153,12 @@ def _convert(schemas: Schemas, parameter: Parameter, given: tuple[str, ...]) -> 
 def _given(parameter: Parameter, request: Request, path: dict[str, str]) -> list[str]:
     """The strings sent for ``parameter``, where it is sent."""
     name = parameter.name
-    if parameter.location == "path":
-        return [path[name]] if name in path else []
     if parameter.location == "query":
         return request.query_params.getlist(name)
     if parameter.location == "header" and name.lower() not in _OWN_HEADERS:
         return request.headers.getlist(name)
-    if parameter.location == "cookie" and name in request.cookies:
-        return [request.cookies[name]]
-    return []
+    found = {"path": path, "cookie": request.cookies}.get(parameter.location, {})
+    return [found[name]] if name in found else []
 
 
 def _parameters(
@@ -183,9 +166,12 @@ def _parameters(
 ) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for parameter in op.parameters:
-        given = _given(parameter, request, path)
+        given = tuple(_given(parameter, request, path))
         if given:
-            values[parameter.name] = _convert(schemas, parameter, tuple(given))
+            try:
+                values[parameter.name] = _convert(schemas, parameter, given)
+            except TypeError:  # an enum of lists or objects: no key of the cache
+                values[parameter.name] = _convert.__wrapped__(schemas, parameter, given)
         elif parameter.required:
             raise _Refused(400, f"{parameter.name} is required.")
     return values
@@ -212,6 +198,12 @@ async def _json_body(schemas: Schemas, op: Operation, request: Request) -> Any:
     if error is not None:
         raise _Refused(400, f"The body does not fit its schema: {error}")
     return value
+
+
+def _whole(value: Any, default: int) -> int:
+    """A page number or size: at least 1; ``default`` if it is none (a spec may declare
+    them as text)."""
+    return max(value, 1) if isinstance(value, int) else default
 
 
 def _comparable(value: Any) -> Any:
@@ -367,7 +359,7 @@ class ApiHandler:
         """The operation's success: ``record`` where the success schema takes it, else
         data built from that schema, the same for the same request path and account."""
         op = call.op
-        answer = op.success or op.answers.get("default")
+        answer = success_of(op)
         if answer is None:
             return Response(status_code=200)
         value: Any = record
@@ -431,8 +423,9 @@ class ApiHandler:
             raise _Refused(429, headers={"retry-after": retry})
 
     async def authenticate(self, op: Operation, request: Request) -> Response:
-        if _media_type(request) != "multipart/form-data":
-            raise _Refused(400, "The body must be multipart/form-data.", _NO_STORE)
+        declared = op.body.media if op.body is not None else "multipart/form-data"
+        if _media_type(request) != declared:
+            raise _Refused(400, f"The body must be {declared}.", _NO_STORE)
         fields: dict[str, str] = {}
         try:
             async with request.form() as form:
@@ -466,7 +459,7 @@ class ApiHandler:
         # client that trusts it on the safe side of a fractional test TTL.
         ttl = str(int(self.state.config.token_ttl))
         body = {"access_token": token, "token_type": "Bearer", "expires_in": ttl}
-        success = op.success or op.answers.get("default")
+        success = success_of(op)
         status = success.code if success is not None else 200
         return JSONResponse(body, status_code=status, headers=_NO_STORE)
 
@@ -486,10 +479,8 @@ class ApiHandler:
     def page(self, call: Call) -> Response:
         op = call.op
         values = call.values
-        number: int = max(values.get("pageNumber", 1), 1)
-        size: int = min(
-            max(values.get("pageSize", DEFAULT_PAGE_SIZE), 1), MAX_PAGE_SIZE
-        )
+        number = _whole(values.get("pageNumber"), 1)
+        size = min(_whole(values.get("pageSize"), DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE)
         rows, records = self.state.records(self.place(call))
         tests = [
             (f.field, f.compare, values[f.parameter])

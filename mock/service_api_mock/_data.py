@@ -226,9 +226,11 @@ def build_records(
     parents: tuple[Any, ...] = (),
     seed: int,
     count: int,
+    realistic: bool = False,
 ) -> list[dict[str, Any]]:
     """The ``count`` records of ``resource`` for ``account`` (under the parent ids
-    ``parents``, for a sub-resource), built from its schema.
+    ``parents``, for a sub-resource), built from its schema; by its generator of
+    :data:`REALISTIC` if ``realistic``.
 
     The identifier field gets a distinct value (1, 2, 3... for an integer, else a UUID);
     the fields named as the parents' path parameters get their ids.
@@ -237,6 +239,8 @@ def build_records(
 
         build_records(schemas, spec.resources["alerts"], account="acct-1", seed=0, count=3)
     """
+    if realistic:
+        return REALISTIC[resource.name](seed, account, count)
     rng = seeded(seed, resource.name, account, *parents)
     records: list[dict[str, Any]] = []
     for number in range(1, count + 1):

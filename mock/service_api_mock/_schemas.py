@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import random
+import re
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
@@ -77,7 +78,8 @@ class Schemas:
         top (``data/0/name: 3 is not of type 'string'``); None if it fits.
 
         Raises :class:`service_api_spec.SpecError` for a ``$ref`` of the schema that
-        points nowhere.
+        points nowhere. A ``pattern`` that Python's ``re`` cannot read (an ECMA-262
+        one such as ``\\p{L}``) is not checked.
         """
         try:
             found = next(iter(self.validator(pointer).iter_errors(value)), None)
@@ -85,6 +87,8 @@ class Schemas:
             raise self.document.error(
                 pointer, f"a $ref points nowhere: {exc}"
             ) from None
+        except re.error:
+            return None  # a pattern Python cannot read (\p{L}...) is left unchecked
         if found is None:
             return None
         where = "/".join(str(step) for step in found.absolute_path)

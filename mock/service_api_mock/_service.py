@@ -29,7 +29,8 @@ class MockService:
     Use ``service.app`` in process with ``httpx.ASGITransport``, or serve it with
     :func:`running_mock`. The same operations are reachable over HTTP under ``/__mock__/``.
     It serves the operations of ``spec`` (default: ``config.spec``, else the project's
-    ``openapi.yaml``); a spec it cannot serve raises :class:`SpecError` here.
+    ``openapi.yaml``), logging what it cannot serve as declared; a file that is no OpenAPI
+    document raises :class:`SpecError` here.
 
     Example::
 

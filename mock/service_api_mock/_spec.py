@@ -59,6 +59,7 @@ __all__ = [
     "input_status",
     "load_spec",
     "problem_body",
+    "success_of",
 ]
 
 _HERE = Path(__file__).resolve().parent
@@ -105,6 +106,16 @@ def answer_of(op: Operation, status: int) -> Answer | None:
         if key in op.answers:
             return op.answers[key]
     return None
+
+
+def success_of(op: Operation) -> Answer | None:
+    """The answer ``op`` succeeds with: its first 2xx, else its default.
+
+    Example::
+
+        success_of(spec.model.operation("createShipment")).code  # 201
+    """
+    return op.success or op.answers.get("default")
 
 
 def input_status(op: Operation) -> int:
@@ -247,11 +258,6 @@ class _Checks:
         self.record_answers: set[str] = set()
         self.rng = random.Random(0)  # noqa: S311 -- sample data, not crypto
 
-    def fits(self, pointer: str, value: object, what: str) -> None:
-        error = self.schemas.error(pointer, value)
-        if error is not None:
-            self.warnings.append(f"{what} does not fit its schema: {error}")
-
     def resource(self, resource: Resource) -> None:
         pointer = str(resource.pointer)
         rich = REALISTIC.get(resource.name)
@@ -266,7 +272,11 @@ class _Checks:
                 return
         sample = build_records(self.schemas, resource, account="", seed=0, count=1)[0]
         self.samples[resource.name] = sample
-        self.fits(pointer, sample, f"{resource.name}: a record built")
+        error = self.schemas.error(pointer, sample)
+        if error is not None:
+            self.warnings.append(
+                f"{resource.name}: a record built does not fit its schema: {error}"
+            )
         if resource.id_field is None:
             self.warnings.append(
                 f"{resource.name}: no identifier field (the item path's parameter or "
@@ -276,47 +286,63 @@ class _Checks:
     def operation(self, op: Operation) -> None:
         name = op.operation_id
         for status, reason in sends(op).items():
-            if answer_of(op, status) is None:
+            answer = answer_of(op, status)
+            if answer is None:
                 self.warnings.append(
                     f"{name}: declares no {status} answer, which the mock sends {reason}"
                 )
-            elif op.kind == "token":
-                self.body(op, status, OAUTH_SAMPLE)
-            else:
-                self.body(op, status, problem_body(status, "sample"))
+                continue
+            preferred = problem_body(status, "sample")
+            if op.kind == "token":
+                preferred = OAUTH_SAMPLE
+            self.body(op, answer, fitted(self.schemas, answer, preferred, self.rng))
+        # What requests carry is checked at run time: a $ref there that points nowhere
+        # is a SpecError now rather than a 503 then.
+        requests = [p.pointer for p in op.parameters]
+        for pointer in [*requests, op.body.pointer if op.body else None]:
+            if pointer is not None:
+                self.schemas.error(pointer, self.schemas.build(pointer, self.rng))
         for parameter in op.unapplied:
             self.warnings.append(
                 f"{name}: the query parameter {parameter} is not applied "
                 "(it names no field of the records)"
             )
-        success = op.success or op.answers.get("default")
+        success = success_of(op)
         if success is None:
             self.warnings.append(f"{name}: declares no success; the mock answers 200")
             return
         record = self.samples.get(str(op.resource))
-        if op.kind == "token":
-            self.body(op, success.code, TOKEN_SAMPLE)
-        elif op.kind == "list":
-            page = {"totalRecords": 1, "pageNumber": 1, "pageSize": 1, "data": [record]}
-            self.body(op, success.code, page)
-        elif record is not None and self.answers_record(success, record):
+        answers_record = record is not None and op.kind != "list"
+        if answers_record and self.body(op, success, record, warn=False):
             self.record_answers.add(name)
-        if op.kind in ("other", "get", "create", "replace", "update", "delete"):
-            self.body(op, success.code, None)
-
-    def answers_record(self, success: Answer, record: dict[str, Any]) -> bool:
-        pointer = success.pointer
-        return pointer is not None and self.schemas.error(pointer, record) is None
-
-    def body(self, op: Operation, status: int, preferred: object) -> None:
-        """Warns if the body the mock sends for ``status`` does not fit its schema."""
-        answer = answer_of(op, status)
-        if answer is None or answer.pointer is None or not is_json(str(answer.media)):
             return
-        if op.operation_id in self.record_answers and status == answer.code:
-            return
-        value = fitted(self.schemas, answer, preferred, self.rng)
-        self.fits(answer.pointer, value, f"{op.operation_id}: its {status} body")
+        value: object = None
+        if op.kind == "token":
+            value = TOKEN_SAMPLE
+        elif op.kind == "list":
+            value = {
+                "totalRecords": 1,
+                "pageNumber": 1,
+                "pageSize": 1,
+                "data": [record],
+            }
+        elif success.pointer is not None:
+            value = self.schemas.build(success.pointer, self.rng, name)
+        self.body(op, success, value)
+
+    def body(
+        self, op: Operation, answer: Answer, value: object, *, warn: bool = True
+    ) -> bool:
+        """Whether ``value`` fits the schema of ``answer`` (of ``op``), warning if not."""
+        if answer.pointer is None or not is_json(str(answer.media)):
+            return True
+        error = self.schemas.error(answer.pointer, value)
+        if error is not None and warn:
+            self.warnings.append(
+                f"{op.operation_id}: its {answer.status} body does not fit its "
+                f"schema: {error}"
+            )
+        return error is None
 
 
 @functools.lru_cache(maxsize=16)

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from ._config import MockConfig
-from ._data import build_records, make_dataset, new_id
+from ._data import build_records, new_id
 from ._spec import MockSpec
 
 __all__ = [
@@ -254,22 +254,15 @@ class MockState:
             config = self.config
             # A sub-resource has records under its parents only: none under an unknown one.
             count = config.records if self.has_parent(place) else 0
-            if place.resource in self.spec.realistic:
-                records = make_dataset(
-                    place.resource,
-                    place.account,
-                    seed=config.seed,
-                    records=config.records,
-                )
-            else:
-                records = build_records(
-                    self.spec.schemas,
-                    resource,
-                    account=place.account,
-                    parents=place.parents,
-                    seed=config.seed,
-                    count=count,
-                )
+            records = build_records(
+                self.spec.schemas,
+                resource,
+                account=place.account,
+                parents=place.parents,
+                seed=config.seed,
+                count=count,
+                realistic=place.resource in self.spec.realistic,
+            )
             with self._lock:
                 pair = (records, [encode_json(r) for r in records])
                 found = self._data.setdefault(place, pair)
