@@ -180,10 +180,10 @@ def _parameters(
 async def _json_body(schemas: Schemas, op: Operation, request: Request) -> Any:
     """The request's JSON body, checked against the operation's schema; else a 400 naming
     what does not fit. None where the operation takes no JSON body, or none was sent."""
-    raw = await request.body()
     declared = op.body
     if declared is None or not is_json(declared.media):
         return None
+    raw = await request.body()
     if not raw.strip() and not declared.required:
         return None
     if not is_json(_media_type(request)):

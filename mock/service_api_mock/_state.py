@@ -300,7 +300,8 @@ class MockState:
         resource = self.spec.resources[place.resource]
         created = dict(record)
         for name, value in zip(resource.parent_parameters, place.parents, strict=False):
-            created[name] = value
+            if name in resource.fields:
+                created[name] = value
         field = resource.id_field
         if field is not None:
             used = [r.get(field) for r in self.records(place)[0]]
