@@ -1,10 +1,14 @@
 """A local mock of the service's public HTTP API, for tests, demos and benchmarks.
 
-It serves every operation of ``openapi.yaml``, read when it starts: it issues tokens at
-``POST /public/v3/authenticate`` (multipart form, RFC 6749 errors), checks bearer tokens
-and the ``x-service-account-id`` header, pages through deterministic records exactly as
-the seed describes, and reads, creates, replaces, updates and deletes records where the
-spec declares it. A spec it cannot serve is a :class:`SpecError` at start-up. Faults (latency,
+It serves every operation of ``openapi.yaml``, read when it starts through the spec model
+(:mod:`service_api_spec`): it issues tokens at ``POST /public/v3/authenticate``
+(multipart form, RFC 6749 errors), checks bearer tokens, the ``x-service-account-id``
+header and every parameter and body against its schema, pages through deterministic
+records exactly as the seed describes (a sub-resource's per parent), reads, creates,
+replaces, updates and deletes records where the spec declares it, and answers any other
+operation with data built from its success schema. What it cannot do as the spec
+declares is a warning; only a file that is no OpenAPI document is a :class:`SpecError`
+at start-up. Faults (latency,
 503/429 with ``Retry-After``, dropped connections, a rate limit, token revocation, a
 shifted clock) are off by default and reproducible under a seed. A control API under
 ``/__mock__/`` and the :class:`MockService` handle drive it.

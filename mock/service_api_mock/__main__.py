@@ -123,6 +123,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             print(f"{spec.path}: the mock serves every operation:")
             for op in spec.operations:
                 print(f"  {op.operation_id}: {op.kind} {op.method} {op.path}")
+            for warning in spec.warnings:
+                print(f"warning: {warning}", file=sys.stderr)
             return 0
         service = MockService(
             MockConfig(**{s[0]: getattr(args, s[0]) for s in _SETTINGS})

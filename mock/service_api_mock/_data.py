@@ -1,27 +1,25 @@
-"""Deterministic records: the same seed, resource and account give the same records.
+"""Deterministic records: the same seed, resource, account and parent give the same
+records.
 
-Any record type is built from its schema (:func:`build_records`). Shipments and devices
-have richer generators of their own: realistic places and dates, and a few fields the spec
-does not declare (``status``, ``referenceNumber``, ``carrier``, ``firmwareVersion``...), so
-that tests can prove a client keeps fields it does not know.
+Any resource's records are built from its schema (:func:`build_records`). Shipments and
+devices have richer generators of their own: realistic places and dates, and a few fields
+the spec does not declare (``status``, ``referenceNumber``, ``carrier``,
+``firmwareVersion``...), so that tests can prove a client keeps fields it does not know.
 """
 
 from __future__ import annotations
 
-import copy
 import random
 import uuid
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import timedelta
+from typing import Any
 
-if TYPE_CHECKING:
-    from ._spec import RecordType, SpecDocument
+from service_api_spec import Resource
 
-__all__ = ["REALISTIC", "build_records", "make_dataset", "new_id", "sample_record"]
+from ._schemas import EPOCH, Schemas, iso
 
-# A fixed origin keeps the dates stable across runs and days.
-_EPOCH = datetime(2026, 1, 5, 8, 0, 0, tzinfo=UTC)
+__all__ = ["REALISTIC", "build_records", "make_dataset", "new_id", "seeded"]
 
 _Place = tuple[str, str, str, str, str, str, float, float]
 _PLACES: tuple[_Place, ...] = (
@@ -105,14 +103,16 @@ _LOCATION_METHODS = ("GPS", "Cell", "WiFi")
 _MODELS = ("TL-100", "TL-200 Pharma", "TL-300 Ocean")
 
 
-def _rng(seed: int, resource: str, account: str) -> random.Random:
+def seeded(*names: object) -> random.Random:
+    """A random generator of its own for ``names`` (the seed, a resource, an account...).
+
+    Example::
+
+        seeded(0, "shipments", "acct-1").random()  # the same number in every process
+    """
     # A string seed is hashed with SHA-512 by ``random``: stable across processes,
-    # unlike ``hash()``, and distinct for each (seed, resource, account).
-    return random.Random(f"{seed}/{resource}/{account}")  # noqa: S311 -- test data, not crypto
-
-
-def _iso(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # unlike ``hash()``, and distinct for each sequence of names.
+    return random.Random("/".join(str(name) for name in names))  # noqa: S311 -- not crypto
 
 
 _ADDRESS = ("street", "sublocality", "locality", "state", "country", "postalCode")
@@ -129,21 +129,21 @@ def _coordinates(rng: random.Random, place: _Place) -> dict[str, Any]:
 
 
 def _device_ids(seed: int, account: str, count: int) -> list[str]:
-    rng = _rng(seed, "device-ids", account)
+    rng = seeded(seed, "device-ids", account)
     ids = (uuid.UUID(int=rng.getrandbits(128), version=4) for _ in range(count))
     return [f"TRK-{i.hex[:16].upper()}" for i in ids]
 
 
 def _devices(seed: int, account: str, count: int) -> list[dict[str, Any]]:
-    rng = _rng(seed, "devices", account)
+    rng = seeded(seed, "devices", account)
     out: list[dict[str, Any]] = []
     for index, device_id in enumerate(_device_ids(seed, account, count)):
         place = rng.choice(_PLACES)
-        measured = _EPOCH + timedelta(minutes=rng.randrange(0, 60 * 24 * 60))
+        measured = EPOCH + timedelta(minutes=rng.randrange(0, 60 * 24 * 60))
         out.append(
             {
                 "deviceId": device_id,
-                "measurementTime": _iso(measured),
+                "measurementTime": iso(measured),
                 "coordinates": _coordinates(rng, place),
                 "temperature": round(rng.uniform(-25.0, 30.0), 1),
                 "humidity": round(rng.uniform(10.0, 95.0), 1),
@@ -159,12 +159,12 @@ def _devices(seed: int, account: str, count: int) -> list[dict[str, Any]]:
 
 
 def _shipments(seed: int, account: str, count: int) -> list[dict[str, Any]]:
-    rng = _rng(seed, "shipments", account)
+    rng = seeded(seed, "shipments", account)
     device_ids = _device_ids(seed, account, max(count, 1))
     out: list[dict[str, Any]] = []
     for index in range(count):
         shipment_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-        start = _EPOCH + timedelta(hours=rng.randrange(0, 24 * 90))
+        start = EPOCH + timedelta(hours=rng.randrange(0, 24 * 90))
         legs: list[dict[str, Any]] = []
         origin = rng.choice(_PLACES)
         for _ in range(rng.randrange(1, 4)):
@@ -176,7 +176,7 @@ def _shipments(seed: int, account: str, count: int) -> list[dict[str, Any]]:
                     "toAddress": _address(destination),
                     "fromCoordinates": _coordinates(rng, origin),
                     "toCoordinates": _coordinates(rng, destination),
-                    "shipFromDate": _iso(start),
+                    "shipFromDate": iso(start),
                     "carrier": rng.choice(_CARRIERS),  # undeclared
                 }
             )
@@ -192,7 +192,7 @@ def _shipments(seed: int, account: str, count: int) -> list[dict[str, Any]]:
                 # Undeclared in openapi.yaml: clients must keep them.
                 "referenceNumber": f"PO-{account.upper()}-{index + 1:05d}",
                 "status": rng.choice(_STATUSES),
-                "createdAt": _iso(_EPOCH + timedelta(minutes=index)),
+                "createdAt": iso(EPOCH + timedelta(minutes=index)),
             }
         )
     return out
@@ -200,13 +200,13 @@ def _shipments(seed: int, account: str, count: int) -> list[dict[str, Any]]:
 
 _Generator = Callable[[int, str, int], list[dict[str, Any]]]
 REALISTIC: Mapping[str, _Generator] = {"shipments": _shipments, "devices": _devices}
-"""The record types with a generator of their own: resource name to ``(seed, account, n)``."""
+"""The resources with a generator of their own: resource name to ``(seed, account, n)``."""
 
 
 def make_dataset(
     resource: str, account: str, *, seed: int, records: int
 ) -> list[dict[str, Any]]:
-    """Build the full ordered list of ``resource`` records (shipments or devices) of ``account``.
+    """The full ordered list of ``resource`` records (shipments or devices) of ``account``.
 
     Identifiers come from 128 random bits drawn per account, so they are unique across
     accounts in practice, and stable for a seed.
@@ -219,149 +219,51 @@ def make_dataset(
 
 
 def build_records(
-    document: SpecDocument,
-    record_type: RecordType,
-    account: str,
+    schemas: Schemas,
+    resource: Resource,
     *,
+    account: str,
+    parents: tuple[Any, ...] = (),
     seed: int,
     count: int,
+    realistic: bool = False,
 ) -> list[dict[str, Any]]:
-    """The ``count`` records of ``record_type`` for ``account``, built from its schema.
+    """The ``count`` records of ``resource`` for ``account`` (under the parent ids
+    ``parents``, for a sub-resource), built from its schema; by its generator of
+    :data:`REALISTIC` if ``realistic``.
 
-    The record's identifier field gets a unique value (a UUID string, or 1, 2, 3... for an
-    integer). Raises ``ValueError`` for a schema it cannot build (a string with a
-    ``pattern`` but no ``examples``, a recursion that never ends).
+    The identifier field gets a distinct value (1, 2, 3... for an integer, else a UUID);
+    the fields named as the parents' path parameters get their ids.
 
     Example::
 
-        build_records(spec.document, spec.resources["alerts"], "acct-1", seed=0, count=3)
+        build_records(schemas, spec.resources["alerts"], account="acct-1", seed=0, count=3)
     """
-    if record_type.realistic:
-        return REALISTIC[record_type.name](seed, account, count)
-    builder = _SchemaBuilder(document, _rng(seed, record_type.name, account))
-    out: list[dict[str, Any]] = []
-    for index in range(count):
-        record = builder.value({"$ref": record_type.pointer}, record_type.name, 0)
+    if realistic:
+        return REALISTIC[resource.name](seed, account, count)
+    rng = seeded(seed, resource.name, account, *parents)
+    records: list[dict[str, Any]] = []
+    for number in range(1, count + 1):
+        record = schemas.build(str(resource.pointer), rng, resource.name)
         if not isinstance(record, dict):
-            raise ValueError("a record must be a JSON object")
-        if record_type.id_field is not None:
-            record[record_type.id_field] = new_id(record_type, builder.rng, index + 1)
-        out.append(record)
-    return out
+            record = {}
+        if resource.id_field is not None:
+            record[resource.id_field] = new_id(resource.id_kind, rng, number)
+        for name, value in zip(resource.parent_parameters, parents, strict=False):
+            if name in resource.fields:
+                record[name] = value
+        records.append(record)
+    return records
 
 
-def sample_record(document: SpecDocument, record_type: RecordType) -> dict[str, Any]:
-    """One record of ``record_type``, to check at start-up that the schema takes it.
-
-    Example::
-
-        sample_record(spec.document, spec.resources["shipments"])
-    """
-    return build_records(document, record_type, "sample", seed=0, count=1)[0]
-
-
-def new_id(record_type: RecordType, rng: random.Random, number: int) -> int | str:
-    """An identifier of ``record_type``: ``number`` if it is an integer, else a UUID.
+def new_id(kind: str, rng: random.Random, number: int) -> int | str:
+    """An identifier of the kind ``kind`` (a :class:`service_api_spec.Resource`'s
+    ``id_kind``): ``number`` for an integer or a number, else a UUID drawn from ``rng``.
 
     Example::
 
-        new_id(spec.resources["shipments"], random.Random(0), 1)  # "4d0a..."
+        new_id("string", random.Random(0), 1)  # "cd613e30-d8f1-4adf-91b7-584a2265b1f5"
     """
-    if "integer" in record_type.id_types or "number" in record_type.id_types:
+    if kind in ("integer", "number"):
         return number
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
-
-
-_MAX_DEPTH = 8
-
-
-class _SchemaBuilder:
-    """Builds a value that fits a JSON Schema: the first alternative of a choice, every
-    property of an object, a value within the bounds, an example or enum member if given."""
-
-    def __init__(self, document: SpecDocument, rng: random.Random) -> None:
-        self.document = document
-        self.rng = rng
-
-    def value(self, schema: Any, name: str, depth: int) -> Any:
-        schema = self.document.resolve(schema)[0]
-        if not isinstance(schema, Mapping):
-            return None  # true / false / {}: anything, so null
-        if depth > _MAX_DEPTH:
-            raise ValueError(
-                f"{name}: the schema nests deeper than {_MAX_DEPTH} levels"
-            )
-        if "const" in schema:
-            return copy.deepcopy(schema["const"])
-        for key in ("examples", "enum"):
-            if schema.get(key):
-                return copy.deepcopy(self.rng.choice(schema[key]))
-        if "example" in schema:
-            return copy.deepcopy(schema["example"])
-        if "allOf" in schema:
-            merged: dict[str, Any] = {}
-            for part in schema["allOf"]:
-                part_value = self.value(part, name, depth + 1)
-                merged.update(part_value if isinstance(part_value, dict) else {})
-            return merged
-        for key in ("anyOf", "oneOf"):
-            if key in schema:
-                options = [self.document.resolve(o)[0] for o in schema[key]]
-                useful = [o for o in options if o != {"type": "null"}]
-                return self.value((useful or options)[0], name, depth + 1)
-        declared = schema.get("type", [])
-        types = [
-            t
-            for t in ([declared] if isinstance(declared, str) else declared)
-            if t != "null"
-        ]
-        kind = types[0] if types else ("object" if "properties" in schema else "")
-        return self._typed(kind, schema, name, depth)
-
-    def _typed(
-        self, kind: str, schema: Mapping[str, Any], name: str, depth: int
-    ) -> Any:
-        rng = self.rng
-        if kind == "object":
-            properties: Mapping[str, Any] = schema.get("properties") or {}
-            return {
-                key: self.value(sub, key, depth + 1) for key, sub in properties.items()
-            }
-        if kind == "array":
-            low = int(schema.get("minItems", 1))
-            count = rng.randint(low, max(low, min(int(schema.get("maxItems", 3)), 3)))
-            return [
-                self.value(schema.get("items"), name, depth + 1) for _ in range(count)
-            ]
-        if kind in ("integer", "number"):
-            low = schema.get("minimum", schema.get("exclusiveMinimum", -1) + 1)
-            high = schema.get("maximum", schema.get("exclusiveMaximum", low + 1001) - 1)
-            if kind == "integer":
-                return rng.randint(int(low), int(high))
-            return round(rng.uniform(low, high), 2) if high - low > 0.02 else low
-        if kind == "boolean":
-            return rng.random() < 0.5
-        if kind == "string":
-            return self._string(schema, name)
-        return None
-
-    def _string(self, schema: Mapping[str, Any], name: str) -> str:
-        rng = self.rng
-        moment = _EPOCH + timedelta(minutes=rng.randrange(0, 60 * 24 * 90))
-        by_format: dict[str, Callable[[], str]] = {
-            "date-time": lambda: _iso(moment),
-            "date": lambda: moment.date().isoformat(),
-            "uri": lambda: f"https://example.com/{name}/{rng.randrange(1000)}",
-            "email": lambda: f"{name.lower()}{rng.randrange(1000)}@example.com",
-            "uuid": lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4)),
-        }
-        if schema.get("format") in by_format:
-            return by_format[schema["format"]]()
-        if "pattern" in schema:
-            raise ValueError(
-                f"{name}: a string with a pattern needs examples to build one"
-            )
-        text = f"{name}-{rng.randrange(1000, 10000)}".ljust(
-            int(schema.get("minLength", 0)), "x"
-        )
-        return text[: int(schema.get("maxLength", len(text)))]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,11 @@ from starlette.types import ASGIApp
 from ._app import build_app
 from ._config import MockConfig
 from ._spec import load_spec
-from ._state import MockState
+from ._state import Collection, MockState
 
 __all__ = ["MockService"]
+
+logger = logging.getLogger("service_api_mock")
 
 _UNSET: Any = object()
 
@@ -26,7 +29,8 @@ class MockService:
     Use ``service.app`` in process with ``httpx.ASGITransport``, or serve it with
     :func:`running_mock`. The same operations are reachable over HTTP under ``/__mock__/``.
     It serves the operations of ``spec`` (default: ``config.spec``, else the project's
-    ``openapi.yaml``); a spec it cannot serve raises :class:`SpecError` here.
+    ``openapi.yaml``), logging what it cannot serve as declared; a file that is no OpenAPI
+    document raises :class:`SpecError` here.
 
     Example::
 
@@ -44,7 +48,10 @@ class MockService:
         config = config if config is not None else MockConfig()
         if spec is not None:
             config = attrs.evolve(config, spec=spec)
-        self._state = MockState(config, load_spec(config.spec))
+        served = load_spec(config.spec)
+        for warning in served.warnings:
+            logger.warning("%s", warning)
+        self._state = MockState(config, served)
         self._app = build_app(self._state)
 
     def __repr__(self) -> str:
@@ -152,16 +159,21 @@ class MockService:
         """
         return self._state.issued_tokens()
 
-    def dataset(self, resource: str, account: str) -> list[dict[str, Any]]:
-        """The full ordered records that ``/{resource}`` pages through for ``account``,
-        created ones included, deleted ones left out.
+    def dataset(
+        self, resource: str, account: str, *, parents: tuple[Any, ...] = ()
+    ) -> list[dict[str, Any]]:
+        """The full ordered records that the list of ``resource`` pages through for
+        ``account`` (under the parent ids ``parents``, for a sub-resource), created ones
+        included, deleted ones left out.
 
         Example::
 
             assert len(service.dataset("shipments", "acct-1")) == service.config.records
+            service.dataset("shipment-events", "acct-1", parents=(shipment_id,))
         """
         # A deep copy: a test that edits what it got must not change what the mock serves.
-        return copy.deepcopy(self._state.records(resource, account)[0])
+        place = Collection(resource, account, tuple(parents))
+        return copy.deepcopy(self._state.records(place)[0])
 
     def update_record(
         self, resource: str, account: str, index: int, changes: Mapping[str, Any]
@@ -176,4 +188,5 @@ class MockService:
 
             service.update_record("shipments", "acct-1", 0, {"status": "Delivered"})
         """
-        return self._state.update_record(resource, account, index, changes)
+        place = Collection(resource, account)
+        return self._state.update_record(place, index, changes)

@@ -23,9 +23,16 @@ import attrs
 
 from ._config import MockConfig
 from ._data import build_records, new_id
-from ._spec import ApiSpec
+from ._spec import MockSpec
 
-__all__ = ["FAULT_FIELDS", "FaultPlan", "IssuedToken", "MockState", "encode_json"]
+__all__ = [
+    "FAULT_FIELDS",
+    "Collection",
+    "FaultPlan",
+    "IssuedToken",
+    "MockState",
+    "encode_json",
+]
 
 FAULT_FIELDS: tuple[str, ...] = (
     "drop_rate",
@@ -47,6 +54,21 @@ class IssuedToken:
 
     client_id: str
     expires_at: float
+
+
+@attrs.frozen
+class Collection:
+    """Where records live: the records of one resource for one account, under the ids of
+    its parents for a sub-resource (the events of one shipment), none for the others.
+
+    Example::
+
+        Collection("shipment-events", "acct-1", ("0b6c1ab4-...",))
+    """
+
+    resource: str
+    account: str
+    parents: tuple[Any, ...] = ()
 
 
 @attrs.frozen
@@ -72,7 +94,7 @@ class MockState:
         token = state.issue_token("demo-client")
     """
 
-    def __init__(self, config: MockConfig, spec: ApiSpec) -> None:
+    def __init__(self, config: MockConfig, spec: MockSpec) -> None:
         self.spec = spec
         self._lock = threading.Lock()
         self._initial = config
@@ -92,9 +114,7 @@ class MockState:
             self._tokens: dict[str, IssuedToken | None] = {}
             self._counts: dict[str, collections.Counter[int]] = {}
             self._hits: dict[str, collections.deque[float]] = {}
-            self._data: dict[
-                tuple[str, str], tuple[list[dict[str, Any]], list[bytes]]
-            ] = {}
+            self._data: dict[Collection, tuple[list[dict[str, Any]], list[bytes]]] = {}
             self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults, not crypto
             # Identifiers of created records: a generator apart, so faults stay as they were.
             self._ids = random.Random(f"{config.seed}/ids")  # noqa: S311 -- not crypto
@@ -220,60 +240,81 @@ class MockState:
 
     # ---- data ----------------------------------------------------------------------
 
-    def records(
-        self, resource: str, account: str
-    ) -> tuple[list[dict[str, Any]], list[bytes]]:
-        """The records of ``resource`` for ``account`` as served, built on first use, and each
-        one encoded as compact JSON (encoding a page was most of the cost of a listing)."""
-        record_type = self.spec.resources.get(resource)
-        if record_type is None:
+    def records(self, place: Collection) -> tuple[list[dict[str, Any]], list[bytes]]:
+        """The records of ``place`` as served, built on first use, and each one encoded
+        as compact JSON (encoding a page was most of the cost of a listing)."""
+        resource = self.spec.resources.get(place.resource)
+        if resource is None or resource.pointer is None:
             known = ", ".join(sorted(self.spec.resources))
-            raise ValueError(f"unknown resource {resource!r}; expected one of {known}")
-        found = self._data.get((resource, account))
+            raise ValueError(
+                f"unknown resource {place.resource!r}; expected one of {known}"
+            )
+        found = self._data.get(place)
         if found is None:
             config = self.config
+            # A sub-resource has records under its parents only: none under an unknown one.
+            count = config.records if self.has_parent(place) else 0
             records = build_records(
-                self.spec.document,
-                record_type,
-                account,
+                self.spec.schemas,
+                resource,
+                account=place.account,
+                parents=place.parents,
                 seed=config.seed,
-                count=config.records,
+                count=count,
+                realistic=place.resource in self.spec.realistic,
             )
             with self._lock:
                 pair = (records, [encode_json(r) for r in records])
-                found = self._data.setdefault((resource, account), pair)
+                found = self._data.setdefault(place, pair)
         return found
 
-    def find(self, resource: str, account: str, record_id: object) -> int | None:
-        """The position of the record whose identifier is ``record_id``, if any."""
-        field = str(self.spec.resources[resource].id_field)
-        records = self.records(resource, account)[0]
+    def find(self, place: Collection, record_id: object) -> int | None:
+        """The position of the record of ``place`` whose identifier is ``record_id``, if
+        any (compared as text: the ``7`` of a path is the record ``7``)."""
+        field = str(self.spec.resources[place.resource].id_field)
+        records = self.records(place)[0]
+        wanted = str(record_id)
         with self._lock:
-            return next(
-                (i for i, r in enumerate(records) if r.get(field) == record_id), None
-            )
+            for index, record in enumerate(records):
+                if str(record.get(field)) == wanted:
+                    return index
+        return None
 
-    def create(
-        self, resource: str, account: str, record: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        """Add ``record`` at the end under a new identifier; the record as stored."""
-        record_type = self.spec.resources[resource]
-        field = str(record_type.id_field)
-        used = [r.get(field) for r in self.records(resource, account)[0]]
-        number = max((u for u in used if isinstance(u, int)), default=0) + 1
-        created = {**record, field: new_id(record_type, self._ids, number)}
-        self.store(resource, account, None, created)
+    def has_parent(self, place: Collection) -> bool:
+        """Whether the parent record ``place`` belongs to exists: always for a resource
+        whose parent is no resource with an identifier (or that has no parent)."""
+        resource = self.spec.resources[place.resource]
+        parent = self.spec.resources.get(str(resource.parent))
+        if parent is None or parent.id_field is None or not place.parents:
+            return True
+        above = Collection(
+            parent.name,
+            place.account,
+            place.parents[: len(parent.parent_parameters)],
+        )
+        return self.find(above, place.parents[-1]) is not None
+
+    def create(self, place: Collection, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Add ``record`` at the end under a new identifier (and its parents' ids); the
+        record as stored."""
+        resource = self.spec.resources[place.resource]
+        created = dict(record)
+        for name, value in zip(resource.parent_parameters, place.parents, strict=False):
+            if name in resource.fields:
+                created[name] = value
+        field = resource.id_field
+        if field is not None:
+            used = [r.get(field) for r in self.records(place)[0]]
+            number = max((u for u in used if isinstance(u, int)), default=0) + 1
+            created[field] = new_id(resource.id_kind, self._ids, number)
+        self.store(place, None, created)
         return created
 
     def store(
-        self,
-        resource: str,
-        account: str,
-        index: int | None,
-        record: dict[str, Any] | None,
+        self, place: Collection, index: int | None, record: dict[str, Any] | None
     ) -> None:
         """Put ``record`` at ``index`` (``None``: append), or remove the one there."""
-        records, encoded = self.records(resource, account)
+        records, encoded = self.records(place)
         with self._lock:
             if record is None:
                 del records[index], encoded[index]  # type: ignore[index]  # remove needs one
@@ -284,20 +325,21 @@ class MockState:
                 records[index], encoded[index] = record, encode_json(record)
 
     def update_record(
-        self, resource: str, account: str, index: int, changes: Mapping[str, Any]
+        self, place: Collection, index: int, changes: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Merge ``changes`` into the record at ``index`` (top-level fields); the new record.
 
         The record keeps its place (so its page).
         """
-        records = self.records(resource, account)[0]
+        records = self.records(place)[0]
         if not -len(records) <= index < len(records):
             raise IndexError(
-                f"{resource} of {account!r} has {len(records)} records, not {index}"
+                f"{place.resource} of {place.account!r} has {len(records)} records, "
+                f"not {index}"
             )
         updated = {**records[index], **copy.deepcopy(dict(changes))}
         # store() encodes before it puts: what the API could not send is refused unserved.
-        self.store(resource, account, index % len(records), updated)
+        self.store(place, index % len(records), updated)
         return copy.deepcopy(updated)
 
 

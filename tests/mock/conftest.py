@@ -1,6 +1,7 @@
 """Fixtures for the mock's own tests: an in-process service and a client bound to it, and
 a copy of the spec with a resource of every shape the mock serves."""
 
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,10 @@ import pytest
 import yaml
 
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, MockConfig, MockService
+
+# The helpers of tests/spec (a copy of the spec grown by hand, schemathesis driven to a
+# success of each operation and link) serve the mock's tests too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "spec"))
 
 FORM = {
     "client_id": (None, DEMO_CLIENT_ID),

@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -244,19 +244,3 @@ def auth_headers(base_url: str) -> dict[str, str]:
         "Authorization": f"Bearer {token(base_url)}",
         "x-service-account-id": DEMO_ACCOUNTS[0],
     }
-
-
-def operations(spec: Path) -> dict[str, tuple[str, str]]:
-    """Every operation of ``spec``: operationId -> (METHOD, path).
-
-    Example::
-
-        operations(copy.spec)["getAlert"]  # ("GET", "/alerts/{alertId}")
-    """
-    document: dict[str, Any] = yaml.safe_load(spec.read_text("utf-8"))
-    found: dict[str, tuple[str, str]] = {}
-    for path, item in document["paths"].items():
-        for method, operation in item.items():
-            if isinstance(operation, Mapping) and "operationId" in operation:
-                found[operation["operationId"]] = (method.upper(), path)
-    return found
