@@ -68,7 +68,6 @@ def _rest_api(base_url: str, work: Path, accounts: Sequence[str]) -> None:
     import dlt
     from dlt.common.configuration import configspec
     from dlt.sources.helpers.rest_client.auth import OAuth2ClientCredentials
-    from dlt.sources.helpers.rest_client.paginators import PageNumberPaginator
     from dlt.sources.rest_api import rest_api_source
 
     @configspec
@@ -81,36 +80,12 @@ def _rest_api(base_url: str, work: Path, accounts: Sequence[str]) -> None:
             }
             return {"files": {k: (None, v) for k, v in fields.items()}}
 
-    def tag(account: str) -> Any:
-        return lambda row: {**row, "account": account}
-
     auth = MultipartToken(
         access_token_url=f"{base_url}/authenticate",
         client_id=CLIENT_ID,
         client_secret=CLIENT_SECRET,
     )
-    resources: list[Any] = [
-        {
-            "name": f"shipments_{account}",
-            "table_name": "shipments",
-            "primary_key": ["shipmentId", "account"],
-            "write_disposition": "merge",
-            "processing_steps": [{"map": tag(account)}],
-            "endpoint": {
-                "path": "shipments",
-                "headers": {"x-service-account-id": account},
-                "params": {"pageSize": 50},
-                "data_selector": "data",
-                "paginator": PageNumberPaginator(
-                    base_page=1,
-                    page_param="pageNumber",
-                    total_path=None,
-                    stop_after_empty_page=True,
-                ),
-            },
-        }
-        for account in accounts
-    ]
+    resources: list[Any] = [_rest_api_resource(account) for account in accounts]
     source = rest_api_source(
         {"client": {"base_url": base_url, "auth": auth}, "resources": resources}
     )
@@ -125,13 +100,42 @@ def _rest_api(base_url: str, work: Path, accounts: Sequence[str]) -> None:
     pipeline.run(source, loader_file_format="jsonl")
 
 
+def _rest_api_resource(account: str) -> dict[str, Any]:
+    """The shipments of ``account`` as a resource of dlt's ``rest_api`` source."""
+    from dlt.sources.helpers.rest_client.paginators import PageNumberPaginator
+
+    def tag(row: dict[str, Any]) -> dict[str, Any]:
+        return {**row, "account": account}
+
+    return {
+        "name": f"shipments_{account}",
+        "table_name": "shipments",
+        "primary_key": ["shipmentId", "account"],
+        "write_disposition": "merge",
+        "processing_steps": [{"map": tag}],
+        "endpoint": {
+            "path": "shipments",
+            "headers": {"x-service-account-id": account},
+            "params": {"pageSize": 50},
+            "data_selector": "data",
+            "paginator": PageNumberPaginator(
+                base_page=1,
+                page_param="pageNumber",
+                total_path=None,
+                stop_after_empty_page=True,
+            ),
+        },
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run one contender once and print its wall time, CPU time (user + system, all
     threads) and peak RSS in MB."""
-    contender, base_url, workdir, *accounts = list(
-        argv if argv is not None else sys.argv[1:]
-    )
-    work = Path(workdir)
+    args = list(argv if argv is not None else sys.argv[1:])
+    contender = args[0]
+    base_url = args[1]
+    work = Path(args[2])
+    accounts = args[3:]
     work.mkdir(parents=True, exist_ok=True)
     os.chdir(work)  # service-api load writes its DuckDB file in the working directory
     os.environ.update(
@@ -141,18 +145,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         DESTINATION__DUCKDB__CREDENTIALS=str(work / DATABASE),
         RUNTIME__DLTHUB_TELEMETRY="false",
     )
-    run = {"service_api": _service_api, "floor": _floor, "rest_api": _rest_api}[
-        contender
-    ]
-    wall0, cpu0 = time.perf_counter(), _cpu_seconds()
-    run(base_url, work, accounts)
-    wall, cpu = time.perf_counter() - wall0, _cpu_seconds() - cpu0
-    peak = _high_water_mark() / _MB
-    print(
-        json.dumps(
-            {"contender": contender, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak}
-        )
-    )
+    loaders = {"service_api": _service_api, "floor": _floor, "rest_api": _rest_api}
+    wall0 = time.perf_counter()
+    cpu0 = _cpu_seconds()
+    loaders[contender](base_url, work, accounts)
+    result = {
+        "contender": contender,
+        "wall_s": time.perf_counter() - wall0,
+        "cpu_s": _cpu_seconds() - cpu0,
+        "peak_rss_mb": _high_water_mark() / _MB,
+    }
+    print(json.dumps(result))
 
 
 def _cpu_seconds() -> float:

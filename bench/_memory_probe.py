@@ -26,11 +26,7 @@ from service_api import Client, paginate
 from service_api_client.api.shipments import list_shipments
 
 from . import _raw_httpx as raw
-from ._mock_process import ACCOUNT, CLIENT_ID, CLIENT_SECRET
-
-TLS = (
-    httpx.create_ssl_context()
-)  # the mock speaks plain HTTP; one context, no CA reload
+from ._mock_process import ACCOUNT, CLIENT_ID, CLIENT_SECRET, TLS
 
 __all__ = ["main"]
 
@@ -52,60 +48,86 @@ def _high_water_mark() -> int:
     return 0
 
 
+class _Memory:
+    """The RSS of this process at the start of a run, its highest sample, at the end,
+    and the wall time between start and end."""
+
+    def __init__(self) -> None:
+        self._process = psutil.Process()
+        self.start_rss = 0
+        self.peak_rss = 0
+        self.end_rss = 0
+        self.wall_s = 0.0
+        self._wall0 = 0.0
+
+    def start(self) -> None:
+        self.start_rss = self._process.memory_info().rss
+        self.peak_rss = self.start_rss
+        self._wall0 = time.perf_counter()
+
+    def sample(self) -> None:
+        # Once a page: RSS only moves when pages arrive.
+        self.peak_rss = max(self.peak_rss, self._process.memory_info().rss)
+
+    def end(self) -> None:
+        self.wall_s = time.perf_counter() - self._wall0
+        self.end_rss = self._process.memory_info().rss
+
+
+def _paginate(base_url: str, concurrency: int, memory: _Memory) -> int:
+    with Client(
+        base_url, CLIENT_ID, CLIENT_SECRET, ACCOUNT, httpx_args={"verify": TLS}
+    ) as client:
+        # "Start" is a client ready to work: modules imported, no connection open.
+        memory.start()
+        seen = 0
+        for item in paginate(list_shipments, client, concurrency=concurrency):
+            seen += 1 if item.shipment_id else 0
+            if seen % 50 == 0:
+                memory.sample()
+        memory.end()
+    return seen
+
+
+def _raw_httpx(base_url: str, concurrency: int, memory: _Memory) -> int:
+    with httpx.Client(verify=TLS) as http:
+        memory.start()
+        seen = raw.iterate_pages_ahead(
+            http,
+            base_url,
+            page_size=50,
+            concurrency=concurrency,
+            on_page=memory.sample,
+        )
+        memory.end()
+    return seen
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Iterate every record once and print start, peak and end RSS in MB."""
     args = list(argv if argv is not None else sys.argv[1:])
-    base_url, records, concurrency = args[:3]
+    base_url = args[0]
+    records = int(args[1])
+    concurrency = int(args[2])
     variant = args[3] if len(args) > 3 else "paginate"
-    if variant not in ("paginate", "raw_httpx"):
+    variants = {"paginate": _paginate, "raw_httpx": _raw_httpx}
+    if variant not in variants:
         raise SystemExit(f"unknown variant {variant!r}")
-    process = psutil.Process()
-    peak = 0
-
-    def sample() -> None:
-        # Once a page: RSS only moves when pages arrive.
-        nonlocal peak
-        peak = max(peak, process.memory_info().rss)
-
-    if variant == "paginate":
-        with Client(
-            base_url, CLIENT_ID, CLIENT_SECRET, ACCOUNT, httpx_args={"verify": TLS}
-        ) as client:
-            # "Start" is a client ready to work: modules imported, no connection open.
-            start = peak = process.memory_info().rss
-            wall0 = time.perf_counter()
-            seen = 0
-            for item in paginate(list_shipments, client, concurrency=int(concurrency)):
-                seen += 1 if item.shipment_id else 0
-                if seen % 50 == 0:
-                    sample()
-            wall = time.perf_counter() - wall0
-            end = process.memory_info().rss
-    else:
-        with httpx.Client(verify=TLS) as http:
-            start = peak = process.memory_info().rss
-            wall0 = time.perf_counter()
-            seen = raw.iterate_pages_ahead(
-                http,
-                base_url,
-                page_size=50,
-                concurrency=int(concurrency),
-                on_page=sample,
-            )
-            wall = time.perf_counter() - wall0
-            end = process.memory_info().rss
+    memory = _Memory()
+    seen = variants[variant](base_url, concurrency, memory)
     high_water = _high_water_mark()
+    peak = max(memory.peak_rss, memory.end_rss)
     result = {
         "variant": variant,
-        "records": int(records),
+        "records": records,
         "items": seen,
-        "concurrency": int(concurrency),
-        "wall_s": wall,
-        "rss_start_mb": start / _MB,
-        "rss_peak_mb": max(peak, end) / _MB,
-        "rss_end_mb": end / _MB,
+        "concurrency": concurrency,
+        "wall_s": memory.wall_s,
+        "rss_start_mb": memory.start_rss / _MB,
+        "rss_peak_mb": peak / _MB,
+        "rss_end_mb": memory.end_rss / _MB,
         "high_water_mb": high_water / _MB,
-        "growth_mb": (max(peak, end, high_water) - start) / _MB,
+        "growth_mb": (max(peak, high_water) - memory.start_rss) / _MB,
     }
     print(json.dumps(result))
 

@@ -23,13 +23,18 @@ from typing import IO, Any
 import httpx
 import psutil  # type: ignore[import-untyped]  # no stubs installed
 
+from service_api import Client
 from service_api_mock import DEMO_ACCOUNTS, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
 
-__all__ = ["ACCOUNT", "CLIENT_ID", "CLIENT_SECRET", "MockProcess"]
+__all__ = ["ACCOUNT", "CLIENT_ID", "CLIENT_SECRET", "TLS", "MockProcess", "mock_client"]
 
 CLIENT_ID = DEMO_CLIENT_ID
 CLIENT_SECRET = DEMO_CLIENT_SECRET
 ACCOUNT = DEMO_ACCOUNTS[0]
+
+TLS = httpx.create_ssl_context()
+"""One TLS context for every client: the mock speaks plain HTTP, and building a context
+(loading the CA bundle) costs a few hundred milliseconds per client on a busy machine."""
 
 _REPO = Path(__file__).resolve().parent.parent
 _STARTUP_TIMEOUT = 30.0
@@ -112,14 +117,8 @@ class MockProcess:
                 raise RuntimeError(
                     f"the mock exited with status {self._process.returncode}: {' '.join(command)}"
                 )
-            if self.base_url == "" and (
-                match := _LISTENING.search(self._read_announce())
-            ):
-                self.base_url = match.group(1)
-                self.root_url = self.base_url.removesuffix("/public/v3")
-                self._control = httpx.Client(
-                    base_url=f"{self.root_url}/__mock__", timeout=_DATASET_TIMEOUT
-                )
+            if self.base_url == "":
+                self._learn_address()
             if self._control is not None:
                 try:
                     self._control.get("/counts", timeout=1.0).raise_for_status()
@@ -132,6 +131,17 @@ class MockProcess:
                     f"the mock did not answer within {_STARTUP_TIMEOUT} s"
                 )
             time.sleep(0.05)
+
+    def _learn_address(self) -> None:
+        """The mock's address, once it has printed where it listens."""
+        match = _LISTENING.search(self._read_announce())
+        if match is None:
+            return
+        self.base_url = match.group(1)
+        self.root_url = self.base_url.removesuffix("/public/v3")
+        self._control = httpx.Client(
+            base_url=f"{self.root_url}/__mock__", timeout=_DATASET_TIMEOUT
+        )
 
     def _started_control(self) -> httpx.Client:
         if self._control is None:
@@ -151,7 +161,8 @@ class MockProcess:
             self._control.close()
         if self._announce is not None:
             self._announce.close()
-        process, self._process = self._process, None
+        process = self._process
+        self._process = None
         if process is None or process.poll() is not None:
             return
         process.terminate()
@@ -218,3 +229,21 @@ class MockProcess:
                 },
             )
             response.raise_for_status()
+
+
+def mock_client(mock: MockProcess, **options: Any) -> Client:
+    """A :class:`service_api.Client` of the mock's first demo account, with ``options``.
+
+    Example::
+
+        with mock_client(mock, refresh_skew=1.0) as client:
+            client.shipments.list(max_items=1)
+    """
+    return Client(
+        mock.base_url,
+        CLIENT_ID,
+        CLIENT_SECRET,
+        ACCOUNT,
+        httpx_args={"verify": TLS},
+        **options,
+    )

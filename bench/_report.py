@@ -21,6 +21,7 @@ _CASE_TITLES = {
     "overhead": "5. Per-call overhead",
     "mock_throughput": "6. The mock's throughput",
     "quota": "7. Worker processes under one quota",
+    "quota_outage": "7b. The shared quota's store stopped mid-run",
     "load": "8. Loading into DuckDB",
 }
 
@@ -265,20 +266,8 @@ def _throughput(case: dict[str, Any]) -> list[str]:
     ]
 
 
-def _quota(case: dict[str, Any]) -> list[str]:
-    lines = [
-        f"{case['processes']} worker processes of one integration, each exporting its own "
-        f"account of {case['records_per_account']:,} records (50 per page), against the "
-        f"mock's quota Q = {case['quota_per_minute']:g} requests per minute counted over a "
-        f"sliding {case['quota_window_s']:g} s window. A fixed limit is "
-        f"{case['fixed_per_process']:g}/min (0.95 Q); every worker retries up to "
-        f"{case['max_retries']} times, waiting out Retry-After. Throughput counts the "
-        "requests the mock accepted (pages and tokens) over the wall time of the slowest "
-        'worker. The learned variants (`rate_limit="adaptive", rate_store=URL`) start '
-        "knowing nothing (the store emptied before each); the last one stops the Redis "
-        "server once a quarter of the pages are served and starts it again, empty, at half.",
-        "",
-    ]
+def _quota_rows(case: dict[str, Any]) -> list[str]:
+    """The table of a quota case's pacing variants."""
     rows = []
     for row in case["rows"]:
         if "skipped" in row:
@@ -286,31 +275,55 @@ def _quota(case: dict[str, Any]) -> list[str]:
                 [row["variant"], "skipped: " + row["skipped"], "", "", "", "", ""]
             )
             continue
+        windows = row["wall_s"] / case["quota_window_s"]
+        errors = f" ({', '.join(row['errors'])})" if row["errors"] else ""
         rows.append(
             [
                 row["variant"],
-                f"{_num(row['wall_s'], 1)} ({row['wall_s'] / case['quota_window_s']:.0f})",
+                f"{_num(row['wall_s'], 1)} ({windows:.0f})",
                 _num(row["fraction_of_q"]),
                 f"{row['refused_429']} / {row['requests']}",
                 _num(row["percent_429"], 1),
                 f"{row['records']:,}",
-                str(row["lost_or_duplicated"])
-                + (f" ({', '.join(row['errors'])})" if row["errors"] else ""),
+                f"{row['lost_or_duplicated']}{errors}",
             ]
         )
-    lines += _table(
-        [
-            "Pacing",
-            "Wall s (windows)",
-            "Throughput / Q",
-            "429s / requests",
-            "429 %",
-            "Records",
-            "Lost or duplicated",
-        ],
-        rows,
+    header = [
+        "Pacing",
+        "Wall s (windows)",
+        "Throughput / Q",
+        "429s / requests",
+        "429 %",
+        "Records",
+        "Lost or duplicated",
+    ]
+    return _table(header, rows)
+
+
+def _quota_setting(case: dict[str, Any]) -> str:
+    return (
+        f"{case['processes']} worker processes of one integration, each exporting its own "
+        f"account of {case['records_per_account']:,} records (50 per page), against the "
+        f"mock's quota Q = {case['quota_per_minute']:g} requests per minute counted over a "
+        f"sliding {case['quota_window_s']:g} s window. A fixed limit is "
+        f"{case['fixed_per_process']:g}/min (0.95 Q); every worker retries up to "
+        f"{case['max_retries']} times, waiting out Retry-After. Throughput counts the "
+        "requests the mock accepted (pages and tokens) over the wall time of the slowest "
+        "worker."
     )
-    lines += ["", "/authenticate calls when every process lists one page at once:", ""]
+
+
+def _quota(case: dict[str, Any]) -> list[str]:
+    lines = [
+        f"{_quota_setting(case)} The learned variants "
+        '(`rate_limit="adaptive", rate_store=URL`) start knowing nothing (the store '
+        "emptied before each).",
+        "",
+        *_quota_rows(case),
+        "",
+        "/authenticate calls when every process lists one page at once:",
+        "",
+    ]
     token_rows = [
         [
             str(r["processes"]),
@@ -323,6 +336,18 @@ def _quota(case: dict[str, Any]) -> list[str]:
     return lines + _table(
         ["Processes", "Shared token", "/authenticate", "Pages listed"], token_rows
     )
+
+
+def _quota_outage(case: dict[str, Any]) -> list[str]:
+    return [
+        f"{_quota_setting(case)} The budget is shared through Redis, fixed "
+        '(`rate_limit=` the fixed limit) or learned (`rate_limit="adaptive"`), from an '
+        "empty store; the Redis server stops once a quarter of the pages are served and "
+        "starts again, empty, at half. Each process goes on alone at its share of the "
+        "rate (the processes counted from their heartbeats in the store), then rejoins.",
+        "",
+        *_quota_rows(case),
+    ]
 
 
 def _load(case: dict[str, Any]) -> list[str]:
@@ -370,6 +395,7 @@ _SECTIONS = {
     "overhead": _overhead,
     "mock_throughput": _throughput,
     "quota": _quota,
+    "quota_outage": _quota_outage,
     "load": _load,
 }
 
@@ -415,6 +441,66 @@ def write_markdown(results: dict[str, Any], path: Path) -> None:
     path.write_text(markdown(results))
 
 
+def _latency_lines(ax: Any, rows: list[dict[str, Any]]) -> None:
+    """Wall time (median, min-max) and client CPU time of sync and async, per k."""
+    for mode, marker in (("sync", "o"), ("async", "s")):
+        mine = sorted(
+            (r for r in rows if r["mode"] == mode), key=lambda r: r["concurrency"]
+        )
+        ks = [r["concurrency"] for r in mine]
+        color = "C0" if mode == "sync" else "C1"
+        ax.plot(
+            ks,
+            [r["cpu_s"]["median"] for r in mine],
+            marker=marker,
+            linestyle=":",
+            alpha=0.6,
+            color=color,
+            label=f"{mode}: client CPU time (a floor for the wall time)",
+        )
+        below = [r["wall_s"]["median"] - r["wall_s"]["min"] for r in mine]
+        above = [r["wall_s"]["max"] - r["wall_s"]["median"] for r in mine]
+        ax.errorbar(
+            ks,
+            [r["wall_s"]["median"] for r in mine],
+            yerr=[below, above],
+            marker=marker,
+            capsize=3,
+            color=color,
+            label=f"{mode}: wall time (median, min-max)",
+        )
+
+
+def _latency_floors(ax: Any, rows: list[dict[str, Any]]) -> None:
+    """The floors' wall time, one point each, and the ideal line."""
+    floors = (
+        ("generated by hand, threads", "D", "C2"),
+        ("raw httpx, threads", "^", "C3"),
+    )
+    for mode, marker, color in floors:
+        for r in rows:
+            if r["mode"] == mode:
+                ax.plot(
+                    [r["concurrency"]],
+                    [r["wall_s"]["median"]],
+                    marker=marker,
+                    linestyle="none",
+                    color=color,
+                    label=f"floor: {mode} (wall)",
+                )
+    ideal = sorted({(r["concurrency"], r["ideal_s"]) for r in rows})
+    ax.plot(
+        [k for k, _ in ideal],
+        [s for _, s in ideal],
+        linestyle="--",
+        color="grey",
+        label="ideal: ceil(pages / k) x latency",
+    )
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks([k for k, _ in ideal], [str(k) for k, _ in ideal])
+
+
 def write_chart(results: dict[str, Any], path: Path) -> None:
     """Wall time against concurrency (case 2), sync and async, with the ideal line."""
     # Imported here, as it takes a second or two and only this needs it. A bare Figure
@@ -428,59 +514,8 @@ def write_chart(results: dict[str, Any], path: Path) -> None:
         ax.text(0.5, 0.5, "the latency case was not run", ha="center", va="center")
     else:
         rows = list(case["rows"].values())
-        for mode, marker in (("sync", "o"), ("async", "s")):
-            mine = sorted(
-                (r for r in rows if r["mode"] == mode), key=lambda r: r["concurrency"]
-            )
-            ks = [r["concurrency"] for r in mine]
-            med = [r["wall_s"]["median"] for r in mine]
-            err = [
-                [r["wall_s"]["median"] - r["wall_s"]["min"] for r in mine],
-                [r["wall_s"]["max"] - r["wall_s"]["median"] for r in mine],
-            ]
-            ax.plot(
-                ks,
-                [r["cpu_s"]["median"] for r in mine],
-                marker=marker,
-                linestyle=":",
-                alpha=0.6,
-                color="C0" if mode == "sync" else "C1",
-                label=f"{mode}: client CPU time (a floor for the wall time)",
-            )
-            ax.errorbar(
-                ks,
-                med,
-                yerr=err,
-                marker=marker,
-                capsize=3,
-                color="C0" if mode == "sync" else "C1",
-                label=f"{mode}: wall time (median, min-max)",
-            )
-        for mode, marker, color in (
-            ("generated by hand, threads", "D", "C2"),
-            ("raw httpx, threads", "^", "C3"),
-        ):
-            for r in rows:
-                if r["mode"] == mode:
-                    ax.plot(
-                        [r["concurrency"]],
-                        [r["wall_s"]["median"]],
-                        marker=marker,
-                        linestyle="none",
-                        color=color,
-                        label=f"floor: {mode} (wall)",
-                    )
-        ideal = sorted({(r["concurrency"], r["ideal_s"]) for r in rows})
-        ax.plot(
-            [k for k, _ in ideal],
-            [s for _, s in ideal],
-            linestyle="--",
-            color="grey",
-            label="ideal: ceil(pages / k) x latency",
-        )
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xticks([k for k, _ in ideal], [str(k) for k, _ in ideal])
+        _latency_lines(ax, rows)
+        _latency_floors(ax, rows)
         ax.set_title(
             f"{case['records']:,} records ({case['pages']} pages), "
             f"{case['latency_ms']:g} ms latency"

@@ -16,6 +16,7 @@ import asyncio
 import subprocess
 import sys
 import time
+from typing import NamedTuple
 
 import httpx
 import psutil  # type: ignore[import-untyped]  # no stubs installed
@@ -55,33 +56,38 @@ def start_mock() -> tuple[subprocess.Popen[str], str]:
             time.sleep(0.02)
 
 
-async def load(
-    base_url: str, seconds: float, concurrency: int
-) -> tuple[int, int, float]:
+class Served(NamedTuple):
+    """What a load got: full pages, anything else, over how many seconds."""
+
+    ok: int
+    failed: int
+    seconds: float
+
+
+async def load(base_url: str, seconds: float, concurrency: int) -> Served:
+    """Ask for page 1 on ``concurrency`` connections at once for ``seconds``."""
     limits = httpx.Limits(
         max_connections=concurrency, max_keepalive_connections=concurrency
     )
     async with httpx.AsyncClient(limits=limits, timeout=30) as client:
-        token = (await client.post(f"{base_url}/authenticate", files=FORM)).json()[
-            "access_token"
-        ]
+        answer = await client.post(f"{base_url}/authenticate", files=FORM)
+        token = answer.json()["access_token"]
         headers = {"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"}
         url = f"{base_url}/shipments?pageSize=50&pageNumber=1"
-        ok = failed = 0
+        outcomes = {"ok": 0, "failed": 0}
         started = time.perf_counter()
         stop = started + seconds
 
         async def worker() -> None:
-            nonlocal ok, failed
             while time.perf_counter() < stop:
                 response = await client.get(url, headers=headers)
-                if response.status_code == 200 and len(response.json()["data"]) == 50:
-                    ok += 1
-                else:
-                    failed += 1
+                full = (
+                    response.status_code == 200 and len(response.json()["data"]) == 50
+                )
+                outcomes["ok" if full else "failed"] += 1
 
         await asyncio.gather(*(worker() for _ in range(concurrency)))
-        return ok, failed, time.perf_counter() - started
+        return Served(**outcomes, seconds=time.perf_counter() - started)
 
 
 def main() -> int:
@@ -99,9 +105,7 @@ def main() -> int:
         # the way it inflates wall-clock time.
         mock_process = psutil.Process(process.pid)
         before = mock_process.cpu_times()
-        ok, failed, elapsed = asyncio.run(
-            load(base_url, args.seconds, args.concurrency)
-        )
+        served = asyncio.run(load(base_url, args.seconds, args.concurrency))
         after = mock_process.cpu_times()
         cpu = (after.user - before.user) + (after.system - before.system)
     finally:
@@ -109,14 +113,17 @@ def main() -> int:
         process.wait(timeout=10)
         if process.stdout is not None:
             process.stdout.close()
+    requests = served.ok + served.failed
+    per_cpu_second = requests / cpu if cpu else float("inf")
     print(
-        f"mock throughput, 50-record page over loopback: {ok / elapsed:.0f} requests/s "
-        f"({ok} ok, {failed} failed in {elapsed:.1f} s, concurrency {args.concurrency}); "
-        f"mock CPU {cpu / max(ok + failed, 1) * 1000:.2f} ms per request, "
-        f"i.e. {(ok + failed) / cpu if cpu else float('inf'):.0f} requests per CPU-second; "
+        "mock throughput, 50-record page over loopback: "
+        f"{served.ok / served.seconds:.0f} requests/s ({served.ok} ok, {served.failed} "
+        f"failed in {served.seconds:.1f} s, concurrency {args.concurrency}); "
+        f"mock CPU {cpu / max(requests, 1) * 1000:.2f} ms per request, "
+        f"i.e. {per_cpu_second:.0f} requests per CPU-second; "
         f"load average {psutil.getloadavg()[0]:.1f} on {psutil.cpu_count()} CPUs"
     )
-    return 1 if failed else 0
+    return 1 if served.failed else 0
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Run the benchmarks: ``python -m bench.run [--smoke] [--out DIR] [--cases NAME,...]``.
 
 Writes ``results.json``, ``results.md``, ``concurrency.png`` (case 2) and ``load.png``
-(case 8) to ``--out``
-(``bench/results`` by default). ``--smoke`` runs every case at toy sizes in a few
+(case 8) to ``--out`` (``bench/results`` by default); the cases are in
+:mod:`bench.cases`, one module each. ``--smoke`` runs every case at toy sizes in a few
 seconds, to prove the harness still works; its numbers mean nothing.
 
 Example::
@@ -20,41 +20,18 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from ._cases import (
-    FULL,
-    SMOKE,
-    Sizes,
-    latency,
-    load,
-    memory,
-    mock_throughput,
-    overhead,
-    quota,
-    sequential,
-    tokens,
-)
 from ._mock_process import MockProcess
 from ._report import write_chart, write_load_chart, write_markdown
+from ._sizes import FULL, SMOKE, Sizes
+from .cases import CASES
 
 __all__ = ["CASES", "main", "run"]
-
-CASES: dict[str, Callable[[MockProcess, Sizes], dict[str, Any]]] = {
-    "sequential": sequential,
-    "latency": latency,
-    "memory": memory,
-    "tokens": tokens,
-    "overhead": overhead,
-    "mock_throughput": mock_throughput,
-    "quota": quota,
-    "load": load,
-}
-"""Case name to function, in the order of the docs' performance page (1 to 8)."""
 
 _DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 
@@ -188,10 +165,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Some cases only: the other cases' results of the last whole run are kept. A run of
     # every case the folder holds (make bench writes cases 1-7 and the load case apart)
     # is a whole run of its own.
-    kept, previous = None, out / "results.json"
+    kept = None
+    previous = out / "results.json"
     if previous.exists() and not args.smoke:
         kept = json.loads(previous.read_text())
-        kept = None if kept.get("smoke") or set(kept["cases"]) <= set(names) else kept
+        if kept.get("smoke") or set(kept["cases"]) <= set(names):
+            kept = None
     results = run(
         names, SMOKE if args.smoke else FULL, smoke=args.smoke, out=out, kept=kept
     )

@@ -27,6 +27,7 @@ CASES = (
     "overhead",
     "mock_throughput",
     "quota",
+    "quota_outage",
     "load",
 )
 

@@ -11,6 +11,10 @@ The client imports this package only when it is asked for: ``Client(rate_limit=N
 * :class:`FileTokenStore` (and a Redis store): the integration's token, shared.
 * :class:`StoreError`: a store that cannot be used.
 
+A rate store that fails mid-run costs one warning: each process goes on alone at its
+share of the rate, fixed or learned (the processes are counted from their heartbeats in
+the store), and counts in the store again once it answers.
+
 A limiter only says how long a request must wait (under a threading lock, so it works
 the same from any thread or event loop); the sync and async transports do the waiting.
 A token store lets N worker processes (cron jobs, Celery or Airflow tasks) of one
@@ -77,11 +81,13 @@ def limiter(
     if rate_limit is None and rate_store is None:
         return None
     with _LIMITERS_LOCK:
-        if (found := _LIMITERS.get((key, rate_limit, rate_store))) is None:
-            if rate_limit == "adaptive":
-                found = AdaptiveRateLimiter(rate_store, key=key)
-            else:
-                per_minute = 90.0 if isinstance(rate_limit, str | None) else rate_limit
-                found = RateLimiter(per_minute, store=rate_store, key=key)
-            _LIMITERS[key, rate_limit, rate_store] = found
+        found = _LIMITERS.get((key, rate_limit, rate_store))
+        if found is not None:
+            return found
+        if rate_limit == "adaptive":
+            found = AdaptiveRateLimiter(rate_store, key=key)
+        else:
+            per_minute = 90.0 if isinstance(rate_limit, str | None) else rate_limit
+            found = RateLimiter(per_minute, store=rate_store, key=key)
+        _LIMITERS[key, rate_limit, rate_store] = found
         return found

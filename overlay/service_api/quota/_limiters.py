@@ -8,12 +8,17 @@ rate, the next free slot (one pacing for all processes), a pause, the accepted a
 of the last minute and a heartbeat per process. pyrate-limiter's buckets fix their rates
 when built, so the learned rate is paced here; redis-py does the transactions. The
 decisions are the record's own methods (no I/O), wherever the record is.
+
+While a store fails, each process goes on alone at its share of the rate, fixed or
+learned (the rate over the processes whose heartbeat the store held in the last minute),
+and tries the store again every 2 s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import math
@@ -61,6 +66,8 @@ LIVE = 60.0
 #: Seconds between attempts to reach a failed store again (on the wall clock's
 #: multiples, so that the processes of an integration rejoin together).
 REJOIN = 2.0
+#: Seconds between two heartbeats of a process on a fixed shared budget.
+HEARTBEAT = 1.0
 
 
 def stated_quota(
@@ -81,38 +88,32 @@ def stated_quota(
     fields = {name.lower(): value for name, value in headers.items()}
     found: dict[str, float] = {}
     for field in ("ratelimit", "ratelimit-policy", "ratelimit-", "x-ratelimit-"):
-        parts = [
-            p.strip().partition("=") for p in re.split(r"[;,]", fields.get(field, ""))
-        ]
-        if field.endswith(
-            "-"
-        ):  # one field each: ratelimit-limit, x-ratelimit-reset, ...
-            parts = [
-                (n, "=", fields.get(field + n, ""))
-                for n in ("limit", "remaining", "reset")
-            ]
-        for (
-            name,
-            _,
-            value,
-        ) in parts:  # a bare number is an early draft's limit: "100;w=60"
+        if field.endswith("-"):
+            # One header each: ratelimit-limit, x-ratelimit-reset, ...
+            names = ("limit", "remaining", "reset")
+            parts = [(name, "=", fields.get(field + name, "")) for name in names]
+        else:
+            items = re.split(r"[;,]", fields.get(field, ""))
+            parts = [item.strip().partition("=") for item in items]
+        for name, _, value in parts:
+            # A bare number is an early draft's limit: "100;w=60".
             with contextlib.suppress(ValueError):
-                if math.isfinite(number := float((value or name).strip('"'))):
+                number = float((value or name).strip('"'))
+                if math.isfinite(number):
                     found.setdefault(name.lower() if value else "limit", number)
-    remaining, reset = (
-        found.get("r", found.get("remaining")),
-        found.get("t", found.get("reset")),
-    )
+    remaining = found.get("r", found.get("remaining"))
+    reset = found.get("t", found.get("reset"))
     if reset is not None and reset > 1e9:
         reset -= now
     if remaining is not None and reset is not None and reset > 0:
-        return (None, reset) if remaining < 1 else (remaining / reset, None)
-    limit, window = found.get("q", found.get("limit")), found.get("w")
-    return (
-        (limit / window, None)
-        if limit and window and limit > 0 < window
-        else (None, None)
-    )
+        if remaining < 1:
+            return None, reset
+        return remaining / reset, None
+    limit = found.get("q", found.get("limit"))
+    window = found.get("w")
+    if limit is not None and window is not None and limit > 0 and window > 0:
+        return limit / window, None
+    return None, None
 
 
 @dataclasses.dataclass
@@ -132,27 +133,30 @@ class LearnedQuota:
     probe_from: float | None = None  # the rate before the last raise, while on trial
     probe_every: float = PROBE_EVERY
     first_answer: float = 0.0
-    accepted: dict[str, int] = dataclasses.field(
-        default_factory=dict
-    )  # per whole second
-    seen: dict[str, float] = dataclasses.field(
-        default_factory=dict
-    )  # process: heartbeat
+    # Accepted answers per whole second (its number, as a string: a JSON key).
+    accepted: dict[str, int] = dataclasses.field(default_factory=dict)
+    # The heartbeats: each process's last request or answer.
+    seen: dict[str, float] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def decode(cls, data: bytes | str | None) -> LearnedQuota:
         """The record in ``data`` (a new one for ``None``); ``ValueError`` if it is not one."""
         try:
             quota = cls() if data is None else cls(**json.loads(data))
-            fields = [
-                *dataclasses.asdict(quota).values(),
-                {s: int(s) for s in quota.accepted},
-            ]
+            fields = dataclasses.asdict(quota)
+            accepted = fields.pop("accepted")
+            seen = fields.pop("seen")
+            # Only the rate and the rate on trial may be unknown (None).
+            unknown = [fields.pop("rate"), fields.pop("probe_from")]
             numbers = [
-                n for f in fields for n in (f.values() if isinstance(f, dict) else [f])
+                *fields.values(),
+                *(number for number in unknown if number is not None),
+                *accepted.values(),
+                *seen.values(),
+                *(int(second) for second in accepted),
             ]
             if not all(
-                isinstance(n, int | float) and math.isfinite(n) for n in numbers if n
+                isinstance(n, int | float) and math.isfinite(n) for n in numbers
             ):
                 raise TypeError
         except (ValueError, TypeError, AttributeError, RecursionError) as exc:
@@ -166,33 +170,39 @@ class LearnedQuota:
     def goodput(self, now: float) -> tuple[int, float]:
         """Answers the service accepted over the last minute, and over how many seconds."""
         self.accepted = {
-            s: n for s, n in self.accepted.items() if int(s) + 1 > now - 60.0
+            second: count
+            for second, count in self.accepted.items()
+            if int(second) + 1 > now - 60.0
         }
-        return sum(self.accepted.values()), min(60.0, now - (self.first_answer or now))
+        span = min(60.0, now - (self.first_answer or now))
+        return sum(self.accepted.values()), span
 
     def take(self, now: float, me: str) -> float:
         """``0.0`` and the next slot taken by process ``me``, or the seconds to wait."""
         self.seen[me] = now
-        if (wait := self.paused_until - now) > 0 or self.rate is None:
+        wait = self.paused_until - now
+        if wait > 0 or self.rate is None:
             return max(wait, 0.0)
-        if (wait := self.next_at - now) > 1e-6:
+        wait = self.next_at - now
+        if wait > 1e-6:
             return wait
         # A whole trial without a 429 while the rate is in use: raise it, on trial.
         accepted, span = self.goodput(now)
-        if (
-            now - self.changed_at >= self.probe_every
-            and accepted >= 0.8 * self.rate * span
-        ):
-            self.probe_from, self.rate, self.changed_at = (
-                self.rate,
-                self.rate * GROWTH,
-                now,
-            )
+        trial_over = now - self.changed_at >= self.probe_every
+        if trial_over and accepted >= 0.8 * self.rate * span:
+            self.probe_from = self.rate
+            self.rate = self.rate * GROWTH
+            self.changed_at = now
         self.next_at = max(self.next_at, now) + 1.0 / max(self.rate, MIN_RATE)
         return 0.0
 
     def learn(
-        self, now: float, status: int, retry_after: float | None, *stated: float | None
+        self,
+        now: float,
+        status: int,
+        *,
+        retry_after: float | None = None,
+        stated: tuple[float | None, float | None] = (None, None),
     ) -> None:
         """Learn from one answer: its status, its ``Retry-After`` (a 429's) and what its
         headers state (:func:`stated_quota`)."""
@@ -205,7 +215,9 @@ class LearnedQuota:
         if pause is not None:
             self.paused_until = max(self.paused_until, now + pause)
         if rate is not None:  # the service says: no guessing, no probing
-            self.rate, self.probe_from, self.changed_at = rate, None, now
+            self.rate = rate
+            self.probe_from = None
+            self.changed_at = now
         if status != 429:
             return
         pause = 1.0 if retry_after is None else retry_after
@@ -214,40 +226,43 @@ class LearnedQuota:
             return
         if self.probe_from is not None and now - self.changed_at < self.probe_every:
             # The last raise failed: back to the rate that held, and probe less often.
-            self.rate, self.probe_every = (
-                self.probe_from,
-                min(self.probe_every * 2, 600.0),
-            )
+            self.rate = self.probe_from
+            self.probe_every = min(self.probe_every * 2, 600.0)
         elif rate is None:
             # What the service accepted, over the last minute and the pause it asks for:
             # after a first burst, the burst over the window it fills. A whole number of
             # seconds was rounded: by half a second, on average.
             accepted, span = self.goodput(now)
             late = pause - 0.5 if pause >= 1 and pause.is_integer() else pause
-            self.rate, self.probe_every = (
-                max(MIN_RATE, BETA * accepted / (span + late)),
-                PROBE_EVERY,
-            )
-        self.probe_from, self.changed_at = None, now
-        self.paused_until = self.next_at = now + pause
+            self.rate = max(MIN_RATE, BETA * accepted / (span + late))
+            self.probe_every = PROBE_EVERY
+        self.probe_from = None
+        self.changed_at = now
+        self.paused_until = now + pause
+        self.next_at = now + pause
 
 
-class _MemoryPlace:
+# ---- where the record is kept ----------------------------------------------------------
+
+
+class RecordInMemory:
     """The record in this process: alone, or in an outage of the shared store."""
 
-    errors: tuple[type[BaseException], ...] = ()
+    errors: stores.Errors = ()
 
     def __init__(self, quota: LearnedQuota) -> None:
-        self.quota, self.name = quota, "in-process"
+        self.quota = quota
+        self.name = "in-process"
 
     def update(self, change: Callable[[LearnedQuota], _T]) -> _T:
+        """Apply ``change`` to the record (in one transaction, in a store); its result."""
         return change(self.quota)
 
     def close(self) -> None:
         """Nothing to close."""
 
 
-class _SQLitePlace(_MemoryPlace):
+class RecordInSQLite(RecordInMemory):
     """The record in a SQLite file (one host): a row, changed in one write transaction."""
 
     errors = (sqlite3.Error, OSError, ValueError)
@@ -255,9 +270,8 @@ class _SQLitePlace(_MemoryPlace):
     def __init__(self, path: str, key: str) -> None:
         self.name = repr(str(stores.in_existing_directory(path, "rate store")))
         self._key = stores.digest(key)
-        with stores.store_errors(
-            self.errors, f"cannot use {self.name} as a rate store"
-        ):
+        message = f"cannot use {self.name} as a rate store"
+        with stores.store_errors(self.errors, message):
             self._db = sqlite3.connect(
                 path, timeout=TIMEOUT, isolation_level=None, check_same_thread=False
             )
@@ -268,12 +282,13 @@ class _SQLitePlace(_MemoryPlace):
         with self._db:  # commits, or rolls back on an error
             self._db.execute("BEGIN IMMEDIATE")
             found = self._db.execute(
-                "SELECT quota FROM learned WHERE key=?", (self._key,)
+                "SELECT quota FROM learned WHERE key=?", [self._key]
             )
-            quota = LearnedQuota.decode((found.fetchone() or [None])[0])
+            row = found.fetchone()
+            quota = LearnedQuota.decode(None if row is None else row[0])
             result = change(quota)
             self._db.execute(
-                "REPLACE INTO learned VALUES (?, ?)", (self._key, quota.encode())
+                "REPLACE INTO learned VALUES (?, ?)", [self._key, quota.encode()]
             )
         return result
 
@@ -281,7 +296,7 @@ class _SQLitePlace(_MemoryPlace):
         self._db.close()
 
 
-class _RedisPlace(_MemoryPlace):
+class RecordInRedis(RecordInMemory):
     """The record in Redis (several machines), changed in a ``WATCH``/``MULTI`` transaction
     (done again if another process changed it meanwhile)."""
 
@@ -291,26 +306,45 @@ class _RedisPlace(_MemoryPlace):
         self.name = f"redis:{stores.redis_location(url)}"
         self._key = f"service-api:learned:{stores.digest(key)}"
         self.errors = (redis.RedisError, ValueError)
-        self._redis = stores.redis_connection(url, "SERVICE_API_RATE_STORE")
+        self.connection = stores.redis_connection(url, "SERVICE_API_RATE_STORE")
 
     def update(self, change: Callable[[LearnedQuota], _T]) -> _T:
-        results: list[
-            _T
-        ] = []  # of the last try: redis-py tries again after a WatchError
+        # The result of the last try: redis-py tries again after a WatchError.
+        results: list[_T] = []
 
         def transaction(pipe: redis.client.Pipeline) -> None:
             quota = LearnedQuota.decode(pipe.get(self._key))
             results[:] = [change(quota)]
             pipe.multi()
-            pipe.set(
-                self._key, quota.encode(), ex=86_400
-            )  # forgotten after a day unused
+            # Forgotten after a day unused.
+            pipe.set(self._key, quota.encode(), ex=86_400)
 
-        self._redis.transaction(transaction, self._key)
+        self.connection.transaction(transaction, self._key)
         return results[0]
 
     def close(self) -> None:
-        self._redis.close()
+        self.connection.close()
+
+
+def record_in_store(url: str, key: str) -> RecordInMemory:
+    """The record of integration ``key`` in the store ``url`` (``sqlite:///path`` or
+    ``redis://...``); a :class:`StoreError` if the store cannot be used.
+
+    Example::
+
+        record = record_in_store("sqlite:///var/tmp/quota.db", "my-client")
+        record.update(lambda quota: quota.rate)  # None: nothing learned yet
+    """
+    path = stores.store_path(url, "rate_store", "sqlite")
+    if path is None:
+        return RecordInRedis(url, key)
+    return RecordInSQLite(path, key)
+
+
+def next_rejoin(now: float) -> float:
+    """When a process alone in an outage tries the store again: the next multiple of
+    ``REJOIN`` seconds on the wall clock, the same moment for every process."""
+    return (now // REJOIN + 1) * REJOIN
 
 
 class AdaptiveRateLimiter:
@@ -344,61 +378,59 @@ class AdaptiveRateLimiter:
         self, store: str | None = None, *, key: str = "", clock: Clock = time.monotonic
     ):
         self._me = uuid.uuid4().hex[:12]  # this process, in the heartbeats
-        self._clock = (
-            clock if store is None else time.time
-        )  # the store's: the wall clock
-        path = (
-            None if store is None else stores.store_path(store, "rate_store", "sqlite")
-        )
-        self._place: _MemoryPlace = _MemoryPlace(LearnedQuota())
+        self._lock = threading.Lock()
+        # The record the processes share (or this process's own, without a store).
+        self._shared = RecordInMemory(LearnedQuota())
+        # This process's own record while the store fails; None while it answers.
+        self._alone: RecordInMemory | None = None
+        self._rejoin_at = 0.0
+        self._known = LearnedQuota()  # the shared record as last read
+        self._clock = clock
         if store is not None:
-            self._place = (
-                _RedisPlace(store, key) if path is None else _SQLitePlace(path, key)
-            )
-        self._known, self._fallback = LearnedQuota(), self._place
-        self._rejoin_at, self._lock = 0.0, threading.Lock()
+            self._clock = time.time  # the store's: the wall clock
+            self._shared = record_in_store(store, key)
 
         # Read and written once now: unreachable, unwritable or corrupt is an error here.
         def seen(quota: LearnedQuota) -> None:
-            quota.seen[self._me], self._known = self._clock(), quota
+            quota.seen[self._me] = self._clock()
+            self._known = quota
 
-        message = f"cannot use {self._place.name} as a rate store"
-        with stores.store_errors(self._place.errors, message):
-            self._place.update(seen)
+        message = f"cannot use {self._shared.name} as a rate store"
+        with stores.store_errors(self._shared.errors, message):
+            self._shared.update(seen)
 
     def __repr__(self) -> str:
-        where = (
-            "in-process fallback"
-            if self._fallback is not self._place
-            else self._place.name
-        )
+        where = self._shared.name if self._alone is None else "in-process fallback"
         return f"AdaptiveRateLimiter(store={where}, per_minute={self.per_minute})"
 
     @property
     def per_minute(self) -> float | None:
         """The rate it allows now, or ``None`` while it has learnt none (in this process;
         from a store: as last read)."""
-        quota = (
-            self._fallback.quota if self._fallback is not self._place else self._known
-        )
+        quota = self._known if self._alone is None else self._alone.quota
         return None if quota.rate is None else quota.rate * 60.0
 
     def try_acquire(self) -> float:
         """``0.0`` and one slot taken, or the seconds until one frees."""
-        return self._update(lambda q: q.take(self._clock(), self._me))
+        return self._update(lambda quota: quota.take(self._clock(), self._me))
 
     def observe(self, response: httpx.Response) -> None:
         """Learn from an answer: a 429 (and its ``Retry-After``), an accepted answer, the
         rate-limit headers."""
-        status, now, headers = response.status_code, self._clock(), response.headers
-        pause = parse_retry_after(headers.get("retry-after")) if status == 429 else None
-        stated = stated_quota(headers, now)
-        self._update(lambda q: q.learn(now, status, pause, *stated))
+        status = response.status_code
+        now = self._clock()
+        pause = None
+        if status == 429:
+            pause = parse_retry_after(response.headers.get("retry-after"))
+        stated = stated_quota(response.headers, now)
+        self._update(
+            lambda quota: quota.learn(now, status, retry_after=pause, stated=stated)
+        )
 
     def close(self) -> None:
         """Close the store's connection."""
         with self._lock:
-            self._place.close()
+            self._shared.close()
 
     def _update(self, change: Callable[[LearnedQuota], _T]) -> _T:
         def remembered(quota: LearnedQuota) -> _T:
@@ -408,16 +440,16 @@ class AdaptiveRateLimiter:
 
         with self._lock:
             now = self._clock()
-            if self._fallback is not self._place and now >= self._rejoin_at:
+            if self._alone is not None and now >= self._rejoin_at:
                 self._rejoin(now)
-            if self._fallback is self._place:
+            if self._alone is None:
                 try:
-                    return self._place.update(remembered)
-                except self._place.errors as exc:
-                    self._fall_back(now, exc)
-            return self._fallback.update(change)
+                    return self._shared.update(remembered)
+                except self._shared.errors as exc:
+                    self._alone = self._fall_back(now, exc)
+            return self._alone.update(change)
 
-    def _fall_back(self, now: float, exc: BaseException) -> None:
+    def _fall_back(self, now: float, exc: BaseException) -> RecordInMemory:
         known = self._known
         live = max(1, sum(1 for seen in known.seen.values() if seen > now - LIVE))
         rate = None if known.rate is None else known.rate / live
@@ -425,71 +457,115 @@ class AdaptiveRateLimiter:
         logger.warning(
             "the shared rate store %s failed (%s); this process goes on alone at its share "
             "of the learned rate (%s, 1 of %d processes) until the store is back",
-            self._place.name,
+            self._shared.name,
             type(exc).__name__,
             shown,
             live,
         )
+        self._rejoin_at = next_rejoin(now)
         # Spread over one interval: the processes do not all send at the same instant.
-        start = now + (0.0 if rate is None else random.uniform(0.0, 1.0 / rate))  # noqa: S311
-        quota = LearnedQuota(rate, start, known.paused_until, now, first_answer=now)
-        self._fallback = _MemoryPlace(quota)
-        self._rejoin_at = (now // REJOIN + 1) * REJOIN
+        start = now
+        if rate is not None:
+            start += random.uniform(0.0, 1.0 / rate)  # noqa: S311
+        quota = LearnedQuota(
+            rate, start, known.paused_until, changed_at=now, first_answer=now
+        )
+        return RecordInMemory(quota)
 
     def _rejoin(self, now: float) -> None:
-        self._rejoin_at = (now // REJOIN + 1) * REJOIN
+        self._rejoin_at = next_rejoin(now)
         known = self._known
 
         def join(quota: LearnedQuota) -> None:
             quota.seen[self._me] = now
             if quota.rate is None:  # a store that came back empty: the rate it had
-                quota.rate, quota.changed_at = known.rate, now
+                quota.rate = known.rate
+                quota.changed_at = now
 
         try:
-            self._place.update(join)
-        except self._place.errors:
+            self._shared.update(join)
+        except self._shared.errors:
             return
-        logger.info("the shared rate store %s is back: shared again", self._place.name)
-        self._fallback = self._place
+        logger.info("the shared rate store %s is back: shared again", self._shared.name)
+        self._alone = None
 
 
 # ---- a fixed rate --------------------------------------------------------------------
 
-# A rate store: its bucket, the lock held from reading the clock to writing the entry, its
-# name for messages and the errors it fails with. Every bucket is stamped in microseconds
-# (pyrate-limiter reads them as milliseconds, its rates in the same unit): a wait rounded
-# up to a whole millisecond would slow a sender that waits it out by up to a millisecond
-# a request.
-_RateStore: TypeAlias = tuple[
-    AbstractBucket, AbstractContextManager[object], str, stores.Errors
-]
+
+@dataclasses.dataclass
+class _Budget:
+    """Where a fixed budget is counted: its pyrate-limiter bucket, the lock held from
+    reading the clock to writing the entry, its name for messages and the errors it
+    fails with. In a store, the processes' heartbeats are kept beside it, in a learned
+    quota record of their own (only its heartbeats used: one format and one kind of
+    transaction for both limiters).
+
+    Every bucket is stamped in microseconds (pyrate-limiter reads them as milliseconds,
+    its rates in the same unit): a wait rounded up to a whole millisecond would slow a
+    sender that waits it out by up to a millisecond a request.
+    """
+
+    bucket: AbstractBucket
+    lock: AbstractContextManager[object]
+    name: str
+    errors: stores.Errors = ()
+    heartbeats: RecordInMemory | None = None
+
+    def beat(self, me: str, now: float) -> int:
+        """Leave process ``me``'s heartbeat; how many processes left one in the last
+        minute."""
+
+        def beat(quota: LearnedQuota) -> int:
+            quota.seen[me] = now
+            quota.seen = {
+                p: seen for p, seen in quota.seen.items() if seen > now - LIVE
+            }
+            return len(quota.seen)
+
+        assert self.heartbeats is not None
+        return self.heartbeats.update(beat)
+
+    def close(self) -> None:
+        with contextlib.suppress(*self.errors):
+            self.bucket.close()
+            if self.heartbeats is not None:
+                self.heartbeats.close()
 
 
-def _shared_rate_store(
-    url: str, per_minute: float, key: str, window: float
-) -> _RateStore:
+def _in_memory(per_minute: float, name: str) -> _Budget:
+    interval = max(1, round(60_000_000 / per_minute))
+    return _Budget(StateBucket([Rate(1, interval)]), contextlib.nullcontext(), name)
+
+
+def _in_store(url: str, per_minute: float, *, key: str, window: float) -> _Budget:
+    """The budget of integration ``key`` in the store ``url``; a :class:`StoreError` if it
+    cannot be used."""
     # A whole number of requests per window, the window stretched to keep the rate.
     limit = max(1, round(per_minute * window / 60.0))
     rates = [Rate(limit, max(1, math.ceil(limit * 60_000_000 / per_minute)))]
     name = stores.digest(key)
-    if (path := stores.store_path(url, "rate_store", "sqlite")) is not None:
-        file = str(stores.in_existing_directory(path, "rate store"))
-        errors = (sqlite3.Error, OSError)  # filelock's Timeout is an OSError
-        with stores.store_errors(errors, f"cannot use {file!r} as a rate store"):
+    # A key of their own: the heartbeats of a fixed budget are not a learned quota's.
+    heartbeats_key = f"{key}\nfixed budget"
+    path = stores.store_path(url, "rate_store", "sqlite")
+    if path is not None:
+        in_file = RecordInSQLite(path, heartbeats_key)
+        # filelock's Timeout is an OSError, one of the errors of the file.
+        with stores.store_errors(in_file.errors, f"cannot use {in_file.name}"):
             bucket = SQLiteBucket.init_from_file(
-                rates, f"rate_{name}", file, use_file_lock=True
+                rates, f"rate_{name}", path, use_file_lock=True
             )
-        return bucket, bucket.lock, f"sqlite:{file}", errors
-    connection = stores.redis_connection(url, "SERVICE_API_RATE_STORE")
-    where = stores.redis_location(url)
-    import redis
+        return _Budget(bucket, bucket.lock, f"sqlite:{path}", in_file.errors, in_file)
     from pyrate_limiter import RedisBucket
 
+    # One connection for both: the bucket's has nothing to close it.
+    in_redis = RecordInRedis(url, heartbeats_key)
+    connection = in_redis.connection
     name = f"service-api:rate:{name}"
-    with stores.store_errors((redis.RedisError,), f"cannot use Redis at {where}"):
-        shared = RedisBucket.init(rates, connection, name)
+    with stores.store_errors(in_redis.errors, f"cannot use {in_redis.name}"):
+        bucket = RedisBucket.init(rates, connection, name)
     lock = connection.lock(f"{name}:lock", timeout=TIMEOUT, blocking_timeout=TIMEOUT)
-    return shared, lock, f"redis:{where}", (redis.RedisError,)
+    return _Budget(bucket, lock, in_redis.name, in_redis.errors, in_redis)
 
 
 class RateLimiter:
@@ -507,8 +583,10 @@ class RateLimiter:
     A store that cannot be used is a :class:`StoreError` here (Redis gets
     2 seconds to answer); a bad rate or URL a ``ValueError``.
 
-    If the store fails while in use, the limiter logs one warning and goes on counting
-    in memory at the same rate: the export continues, only the sharing is lost.
+    Each process leaves a heartbeat in the store every second. If the store fails while in
+    use, the limiter logs one warning and counts in memory at its share of the rate:
+    ``per_minute`` over the processes whose heartbeat it last read there within a
+    minute. Every 2 s it tries the store again, and counts there once it answers.
 
     Example::
 
@@ -523,72 +601,109 @@ class RateLimiter:
         store: str | None = None,
         key: str = "",
         window: float = 1.0,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = time.monotonic,
     ) -> None:
         if not 0 < per_minute < math.inf:
             raise ValueError(
                 "rate_limit must be a positive number of requests per minute"
             )
         self.per_minute = float(per_minute)
-        self._clock = clock if store is None else time.time
-        shared = (
-            None
-            if store is None
-            else _shared_rate_store(store, per_minute, key, window)
-        )
-        self._bucket, self._store_lock, self._store, self._errors = (
-            shared or _memory_store(per_minute, "in-process")
-        )
-        # Reentrant: a call the failing store refused is asked again of the fallback.
-        self._lock = threading.RLock()
+        self._me = uuid.uuid4().hex[:12]  # this process, in the heartbeats
+        self._live = 1  # the processes that left a heartbeat, at the last one
+        self._beat_at = 0.0
+        self._rejoin_at = math.inf  # in an outage: when to try the store again
         self._leaked_at = 0
+        # Reentrant: a request the failing store refused is asked again in memory.
+        self._lock = threading.RLock()
+        self._clock = clock
+        self._budget = _in_memory(self.per_minute, "in-process")
+        if store is not None:
+            self._clock = time.time
+            self._open = functools.partial(
+                _in_store, store, self.per_minute, key=key, window=window
+            )
+            self._budget = self._opened()
 
     def __repr__(self) -> str:
-        return f"RateLimiter(per_minute={self.per_minute:g}, store={self._store!r})"
+        return (
+            f"RateLimiter(per_minute={self.per_minute:g}, store={self._budget.name!r})"
+        )
 
     def try_acquire(self) -> float:
         """Take the slot for one request if it is free now (return ``0.0``); otherwise
         return the seconds until it frees, without taking it."""
         with self._lock:
+            if self._clock() >= self._rejoin_at:
+                self._rejoin()
+            budget = self._budget
             try:
-                # The buckets count only entries stamped up to the new one, so one written
-                # late with an earlier time would let one request too many into a window.
-                with self._store_lock:
-                    now = round(self._clock() * 1_000_000)
-                    decision = self._bucket.put_decision(RateItem("service-api", now))
-                assert isinstance(decision, Decision)  # a sync bucket
-                # pyrate-limiter's Limiter drops expired entries from a background thread;
-                # this limiter does it inline, every few seconds, with no thread to manage.
-                if decision.allowed and now - self._leaked_at >= 5_000_000:
-                    self._leaked_at = now
-                    self._bucket.leak(now)
-            except self._errors as exc:
-                logger.warning(
-                    "the shared rate store %s failed (%s); %g a minute in this process alone",
-                    self._store,
-                    type(exc).__name__,
-                    self.per_minute,
-                )
-                self._clock, fallback = time.monotonic, "in-process fallback"
-                store = _memory_store(self.per_minute, fallback)
-                self._bucket, self._store_lock, self._store, self._errors = store
+                wait = self._take(budget)
+                beat_due = self._clock() - self._beat_at >= HEARTBEAT
+                if budget.heartbeats is not None and beat_due:
+                    self._beat(budget)
+            except budget.errors as exc:
+                self._fall_back(exc)
                 return self.try_acquire()
-            # At least one unit: a zero would make the caller ask again at once.
-            return (
-                0.0
-                if decision.allowed
-                else max(decision.retry_after_ms or 0, 1) / 1_000_000
-            )
+            return wait
 
     def observe(self, response: httpx.Response) -> None:
         """A fixed rate learns nothing from answers (the retry waits out a 429)."""
 
     def close(self) -> None:
-        """Close the store's connection."""
-        with self._lock, contextlib.suppress(*self._errors):
-            self._bucket.close()
+        """Close the store's connections."""
+        with self._lock:
+            self._budget.close()
 
+    def _take(self, budget: _Budget) -> float:
+        # The buckets count only entries stamped up to the new one, so one written late
+        # with an earlier time would let one request too many into a window.
+        with budget.lock:
+            now = round(self._clock() * 1_000_000)
+            decision = budget.bucket.put_decision(RateItem("service-api", now))
+        assert isinstance(decision, Decision)  # a sync bucket
+        if not decision.allowed:
+            # At least one unit: a zero would make the caller ask again at once.
+            return max(decision.retry_after_ms or 0, 1) / 1_000_000
+        # pyrate-limiter's Limiter drops expired entries from a background thread; this
+        # limiter does it inline, every few seconds, with no thread to manage.
+        if now - self._leaked_at >= 5_000_000:
+            self._leaked_at = now
+            budget.bucket.leak(now)
+        return 0.0
 
-def _memory_store(per_minute: float, name: str) -> _RateStore:
-    interval = max(1, round(60_000_000 / per_minute))
-    return StateBucket([Rate(1, interval)]), contextlib.nullcontext(), name, ()
+    def _beat(self, budget: _Budget) -> None:
+        self._beat_at = self._clock()
+        self._live = budget.beat(self._me, self._beat_at)
+
+    def _opened(self) -> _Budget:
+        """The shared budget, opened, and this process's heartbeat left there: a
+        :class:`StoreError` if it cannot be used."""
+        budget = self._open()
+        message = f"cannot use {budget.name} as a rate store"
+        with stores.store_errors(budget.errors, message):
+            self._beat(budget)
+        return budget
+
+    def _fall_back(self, exc: BaseException) -> None:
+        share = self.per_minute / self._live
+        logger.warning(
+            "the shared rate store %s failed (%s); this process goes on alone at its share "
+            "of the budget (%g a minute, 1 of %d processes) until the store is back",
+            self._budget.name,
+            type(exc).__name__,
+            share,
+            self._live,
+        )
+        self._budget.close()
+        self._budget = _in_memory(share, "in-process fallback")
+        self._rejoin_at = next_rejoin(self._clock())
+
+    def _rejoin(self) -> None:
+        self._rejoin_at = next_rejoin(self._clock())
+        try:
+            budget = self._opened()
+        except stores.StoreError:
+            return
+        logger.info("the shared rate store %s is back: shared again", budget.name)
+        self._budget = budget
+        self._rejoin_at = math.inf

@@ -37,8 +37,9 @@ class StoreError(OSError):
     """A shared rate or token store that cannot be used: unreachable, unwritable, corrupt.
 
     Raised when a store is set up (a bad URL, an unwritable SQLite path, a Redis server
-    that does not answer); once running, a failing store is replaced by the in-process
-    fallback with one warning instead.
+    that does not answer); once running, a failing store costs one warning instead:
+    a rate store's processes each go on at their share until it is back, a token
+    store's client fetches its own tokens.
 
     Example::
 
@@ -82,9 +83,10 @@ def store_path(url: str, option: str, scheme: str) -> str | None:
 
 def in_existing_directory(path: str | os.PathLike[str], what: str) -> Path:
     """``path``, or a :class:`StoreError` if its directory does not exist."""
-    if not (path := Path(path)).parent.is_dir():
-        raise StoreError(f"the {what}'s directory {str(path.parent)!r} does not exist")
-    return path
+    found = Path(path)
+    if not found.parent.is_dir():
+        raise StoreError(f"the {what}'s directory {str(found.parent)!r} does not exist")
+    return found
 
 
 def redis_location(url: str) -> str:
@@ -151,8 +153,10 @@ class FileTokenStore:
     def __init__(
         self, path: str | os.PathLike[str], *, key: str, lock_timeout: float = 30.0
     ) -> None:
-        self.path, self._key = in_existing_directory(path, "token file"), key
-        self._where, self._lock_timeout = repr(str(self.path)), lock_timeout
+        self.path = in_existing_directory(path, "token file")
+        self._key = key
+        self._where = repr(str(self.path))
+        self._lock_timeout = lock_timeout
 
     def __repr__(self) -> str:
         return f"FileTokenStore({self._where})"
@@ -162,7 +166,8 @@ class FileTokenStore:
         with store_errors((OSError,), f"cannot read the token file {self._where}"):
             try:
                 with self.path.open("rb") as file:
-                    mode, data = os.fstat(file.fileno()).st_mode, file.read()
+                    mode = os.fstat(file.fileno()).st_mode
+                    data = file.read()
             except FileNotFoundError:
                 return None
         if mode & 0o077:  # the group or others may use it
@@ -209,8 +214,10 @@ class RedisTokenStore:
 
     def __init__(self, url: str, *, key: str, lock_timeout: float = 30.0) -> None:
         self._redis = redis_connection(url, "SERVICE_API_TOKEN_STORE")
-        self._name, self._key = f"service-api:token:{digest(key)}", key
-        self._where, self._lock_timeout = redis_location(url), lock_timeout
+        self._name = f"service-api:token:{digest(key)}"
+        self._key = key
+        self._where = redis_location(url)
+        self._lock_timeout = lock_timeout
 
     def __repr__(self) -> str:
         return f"RedisTokenStore({self._where!r})"

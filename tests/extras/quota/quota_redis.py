@@ -50,22 +50,18 @@ def redis_server(directory: Path, port: int = 0) -> Iterator[str]:
     if executable is None:
         pytest.skip(REDIS_MISSING)
     port = port or _free_port()
+    options = {
+        "--bind": "127.0.0.1",
+        "--port": str(port),
+        "--save": "",
+        "--appendonly": "no",
+        "--dir": str(directory),
+    }
+    command = [executable]
+    for option, value in options.items():
+        command += [option, value]
     process = subprocess.Popen(
-        [
-            executable,
-            "--bind",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(directory),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     url = f"redis://127.0.0.1:{port}/0"
     try:

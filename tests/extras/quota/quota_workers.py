@@ -1,5 +1,6 @@
 """What the worker processes of the multi-process tests run (importable by ``spawn``)."""
 
+import logging
 import time
 from threading import Barrier
 
@@ -58,34 +59,45 @@ def learned_elsewhere(url: str) -> tuple[float, float | None]:
         limiter.close()
 
 
-def export_learning(
-    base_url: str, account: str, store: str, start: Barrier
-) -> dict[str, list[str]]:
-    """Export ``account`` with the rate learned in ``store``: the shipment IDs, and the
-    warnings about the store that this process logged."""
-    import logging
+class KeptWarnings(logging.Handler):
+    """Keeps the messages of the warnings logged, for a worker process to return."""
 
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def export_sharing(
+    base_url: str,
+    account: str,
+    store: str,
+    start: Barrier,
+    *,
+    rate_limit: float | str = "adaptive",
+) -> dict[str, list[str]]:
+    """Export ``account`` on the budget ``rate_limit`` (learned by default) shared in
+    ``store``: the shipment IDs, and the warnings about the store this process logged."""
     import service_api
     from service_api_client.api.shipments import list_shipments
     from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
 
-    warnings: list[str] = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = lambda record: warnings.append(record.getMessage())  # type: ignore[method-assign]
-    logging.getLogger("service_api").addHandler(handler)
+    warnings = KeptWarnings()
+    logging.getLogger("service_api").addHandler(warnings)
     policy = service_api.RetryPolicy(max_retries=10)
     with service_api.Client(
         base_url,
         DEMO_CLIENT_ID,
         DEMO_CLIENT_SECRET,
         account,
-        rate_limit="adaptive",
+        rate_limit=rate_limit,
         rate_store=store,
         retry=policy,
     ) as client:
         start.wait(timeout=30)
-        ids = [
-            str(s.shipment_id)
-            for s in service_api.paginate(list_shipments, client, page_size=10)
-        ]
-    return {"ids": ids, "warnings": [w for w in warnings if "rate store" in w]}
+        pages = service_api.paginate(list_shipments, client, page_size=10)
+        ids = [str(shipment.shipment_id) for shipment in pages]
+    kept = [message for message in warnings.messages if "rate store" in message]
+    return {"ids": ids, "warnings": kept}

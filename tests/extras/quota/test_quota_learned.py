@@ -70,9 +70,8 @@ def test_a_429_after_a_burst_paces_at_the_burst_over_the_window_it_filled() -> N
     # 24 over 0.5 s and a 6 s Retry-After (a whole second, rounded up by half of one on
     # average): a window of about 6 s, so 4 a second, less 3 %.
     assert limiter.per_minute == pytest.approx(BETA * 4 * 60)
-    assert limiter.try_acquire() == pytest.approx(
-        6.0
-    )  # the Retry-After pauses everything
+    # The Retry-After pauses everything.
+    assert limiter.try_acquire() == pytest.approx(6.0)
     clock.now += 6.0
     assert limiter.try_acquire() == 0.0
     assert limiter.try_acquire() == pytest.approx(1 / (BETA * 4))

@@ -12,7 +12,7 @@ import httpx
 import pytest
 import redis
 from quota_redis import redis_server
-from quota_workers import export_learning, learned_elsewhere
+from quota_workers import export_sharing, learned_elsewhere
 
 from service_api.quota import AdaptiveRateLimiter, StoreError
 from service_api_mock import RunningMock
@@ -84,7 +84,7 @@ def test_processes_exporting_under_the_quota_learn_it_together(
     with SPAWN.Manager() as manager, ProcessPoolExecutor(2, mp_context=SPAWN) as pool:
         start = manager.Barrier(2)
         futures = [
-            pool.submit(export_learning, mock.base_url, a, store_url, start)
+            pool.submit(export_sharing, mock.base_url, a, store_url, start)
             for a in accounts
         ]
         exported = [f.result(timeout=120) for f in futures]
@@ -138,40 +138,6 @@ def test_a_redis_outage_leaves_each_process_its_share_then_they_rejoin(
         first.close()
         second.close()
     assert len([r for r in caplog.records if r.levelno >= logging.WARNING]) == 1
-
-
-def test_processes_export_everything_through_a_redis_outage(
-    mock: RunningMock, tmp_path: Path
-) -> None:
-    mock.service.reset(records=400)
-    mock.service.set_faults(rate_limit=600, rate_window=1.0)
-    with (
-        SPAWN.Manager() as manager,
-        ProcessPoolExecutor(2, mp_context=SPAWN) as pool,
-        contextlib.ExitStack() as first_server,
-    ):
-        url = first_server.enter_context(redis_server(tmp_path))
-        port = int(url.rsplit(":", 1)[1].split("/")[0])
-        start = manager.Barrier(2)
-        futures = [
-            pool.submit(export_learning, mock.base_url, a, url, start)
-            for a in ("acct-1", "acct-2")
-        ]
-        deadline = time.monotonic() + 60
-        while mock.service.count("listShipments", 200) < 20:  # a quarter in
-            assert time.monotonic() < deadline, "the export did not start"
-            time.sleep(0.05)
-        first_server.close()  # the store stops, mid-run
-        while mock.service.count("listShipments", 200) < 40:
-            assert time.monotonic() < deadline, "the export stopped with the store"
-            time.sleep(0.05)
-        with redis_server(tmp_path, port):  # back, empty
-            exported = [f.result(timeout=120) for f in futures]
-    for result in exported:
-        assert len(result["ids"]) == len(set(result["ids"])) == 400
-        assert len(result["warnings"]) == 1
-        assert "shared rate store" in result["warnings"][0]
-    assert mock.service.count(status=429) <= 10
 
 
 # ---- bad input at start-up: a StoreError naming the store, never its password ----

@@ -118,9 +118,8 @@ def test_a_store_failing_in_use_falls_back_with_one_warning(
         assert limiter.try_acquire() == 0.0
         # Another program damages the store: the table is gone.
         with contextlib.closing(sqlite3.connect(path)) as other:
-            for (table,) in other.execute(
-                "SELECT name FROM sqlite_master WHERE type='table'"
-            ):
+            found = other.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            for (table,) in found.fetchall():
                 other.execute(f"DROP TABLE '{table}'")
             other.commit()
         with caplog.at_level(logging.WARNING, logger="service_api"):
