@@ -300,7 +300,7 @@ class Drawn:
                 "previous": {"type": ["string", "null"]},
             },
         }
-        found = {self.model: record}
+        found: dict[str, Any] = {self.model: record}
         if "list" in self.verbs:
             found[_pascal(self.singular, "page")] = page
         return found
