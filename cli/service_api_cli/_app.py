@@ -116,7 +116,7 @@ examples:
   {PROG} load shipments devices --account acct-1 --account acct-2
   {PROG} load shipments --account acct-1 --dataset raw --pipelines-dir state
   {PROG} load devices --account acct-1 --destination postgres   # credentials as dlt reads them
-  {PROG} load routes --account acct-1 --primary-key routeRef    # records without an ...Id field
+  {PROG} load devices --account acct-1 --primary-key deviceId   # the key rows merge on
   {PROG} list shipments --account acct-1 -o s.jsonl
   {PROG} load shipments --from s.jsonl --account acct-1   # no request, no credentials
 
@@ -331,8 +331,8 @@ def _add_load(commands: Any) -> None:
         load,
         "--primary-key",
         "FIELD",
-        "the field to merge rows on, for endpoints whose records have no single "
-        "...Id field",
+        "the field rows are merged on (with the account) in every ENDPOINT named; "
+        "needed where the records have no single ...Id field",
     )
     _option(
         load,

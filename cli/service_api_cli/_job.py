@@ -169,7 +169,7 @@ _FORMS = {
 }
 
 
-def _as(raw: str, member: Any) -> Any:
+def _as_type(raw: str, member: Any) -> Any:
     """``raw`` as ``member``, one type of a parameter's annotation (the generator
     writes an enum as a ``Literal``); else a ValueError naming the form expected, or a
     TypeError for a type the command line has no spelling for (``Unset``, a model)."""
@@ -196,7 +196,7 @@ def _convert(raw: str, annotation: Any) -> Any:
     expected = []
     for member in members:
         try:
-            return _as(raw, member)
+            return _as_type(raw, member)
         except ValueError as exc:
             expected.append(str(exc))
         except TypeError:
