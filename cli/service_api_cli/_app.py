@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import importlib.metadata
 import logging
+import math
 import os
 import signal
 import sys
@@ -17,9 +18,9 @@ import threading
 import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from service_api import PaginationWarning
+from service_api import PaginationWarning, RetryPolicy
 from service_api_cli._connection import (
     ENV_ACCOUNT_ID,
     ENV_RATE_LIMIT,
@@ -28,16 +29,16 @@ from service_api_cli._connection import (
 )
 from service_api_cli._exit_codes import (
     EXIT_CODES_HELP,
-    ExitCode,
     UsageError,
     describe_error,
     exit_code_for,
     say,
 )
 from service_api_cli._formats import FORMATS
-from service_api_cli._load import add_load_parser, run_load
 
-__all__ = ["build_parser", "main"]
+if TYPE_CHECKING:
+    from service_api_cli._job import Job
+
 
 PROG = "service-api"
 
@@ -110,23 +111,35 @@ examples:
 Every option after "mock" goes to the mock's own entry point (service-api-mock)."""
 
 
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Keeps the epilogs as written and shows each option's default, where it has one."""
+_LOAD_EPILOG = f"""\
+examples:
+  {PROG} load shipments devices --account acct-1 --account acct-2
+  {PROG} load shipments --account acct-1 --dataset raw --pipelines-dir state
+  {PROG} load devices --account acct-1 --destination postgres   # credentials as dlt reads them
+  {PROG} load devices --account acct-1 --primary-key deviceId   # the key rows merge on
+  {PROG} list shipments --account acct-1 -o s.jsonl
+  {PROG} load shipments --from s.jsonl --account acct-1   # no request, no credentials
 
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        text = action.help
-        default = action.default
-        if (
-            text is not None
-            and "%(default)" not in text
-            and action.option_strings
-            and default not in (None, False, [], argparse.SUPPRESS)
-        ):
-            text += " (default: %(default)s)"
-        return text
+what it does:
+  The credentials and every account are checked first, before the destination is
+  touched. One table per endpoint, a row per record as sent plus an "account" column;
+  nested lists become child tables. Rows are merged on the record's identifier (its
+  one ...Id field, or --primary-key) and account: a rerun updates them, and the summary
+  says how many rows are new. DuckDB writes service_api.duckdb (PIPELINE-NAME.duckdb)
+  in the current folder; DESTINATION__DUCKDB__CREDENTIALS chooses another file.
+
+where dlt keeps its state:
+  dlt's pipeline state (where to resume) and load packages live beside the DuckDB
+  file they belong to, in FILE.dlt/ (service_api.duckdb.dlt/); for any other
+  destination in dlt's own place (~/.dlt/pipelines/); --pipelines-dir chooses.
+
+resume:
+  After an API error or Ctrl-C the pages fetched so far are loaded, with where each
+  account stopped: run the same command again to load the rest. dlt's anonymous
+  telemetry is off unless RUNTIME__DLTHUB_TELEMETRY is set."""
 
 
-def _whole_number(least: int) -> Callable[[str], int]:
+def _whole_number(least: int, most: float = math.inf) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -136,132 +149,134 @@ def _whole_number(least: int) -> Callable[[str], int]:
             ) from None
         if value < least:
             raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
+        if value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most}, got {value}")
         return value
 
     return parse
 
 
-_non_negative_int, _positive_int = _whole_number(0), _whole_number(1)
+_non_negative_int = _whole_number(0)
+_positive_int = _whole_number(1)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``service-api`` and its sub-commands.
+def _option(parser: Any, flag: str, metavar: str, text: str, **more: Any) -> None:
+    """An option taking a value: its flag, what the value is, its help."""
+    parser.add_argument(flag, metavar=metavar, help=text, **more)
 
-    Example::
 
-        args = build_parser().parse_args(["list", "shipments", "--account", "acct-1"])
-    """
-    formatter = _HelpFormatter
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Export records from the service's public HTTP API.",
-        epilog=_MAIN_EPILOG,
-        formatter_class=formatter,
-    )
-    parser.add_argument(
-        "--version",
-        action="version",
-        version=f"%(prog)s {importlib.metadata.version('service-api')}",
-    )
+def _add_connection(parser: argparse.ArgumentParser) -> None:
     connection = parser.add_argument_group(
         "connection (flags win over the environment)"
     )
-    connection.add_argument(
-        "--base-url", metavar="URL", help="API base URL [SERVICE_API_BASE_URL]"
-    )
-    connection.add_argument(
-        "--client-id", metavar="ID", help="client ID [SERVICE_API_CLIENT_ID]"
-    )
-    connection.add_argument(
+    _option(connection, "--base-url", "URL", "API base URL [SERVICE_API_BASE_URL]")
+    _option(connection, "--client-id", "ID", "client ID [SERVICE_API_CLIENT_ID]")
+    _option(
+        connection,
         "--client-secret",
-        metavar="SECRET",
-        help="client secret; prefer SERVICE_API_CLIENT_SECRET or the prompt (shell history)",
+        "SECRET",
+        "client secret; prefer SERVICE_API_CLIENT_SECRET or the prompt (shell history)",
     )
-    connection.add_argument(
+    _option(
+        connection,
         "--proxy",
-        metavar="URL",
-        help="send every request through this proxy (http, https or socks5 URL) "
+        "URL",
+        "send every request through this proxy (http, https or socks5 URL) "
         "instead of the environment's HTTP_PROXY / HTTPS_PROXY / ALL_PROXY",
     )
-    connection.add_argument(
+    _option(
+        connection,
         "--retries",
+        "N",
+        f"retries of a failed request (0: none; default: {RetryPolicy().max_retries})",
         type=_non_negative_int,
-        metavar="N",
-        help="retries of a failed request (0: none) [the library's default]",
     )
     sharing = parser.add_argument_group(
         "shared between processes (flags win over the environment)"
     )
-    sharing.add_argument(
+    _option(
+        sharing,
         "--rate-limit",
-        metavar="N|adaptive",
-        help="at most N requests per minute, or adaptive: learn the quota from 429 "
+        "N|adaptive",
+        "at most N requests per minute, or adaptive: learn the quota from 429 "
         f"answers [{ENV_RATE_LIMIT}; default: no limit, 90 with --rate-store]",
     )
-    sharing.add_argument(
+    _option(
+        sharing,
         "--rate-store",
-        metavar="URL",
-        help="share the request budget with every process using the same store: "
+        "URL",
+        "share the request budget with every process using the same store: "
         f"sqlite:///PATH (one host) or redis://HOST:PORT/DB [{ENV_RATE_STORE}]",
     )
-    sharing.add_argument(
+    _option(
+        sharing,
         "--token-store",
-        metavar="URL",
-        help="share the bearer token with every process using the same store: "
+        "URL",
+        "share the bearer token with every process using the same store: "
         f"file:///PATH (one host) or redis://HOST:PORT/DB [{ENV_TOKEN_STORE}]",
     )
-    parser.add_argument(
-        "--debug",
-        action="store_true",
-        help="show tracebacks and debug logging on errors",
+
+
+def _add_paging(
+    command: argparse.ArgumentParser, *, concurrency: int, largest_page: float
+) -> None:
+    # Options list and load share; load fetches ahead while dlt writes.
+    _option(
+        command,
+        "--account",
+        "ID",
+        f"account (repeatable, or comma-separated) [{ENV_ACCOUNT_ID}]",
+        action="append",
     )
-    parser.add_argument(
+    _option(
+        command,
+        "--page-size",
+        "N",
+        "records per page (default: %(default)s)",
+        type=_whole_number(1, largest_page),
+        default=50,
+    )
+    _option(
+        command,
+        "--concurrency",
+        "K",
+        "pages fetched ahead in parallel per account (order is kept; "
+        "default: %(default)s)",
+        type=_positive_int,
+        default=concurrency,
+    )
+    # -q where it is often typed too: after the command.
+    command.add_argument(
         "-q",
         "--quiet",
         action="store_true",
-        help="no line per retry waited out, no progress",
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
     )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
+
+def _add_list(commands: Any) -> None:
     listing = commands.add_parser(
         "list",
         help="export every record of a list endpoint",
         description=(
             "Export every record of a list endpoint, page by page, for one or more accounts. "
-            "ENDPOINT is any list operation of the generated client (see the choices in the "
-            "error for an unknown name)."
+            "ENDPOINT is any list operation of the spec (see the choices in the error "
+            "for an unknown name)."
         ),
         epilog=_LIST_EPILOG,
-        formatter_class=formatter,
     )
     listing.add_argument(
         "endpoint", metavar="ENDPOINT", help="list endpoint, such as shipments"
     )
-    listing.add_argument(
-        "--account",
-        action="append",
-        metavar="ID",
-        help=f"account to export (repeatable, or comma-separated) [{ENV_ACCOUNT_ID}]",
-    )
-    listing.add_argument(
-        "--page-size",
-        type=_positive_int,
-        default=50,
-        metavar="N",
-        help="records per page",
-    )
-    listing.add_argument(
+    # Above the service's largest page, the pager warns and asks for its largest.
+    _add_paging(listing, concurrency=1, largest_page=math.inf)
+    _option(
+        listing,
         "--max-items",
+        "N",
+        "stop after N records per account",
         type=_positive_int,
-        metavar="N",
-        help="stop after N records per account",
-    )
-    listing.add_argument(
-        "--concurrency",
-        type=_positive_int,
-        default=1,
-        metavar="K",
-        help="pages fetched ahead in parallel (order is kept)",
     )
     listing.add_argument(
         "--format",
@@ -281,44 +296,139 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help='add the "account" field even with a single account',
     )
-    listing.add_argument(
+    _option(
+        listing,
         "--param",
+        "NAME=VALUE",
+        "a query parameter of the endpoint (repeatable), by its spec name "
+        "(createdAfter) or snake name (created_after); checked and converted as the "
+        "spec declares it (dates in ISO 8601)",
         action="append",
         default=[],
-        metavar="NAME=VALUE",
-        help="extra endpoint parameter (repeatable), checked against the endpoint",
     )
 
-    add_load_parser(commands, formatter, _positive_int)
-    for name in ("list", "load"):  # -q where it is often typed too: after the command
-        quiet: dict[str, Any] = {
-            "default": argparse.SUPPRESS,
-            "help": argparse.SUPPRESS,
-        }
-        commands.choices[name].add_argument(
-            "-q", "--quiet", action="store_true", **quiet
-        )
 
+def _add_load(commands: Any) -> None:
+    load = commands.add_parser(
+        "load",
+        help="load list endpoints into a database (dlt; DuckDB by default)",
+        description=(
+            "Load every record of one or more list endpoints, for one or more accounts,\n"
+            "into a database through dlt. Needs the dlt extra: pip install 'service-api[dlt]'."
+        ),
+        epilog=_LOAD_EPILOG,
+    )
+    load.add_argument(
+        "endpoints",
+        nargs="+",
+        metavar="ENDPOINT",
+        help="list endpoint, such as shipments",
+    )
+    # Pages are fetched while dlt writes the one before: 4 took a fifth off the fetch
+    # of 2 x 10,000 shipments (bench case "load").
+    _add_paging(load, concurrency=4, largest_page=50)
+    _option(
+        load,
+        "--primary-key",
+        "FIELD",
+        "the field rows are merged on (with the account) in every ENDPOINT named; "
+        "needed where the records have no single ...Id field",
+    )
+    _option(
+        load,
+        "--destination",
+        "NAME",
+        "any dlt destination by name (default: %(default)s, a local file)",
+        default="duckdb",
+    )
+    _option(
+        load,
+        "--dataset",
+        "NAME",
+        "dataset (schema) to load into (default: %(default)s)",
+        default="raw",
+    )
+    _option(
+        load,
+        "--pipeline-name",
+        "NAME",
+        "dlt pipeline name: its state (where to resume) is kept under it "
+        "(default: %(default)s)",
+        default="service_api",
+    )
+    _option(
+        load,
+        "--pipelines-dir",
+        "DIR",
+        "where dlt keeps the pipeline's state and load packages (default: beside "
+        "the DuckDB file, in FILE.dlt/; for another destination, dlt's own place)",
+    )
+    _option(
+        load,
+        "--from",
+        "FILE",
+        "load this JSONL file of `service-api list ENDPOINT` instead of calling the API "
+        "(repeatable; one ENDPOINT; no credentials needed)",
+        dest="files",
+        action="append",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``service-api`` and its sub-commands.
+
+    Example::
+
+        args = build_parser().parse_args(["list", "shipments", "--account", "acct-1"])
+    """
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Export records from the service's public HTTP API.",
+        epilog=_MAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(parser=parser)
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {importlib.metadata.version('service-api')}",
+    )
+    _add_connection(parser)
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show tracebacks and debug logging on errors",
+    )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no line per retry waited out, no progress",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_list(commands)
+    _add_load(commands)
     token = commands.add_parser(
         "token",
         help="obtain a token and show its type and expiry",
         description="Obtain a bearer token and show its type and lifetime.",
         epilog=_TOKEN_EPILOG,
-        formatter_class=formatter,
     )
     token.add_argument(
         "--show-token", action="store_true", help="print the token itself too"
     )
-
     commands.add_parser(
         "mock",
         help="run the local mock of the service",
         description="Run the local mock (same options as service-api-mock).",
         epilog=_MOCK_EPILOG,
-        formatter_class=formatter,
         add_help=False,
         prefix_chars="\0",  # hand every option, --help included, to the mock untouched
     ).add_argument("mock_args", nargs=argparse.REMAINDER)
+    for command in commands.choices.values():
+        # Each help says its default, once, where there is one (%(default)s).
+        command.formatter_class = argparse.RawDescriptionHelpFormatter
+        command.set_defaults(parser=command)
     return parser
 
 
@@ -384,14 +494,6 @@ def _logging_to_stderr(*, debug: bool, quiet: bool) -> Iterator[None]:
         client.setLevel(saved[2])
 
 
-def _warning_text(message: Warning | str, category: type[Warning]) -> str:
-    text = str(message).strip()
-    first = text.splitlines()[0] if text else category.__name__
-    if issubclass(category, PaginationWarning):
-        return f"warning: {first}"
-    return f"warning: {category.__name__}: {first}"
-
-
 def _warning_line(located: bool) -> Callable[..., None]:
     def show(
         message: Warning | str,
@@ -400,30 +502,31 @@ def _warning_line(located: bool) -> Callable[..., None]:
         lineno: int,
         *_: Any,
     ) -> None:
-        say(
-            _warning_text(message, category)
-            + (f" ({filename}:{lineno})" if located else "")
-        )
+        first = (str(message).strip() or category.__name__).splitlines()[0]
+        kind = f"{category.__name__}: "
+        if issubclass(category, PaginationWarning):
+            kind = ""  # the client's own: the message says it all
+        where = f" ({filename}:{lineno})" if located else ""
+        say(f"warning: {kind}{first}{where}")
 
     return show
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(job: Job) -> int:
     # Imported here so that --help and usage errors stay fast.
-    from service_api_cli import _commands
+    from service_api_cli import _commands, _export, _load
+    from service_api_cli._job import ListJob, LoadJob, TokenJob
 
-    if args.command == "mock":
-        if {"-h", "--help"} & set(args.mock_args):
-            # The mock's own help lists its options; ours adds how to call it from here.
-            print(f"usage: {PROG} mock [options of the mock]\n\n{_MOCK_EPILOG}\n")
-        return _commands.run_mock(list(args.mock_args))
-    if args.command == "load":
-        return run_load(args)
-    if args.command == "token":
-        return _commands.run_token(args)
-    from service_api_cli._export import run_list
-
-    return run_list(args)
+    if isinstance(job, ListJob):
+        return _export.run_list(job)
+    if isinstance(job, LoadJob):
+        return _load.run_load(job)
+    if isinstance(job, TokenJob):
+        return _commands.run_token(job)
+    if {"-h", "--help"} & set(job.argv):
+        # The mock's own help lists its options; ours adds how to call it from here.
+        print(f"usage: {PROG} mock [options of the mock]\n\n{_MOCK_EPILOG}\n")
+    return _commands.run_mock(list(job.argv))
 
 
 def _terminated(signum: int, frame: object) -> None:
@@ -445,32 +548,36 @@ def _terminate_as_interrupt() -> Iterator[None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``service-api`` with ``argv`` (default: the process arguments); returns the exit code.
 
+    The command line is parsed, then resolved once into the job the command runs.
+
     Example::
 
         >>> main(["--version"])  # doctest: +SKIP
         service-api 0.1.0
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = build_parser().parse_known_args(argv)
+    # The command's own parser: a usage error shows that command's usage, and so does
+    # an argument it does not know (argparse leaves those to the main parser).
+    command = args.parser
+    if unknown:
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")
+    # What the error handling needs, taken before the job: resolving may fail.
+    debug = args.debug
     with (
-        _logging_to_stderr(debug=args.debug, quiet=args.quiet),
+        _logging_to_stderr(debug=debug, quiet=args.quiet),
         _terminate_as_interrupt(),
     ):
-        return _handle_errors(parser, args)
+        try:
+            from service_api_cli._job import resolve_job
 
-
-def _handle_errors(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    except KeyboardInterrupt:
-        say("interrupted")
-        return ExitCode.INTERRUPTED
-    except UsageError as exc:
-        parser.print_usage(sys.stderr)
-        say(f"error: {exc}")
-        return ExitCode.USAGE
-    except Exception as exc:
-        if args.debug:
-            traceback.print_exc()
-        say(f"error: {describe_error(exc)}")
-        return exit_code_for(exc)
+            return _run(resolve_job(args))
+        except (Exception, KeyboardInterrupt) as exc:
+            if isinstance(exc, UsageError):
+                command.print_usage(sys.stderr)
+            elif debug:
+                traceback.print_exc()
+            if isinstance(exc, KeyboardInterrupt):
+                say("interrupted")
+            else:
+                say(f"error: {describe_error(exc)}")
+            return exit_code_for(exc)

@@ -1,107 +1,163 @@
-"""The library client every command uses, built in one place from the connection flags.
+"""The settings of the client every command uses, resolved once, and the client built
+from them.
 
-The settings are the library's: ``--base-url``, ``--client-id`` and ``--client-secret`` go
-to :class:`service_api.Client` as given, which reads ``SERVICE_API_*`` for what is left out
-and checks the base URL, naming the variable of what it refuses (the message here adds
-the flag). ``--proxy URL`` and ``--retries N`` are passed on only when given, so that
-without them the library's defaults hold (its retry budget, the environment's
-``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY``). ``--rate-limit``,
-``--rate-store`` and ``--token-store`` (or ``SERVICE_API_RATE_LIMIT``,
-``SERVICE_API_RATE_STORE``, ``SERVICE_API_TOKEN_STORE``; the flag wins) become the
-client's ``rate_limit``, ``rate_store`` and ``token_store``. Whatever the library refuses
-is a usage error, exit code 2, in one line that never holds a password.
+Each setting is its flag, else its variable (``--base-url`` / ``SERVICE_API_BASE_URL``,
+``--client-id``, ``--client-secret``; ``--rate-limit``, ``--rate-store``,
+``--token-store`` / ``SERVICE_API_RATE_LIMIT``, ...): :func:`resolve_connection` reads
+them, checks what the command line can check itself (a base URL, a rate, a store's
+scheme, a proxy), asks for a missing secret on a terminal, and returns a frozen
+:class:`Connection`. ``--proxy URL`` and ``--retries N`` are passed on only when given,
+so that without them the library's defaults hold (its retry budget, the environment's
+``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY``). Whatever is refused is
+a usage error, exit code 2, in one line that names the flag or the variable it came from
+and never holds a password.
 """
-
-from __future__ import annotations
 
 import argparse
 import contextlib
 import getpass
 import math
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+import attrs
 import httpx
 
 import service_api
-from service_api_cli._exit_codes import UsageError
-
-__all__ = [
-    "ENV_ACCOUNT_ID",
-    "ENV_RATE_LIMIT",
-    "ENV_RATE_STORE",
-    "ENV_TOKEN_STORE",
-    "check_proxy",
-    "check_store",
-    "client_arguments",
-    "make_client",
-    "parse_rate_limit",
-    "resolve_accounts",
-    "shown_url",
-]
+from service_api_cli._exit_codes import UsageError, say
 
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 RATE_STORE_SCHEMES = ("sqlite", "redis", "rediss")
 TOKEN_STORE_SCHEMES = ("file", "redis", "rediss")
 
-# Read by the library (service_api.Client); named here for the flags and the help.
+# The variables the library reads too, each with the flag that wins over it.
 FLAGS = {
     "SERVICE_API_BASE_URL": "--base-url",
     "SERVICE_API_CLIENT_ID": "--client-id",
     "SERVICE_API_CLIENT_SECRET": "--client-secret",
 }
-ENV_CLIENT_SECRET = "SERVICE_API_CLIENT_SECRET"  # noqa: S105 -- a variable name, not a secret
+ENV_BASE_URL = "SERVICE_API_BASE_URL"
+ENV_CLIENT_ID = "SERVICE_API_CLIENT_ID"
+ENV_CLIENT_SECRET = "SERVICE_API_CLIENT_SECRET"  # noqa: S105 -- a variable name
 # The list form (acct-1,acct-2) is the command line's own.
 ENV_ACCOUNT_ID = "SERVICE_API_ACCOUNT_ID"
 ENV_RATE_LIMIT = "SERVICE_API_RATE_LIMIT"
 ENV_RATE_STORE = "SERVICE_API_RATE_STORE"
 ENV_TOKEN_STORE = "SERVICE_API_TOKEN_STORE"  # noqa: S105 -- a variable name, not a secret
 ADAPTIVE = "adaptive"
-SECRET_ON_COMMAND_LINE_WARNING = (
-    "service-api: warning: --client-secret on the command line is kept in your shell "
-    f"history; prefer {ENV_CLIENT_SECRET} or the prompt"
-)
 
 
-def _flag_or_variable(
-    args: argparse.Namespace, name: str, variable: str
-) -> tuple[str | None, str]:
-    # The flag wins; an empty or blank variable counts as unset. The second item names
-    # where the value came from, for the message when it is refused.
-    flag = getattr(args, name, None)
-    if flag is not None:
-        return flag.strip(), f"--{name.replace('_', '-')}"
-    value = os.environ.get(variable, "").strip()
-    return (value or None), variable
-
-
-def client_arguments(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments of :class:`service_api.Client` that the flags (and, for the
-    shared budget and token, ``SERVICE_API_*``) give, checked; only those given.
+@attrs.frozen
+class Connection:
+    """The client's settings, resolved: each from its flag, else its variable;
+    ``options`` are the other keyword arguments of :class:`service_api.Client`, only
+    those given.
 
     Example::
 
-        client_arguments(build_parser().parse_args(["--retries", "3", "token"]))
+        connection = resolve_connection(build_parser().parse_args(["--retries", "3", "token"]))
+        connection.options   # {"max_retries": 3}
     """
-    arguments: dict[str, Any] = {}
-    if args.proxy is not None:
-        arguments["proxy"] = check_proxy(args.proxy)
-    if args.retries is not None:
-        arguments["max_retries"] = args.retries
-    rate, source = _flag_or_variable(args, "rate_limit", ENV_RATE_LIMIT)
+
+    base_url: str
+    client_id: str
+    client_secret: str = attrs.field(repr=False)
+    options: Mapping[str, Any]
+
+
+def _flag_or_variable(
+    args: argparse.Namespace, variable: str, flag: str
+) -> tuple[str | None, str]:
+    # The flag wins; empty or blank counts as unset. The second item names where the
+    # value came from, for the message when it is refused.
+    given = getattr(args, flag[2:].replace("-", "_"))
+    if given is not None:
+        return (given.strip() or None), flag
+    return (os.environ.get(variable, "").strip() or None), variable
+
+
+def _required(args: argparse.Namespace, variable: str) -> tuple[str, str]:
+    flag = FLAGS[variable]
+    value, source = _flag_or_variable(args, variable, flag)
+    if value is None:
+        words = flag[2:].replace("-", " ")
+        raise UsageError(f"no {words}: pass {flag} or set {variable}")
+    return value, source
+
+
+def _secret(args: argparse.Namespace) -> str:
+    secret, _ = _flag_or_variable(args, ENV_CLIENT_SECRET, "--client-secret")
+    if args.client_secret:
+        say(
+            "warning: --client-secret on the command line is kept in your shell "
+            f"history; prefer {ENV_CLIENT_SECRET} or the prompt"
+        )
+    if secret is None and sys.stdin.isatty():
+        secret = getpass.getpass("Client secret: ").strip() or None
+    if secret is None:
+        raise UsageError(
+            f"no client secret: set {ENV_CLIENT_SECRET}, or type it when asked on a "
+            "terminal (or pass --client-secret)"
+        )
+    return secret
+
+
+def _shared(args: argparse.Namespace) -> dict[str, Any]:
+    # The request budget and the token shared with other processes, where given.
+    options: dict[str, Any] = {}
+    rate, source = _flag_or_variable(args, ENV_RATE_LIMIT, "--rate-limit")
     if rate is not None:
-        arguments["rate_limit"] = parse_rate_limit(rate, source)
-    for name, variable, schemes in (
-        ("rate_store", ENV_RATE_STORE, RATE_STORE_SCHEMES),
-        ("token_store", ENV_TOKEN_STORE, TOKEN_STORE_SCHEMES),
-    ):
-        url, source = _flag_or_variable(args, name, variable)
-        if url is not None:
-            arguments[name] = check_store(url, source, schemes)
-    return arguments
+        options["rate_limit"] = parse_rate_limit(rate, source)
+    url, source = _flag_or_variable(args, ENV_RATE_STORE, "--rate-store")
+    if url is not None:
+        options["rate_store"] = check_store(url, source, RATE_STORE_SCHEMES)
+    url, source = _flag_or_variable(args, ENV_TOKEN_STORE, "--token-store")
+    if url is not None:
+        options["token_store"] = check_store(url, source, TOKEN_STORE_SCHEMES)
+    return options
+
+
+def resolve_connection(args: argparse.Namespace) -> Connection:
+    """The client's settings from the flags and ``SERVICE_API_*``, checked: a missing
+    secret is asked for on a terminal (once, for every client of the run).
+
+    Example::
+
+        resolve_connection(build_parser().parse_args(["--retries", "3", "token"]))
+    """
+    base_url, source = _required(args, ENV_BASE_URL)
+    check_base_url(base_url, source)
+    client_id, _ = _required(args, ENV_CLIENT_ID)
+    options = _shared(args)
+    if args.proxy is not None:
+        options["proxy"] = check_proxy(args.proxy)
+    if args.retries is not None:
+        options["max_retries"] = args.retries
+    return Connection(base_url, client_id, _secret(args), options=options)
+
+
+def check_base_url(url: str, source: str) -> str:
+    """``url`` if the client can use it as its base URL, else a :class:`UsageError`
+    naming ``source`` and echoing the URL without credentials.
+
+    Example::
+
+        >>> check_base_url("https://api.example.com/public/v3", "--base-url")
+        'https://api.example.com/public/v3'
+    """
+    # An absolute http(s) URL with a host; no user:password@ either (the base URL is
+    # quoted in messages and logs), no query, no fragment. The library checks the rest.
+    if not re.fullmatch(r"(?i)https?://[^/?#@\s]+(/[^?#@]*)?", url):
+        raise UsageError(
+            f"{source} {shown_url(url)!r} is not a usable base URL: it must be an "
+            "absolute http(s) URL such as https://api.example.com/public/v3, with no "
+            "query, fragment or user:password@"
+        )
+    return url
 
 
 def parse_rate_limit(text: str, source: str = "--rate-limit") -> float | str:
@@ -153,27 +209,20 @@ def check_store(url: str, source: str, schemes: tuple[str, ...]) -> str:
 
 
 def shown_url(url: str) -> str:
-    """A store or proxy URL as it may be printed: a password in it is replaced by ``***``.
+    """A URL as it may be printed: what comes before ``@`` (a user and password) and a
+    query or fragment are replaced by ``***``.
 
     Example::
 
         >>> shown_url("redis://:s3cret@10.0.0.5:6379/0")
-        'redis://:***@10.0.0.5:6379/0'
-        >>> shown_url("http://me:pa55@proxy:3128")
-        'http://me:***@proxy:3128'
+        'redis://***@10.0.0.5:6379/0'
+        >>> shown_url("https://me:pw@api.example.com/public/v3?key=k")
+        'https://***@api.example.com/public/v3?***'
         >>> shown_url("sqlite:///var/tmp/quota.db")
         'sqlite:///var/tmp/quota.db'
     """
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return "<invalid URL>"
-    if not password:
-        return url
-    user, _, host = parts.netloc.rpartition("@")
-    name = user.partition(":")[0]
-    return parts._replace(netloc=f"{name}:***@{host}").geturl()
+    url = re.sub(r"^(\w[\w+.-]*://)[^/?#]*@", r"\1***@", url)
+    return re.sub(r"([?#]).*", r"\1***", url, flags=re.DOTALL)
 
 
 def check_proxy(url: str) -> str:
@@ -195,15 +244,12 @@ def check_proxy(url: str) -> str:
     return url
 
 
-def _without_secrets(text: str, arguments: Mapping[str, Any]) -> str:
+def _without_secrets(text: str, options: Mapping[str, Any]) -> str:
     # The library's messages name a Redis store by host:port/db only; this is the belt
     # to those braces, for whatever a driver's error might quote. One line, too.
-    for url in filter(
-        None, (arguments.get(n) for n in ("proxy", "rate_store", "token_store"))
-    ):
-        text = text.replace(url, shown_url(url))
+    for name in ("proxy", "rate_store", "token_store"):
         with contextlib.suppress(ValueError):
-            if password := urlsplit(url).password:
+            if password := urlsplit(options.get(name, "")).password:
                 text = text.replace(password, "***")
     return " ".join(text.split())
 
@@ -219,9 +265,8 @@ def resolve_accounts(flags: Sequence[str] | None) -> list[str]:
     """
     values = flags or [os.environ.get(ENV_ACCOUNT_ID, "")]
     # An account ID never holds a comma: it separates several in one value.
-    accounts = list(
-        dict.fromkeys(a.strip() for v in values for a in v.split(",") if a.strip())
-    )
+    accounts = [a.strip() for value in values for a in value.split(",")]
+    accounts = list(dict.fromkeys(a for a in accounts if a))
     if not accounts:
         raise UsageError(
             f"no account: pass --account ID (repeatable) or set {ENV_ACCOUNT_ID}"
@@ -234,55 +279,35 @@ def resolve_accounts(flags: Sequence[str] | None) -> list[str]:
     return accounts
 
 
-def make_client(args: argparse.Namespace) -> service_api.Client:
-    """The :class:`service_api.Client` of the flags, with no account (each command takes a
-    child per account): what a flag leaves out the library reads from ``SERVICE_API_*``.
-    A missing secret is prompted for on a terminal; whatever the library refuses is a
-    :class:`UsageError` naming the flag or the variable.
+def make_client(connection: Connection) -> service_api.Client:
+    """The :class:`service_api.Client` of ``connection``, with no account (each command
+    takes a child per account); whatever the library refuses is a :class:`UsageError`
+    naming the flag and the variable of the setting.
 
     Example::
 
-        with make_client(build_parser().parse_args(["token"])) as client:
+        with make_client(resolve_connection(args)) as client:
             ...
     """
-    arguments = client_arguments(args)
-    if args.client_secret:
-        print(SECRET_ON_COMMAND_LINE_WARNING, file=sys.stderr)
+    options = connection.options
     try:
-        try:
-            return service_api.Client(
-                args.base_url, args.client_id, args.client_secret, None, **arguments
-            )
-        except service_api.ConfigurationError as exc:
-            if (
-                exc.variable != ENV_CLIENT_SECRET
-                or args.client_secret
-                or not sys.stdin.isatty()
-            ):
-                raise
-            args.client_secret = getpass.getpass("Client secret: ") or None
-            if args.client_secret is None:
-                raise UsageError("no client secret given") from None
-            return service_api.Client(
-                args.base_url, args.client_id, args.client_secret, None, **arguments
-            )
-    except service_api.ConfigurationError as exc:
-        flag = FLAGS.get(exc.variable)
-        given = flag is not None and getattr(args, flag[2:].replace("-", "_"), None)
-        message = (
-            f"{flag}: {exc}"
-            if given
-            else f"{exc}" + (f" (or pass {flag})" if flag else "")
+        return service_api.Client(
+            connection.base_url,
+            connection.client_id,
+            connection.client_secret,
+            None,
+            **options,
         )
-        raise UsageError(_without_secrets(message, arguments)) from None
-    except (ValueError, TypeError) as exc:
-        # The library checks what it is given; its message never holds the secret.
-        raise UsageError(
-            f"invalid setting: {_without_secrets(str(exc), arguments)}"
-        ) from None
-    except OSError as exc:
-        # A store the library cannot use (StoreError: unreachable Redis, a SQLite file in
-        # a missing or read-only directory, a token file that is not one).
-        raise UsageError(
-            f"unusable store: {_without_secrets(str(exc), arguments)}"
-        ) from None
+    except service_api.ConfigurationError as exc:
+        # The library names its argument ("rate_limit= needs the [quota] extra"); the
+        # command line names its flag and variable.
+        name = exc.variable.removeprefix("SERVICE_API_").lower().replace("_", "-")
+        text = re.sub(r"^\w+= ", "", str(exc))
+        message = f"--{name} / {exc.variable}: {text}"
+        raise UsageError(_without_secrets(message, options)) from None
+    except (ValueError, TypeError, OSError) as exc:
+        # The library checks what it is given; its message never holds the secret. An
+        # OSError is a store it cannot use (StoreError: unreachable Redis, a SQLite file
+        # in a missing or read-only directory, a token file that is not one).
+        what = "unusable store" if isinstance(exc, OSError) else "invalid setting"
+        raise UsageError(_without_secrets(f"{what}: {exc}", options)) from None

@@ -4,29 +4,18 @@ The codes are part of the command's interface (scripts branch on them), so they 
 listed in ``--help`` and in docs/extras/cli.md, and kept in one place here.
 """
 
-from __future__ import annotations
-
 import enum
+import re
 import sys
 
 import httpx
 
 from service_api import (
-    ApiConnectionError,
     AuthenticationError,
-    InvalidCredentialsError,
+    NotFoundError,
     PermissionDeniedError,
     ServiceApiError,
 )
-
-__all__ = [
-    "EXIT_CODES_HELP",
-    "ExitCode",
-    "UsageError",
-    "describe_error",
-    "exit_code_for",
-    "say",
-]
 
 
 class ExitCode(enum.IntEnum):
@@ -76,13 +65,30 @@ def exit_code_for(exc: BaseException) -> ExitCode:
         return ExitCode.INTERRUPTED
     if isinstance(exc, UsageError):
         return ExitCode.USAGE
-    if isinstance(exc, InvalidCredentialsError | AuthenticationError):
+    if isinstance(exc, AuthenticationError):  # refused credentials too
         return ExitCode.AUTHENTICATION
     if isinstance(exc, PermissionDeniedError):
         return ExitCode.PERMISSION
-    if isinstance(exc, ServiceApiError | ApiConnectionError | httpx.HTTPError):
+    if isinstance(exc, ServiceApiError | httpx.HTTPError):
         return ExitCode.API
     return ExitCode.FAILURE
+
+
+# The library's advice on a 404 whose URL lacks "/public/v3/". It misleads where the
+# URL has its version segment behind another prefix (a gateway's path): left out there.
+_LIBRARY_VERSION_HINT = "; the base URL probably lacks its /public/v3 prefix"
+
+
+def lacks_version(url: str) -> bool:
+    """Whether the path of ``url`` has no version segment (such as ``/v3``): only then
+    may a 404 mean a base URL without its ``/public/v3``.
+
+    Example::
+
+        >>> lacks_version("http://127.0.0.1:8080/"), lacks_version("https://gw/api/v3/x")
+        (True, False)
+    """
+    return re.search(r"/v[0-9]+(/|$)", httpx.URL(url).path) is None
 
 
 def describe_error(exc: BaseException) -> str:
@@ -93,8 +99,16 @@ def describe_error(exc: BaseException) -> str:
         >>> describe_error(ValueError("bad value"))
         'bad value'
     """
+    text = _first_line(exc)
+    request = getattr(exc, "request", None)
+    if (
+        isinstance(exc, NotFoundError)
+        and request
+        and not lacks_version(str(request.url))
+    ):
+        text = text.replace(_LIBRARY_VERSION_HINT, "")
     if isinstance(exc, ServiceApiError) and exc.page_number is not None:
-        return f"page {exc.page_number} failed: {_first_line(exc)}"
+        return f"page {exc.page_number} failed: {text}"
     if (
         isinstance(exc, OSError)
         and not isinstance(exc, ServiceApiError)
@@ -104,7 +118,7 @@ def describe_error(exc: BaseException) -> str:
         # A failed write to the output (disk full, file too large) has no file name
         # attached: say what failed rather than "[Errno 28] ...".
         return f"cannot write the output: {exc.strerror}"
-    return _first_line(exc)
+    return text
 
 
 def _first_line(exc: BaseException) -> str:

@@ -14,9 +14,6 @@ out a page at a time as it arrives; CSV and the table, which need every record f
 are written when the export ends, with whatever was fetched, also after a failure.
 """
 
-from __future__ import annotations
-
-import argparse
 import contextlib
 import json
 import os
@@ -28,10 +25,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any
 
 import attrs
+from rich.console import Console
 
 import service_api
-from service_api_cli._commands import find_endpoint, parse_params
-from service_api_cli._connection import make_client, resolve_accounts
+from service_api_cli._connection import make_client
 from service_api_cli._exit_codes import (
     ExitCode,
     UsageError,
@@ -39,12 +36,9 @@ from service_api_cli._exit_codes import (
     exit_code_for,
     say,
 )
-from service_api_cli._formats import choose_format
+from service_api_cli._job import ListJob
 from service_api_cli._output import jsonl_line, render, tagged
-from service_api_cli._progress import make_progress
-from service_api_client.api import LIST_ENDPOINTS
-
-__all__ = ["KeptPages", "run_list"]
+from service_api_cli._progress import Bars
 
 STATE_FILE = "state.json"
 
@@ -60,7 +54,7 @@ class AccountState:
     Example::
 
         state = AccountState("acct-1", "0.jsonl")
-        state.took(1, 50)   # page 1, 50 records: next_page is 2
+        state.count_page(1, 50)   # page 1, 50 records: next_page is 2
     """
 
     account: str
@@ -73,13 +67,15 @@ class AccountState:
     kept: int = 0  # records it had from an earlier run
     refused: BaseException | None = None
 
-    def took(self, number: int, records: int) -> None:
+    def count_page(self, number: int, records: int) -> None:
         """Page ``number`` and its ``records`` are written."""
-        self.pages, self.next_page, self.records = (
-            self.pages + 1,
-            number + 1,
-            self.records + records,
-        )
+        self.pages += 1
+        self.next_page = number + 1
+        self.records += records
+
+
+# What state.json keeps of each account.
+_SAVED = attrs.filters.exclude("kept", "refused")
 
 
 class KeptPages:
@@ -103,40 +99,27 @@ class KeptPages:
         *,
         restart: bool,
     ) -> None:
-        self.target = os.path.realpath(
-            path
-        )  # a symbolic link keeps pointing at the file
+        # A symbolic link keeps pointing at the file.
+        self.target = os.path.realpath(path)
         folder, name = os.path.split(self.target)
         self.folder = os.path.join(folder, f".{name}.partial")
         self.command = dict(command)
         if restart:
             shutil.rmtree(self.folder, ignore_errors=True)
-        saved = self._load()
-        if saved and saved.get("command") != self.command:
-            before = saved.get("command") or {}
+        before, self._all = self._load()
+        if before != self.command:
             changed = ", ".join(
-                f"{k} {before.get(k)!r}"
-                for k in self.command
-                if before.get(k) != self.command[k]
+                f"{key} {before.get(key)!r}"
+                for key, value in self.command.items()
+                if before.get(key) != value
             )
             raise UsageError(
                 f"{path} has pages kept by another export ({changed}): run that command "
                 "again to finish it, or add --restart to drop them and start over"
             )
-        try:
-            self._all = {
-                a: AccountState(**{**s, "kept": s["records"]})
-                for a, s in ((saved or {}).get("accounts") or {}).items()
-            }
-        except (TypeError, KeyError, AttributeError):  # not a state this command wrote
-            raise UsageError(
-                f"cannot read {self.folder}/{STATE_FILE}: add --restart"
-            ) from None
         for account in accounts:
-            self._all.setdefault(
-                account, AccountState(account, f"{len(self._all)}.jsonl")
-            )
-            state = self._all[account]
+            new = AccountState(account, f"{len(self._all)}.jsonl")
+            state = self._all.setdefault(account, new)
             path = self._path(state)  # a file that lost pages (a crash) starts again
             if (os.path.getsize(path) if os.path.exists(path) else 0) < state.size:
                 self._all[account] = AccountState(account, state.file)
@@ -145,22 +128,29 @@ class KeptPages:
     def _path(self, state: AccountState) -> str:
         return os.path.join(self.folder, state.file)
 
-    def _load(self) -> dict[str, Any] | None:
+    def _load(self) -> tuple[dict[str, Any], dict[str, AccountState]]:
+        """The command and the accounts of the pages kept: this command's and none when
+        there are none."""
+        path = os.path.join(self.folder, STATE_FILE)
         try:
-            with open(os.path.join(self.folder, STATE_FILE), encoding="utf-8") as file:
-                saved: dict[str, Any] = json.load(file)
+            with open(path, encoding="utf-8") as file:
+                saved = json.load(file)
+            accounts = {
+                account: AccountState(**{**state, "kept": state["records"]})
+                for account, state in saved["accounts"].items()
+            }
+            return dict(saved["command"]), accounts
         except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
+            return self.command, {}
+        # Not a state this command wrote: unreadable, or of another shape.
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
             raise UsageError(
-                f"cannot read {self.folder}/{STATE_FILE} ({exc}): add --restart to start over"
+                f"cannot read {path} ({exc!r}): add --restart to start over"
             ) from None
-        return saved
 
     def save(self) -> None:
         """Write ``state.json`` afresh and put it in place atomically."""
-        fields = ("account", "file", "next_page", "pages", "records", "size", "done")
-        accounts = {a: {f: getattr(s, f) for f in fields} for a, s in self._all.items()}
+        accounts = {a: attrs.asdict(s, filter=_SAVED) for a, s in self._all.items()}
         temp = os.path.join(self.folder, f"{STATE_FILE}.new")
         with open(temp, "w", encoding="utf-8") as file:
             json.dump({"command": self.command, "accounts": accounts}, file)
@@ -175,7 +165,7 @@ class KeptPages:
             stream.truncate(state.size)  # a page torn by an earlier stop goes
             stream.writelines(jsonl_line(record) for record in records)
             stream.flush()
-            state.took(number, len(records))
+            state.count_page(number, len(records))
             state.size = stream.tell()
         self.save()
 
@@ -184,11 +174,8 @@ class KeptPages:
         for state in self.accounts:
             with open(self._path(state), encoding="utf-8") as lines:
                 for line in lines:
-                    yield (
-                        tagged(json.loads(line), state.account)
-                        if tag
-                        else json.loads(line)
-                    )
+                    record = json.loads(line)
+                    yield tagged(record, state.account) if tag else record
 
     def finish(self, fmt: str, *, tag: bool, complete: bool) -> None:
         """Once ``complete``: write ``FILE`` from the kept records, put it in place, then
@@ -214,8 +201,11 @@ class _Stream:
     """Standard output, a FIFO or a device: JSON Lines as it comes, CSV and the table
     from a spool at the end (with what was fetched, also after a failure)."""
 
-    def __init__(self, stream: IO[str], fmt: str, tag: bool) -> None:
+    def __init__(
+        self, stream: IO[str], accounts: Sequence[str], *, fmt: str, tag: bool
+    ) -> None:
         self.stream, self.tag = stream, tag
+        self.accounts = [AccountState(account, "") for account in accounts]
         self.spool = None
         if fmt != "jsonl":
             # Closed in finish().
@@ -229,7 +219,7 @@ class _Stream:
             jsonl_line(tagged(r, state.account) if self.tag else r) for r in records
         )
         out.flush()
-        state.took(number, len(records))
+        state.count_page(number, len(records))
 
     def finish(self, fmt: str, *, tag: bool, complete: bool) -> None:
         if (spool := self.spool) is not None:
@@ -243,47 +233,47 @@ def _records(spool: IO[str]) -> Iterator[dict[str, Any]]:
         yield json.loads(line)
 
 
+def _on_terminal(job: ListJob) -> bool:
+    # Records drawn on the terminal: a progress bar on it would tear them.
+    return sys.stdout.isatty() and job.output is None and job.format != "table"
+
+
 def _export(
-    args: argparse.Namespace,
-    client: service_api.Client,
-    accounts: list[AccountState],
-    sink: KeptPages | _Stream,
+    job: ListJob, client: service_api.Client, sink: KeptPages | _Stream
 ) -> BaseException | None:
-    """Fetch what each account still misses; the error that stopped it, if any. An account
-    the credentials may not act for (403) is set aside and the others go on."""
-    endpoint = find_endpoint(args.endpoint, LIST_ENDPOINTS)
-    params = parse_params(endpoint, args.param)
-    on_terminal = (
-        sys.stdout.isatty() and args.output in (None, "-") and args.format != "table"
-    )
-    progress = make_progress(sys.stderr.isatty() and not on_terminal and not args.quiet)
+    """Fetch what each account still misses, from where it stopped; the error that
+    stopped the export, if any. An account the credentials may not act for (403) is set
+    aside and the others go on."""
+    shown = sys.stderr.isatty() and not _on_terminal(job) and not job.quiet
+    progress = Bars(Console(stderr=True), shown=shown)
     try:
-        for state in accounts:
+        for state in sink.accounts:
             if state.done:
                 continue
-            progress.update(
-                state.account, records=state.records, pages=state.pages, total=None
-            )
-            left = None if args.max_items is None else args.max_items - state.records
+            left = None if job.max_items is None else job.max_items - state.records
             try:
                 with client.with_account(state.account) as child:
                     pager = service_api.paginate(
-                        endpoint.module,
+                        job.endpoint.module,
                         child,
-                        page_size=args.page_size,
+                        page_size=job.page_size,
                         start_page=state.next_page,
                         max_items=left,
-                        concurrency=args.concurrency,
-                        **params,
+                        concurrency=job.concurrency,
+                        **job.params,
                     )
                     with contextlib.closing(iter(pager.pages())) as pages:
                         for page in pages:
                             sink.write_page(state, page.number, page.raw_items)
                             total = min(
-                                page.total_records, args.max_items or page.total_records
+                                page.total_records, job.max_items or page.total_records
                             )
-                            shown = {"records": state.records, "pages": state.pages}
-                            progress.update(state.account, **shown, total=total)
+                            progress.update(
+                                state.account,
+                                completed=state.records,
+                                pages=state.pages,
+                                total=total,
+                            )
             except service_api.PermissionDeniedError as exc:
                 state.refused = exc
                 continue
@@ -297,91 +287,119 @@ def _export(
     return None
 
 
-def run_list(args: argparse.Namespace) -> int:
+def run_list(job: ListJob) -> int:
     """``service-api list``: export an endpoint for every account, then say what was done.
 
     Example::
 
-        run_list(build_parser().parse_args(["list", "shipments", "-o", "s.jsonl"]))
+        run_list(resolve_job(build_parser().parse_args(["list", "shipments", "-o", "s.jsonl"])))
     """
-    endpoint = find_endpoint(args.endpoint, LIST_ENDPOINTS)
-    parse_params(endpoint, args.param)  # checked before anything else
-    names = resolve_accounts(args.account)
-    args.format = choose_format(args.format, args.output)
-    tag = args.tag_account or len(names) > 1
-    to_file = args.output not in (None, "-")
-    if to_file and os.path.isdir(args.output):
-        raise UsageError(f"cannot write --output {args.output!r}: it is a directory")
-    if to_file and not os.path.isdir(os.path.dirname(args.output) or "."):
-        folder = os.path.dirname(args.output)
-        raise UsageError(
-            f"cannot write --output {args.output!r}: the folder {folder!r} does not exist"
-        )
-    regular = to_file and (
-        not os.path.exists(args.output) or os.path.isfile(args.output)
-    )
+    # A regular file resumes from the pages kept beside it; standard output, a FIFO or
+    # a device starts over.
+    output = job.output
     sink: KeptPages | _Stream
-    if regular:
+    if output is not None and (not os.path.exists(output) or os.path.isfile(output)):
+        # What shapes the records: the pages kept by another command are refused.
         command = {
-            "endpoint": endpoint.name,
-            "page_size": args.page_size,
-            "param": sorted(args.param),
-            "max_items": args.max_items,
+            "endpoint": job.endpoint.name,
+            "page_size": job.page_size,
+            "param": sorted(f"{name}={value}" for name, value in job.params.items()),
+            "max_items": job.max_items,
         }
-        sink = KeptPages(args.output, command, names, restart=args.restart)
-        accounts = sink.accounts
+        sink = KeptPages(output, command, job.accounts, restart=job.restart)
     else:
-        stream = open(args.output, "w", encoding="utf-8") if to_file else sys.stdout  # noqa: SIM115 -- a FIFO or device, closed at exit
-        sink = _Stream(stream, args.format, tag)
-        accounts = [AccountState(a, "") for a in names]
+        stream = sys.stdout
+        if output is not None:
+            stream = open(output, "w", encoding="utf-8")  # noqa: SIM115 -- closed at exit
+        sink = _Stream(stream, job.accounts, fmt=job.format, tag=job.tag)
     began = time.monotonic()
-    with make_client(args) as client:
-        error = _export(args, client, accounts, sink)
-    refused = [s for s in accounts if s.refused is not None]
+    with make_client(job.connection) as client:
+        error = _export(job, client, sink)
+    refused = [s.refused for s in sink.accounts if s.refused is not None]
     try:
-        sink.finish(args.format, tag=tag, complete=error is None and not refused)
+        sink.finish(job.format, tag=job.tag, complete=error is None and not refused)
     except (Exception, KeyboardInterrupt) as exc:
         error = error or exc
-    return _report(
-        args,
-        accounts,
-        error or (refused[0].refused if refused else None),
-        sink,
-        time.monotonic() - began,
-    )
+    if error is None and refused:
+        error = refused[0]
+    return _report(job, sink, error, elapsed=time.monotonic() - began)
+
+
+def _account_summary(state: AccountState) -> str:
+    text = f"{state.account}: {_count(state.records, 'record')}, "
+    text += _count(state.pages, "page")
+    if state.refused:
+        return f"{text} (refused)"
+    if not state.done:
+        return f"{text}, stopped before page {state.next_page}"
+    return text
 
 
 def _summary(
     accounts: Sequence[AccountState], elapsed: float, where: str | None = None
 ) -> str:
-    records, pages = sum(a.records for a in accounts), sum(a.pages for a in accounts)
-    per_account = "; ".join(
-        f"{a.account}: {_count(a.records, 'record')}, {_count(a.pages, 'page')}"
-        + (
-            ""
-            if a.done
-            else " (refused)"
-            if a.refused
-            else f", stopped before page {a.next_page}"
-        )
-        for a in accounts
-    )
+    records = sum(a.records for a in accounts)
+    pages = sum(a.pages for a in accounts)
+    per_account = "; ".join(_account_summary(a) for a in accounts)
     kept = sum(a.kept for a in accounts)
     earlier = f" ({kept} of them kept from an earlier run)" if kept else ""
-    verb = "stopped after" if where is None else "exported"
-    to = "" if where is None else f" to {where}"
     written = f"{_count(records, 'record')} ({_count(pages, 'page')})"
-    return f"{verb} {written}{to} in {elapsed:.1f}s [{per_account}]{earlier}"
+    if where is None:
+        return f"stopped after {written} in {elapsed:.1f}s [{per_account}]{earlier}"
+    return f"exported {written} to {where} in {elapsed:.1f}s [{per_account}]{earlier}"
+
+
+def _say_error(
+    job: ListJob, accounts: Sequence[AccountState], error: BaseException
+) -> None:
+    """The error first: each account refused, then what stopped the export, once."""
+    if isinstance(error, KeyboardInterrupt):
+        say("interrupted")
+        return
+    if job.debug:
+        import traceback
+
+        traceback.print_exception(error)
+    for state in accounts:
+        if state.refused is not None:
+            say(f"error: {state.account}: {describe_error(state.refused)}")
+    if not any(state.refused is error for state in accounts):
+        say(f"error: {describe_error(error)}")
+
+
+def _say_kept(job: ListJob, sink: KeptPages, error: BaseException) -> None:
+    """What became of ``--output`` and its kept pages, and how to go on."""
+    accounts = sink.accounts
+    records = sum(a.records for a in accounts)
+    sink.drop_if_empty()
+    if records == 0:
+        say(f"{job.output} was left as it was: no page was kept")
+        return
+    say(
+        f"{job.output} was left as it was; the {_count(records, 'record')} fetched are "
+        f"kept beside it in {os.path.basename(sink.folder)}/"
+    )
+    refused = [a.account for a in accounts if a.refused]
+    if refused and all(a.done or a.refused for a in accounts):
+        flags = " ".join(f"--account {account}" for account in refused)
+        say(f"run the same command without {flags} to write {job.output} from them")
+    elif _resumable(error):
+        say("run the same command again to fetch only the rest (--restart starts over)")
 
 
 def _report(
-    args: argparse.Namespace,
-    accounts: list[AccountState],
-    error: BaseException | None,
+    job: ListJob,
     sink: KeptPages | _Stream,
+    error: BaseException | None,
+    *,
     elapsed: float,
 ) -> int:
-    records = sum(a.records for a in accounts)
+    """Say what was done, or what stopped it and what became of the records; the exit
+    code."""
+    accounts = sink.accounts
+    if error is None:
+        say(_summary(accounts, elapsed, job.output or "stdout"))
+        return ExitCode.OK
     if isinstance(error, BrokenPipeError) and isinstance(sink, _Stream):
         # The reader went away (``| head``): say so once and keep the interpreter from
         # complaining again when it flushes stdout at exit.
@@ -391,45 +409,17 @@ def _report(
         say("error: the output was closed before the export ended (broken pipe)")
         say(_summary(accounts, elapsed))
         return ExitCode.FAILURE
-    where = args.output if isinstance(sink, KeptPages) else (args.output or "stdout")
-    if error is None:
-        say(_summary(accounts, elapsed, where))
-        return ExitCode.OK
-    if isinstance(error, KeyboardInterrupt):
-        say("interrupted")
-    else:
-        if args.debug:
-            import traceback
-
-            traceback.print_exception(error)
-        for state in accounts:
-            if state.refused is not None:
-                say(f"error: {state.account}: {describe_error(state.refused)}")
-        if not any(state.refused is error for state in accounts):
-            say(f"error: {describe_error(error)}")
+    _say_error(job, accounts, error)
+    records = sum(a.records for a in accounts)
     if records:
         say(_summary(accounts, elapsed))
-    again = _resumable(error) and records > 0
-    if isinstance(sink, _Stream):
-        if again:
-            say(
-                f"the {_count(records, 'record')} went to {where}; "
-                "a rerun starts over (with -o FILE it would resume)"
-            )
-        return exit_code_for(error)
-    sink.drop_if_empty()
-    if records == 0:
-        say(f"{args.output} was left as it was: no page was kept")
-        return exit_code_for(error)
-    say(
-        f"{args.output} was left as it was; the {_count(records, 'record')} fetched are kept "
-        f"beside it in {os.path.basename(sink.folder)}/"
-    )
-    if all(a.done or a.refused for a in accounts) and any(a.refused for a in accounts):
-        refused = " ".join(f"--account {a.account}" for a in accounts if a.refused)
-        say(f"run the same command without {refused} to write {args.output} from them")
-    elif again:
-        say("run the same command again to fetch only the rest (--restart starts over)")
+    if isinstance(sink, KeptPages):
+        _say_kept(job, sink, error)
+    elif _resumable(error) and records:
+        say(
+            f"the {_count(records, 'record')} went to {job.output or 'stdout'}; "
+            "a rerun starts over (with -o FILE it would resume)"
+        )
     return exit_code_for(error)
 
 

@@ -4,16 +4,11 @@ Kept apart from the writers (and free of their dependencies) so that the parser 
 the formats without importing them.
 """
 
-from __future__ import annotations
-
 import os
 
 from service_api_cli._exit_codes import UsageError
 
-__all__ = ["DEFAULT_FORMAT", "FORMATS", "FORMAT_BY_EXTENSION", "choose_format"]
-
-FORMATS = ("jsonl", "csv", "table")
-DEFAULT_FORMAT = "jsonl"
+FORMATS = ("jsonl", "csv", "table")  # the first when nothing names one
 
 #: Extensions that name a format. ``.json`` is deliberately absent: JSON Lines is not one
 #: JSON document, so a ``.json`` file needs ``--format jsonl`` to say it is meant.
@@ -31,9 +26,7 @@ def choose_format(explicit: str | None, output: str | None) -> str:
         >>> choose_format("jsonl", None)
         'jsonl'
     """
-    extension = (
-        os.path.splitext(output or "")[1].lower() if output not in (None, "-") else ""
-    )
+    extension = os.path.splitext(output or "")[1].lower()  # none for "-" (stdout)
     implied = FORMAT_BY_EXTENSION.get(extension)
     if explicit is None:
         if extension == ".json":
@@ -41,7 +34,7 @@ def choose_format(explicit: str | None, output: str | None) -> str:
                 f"--output {output!r}: the export is JSON Lines (one object per line), not "
                 "a JSON document; name the file .jsonl or pass --format jsonl"
             )
-        return implied or DEFAULT_FORMAT
+        return implied or FORMATS[0]
     if implied is not None and implied != explicit:
         raise UsageError(
             f"--format {explicit} contradicts --output {output!r} (a {extension} file is "

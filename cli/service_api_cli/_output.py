@@ -10,16 +10,12 @@ every record in memory and shows top-level fields only (nested ones as JSON): it
 a quick look (with ``--max-items``).
 """
 
-from __future__ import annotations
-
 import csv
 import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any
 
 from service_api_cli._formats import FORMATS
-
-__all__ = ["FORMATS", "Records", "flatten_record", "jsonl_line", "render", "tagged"]
 
 Scalar = str | int | float | bool | None
 #: Gives the records afresh each time it is called (a CSV reads them twice).
@@ -65,21 +61,15 @@ def flatten_record(record: Mapping[str, Any], prefix: str = "") -> dict[str, Sca
     """
     out: dict[str, Scalar] = {}
     for key, value in record.items():
-        _flatten_into(out, f"{prefix}{key}", value)
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping | list) and not value:
+            out[name] = json.dumps(value)  # "{}" or "[]": the column still exists
+        elif isinstance(value, Mapping | list):
+            items = value.items() if isinstance(value, Mapping) else enumerate(value)
+            out.update(flatten_record({str(k): v for k, v in items}, f"{name}."))
+        else:
+            out[name] = value
     return out
-
-
-def _flatten_into(out: dict[str, Scalar], key: str, value: Any) -> None:
-    if isinstance(value, Mapping | list) and not value:
-        out[key] = "{}" if isinstance(value, Mapping) else "[]"
-    elif isinstance(value, Mapping):
-        for sub, item in value.items():
-            _flatten_into(out, f"{key}.{sub}", item)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _flatten_into(out, f"{key}.{index}", item)
-    else:
-        out[key] = value
 
 
 def _text(value: Any) -> Scalar:
@@ -99,25 +89,22 @@ def _csv(records: Records, stream: IO[str]) -> None:
         writer.writerow({k: _text(v) for k, v in flatten_record(record).items()})
 
 
+def _cell(value: Any) -> str:
+    # Nested values as compact JSON, nothing for null, booleans as JSON spells them.
+    if isinstance(value, Mapping | list | bool):
+        return json.dumps(value, separators=(",", ":"))
+    return "" if value is None else str(value)
+
+
 def _table(records: Records, stream: IO[str]) -> None:
     from rich.console import Console  # the command line's extra, imported when drawn
     from rich.table import Table
 
-    rows = [
-        {
-            k: json.dumps(v, separators=(",", ":"))
-            if isinstance(v, Mapping | list)
-            else v
-            for k, v in r.items()
-        }
-        for r in records()
-    ]
+    rows = list(records())
     columns = list(dict.fromkeys(key for row in rows for key in row))
     table = Table(*columns)
     for row in rows:
-        table.add_row(
-            *("" if row.get(c) is None else str(_text(row.get(c))) for c in columns)
-        )
+        table.add_row(*(_cell(row.get(column)) for column in columns))
     Console(file=stream, soft_wrap=False).print(table)
 
 

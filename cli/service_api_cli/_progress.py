@@ -5,7 +5,7 @@ time left. When stderr is not a terminal (a pipe, a CI log) the bar would be noi
 only the final summary line (printed by the command) remains.
 """
 
-from __future__ import annotations
+from typing import Any
 
 from rich.console import Console
 from rich.progress import (
@@ -20,8 +20,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.text import Text
-
-__all__ = ["RichProgress", "make_progress"]
 
 
 class _RecordRateColumn(ProgressColumn):
@@ -38,15 +36,15 @@ class _PagesColumn(ProgressColumn):
         return Text(f"{pages} page{'' if pages == 1 else 's'}")
 
 
-class RichProgress:
-    """One bar per account: records of total, pages, rate, elapsed and time left; with
-    ``shown`` false it draws nothing.
+class Bars:
+    """One bar per account of an export: records of the total, pages, rate, elapsed
+    and time left; with ``shown`` false nothing is drawn.
 
     Example::
 
-        progress = RichProgress(Console(stderr=True))
-        progress.update("acct-1", records=50, pages=1, total=500)
-        progress.close()
+        bars = Bars(Console(stderr=True), shown=sys.stderr.isatty())
+        bars.update("acct-1", completed=50, pages=1, total=500)
+        bars.close()
     """
 
     def __init__(self, console: Console, *, shown: bool = True) -> None:
@@ -65,27 +63,14 @@ class RichProgress:
         )
         self._tasks: dict[str, TaskID] = {}
 
-    def update(
-        self, account: str, *, records: int, pages: int, total: int | None
-    ) -> None:
-        """Move the account's bar (the first call adds it)."""
+    def update(self, account: str, **fields: Any) -> None:
+        """Move the account's bar (the first call adds it): rich's ``completed`` and
+        ``total``, and ``pages``."""
         if account not in self._tasks:
             self._progress.start()
             self._tasks[account] = self._progress.add_task(account, total=None, pages=0)
-        self._progress.update(
-            self._tasks[account], completed=records, total=total, pages=pages
-        )
+        self._progress.update(self._tasks[account], **fields)
 
     def close(self) -> None:
         """Draw the bars one last time and leave them on screen."""
         self._progress.stop()
-
-
-def make_progress(stderr_is_tty: bool) -> RichProgress:
-    """The bars on stderr, drawn only when it is a terminal.
-
-    Example::
-
-        progress = make_progress(sys.stderr.isatty())
-    """
-    return RichProgress(Console(stderr=True), shown=stderr_is_tty)

@@ -6,6 +6,7 @@ import ast
 import io
 import json
 import logging
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -88,6 +89,47 @@ def test_usage_errors_are_one_line_and_exit_2(
     assert message in errors[0]
 
 
+@pytest.mark.usefixtures("env")
+@pytest.mark.parametrize(
+    ("args", "command"),
+    [
+        (["list", "shipments", "--bogus"], "list"),
+        (["list", "parcels", "--account", "a"], "list"),
+        (["list", "shipments", "--page-size", "0"], "list"),
+        (["load", "shipments", "--bogus"], "load"),
+        (["load", "shipments", "--page-size", "51"], "load"),
+        (["token", "--bogus"], "token"),
+        (["--base-url", "ftp://x", "token"], "token"),
+    ],
+)
+def test_a_usage_error_of_a_command_shows_that_command_s_usage_only(
+    args: list[str], command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        code = main(args)
+    except SystemExit as exited:  # argparse's own usage errors
+        code = int(str(exited.code))
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: service-api {command} ")
+    assert "COMMAND ..." not in err  # not the main usage
+    assert err.count("usage:") == 1
+
+
+@pytest.mark.parametrize("command", [[], ["list"], ["load"], ["token"]])
+def test_each_help_says_a_default_once(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    text = capsys.readouterr().out.split("\n\n", 2)[2]  # after usage and description
+    # One entry per option: a line that starts with the flag, and its continuation.
+    entries = re.split(r"\n  (?=-)", text.split("examples:")[0])
+    assert len(entries) >= 3  # the options were found
+    for entry in entries:
+        assert entry.count("default") <= 1, entry
+
+
 def test_bad_option_values_are_refused_by_the_parser(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -166,7 +208,7 @@ def test_list_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> Non
         main(["list", "--help"])
     text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
     assert "records per page (default: 50)" in text
-    assert "(order is kept) (default: 1)" in text
+    assert "(order is kept; default: 1)" in text
     assert "Run the same command again" in text
     assert "--restart" in text
     assert "--start-page" not in text  # resuming is rerunning the command

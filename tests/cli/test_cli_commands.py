@@ -465,7 +465,6 @@ def _token_body(**fields: object) -> bytes:
             b"<html>",
             "is not a JSON object with an access_token, token_type Bearer",
         ),
-        (404, b"{}", "answered 404; does the base URL end with /public/v3?"),
         (503, b"{}", "answered 503"),
     ],
 )
@@ -477,6 +476,28 @@ def test_token_reports_an_unusable_answer_without_the_token(
     assert done.returncode == 5, done.stdout
     assert message in done.stderr
     assert "unusable-answer-token" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("path", "hinted"),
+    [("", True), ("/gateway", True), ("/public/v3", False), ("/gateway/api/v3", False)],
+)
+def test_the_version_hint_only_where_the_url_lacks_the_version(
+    path: str, hinted: bool
+) -> None:
+    hint = "does the base URL end with /public/v3?"
+    with serve_asgi(_token_app(404, b"{}")) as origin:
+        token = run_cli(["token"], cli_env(f"{origin}{path}"))
+        listed = run_cli(
+            ["list", "shipments", "--account", "a"], cli_env(origin + path)
+        )
+    assert token.returncode == 5, token.stderr
+    assert (
+        f"answered 404; {hint}" in token.stderr if hinted else hint not in token.stderr
+    )
+    # The same for the library's hint on a failed list (its token request answered 404).
+    assert listed.returncode == 5, listed.stderr
+    assert ("/public/v3 prefix" in listed.stderr) == hinted, listed.stderr
 
 
 def test_token_prints_an_integer_expires_in_too() -> None:

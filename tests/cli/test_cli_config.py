@@ -1,5 +1,6 @@
-"""Settings once: the library resolves them (flags first, then ``SERVICE_API_*``); the
-command line adds the prompt for a missing secret and names the flag beside the variable."""
+"""Settings once: the command line resolves them (flags first, then ``SERVICE_API_*``)
+into the job's connection, asks for a missing secret on a terminal, and speaks of its
+flags and variables, never of the library's arguments."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ import io
 import pytest
 
 from service_api_cli._app import build_parser
-from service_api_cli._connection import make_client, resolve_accounts
+from service_api_cli._connection import (
+    Connection,
+    make_client,
+    resolve_accounts,
+    resolve_connection,
+)
 from service_api_cli._exit_codes import UsageError
 
 ENV = {
@@ -27,8 +33,12 @@ def environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO())  # not a terminal
 
 
+def _connection(*argv: str) -> Connection:
+    return resolve_connection(build_parser().parse_args([*argv, "token"]))
+
+
 def _client_repr(*argv: str) -> str:
-    with make_client(build_parser().parse_args([*argv, "token"])) as client:
+    with make_client(_connection(*argv)) as client:
         return repr(client)
 
 
@@ -62,13 +72,10 @@ def test_missing_secret_is_prompted_for_on_a_terminal(
         return "typed-secret"
 
     monkeypatch.setattr(getpass, "getpass", prompt)
-    args = build_parser().parse_args(["token"])
-    with make_client(args):
-        pass
-    assert asked == ["Client secret: "]
-    assert (
-        args.client_secret == "typed-secret"
-    )  # asked once, for every client of the run
+    connection = _connection()
+    assert asked == ["Client secret: "]  # once, for every client of the run
+    assert connection.client_secret == "typed-secret"
+    assert "typed-secret" not in repr(connection)
 
 
 def test_an_empty_answer_to_the_prompt_is_a_usage_error(
@@ -77,7 +84,7 @@ def test_an_empty_answer_to_the_prompt_is_a_usage_error(
     monkeypatch.delenv("SERVICE_API_CLIENT_SECRET")
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
     monkeypatch.setattr(getpass, "getpass", lambda text: "")
-    with pytest.raises(UsageError, match="no client secret given"):
+    with pytest.raises(UsageError, match="no client secret: set SERVICE_API_CLIENT"):
         _client_repr()
 
 
@@ -95,8 +102,12 @@ def test_a_missing_setting_names_its_variable_and_its_flag(
     monkeypatch.setenv(variable, " ")  # blank counts as unset
     with pytest.raises(UsageError) as refused:
         _client_repr()
-    assert variable in str(refused.value)
-    assert flag in str(refused.value)
+    message = str(refused.value)
+    assert variable in message
+    assert flag in message
+    # The command line's words, not the library's (client_secret=).
+    assert "=" not in message
+    assert "_secret" not in message.replace(variable, "")
 
 
 @pytest.mark.parametrize(
@@ -111,11 +122,30 @@ def test_a_missing_setting_names_its_variable_and_its_flag(
 def test_a_bad_base_url_names_where_it_came_from(
     monkeypatch: pytest.MonkeyPatch, url: str
 ) -> None:
-    with pytest.raises(UsageError, match=r"^--base-url: "):
+    with pytest.raises(UsageError, match=r"^--base-url '.*' is not a usable base URL"):
         _client_repr("--base-url", url)
     monkeypatch.setenv("SERVICE_API_BASE_URL", url)
-    with pytest.raises(UsageError, match="SERVICE_API_BASE_URL"):
+    with pytest.raises(UsageError, match=r"^SERVICE_API_BASE_URL '"):
         _client_repr()
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://me:pa55w0rd@api.example.com/public/v3", "http://***@api.example.com"),
+        ("https://api.example.com/public/v3?key=s3cr3t", "/public/v3?***"),
+        ("ftp://api.example.com/public/v3", "ftp://api.example.com/public/v3"),
+    ],
+)
+def test_a_refused_base_url_is_echoed_without_credentials(url: str, shown: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        _client_repr("--base-url", url)
+    message = str(refused.value)
+    assert shown in message
+    assert "pa55w0rd" not in message
+    assert "s3cr3t" not in message
+    assert "me:" not in message
+    assert "base_url" not in message  # the library's word
 
 
 def test_accounts_from_flags_keep_order_and_drop_duplicates() -> None:

@@ -14,7 +14,7 @@ from recording_proxy import recording_proxy
 import service_api
 from service_api_cli import main
 from service_api_cli._app import build_parser
-from service_api_cli._connection import make_client, shown_url
+from service_api_cli._connection import make_client, resolve_connection, shown_url
 from service_api_cli._exit_codes import UsageError
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 
@@ -88,8 +88,8 @@ def test_a_proxy_password_is_never_printed(mock: RunningMock) -> None:
     assert "pr0xy-pa55" not in done.stderr
 
 
-def test_shown_url_hides_only_a_proxy_password() -> None:
-    assert shown_url("http://me:secret@proxy:3128") == "http://me:***@proxy:3128"
+def test_shown_url_hides_a_proxy_s_user_and_password() -> None:
+    assert shown_url("http://me:secret@proxy:3128") == "http://***@proxy:3128"
     assert shown_url("http://proxy:3128") == "http://proxy:3128"
 
 
@@ -121,6 +121,11 @@ def test_retries_sets_how_often_a_failed_request_is_sent_again(
 def test_each_option_reaches_the_client_only_when_given(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("SERVICE_API_BASE_URL", "http://127.0.0.1:9/public/v3")
+    monkeypatch.setenv("SERVICE_API_CLIENT_ID", DEMO_CLIENT_ID)
+    monkeypatch.setenv("SERVICE_API_CLIENT_SECRET", DEMO_CLIENT_SECRET)
+    for name in ("RATE_LIMIT", "RATE_STORE", "TOKEN_STORE"):
+        monkeypatch.delenv(f"SERVICE_API_{name}", raising=False)
     calls: list[dict[str, Any]] = []
 
     def fake_client(*args: Any, **kwargs: Any) -> object:
@@ -134,7 +139,7 @@ def test_each_option_reaches_the_client_only_when_given(
         ["--rate-limit", "adaptive", "--rate-store", "sqlite:///q.db"],
         ["--token-store", "file:///t.json"],
     ):
-        make_client(build_parser().parse_args([*argv, "token"]))
+        make_client(resolve_connection(build_parser().parse_args([*argv, "token"])))
     assert calls == [
         {},
         {"max_retries": 4, "proxy": "http://127.0.0.1:3"},
@@ -150,19 +155,23 @@ def test_a_setting_the_client_refuses_is_a_usage_error(
         raise ValueError("rate_limit must be positive")
 
     monkeypatch.setattr(service_api, "Client", refusing_client)
+    monkeypatch.setenv("SERVICE_API_BASE_URL", "http://127.0.0.1:9/public/v3")
+    monkeypatch.setenv("SERVICE_API_CLIENT_ID", DEMO_CLIENT_ID)
+    monkeypatch.setenv("SERVICE_API_CLIENT_SECRET", DEMO_CLIENT_SECRET)
+    connection = resolve_connection(build_parser().parse_args(["token"]))
     with pytest.raises(
         UsageError, match="invalid setting: rate_limit must be positive"
     ):
-        make_client(build_parser().parse_args(["token"]))
+        make_client(connection)
 
 
 @pytest.mark.parametrize(
     ("environment", "message"),
     [
-        ({"SERVICE_API_BASE_URL": "{url}?x=1"}, "SERVICE_API_BASE_URL: "),
-        ({"SERVICE_API_BASE_URL": "{url}#top"}, "SERVICE_API_BASE_URL: "),
-        ({"SERVICE_API_BASE_URL": "http:///public/v3"}, "SERVICE_API_BASE_URL: "),
-        ({"SERVICE_API_BASE_URL": "ftp://127.0.0.1/v3"}, "SERVICE_API_BASE_URL: "),
+        ({"SERVICE_API_BASE_URL": "{url}?x=1"}, "SERVICE_API_BASE_URL '"),
+        ({"SERVICE_API_BASE_URL": "{url}#top"}, "SERVICE_API_BASE_URL '"),
+        ({"SERVICE_API_BASE_URL": "http:///public/v3"}, "SERVICE_API_BASE_URL '"),
+        ({"SERVICE_API_BASE_URL": "ftp://127.0.0.1/v3"}, "SERVICE_API_BASE_URL '"),
         (
             {"SERVICE_API_ACCOUNT_ID": "acct-1,acct\n2"},
             "characters a header cannot carry",

@@ -12,15 +12,18 @@ from service_api_cli._demo import main
 
 
 def test_demo_exports_two_accounts_and_stops_the_mock(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "demo" / "shipments.jsonl"
     before = set(threading.enumerate())  # the session's own mock may be running
     assert main(["--records", "30", "--output", str(out)]) == 0
-    text = capsys.readouterr().out
+    text, said = capfd.readouterr()
     assert (
-        "demo: 60 records (acct-1: 30, acct-2: 30) in 2 pages, 1 token fetch," in text
+        "demo: $ service-api list shipments --account acct-1 --account acct-2" in text
     )
+    # The commands' own summaries, as a user running them sees them.
+    assert "exported 60 records (2 pages) to " in said
+    assert "[acct-1: 30 records, 1 page; acct-2: 30 records, 1 page]" in said
     assert text.rstrip().endswith("demo: mock stopped")
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["account"] for r in records] == ["acct-1"] * 30 + ["acct-2"] * 30

@@ -6,15 +6,15 @@ import io
 
 from rich.console import Console
 
-from service_api_cli._progress import RichProgress
+from service_api_cli._progress import Bars
 
 
 def _drawn(*, shown: bool) -> str:
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=160, color_system=None)
-    progress = RichProgress(console, shown=shown)
-    progress.update("acct-1", records=100, pages=2, total=500)
-    progress.update("acct-2", records=50, pages=1, total=None)
+    progress = Bars(console, shown=shown)
+    progress.update("acct-1", completed=100, pages=2, total=500)
+    progress.update("acct-2", completed=50, pages=1)
     progress.close()
     return out.getvalue()
 

@@ -17,9 +17,10 @@ from service_api_cli._connection import (
     ENV_RATE_LIMIT,
     ENV_RATE_STORE,
     ENV_TOKEN_STORE,
-    client_arguments,
+    Connection,
     make_client,
     parse_rate_limit,
+    resolve_connection,
     shown_url,
 )
 from service_api_cli._exit_codes import UsageError
@@ -32,6 +33,10 @@ REDIS_WITH_PASSWORD = "redis://:hunter2-redis-pw@127.0.0.1:1/0"
 
 def _parse(*argv: str) -> argparse.Namespace:
     return build_parser().parse_args([*argv, "token"])
+
+
+def _connection(*argv: str) -> Connection:
+    return resolve_connection(_parse(*argv))
 
 
 # --- the options reach the client --------------------------------------------------------
@@ -111,29 +116,27 @@ def test_the_flag_wins_over_the_variable(mock: RunningMock, tmp_path: Path) -> N
     assert not from_variable.exists()
 
 
-def test_client_arguments_read_flags_then_the_environment(
+@pytest.mark.usefixtures("settings_env")
+def test_the_connection_reads_flags_then_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv(ENV_RATE_LIMIT, " adaptive ")
     monkeypatch.setenv(ENV_RATE_STORE, "redis://127.0.0.1:6379/0")
     monkeypatch.setenv(ENV_TOKEN_STORE, "")  # empty: unset
-    assert client_arguments(_parse()) == {
+    assert _connection().options == {
         "rate_limit": "adaptive",
         "rate_store": "redis://127.0.0.1:6379/0",
     }
-    flags = _parse("--rate-limit", "90", "--rate-store", "sqlite:///q.db")
-    assert client_arguments(flags) == {
-        "rate_limit": 90.0,
-        "rate_store": "sqlite:///q.db",
-    }
+    flags = _connection("--rate-limit", "90", "--rate-store", "sqlite:///q.db")
+    assert flags.options == {"rate_limit": 90.0, "rate_store": "sqlite:///q.db"}
     for name in (ENV_RATE_LIMIT, ENV_RATE_STORE):
         monkeypatch.delenv(name)
-    assert client_arguments(_parse()) == {}
+    assert _connection().options == {}
 
 
-def test_shown_url_hides_only_a_store_password() -> None:
-    assert shown_url(REDIS_WITH_PASSWORD) == "redis://:***@127.0.0.1:1/0"
-    assert shown_url("redis://me:pw@host:6379/2") == "redis://me:***@host:6379/2"
+def test_shown_url_hides_a_store_s_user_and_password() -> None:
+    assert shown_url(REDIS_WITH_PASSWORD) == "redis://***@127.0.0.1:1/0"
+    assert shown_url("redis://me:pw@host:6379/2") == "redis://***@host:6379/2"
     assert shown_url("file:///var/tmp/t.json") == "file:///var/tmp/t.json"
 
 
@@ -269,10 +272,15 @@ def test_a_quota_flag_without_the_extra_is_a_usage_error_naming_the_pip_command(
     monkeypatch.setenv("SERVICE_API_BASE_URL", "http://127.0.0.1:9/public/v3")
     monkeypatch.setenv("SERVICE_API_CLIENT_ID", DEMO_CLIENT_ID)
     monkeypatch.setenv("SERVICE_API_CLIENT_SECRET", DEMO_CLIENT_SECRET)
-    with pytest.raises(UsageError, match=r"pip install 'service-api\[quota\]'"):
-        make_client(_parse("--rate-limit", "90"))
+    # The command line's flag and variable, not the library's argument (rate_limit=).
+    with pytest.raises(
+        UsageError,
+        match=r"^--rate-limit / SERVICE_API_RATE_LIMIT: needs the \[quota\] extra: "
+        r"pip install 'service-api\[quota\]'",
+    ):
+        make_client(_connection("--rate-limit", "90"))
     with pytest.raises(
         UsageError, match=r"pip install 'service-api\[redis\]'"
     ) as caught:
-        make_client(_parse("--token-store", REDIS_WITH_PASSWORD))
+        make_client(_connection("--token-store", REDIS_WITH_PASSWORD))
     assert "hunter2" not in str(caught.value)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
@@ -50,10 +50,12 @@ def fastest_file_format(pipeline: dlt.Pipeline) -> str | None:
 # at 464 MB, +166 MB over 2 x 10,000. One job at a time and one DuckDB thread: 290 MB,
 # +65 MB; with a 64 MB buffer besides (DuckDB spills to disk beyond it), loading the same
 # file of 2 x 50,000 peaked at 236 MB where 2 x 10,000 took 218 MB; no slower.
-# Files written uncompressed: gzip took a third of the normalize step's CPU.
+# Files written uncompressed: gzip took a third of the normalize step's CPU. A loaded
+# package's files are deleted (its state and schema are kept): 2 loads of 2 x 120
+# shipments and devices left 1.4 MB of them beside the database, 224 KB without.
 DEFAULTS: dict[str, Any] = {
     "data_writer": {"disable_compression": True},
-    "load": {"workers": 1},
+    "load": {"workers": 1, "delete_completed_jobs": True},
     "destination": {
         "duckdb": {
             "credentials": {"global_config": {"threads": 1, "memory_limit": "64MB"}}
@@ -136,16 +138,18 @@ def load_files(
     paths: Sequence[str],
     *,
     account: str | None = None,
+    primary_keys: Mapping[str, str] | None = None,
     loader_file_format: str | None = None,
 ) -> LoadInfo:
     """Load JSONL files of ``service-api list ENDPOINT`` through ``pipeline`` into the
     tables :func:`load` fills, merged on the same keys: no request, no credentials, and
     loading a file twice adds nothing. A record's ``account`` field (``service-api list``
     writes it for several accounts or with ``--tag-account``) says its account;
-    ``account`` is for records without one.
+    ``account`` is for records without one. ``primary_keys`` as for :func:`source`.
 
     Example::
 
         load_files(pipeline, "shipments", ["shipments.jsonl"], account="acct-1")
     """
-    return _run(pipeline, file_source(endpoint, paths, account), loader_file_format)
+    files = file_source(endpoint, paths, account, primary_keys=primary_keys)
+    return _run(pipeline, files, loader_file_format)

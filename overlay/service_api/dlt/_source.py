@@ -236,10 +236,16 @@ def _file_rows(paths: Sequence[str], account: str | None) -> Rows:
                 yield rows
 
 
-def file_source(endpoint: str, paths: Sequence[str], account: str | None) -> DltSource:
+def file_source(
+    endpoint: str,
+    paths: Sequence[str],
+    account: str | None,
+    *,
+    primary_keys: Mapping[str, str] | None = None,
+) -> DltSource:
     """A dlt source of JSONL files written by ``service-api list ENDPOINT``, into the
     tables of :func:`source`, merged on the same keys (see :func:`load_files`)."""
-    ((found, id_field),) = _keyed([endpoint], None)
+    ((found, id_field),) = _keyed([endpoint], primary_keys)
     files = list(paths)
     return _as_source(
         [_merged(found.name, id_field, lambda: _file_rows(files, account))]

@@ -3,8 +3,11 @@ DuckDB written in ``tmp_path`` (the working directory of the child), checked wit
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import os
 import pty
+import re
 import select
 import signal
 import socket
@@ -166,6 +169,17 @@ def test_an_account_refused_keeps_the_others_and_exits_4(
     assert counts(tmp_path / "service_api.duckdb", "devices") == [("acct-1", 60, 60)]
 
 
+def test_the_only_account_refused_is_said_once_and_nothing_is_created(
+    mock: RunningMock, tmp_path: Path
+) -> None:
+    done = run_load(["devices", "--account", "acct-3"], mock, tmp_path)
+    assert done.returncode == 4, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("service-api: error: acct-3: page 1 failed: 403")
+    assert "the others" not in line
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_ctrl_c_says_how_to_resume_and_the_rerun_completes(
     mock: RunningMock, tmp_path: Path
 ) -> None:
@@ -250,7 +264,7 @@ def test_an_unreachable_service_is_said_with_each_retry_and_creates_nothing(
         (["shipments"], "no account: pass --account ID"),
         (
             ["shipments", "--account", "acct-1", "--page-size", "51"],
-            "--page-size is at most 50",
+            "argument --page-size: must be at most 50, got 51",
         ),
     ],
 )
@@ -259,8 +273,11 @@ def test_usage_errors_end_with_one_line_and_code_2(
 ) -> None:
     done = run_load(args, mock, tmp_path, SERVICE_API_ACCOUNT_ID="")
     assert done.returncode == 2
-    assert f"service-api: error: {message}" in done.stderr
+    (error,) = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert f"error: {message}" in error
+    assert done.stderr.startswith("usage: service-api load ")  # the command's usage
     assert "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_help_names_the_extra_and_the_resume(mock: RunningMock, tmp_path: Path) -> None:
@@ -270,50 +287,78 @@ def test_help_names_the_extra_and_the_resume(mock: RunningMock, tmp_path: Path) 
     assert "run the same" in done.stdout
 
 
-def test_without_pipelines_dir_the_state_goes_where_help_says(
-    mock: RunningMock, tmp_path: Path
+@pytest.mark.parametrize("database", ["service_api.duckdb", "sub/other.duckdb"])
+def test_without_pipelines_dir_the_state_goes_beside_the_duckdb_file(
+    mock: RunningMock, tmp_path: Path, database: str
 ) -> None:
     mock.service.reset(records=10)
     home = tmp_path / "home"
     home.mkdir()
-    done = run_load(
-        ["devices", "--account", "acct-1"],
-        mock,
-        tmp_path,
-        pipelines=False,
-        HOME=str(home),
-    )
-    assert done.returncode == 0, done.stderr
-    assert (tmp_path / ".dlt-pipelines" / "service_api" / "state.json").is_file()
-    assert list(home.iterdir()) == []
-    shown = run_load(["--help"], mock, tmp_path)
-    assert "(default: .dlt-pipelines)" in " ".join(shown.stdout.split())
-    assert ".dlt-pipelines/ in the current directory" in " ".join(shown.stdout.split())
+    (tmp_path / "sub").mkdir()
+    env = child_env(mock, HOME=str(home))
+    if "/" in database:  # else dlt's default: PIPELINE-NAME.duckdb
+        env["DESTINATION__DUCKDB__CREDENTIALS"] = database
+    for _ in range(2):
+        done = run_load(
+            ["devices", "--account", "acct-1"],
+            mock,
+            tmp_path,
+            pipelines=False,
+            environment=env,
+        )
+        assert done.returncode == 0, done.stderr
+    assert (tmp_path / database).is_file()
+    state = tmp_path / f"{database}.dlt" / "service_api"
+    assert (state / "state.json").is_file()
+    assert not (tmp_path / ".dlt-pipelines").exists()
+    assert list(home.iterdir()) == []  # not in dlt's own place either
+    # Loaded packages keep no copy of the rows: the folder stays small.
+    assert not [p for p in state.rglob("*.jsonl") if "completed_jobs" in str(p)]
+    assert counts(tmp_path / database, "devices") == [("acct-1", 10, 10)]
+    shown = " ".join(run_load(["--help"], mock, tmp_path).stdout.split())
+    assert "beside the DuckDB file, in FILE.dlt/" in shown
+    assert "(service_api.duckdb.dlt/)" in shown
 
 
-def test_a_missing_duckdb_folder_is_the_first_thing_said(
+def test_another_destination_keeps_its_state_in_dlt_s_own_place(
     mock: RunningMock, tmp_path: Path
 ) -> None:
     mock.service.reset(records=10)
+    # dlt's own place: DLT_DATA_DIR/pipelines when set (else ~/.dlt, /var/dlt for root).
+    done = run_load(
+        ["devices", "--account", "acct-1", "--destination", "filesystem"],
+        mock,
+        tmp_path,
+        pipelines=False,
+        DLT_DATA_DIR=str(tmp_path / "dlt-data"),
+        DESTINATION__FILESYSTEM__BUCKET_URL=(tmp_path / "files").as_uri(),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "service-api: loaded devices: 10 rows" in done.stderr
+    state = tmp_path / "dlt-data" / "pipelines" / "service_api" / "state.json"
+    assert state.is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dlt-data", "files"]
+
+
+def test_a_missing_duckdb_folder_is_said_before_anything_is_asked(
+    mock: RunningMock, tmp_path: Path
+) -> None:
     database = tmp_path / "missing" / "x.duckdb"
     done = run_load(
         ["devices", "--account", "acct-1"],
         mock,
         tmp_path,
+        pipelines=False,
         DESTINATION__DUCKDB__CREDENTIALS=str(database),
     )
-    assert done.returncode == 1, done.stderr
-    lines = done.stderr.splitlines()
-    first = next(line for line in lines if "error:" in line)
-    assert first == (
+    assert done.returncode == 2, done.stderr
+    (error,) = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert error == (
         f"service-api: error: the folder {str(database.parent)!r} does not exist "
         f"(for the DuckDB file {str(database)!r})"
     )
-    generic = next(
-        i for i, line in enumerate(lines) if "check if you configured" in line
-    )
-    assert lines.index(first) < generic
-    assert "Traceback" not in done.stderr
+    assert mock.service.count() == 0
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_from_loads_exported_files_without_credentials_and_twice_adds_nothing(
@@ -395,8 +440,9 @@ def test_from_usage_errors(
 
 def test_help_gives_each_default_once(mock: RunningMock, tmp_path: Path) -> None:
     shown = " ".join(run_load(["--help"], mock, tmp_path).stdout.split())
-    assert "per account (default: 4)" in shown
-    assert "(default: 4) (default: 4)" not in shown
+    assert "(order is kept; default: 4)" in shown
+    assert "(default: duckdb, a local file)" in shown
+    assert "(default: duckdb, a local file) (default: duckdb)" not in shown
 
 
 def test_progress_on_a_terminal(mock: RunningMock, tmp_path: Path) -> None:
@@ -435,7 +481,60 @@ def test_progress_on_a_terminal(mock: RunningMock, tmp_path: Path) -> None:
     text = screen.decode("utf-8", errors="replace")
     assert "\x1b[" in text  # drawn with terminal control codes
     assert "starting dlt" in text  # never a silent screen while dlt loads
-    assert "Extract shipments" in text
-    assert "120/" in text
-    assert "Load Jobs" in text
+    # The step and what it counted so far: rows per table, then jobs.
+    assert re.search(r"Extract: [^\r]*shipments 120", text), text
+    assert "Load: Jobs" in text
     assert "loaded shipments: 120 rows, 120 new" in text
+
+
+@pytest.fixture
+def keyless_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The registry as `make` writes it for a spec whose devices have no single ...Id
+    field: the command line and the dlt source read the same entry."""
+    import service_api.dlt._source
+    from service_api_cli import _job
+
+    entry = dataclasses.replace(LIST_ENDPOINTS["devices"], id_field=None)
+    registry = {**LIST_ENDPOINTS, "devices": entry}
+    monkeypatch.setattr(_job, "LIST_ENDPOINTS", registry)
+    monkeypatch.setattr(service_api.dlt._source, "LIST_ENDPOINTS", registry)
+
+
+@pytest.mark.usefixtures("keyless_devices")
+def test_primary_key_names_the_key_of_records_without_an_id_field(
+    mock: RunningMock,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from service_api_cli import main
+
+    mock.service.reset(records=30)
+    for name, value in child_env(mock).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(sys, "stdin", io.StringIO())  # not a terminal
+    monkeypatch.chdir(tmp_path)
+    load = ["load", "devices", "--account", "acct-1", "--pipelines-dir", "state"]
+    assert main(load) == 2
+    err = capsys.readouterr().err
+    assert "endpoint 'devices' has no single identifier field" in err
+    assert "--primary-key FIELD" in err
+    assert list(tmp_path.iterdir()) == []  # refused before anything was made
+    for new in (30, 0):
+        assert main([*load, "--primary-key", "deviceId"]) == 0
+        assert f"loaded devices: 30 rows, {new} new" in capsys.readouterr().err
+    # Merged on the key given: a second load adds no row.
+    assert counts(tmp_path / "service_api.duckdb", "devices") == [("acct-1", 30, 30)]
+
+    exported = tmp_path / "devices.jsonl"
+    assert main(["list", "devices", "--account", "acct-2", "-o", str(exported)]) == 0
+    from_file = ["load", "devices", "--from", str(exported), "--account", "acct-2"]
+    for _ in range(2):
+        assert (
+            main([*from_file, "--pipelines-dir", "state", "--primary-key", "deviceId"])
+            == 0
+        )
+    assert counts(tmp_path / "service_api.duckdb", "devices") == [
+        ("acct-1", 30, 30),
+        ("acct-2", 30, 30),
+    ]

@@ -30,5 +30,6 @@ def test_demo_loads_into_duckdb_and_counts_per_account(
         ["shipments", "acct-2", "20"],
     ]
     assert (output.parent / DATABASE_NAME).is_file()
-    assert (output.parent / "pipelines").is_dir()
+    # dlt's state beside the DuckDB file it belongs to.
+    assert (output.parent / f"{DATABASE_NAME}.dlt").is_dir()
     assert lines[-1] == "demo: mock stopped"
