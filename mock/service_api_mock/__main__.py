@@ -110,7 +110,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """Parse ``argv``, print where the mock listens and the demo credentials, serve until Ctrl-C.
 
     ``prog`` is the program name the usage line shows. ``--check-spec PATH`` only checks
-    that the mock can serve that spec.
+    that the mock can serve that spec. Ctrl-C stops it with one line,
+    ``service-api mock stopped``, and returns 0.
 
     Example::
 
@@ -138,20 +139,34 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         level=args.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    try:
+        return _serve(service, host=args.host, port=args.port, log_level=args.log_level)
+    except KeyboardInterrupt:
+        # Ctrl-C: uvicorn has shut down gracefully, then raised it again. A server stopped
+        # on request ends normally: exit 0, so that `make mock` adds no error line either.
+        print("service-api mock stopped", flush=True)
+        return 0
+
+
+def _serve(service: MockService, *, host: str, port: int, log_level: str) -> int:
+    """Serve ``service`` on ``host:port`` until Ctrl-C (a ``KeyboardInterrupt``)."""
+    level = logging.getLevelNamesMapping()[log_level.upper()]
+    # uvicorn's start and stop lines repeat what the mock says itself: shown in debug only.
+    server_level = level if level == logging.DEBUG else max(level, logging.WARNING)
     # Bind first so that the real port is known (with --port 0) before announcing it.
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP so that asyncio turns Nagle off on accepted sockets (see _server.py).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     with sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind((args.host, args.port))
+            sock.bind((host, port))
         except OSError as exc:
-            print(f"cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+            print(f"cannot listen on {host}:{port}: {exc}", file=sys.stderr)
             return 1
-        _announce(args.host, sock.getsockname()[1], service.config)
+        _announce(host, sock.getsockname()[1], service.config)
         config = uvicorn.Config(
-            service.app, host=args.host, port=args.port, **MOCK_OPTIONS
+            service.app, host=host, port=port, log_level=server_level, **MOCK_OPTIONS
         )
         uvicorn.Server(config).run(sockets=[sock])
     return 0

@@ -538,8 +538,8 @@ def test_mock_command_serves_the_mock_until_ctrl_c(tmp_path: Path) -> None:
     finally:
         server.send_signal(signal.SIGINT)
         _, stderr = server.communicate(timeout=30)
-    assert server.returncode == 130  # stopped by Ctrl-C, as documented
-    assert "Traceback" not in stderr
+    assert server.returncode == 0  # a server stopped by Ctrl-C ends normally
+    assert stderr == ""
 
 
 def test_csv_on_standard_output_gets_what_was_fetched_after_a_failure(
