@@ -56,12 +56,13 @@ lock:
 # Regenerated only when one of its inputs changed. The package is written to a folder
 # beside generated/ and swapped in only once the mock's check passed (it can serve every
 # operation of the spec: one it cannot serve fails here, with the operationId and the
-# reason, rather than answering 500 later); a failed run leaves generated/ as it was, and
-# the next make tries again.
+# reason, rather than answering 500 later; SPEC_CHECK is that check's command); a failed
+# run leaves generated/ as it was, and the next make tries again.
+SPEC_CHECK ?= $(BIN)/python -m service_api_mock --check-spec
 define generate_and_swap
 mkdir -p generated; next=$$(mktemp -d generated/.next-XXXXXX); trap 'rm -rf "$$next"' EXIT; \
 $(BIN)/python codegen/generate.py "$$next"; \
-$(BIN)/python -m service_api_mock --check-spec openapi.yaml >/dev/null; \
+$(SPEC_CHECK) openapi.yaml >/dev/null; \
 if [ -d $(PACKAGE) ]; then mv $(PACKAGE) "$$next/previous"; fi; \
 mv "$$next/service_api_client" $(PACKAGE); \
 echo "generated/ from openapi.yaml"
