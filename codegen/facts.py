@@ -418,9 +418,9 @@ def _secret_fields(openapi: GeneratorData) -> dict[str, tuple[str, ...]]:
     for model in openapi.models:
         schemas = (model.data.properties or {}).items()
         names = tuple(
-            str(name)
+            _raw(name)
             for name, schema in schemas
-            if getattr(schema, "format", None) == "password"
+            if _raw(getattr(schema, "schema_format", None)) == "password"
         )
         if names:
             found[str(model.class_info.name)] = names

@@ -84,8 +84,9 @@ class TokenRequest:
 
     def __repr__(self) -> str:
         """The record as it came: its fields by their JSON names, as sent (unset ones left
-        out)."""
+        out, and its secret fields)."""
         fields = self.to_dict()
+        fields.pop("client_secret", None)
         return f"{type(self).__name__}({fields!r})"
 
     def __getitem__(self, key: str) -> Any:
