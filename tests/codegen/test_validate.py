@@ -203,6 +203,31 @@ UNUSUAL: dict[str, Any] = {
                 },
             },
         },
+        # A plain array beside the tag's list door: list[...] in a class with a list().
+        "/things/{thingId}/labels": {
+            "get": {
+                "operationId": "listThingLabels",
+                "tags": ["things"],
+                "parameters": [
+                    {
+                        "name": "thingId",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "its labels",
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "array", "items": {"type": "string"}}
+                            }
+                        },
+                    }
+                },
+            }
+        },
         "/tokens/{tokenId}": {
             "get": {
                 "operationId": "getToken",
@@ -297,7 +322,7 @@ def test_a_valid_spec_of_unusual_shapes_generates_a_client_that_imports(
     properties, things, lists = done.stdout.splitlines()
     # The tag "token" would hide the client's own attribute: it is token_api.
     assert {"aio", "things", "token_api", "default"} <= set(eval(properties))  # noqa: S307
-    assert {"list", "import_things"} <= set(eval(things))  # noqa: S307
+    assert {"list", "import_things", "list_thing_labels"} <= set(eval(things))  # noqa: S307
     assert eval(lists) == ["things"]  # noqa: S307
 
 
