@@ -231,12 +231,9 @@ class _Reader:
         if endpoint.bodies:
             parameters.append(endpoint.bodies[0].prop)
             arguments.append(_body(endpoint))
-        for parameter in (
-            endpoint.query_parameters
-            + endpoint.header_parameters
-            + endpoint.cookie_parameters
-        ):
-            if page is not None and _is_page_parameter(parameter):
+        for location, parameter in endpoint.iter_all_parameters():
+            where = str(location.value)
+            if where == "path" or (page and _is_page_parameter(parameter, where)):
                 continue
             if page is not None and parameter.python_name in PAGER_OPTIONS:
                 self.notes.append(
@@ -264,7 +261,7 @@ class _Reader:
             passed=tuple(str(p.python_name) for p in parameters),
             parameters=tuple(parameters),
             example=_example(parameters),
-            summary=safe_for_docstring(endpoint.summary or str(endpoint.name)),
+            summary=safe_for_docstring(_raw(endpoint.summary) or str(endpoint.name)),
             page=page,
         )
         if page is not None and operation.resource is not None:
@@ -433,8 +430,8 @@ def _properties(model: ModelProperty | None) -> list[Any]:
     return [*(model.required_properties or []), *(model.optional_properties or [])]
 
 
-def _is_page_parameter(parameter: Any) -> bool:
-    return _raw(parameter.name) in PAGE_PARAMETERS
+def _is_page_parameter(parameter: Any, location: str) -> bool:
+    return location == "query" and _raw(parameter.name) in PAGE_PARAMETERS
 
 
 def _class_name(prop: Any) -> str:
