@@ -244,7 +244,7 @@ def test_every_operation_gets_the_door_the_spec_model_names(
             f"Async{tag.module.title()}Resource",
         ):
             assert methods_of(init, name) == doors, (name, doors)
-    assert {op.door for op in model.operations if op.tag == "alerts"} == {
+    assert {op.door for op in model.operations if op.tag == "alerts"} >= {
         "list",
         "list_alert_rules",
         "create",
