@@ -68,7 +68,9 @@ mv "$$next/service_api_client" $(PACKAGE); \
 echo "generated/ from openapi.yaml"
 endef
 
+# The check runs on every make, regenerated or not: a mock that changed is checked too.
 generated: $(PACKAGE)/__init__.py
+	@$(SPEC_CHECK) openapi.yaml >/dev/null
 
 $(PACKAGE)/__init__.py: $(CODEGEN_INPUTS) | $(VENV)/.installed
 	@$(generate_and_swap)

@@ -83,9 +83,13 @@ def test_a_refused_spec_leaves_the_package_and_the_next_make_tries_again(
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert (root / PACKAGE / "api/shipments/get_latest_shipment.py").is_file()
     assert [p.name for p in (root / "generated").iterdir()] == ["service_api_client"]
-    # Up to date now: nothing is generated or checked again.
-    again = make(root, "false")
+    assert "generated/ from openapi.yaml" in passed.stdout
+    # Up to date now: checked, not generated again.
+    after = fingerprint(root / PACKAGE)
+    again = make(root, "true")
     assert again.returncode == 0, again.stdout + again.stderr
+    assert "generated/ from openapi.yaml" not in again.stdout
+    assert fingerprint(root / PACKAGE) == after
 
 
 def test_a_spec_the_generator_refuses_leaves_the_package(root: Path) -> None:
