@@ -10,7 +10,10 @@ BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
 PACKAGE := generated/service_api_client
-CODEGEN_INPUTS := openapi.yaml codegen/config.yaml codegen/generate.sh $(wildcard codegen/templates/*)
+# What the generated client is made of: the spec, the generator (its driver, configuration,
+# templates and the modules it copies in as they are) and the spec model it reads.
+CODEGEN_INPUTS := openapi.yaml codegen/config.yaml $(wildcard codegen/*.py codegen/package/*.py \
+  codegen/templates/* spec/service_api_spec/*.py)
 
 .PHONY: generated generate check-generated lint typecheck docs dist test test-core test-fuzz lock clean demo mock fuzz bench chaos mutation redis-server
 
@@ -50,22 +53,34 @@ lock:
 
 # ---- generated client ------------------------------------------------------
 
-# Regenerated only when the spec, the generator config or its templates change. Then the
-# mock checks that it can serve every operation of the spec: one it cannot serve fails
-# here, with the operationId and the reason, rather than answering 500 later.
+# Regenerated only when one of its inputs changed. The package is written to a folder
+# beside generated/ and swapped in only once the mock's check passed (it can serve every
+# operation of the spec: one it cannot serve fails here, with the operationId and the
+# reason, rather than answering 500 later; SPEC_CHECK is that check's command); a failed
+# run leaves generated/ as it was, and the next make tries again.
+SPEC_CHECK ?= $(BIN)/python -m service_api_mock --check-spec
+define generate_and_swap
+mkdir -p generated; next=$$(mktemp -d generated/.next-XXXXXX); trap 'rm -rf "$$next"' EXIT; \
+$(BIN)/python codegen/generate.py "$$next"; \
+$(SPEC_CHECK) openapi.yaml >/dev/null; \
+if [ -d $(PACKAGE) ]; then mv $(PACKAGE) "$$next/previous"; fi; \
+mv "$$next/service_api_client" $(PACKAGE); \
+echo "generated/ from openapi.yaml"
+endef
+
+# The check runs on every make, regenerated or not: a mock that changed is checked too.
 generated: $(PACKAGE)/__init__.py
-	@$(BIN)/python -m service_api_mock --check-spec openapi.yaml >/dev/null
+	@$(SPEC_CHECK) openapi.yaml >/dev/null
 
 $(PACKAGE)/__init__.py: $(CODEGEN_INPUTS) | $(VENV)/.installed
-	codegen/generate.sh generated
-	@touch $@
+	@$(generate_and_swap)
 
 generate: | $(VENV)/.installed
-	codegen/generate.sh generated
+	@$(generate_and_swap)
 
 check-generated: | $(VENV)/.installed
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	codegen/generate.sh "$$tmp"; \
+	$(BIN)/python codegen/generate.py "$$tmp"; \
 	if ! diff -ru generated/service_api_client "$$tmp/service_api_client"; then \
 	  echo "generated/ is stale: run 'make generate' and commit the result" >&2; exit 1; \
 	fi; \
@@ -81,6 +96,7 @@ lint: | $(VENV)/.installed
 typecheck: | $(VENV)/.installed
 	mypy spec/service_api_spec overlay/service_api mock/service_api_mock cli/service_api_cli tests bench
 	mypy generated/service_api_client
+	MYPYPATH=codegen mypy codegen/generate.py codegen/facts.py codegen/validate.py
 
 # The docs site (guides, extras, API reference from the docstrings, development) into
 # build/docs/; strict, so a broken cross-reference or link fails the build (and make test).

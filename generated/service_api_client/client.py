@@ -1,93 +1,31 @@
 import ssl
-from collections.abc import AsyncGenerator, Generator, Sequence
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self
 
 import httpx
 from attrs import define, evolve, field
 
-from . import errors
+from .doors import ClientDoors, Resource
+from .doors import ListPage as ListPage
+from .doors import ListPager as ListPager
+from .doors import ListPages as ListPages
 
 if TYPE_CHECKING:
     from .api.devices import AsyncDevicesResource, DevicesResource
     from .api.shipments import AsyncShipmentsResource, ShipmentsResource
 
-_M_co = TypeVar("_M_co", covariant=True)
-_T_co = TypeVar("_T_co", covariant=True)
 
-
-class ListPage(Protocol[_M_co, _T_co]):
-    """One page of a list endpoint, as ``client.<tag>.list().pages()`` yields it
-    (``service_api.Page`` is one).
-
-    Example::
-
-        for page in client.shipments.list(max_pages=2).pages():
-            print(page.number, page.total_records, len(page.items), page.model.page_size)
-    """
-
-    @property
-    def number(self) -> int: ...
-
-    @property
-    def model(self) -> _M_co: ...
-
-    @property
-    def items(self) -> Sequence[_T_co]: ...
-
-    @property
-    def total_records(self) -> int: ...
-
-
-class ListPages(Protocol[_M_co, _T_co]):
-    """The pages of a list endpoint, as ``client.<tag>.list().pages()`` returns them:
-    with ``for`` or ``async for``.
-
-    Example::
-
-        async for page in client.shipments.list().pages():
-            print(page.number, len(page.items))
-    """
-
-    def __iter__(self) -> Generator[ListPage[_M_co, _T_co], None, None]: ...
-
-    def __aiter__(self) -> AsyncGenerator[ListPage[_M_co, _T_co], None]: ...
-
-
-class ListPager(Protocol[_M_co, _T_co]):
-    """What ``client.<tag>.list()`` returns (``service_api.Pager`` is one): the items
-    with ``for`` or ``async for``, the pages with ``pages()``. Iterators left early are
-    closed with ``close()`` / ``aclose()``.
-
-    Example::
-
-        for shipment in client.shipments.list(max_items=100):
-            print(shipment.shipment_id)
-    """
-
-    def __iter__(self) -> Generator[_T_co, None, None]: ...
-
-    def __aiter__(self) -> AsyncGenerator[_T_co, None]: ...
-
-    def pages(self) -> ListPages[_M_co, _T_co]: ...
-
-
-class AsyncResources:
+class AsyncResources(Resource):
     """The client's operations to await, as ``client.aio``: ``client.aio.<tag>`` has the
-    doors of ``client.<tag>``, each a coroutine but ``list()``, which returns the same
+    doors of ``client.<tag>``, each a coroutine but the list doors, which return the same
     pager (``async for``).
 
     Example::
 
-        shipment = await client.aio.shipments.get(shipment_id="s-1")
-        async for device in client.aio.devices.list(max_items=10):
-            print(device.device_id)
+        async for item in client.aio.shipments.list(max_items=10):
+            print(item)
     """
 
-    __slots__ = ("_client",)
-
-    def __init__(self, client: "AuthenticatedClient | Client") -> None:
-        self._client = client
+    __slots__ = ()
 
     @property
     def shipments(self) -> "AsyncShipmentsResource":
@@ -118,8 +56,8 @@ class AsyncResources:
         return AsyncDevicesResource(self._client)
 
 
-@define
-class Client:
+@define(repr=False)
+class Client(ClientDoors):
     """A class for keeping track of data related to the API
 
     The following are accepted as keyword arguments and will be used to construct httpx Clients internally:
@@ -244,47 +182,20 @@ class Client:
         """Exit a context manager for underlying httpx.AsyncClient (see httpx docs)"""
         await self.get_async_httpx_client().__aexit__(*args, **kwargs)
 
-    def _pager(self, operation: ModuleType, /, **options: Any) -> ListPager[Any, Any]:
-        """The pages of a list endpoint, as ``client.<tag>.list()`` returns them. This
-        package sends one request per call only: ``service_api.Client`` overrides this."""
-        name = operation.__name__.rpartition(".")[2]
-        raise TypeError(
-            f"iterating pages needs service_api.Client, not {type(self).__name__}; "
-            f"one page with any client: {name}.sync(client=...)"
-        )
-
-    def _unexpected_answer(self, response: httpx.Response, cause: Exception | None = None) -> Exception:
-        """The error to raise for an answer that is not the operation's success (``cause``:
-        the reason a success could not be read): ``errors.UnexpectedStatus``, or the
-        reason itself. ``service_api.Client`` gives its typed errors instead."""
-        return cause or errors.UnexpectedStatus(response.status_code, response.content)
-
-    def _answer(self, response: httpx.Response, operation: ModuleType, success: range) -> object:
-        """What ``operation`` reads from ``response`` if its status is in ``success``;
-        else the error of :meth:`_unexpected_answer` is raised."""
-        if response.status_code not in success:
-            raise self._unexpected_answer(response)
-        try:
-            return operation._parse_response(client=self, response=response)
-        except (KeyError, TypeError, ValueError) as exc:
-            error = self._unexpected_answer(response, exc)
-            if error is exc:
-                raise
-            raise error from exc
-
     @property
     def aio(self) -> AsyncResources:
         """The same operations to await: ``await client.aio.<tag>.<operation>(...)``.
 
         Example::
 
-            shipment = await client.aio.shipments.get(shipment_id="s-1")
+            async for item in client.aio.shipments.list(max_items=10):
+                print(item)
         """
         return AsyncResources(self)
 
     @property
     def shipments(self) -> "ShipmentsResource":
-        """The operations of ``shipments``: a ``list`` one gives their items and pages
+        """The operations of ``shipments``: a list door gives their items and pages
         (needs ``service_api.Client``); every other one returns its answer's model.
 
         Example::
@@ -299,7 +210,7 @@ class Client:
 
     @property
     def devices(self) -> "DevicesResource":
-        """The operations of ``devices``: a ``list`` one gives their items and pages
+        """The operations of ``devices``: a list door gives their items and pages
         (needs ``service_api.Client``); every other one returns its answer's model.
 
         Example::
@@ -313,8 +224,8 @@ class Client:
         return DevicesResource(self)
 
 
-@define
-class AuthenticatedClient:
+@define(repr=False)
+class AuthenticatedClient(ClientDoors):
     """A Client which has been authenticated for use on secured endpoints
 
     The following are accepted as keyword arguments and will be used to construct httpx Clients internally:
@@ -448,47 +359,20 @@ class AuthenticatedClient:
         """Exit a context manager for underlying httpx.AsyncClient (see httpx docs)"""
         await self.get_async_httpx_client().__aexit__(*args, **kwargs)
 
-    def _pager(self, operation: ModuleType, /, **options: Any) -> ListPager[Any, Any]:
-        """The pages of a list endpoint, as ``client.<tag>.list()`` returns them. This
-        package sends one request per call only: ``service_api.Client`` overrides this."""
-        name = operation.__name__.rpartition(".")[2]
-        raise TypeError(
-            f"iterating pages needs service_api.Client, not {type(self).__name__}; "
-            f"one page with any client: {name}.sync(client=...)"
-        )
-
-    def _unexpected_answer(self, response: httpx.Response, cause: Exception | None = None) -> Exception:
-        """The error to raise for an answer that is not the operation's success (``cause``:
-        the reason a success could not be read): ``errors.UnexpectedStatus``, or the
-        reason itself. ``service_api.Client`` gives its typed errors instead."""
-        return cause or errors.UnexpectedStatus(response.status_code, response.content)
-
-    def _answer(self, response: httpx.Response, operation: ModuleType, success: range) -> object:
-        """What ``operation`` reads from ``response`` if its status is in ``success``;
-        else the error of :meth:`_unexpected_answer` is raised."""
-        if response.status_code not in success:
-            raise self._unexpected_answer(response)
-        try:
-            return operation._parse_response(client=self, response=response)
-        except (KeyError, TypeError, ValueError) as exc:
-            error = self._unexpected_answer(response, exc)
-            if error is exc:
-                raise
-            raise error from exc
-
     @property
     def aio(self) -> AsyncResources:
         """The same operations to await: ``await client.aio.<tag>.<operation>(...)``.
 
         Example::
 
-            shipment = await client.aio.shipments.get(shipment_id="s-1")
+            async for item in client.aio.shipments.list(max_items=10):
+                print(item)
         """
         return AsyncResources(self)
 
     @property
     def shipments(self) -> "ShipmentsResource":
-        """The operations of ``shipments``: a ``list`` one gives their items and pages
+        """The operations of ``shipments``: a list door gives their items and pages
         (needs ``service_api.Client``); every other one returns its answer's model.
 
         Example::
@@ -503,7 +387,7 @@ class AuthenticatedClient:
 
     @property
     def devices(self) -> "DevicesResource":
-        """The operations of ``devices``: a ``list`` one gives their items and pages
+        """The operations of ``devices``: a list door gives their items and pages
         (needs ``service_api.Client``); every other one returns its answer's model.
 
         Example::

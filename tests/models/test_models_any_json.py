@@ -15,28 +15,34 @@ names the spec guesses:
 
 through the generated ``from_dict`` / ``to_dict``, and through ``service_api.paginate``
 and ``paginate`` (``async for``) against a small server on 127.0.0.1 that serves the records.
+
+The declared fields of a model are read from its module's ``_ATTRIBUTES`` (JSON name ->
+attribute), so the same checks hold for models of no named schema (an inline nested
+object) and for fields named as Python's own words (``from`` is ``from_``); the models of
+the project's spec grown by tests/spec/growth.yaml, generated once for the module, are
+checked as well.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime
+import importlib
 import json
 import math
-import re
+import sys
 import types
 import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import attrs
 import httpx
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from spec_copy import GROWTH, build_spec_copy, load_generated
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -51,19 +57,14 @@ from service_api_client.types import UNSET, Unset
 from service_api_mock import serve_asgi
 from service_api_mock._data import make_dataset
 
-SPEC = yaml.safe_load(
-    (Path(__file__).resolve().parents[2] / "openapi.yaml").read_text()
-)
-SCHEMAS: dict[str, Any] = SPEC["components"]["schemas"]
 
-
-def _record_models() -> list[type[Any]]:
+def _record_models(package: types.ModuleType) -> list[type[Any]]:
     """The models that must build from any JSON object: every generated model with no
     required field (a record the service sends), so that a model the spec gains is
     covered without editing this test."""
     found = []
-    for name in sorted(models.__all__):
-        model = getattr(models, name)
+    for name in sorted(package.__all__):
+        model = getattr(package, name)
         if not (attrs.has(model) and hasattr(model, "from_dict")):
             continue
         if all(
@@ -74,12 +75,21 @@ def _record_models() -> list[type[Any]]:
     return found
 
 
-RECORD_MODELS = _record_models()
+def _declared(model: Any) -> dict[str, str]:
+    """The attribute of each declared field of ``model``, by its JSON name."""
+    found: dict[str, str] = sys.modules[model.__module__]._ATTRIBUTES
+    return found
 
-# Every field name the spec guesses, so that generated objects hit the typed paths.
-GUESSED_NAMES = sorted(
-    {name for schema in SCHEMAS.values() for name in schema.get("properties", {})}
-)
+
+def _is_unset(model: Any, value: object) -> bool:
+    """Whether ``value`` is the UNSET of ``model``'s package."""
+    return value is sys.modules[model.__module__].UNSET
+
+
+RECORD_MODELS = _record_models(models)
+
+# Every field name the models declare, so that generated objects hit the typed paths.
+GUESSED_NAMES = sorted({name for model in RECORD_MODELS for name in _declared(model)})
 
 
 def _date_strings() -> st.SearchStrategy[str]:
@@ -125,8 +135,10 @@ JSON_SCALARS = st.one_of(
 )
 
 
-def _json_objects(values: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
-    keys = st.one_of(st.sampled_from(GUESSED_NAMES), st.text(max_size=8))
+def _json_objects(
+    values: st.SearchStrategy[Any], names: list[str] = GUESSED_NAMES
+) -> st.SearchStrategy[dict[str, Any]]:
+    keys = st.one_of(st.sampled_from(names), st.text(max_size=8))
     return st.dictionaries(keys, values, max_size=8)
 
 
@@ -189,12 +201,7 @@ def test_the_record_models_are_found() -> None:
     assert {"Shipment", "ShipmentLeg", "Address", "Coordinates", "Device"} <= names
 
 
-@pytest.mark.parametrize("model", RECORD_MODELS, ids=lambda m: m.__name__)
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(raw=JSON_OBJECTS)
-def test_any_json_object_builds_and_round_trips(
-    model: Any, raw: dict[str, Any]
-) -> None:
+def _round_trips(model: Any, raw: dict[str, Any]) -> None:
     sent = _canonical(raw)
     record = model.from_dict(raw)
     assert _canonical(record.to_dict()) == sent
@@ -202,28 +209,17 @@ def test_any_json_object_builds_and_round_trips(
     _check_fields(record)
 
 
-def _attribute(model: Any, json_name: str) -> str:
-    """The attribute of a declared field: its JSON name in snake_case (``postal_code``),
-    with a ``_`` after a Python name (``type_``)."""
-    name = re.sub(r"(?<!^)(?=[A-Z])", "_", json_name).lower()
-    return name if name in {field.name for field in attrs.fields(model)} else f"{name}_"
-
-
-@pytest.mark.parametrize("model", RECORD_MODELS, ids=lambda m: m.__name__)
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(raw=JSON_OBJECTS)
-def test_every_field_sent_reads_by_its_json_name(
-    model: Any, raw: dict[str, Any]
-) -> None:
+def _reads_by_json_names(model: Any, raw: dict[str, Any]) -> None:
     record = model.from_dict(raw)
-    declared = set(SCHEMAS[model.__name__].get("properties", {}))
+    declared = _declared(model)
     assert set(record.keys()) == set(raw) == set(dict(record))
     for name, value in raw.items():
         assert name in record
-        held = getattr(record, _attribute(model, name)) if name in declared else UNSET
         # A declared field gives its attribute; any other, or a value the attribute
         # could not hold, the value as sent.
-        expected = value if held is UNSET else held
+        expected = value
+        if name in declared and not _is_unset(model, getattr(record, declared[name])):
+            expected = getattr(record, declared[name])
         assert record[name] is expected or record[name] == expected, (
             name,
             record[name],
@@ -232,11 +228,73 @@ def test_every_field_sent_reads_by_its_json_name(
             record.get(name, KeyError) is record[name]
             or record.get(name) == record[name]
         )
-    for name in declared - set(raw):
+    for name in set(declared) - set(raw):
         assert name not in record
         assert record.get(name, "absent") == "absent"
         with pytest.raises(KeyError):
             record[name]
+
+
+@pytest.mark.parametrize("model", RECORD_MODELS, ids=lambda m: m.__name__)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw=JSON_OBJECTS)
+def test_any_json_object_builds_and_round_trips(
+    model: Any, raw: dict[str, Any]
+) -> None:
+    _round_trips(model, raw)
+
+
+@pytest.mark.parametrize("model", RECORD_MODELS, ids=lambda m: m.__name__)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw=JSON_OBJECTS)
+def test_every_field_sent_reads_by_its_json_name(
+    model: Any, raw: dict[str, Any]
+) -> None:
+    _reads_by_json_names(model, raw)
+
+
+@pytest.fixture(scope="module")
+def grown_models(tmp_path_factory: pytest.TempPathFactory) -> list[type[Any]]:
+    """The record models of the project's spec grown by growth.yaml (inline nested
+    objects, fields named ``type``, ``class``, ``from``), imported beside this package."""
+    copy = build_spec_copy(tmp_path_factory.mktemp("grown-models"), GROWTH)
+    load_generated(copy, "grown_models_client")
+    return _record_models(importlib.import_module("grown_models_client.models"))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_grown_models_build_from_any_json_object_and_read_by_json_names(
+    grown_models: list[type[Any]], data: st.DataObject
+) -> None:
+    names = sorted({name for model in grown_models for name in _declared(model)})
+    raw = data.draw(_json_objects(JSON_VALUES, names))
+    for model in grown_models:
+        _round_trips(model, raw)
+        _reads_by_json_names(model, raw)
+
+
+def test_an_inline_object_and_python_words_read_as_sent(
+    grown_models: list[type[Any]],
+) -> None:
+    by_name = {model.__name__: model for model in grown_models}
+    # The nested object of no named schema is a model of its own; from/type/class are
+    # attributes with a "_" after them and JSON names as sent.
+    raw = {
+        "eventId": "e-1",
+        "type": "Arrived",
+        "location": {"latitude": 51.5, "longitude": "7", "from": "dock 4"},
+    }
+    event = by_name["ShipmentEvent"].from_dict(raw)
+    assert event.type_ == event["type"] == "Arrived"
+    assert attrs.has(type(event.location)), event.location
+    assert (event.location.from_, event.location["from"]) == ("dock 4", "dock 4")
+    assert _is_unset(type(event.location), event.location.longitude)
+    assert event.location["longitude"] == "7"
+    assert event.to_dict() == raw
+    service = by_name["CarrierService"].from_dict({"class": "express", "from": "HUB"})
+    assert (service.class_, service.from_) == ("express", "HUB")
+    assert dict(service) == {"class": "express", "from": "HUB"}
 
 
 def test_a_shipment_reads_by_json_names_beside_its_attributes() -> None:
@@ -283,7 +341,7 @@ def _leg_values() -> st.SearchStrategy[dict[str, Any]]:
     """A shipment leg whose guessed fields get values of every JSON kind."""
     return st.fixed_dictionaries(
         {},
-        optional={name: JSON_VALUES for name in SCHEMAS["ShipmentLeg"]["properties"]},
+        optional=dict.fromkeys(_declared(models.ShipmentLeg), JSON_VALUES),
     )
 
 
@@ -393,7 +451,7 @@ def test_the_mock_records_round_trip_with_every_field_typed(resource: str) -> No
 
 def _check_all_guesses_held(record: Any) -> None:
     """No field the spec names was left aside as a mismatch, here or in nested models."""
-    guessed = set(SCHEMAS[type(record).__name__].get("properties", {}))
+    guessed = set(_declared(type(record)))
     assert not guessed & set(record.additional_properties), (
         type(record).__name__,
         record,

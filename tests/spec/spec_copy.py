@@ -12,6 +12,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import re
 import shutil
@@ -21,6 +22,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import httpx
@@ -30,6 +32,7 @@ from service_api_mock import DEMO_ACCOUNTS, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
 
 ROOT = Path(__file__).resolve().parents[2]
 ALERTS = Path(__file__).with_name("alerts.yaml")
+GROWTH = Path(__file__).with_name("growth.yaml")
 START_TIMEOUT = 30.0
 LISTENING = re.compile(r"listening on (http://\S+)")
 
@@ -118,23 +121,36 @@ def merged_spec(
 
 def build_spec_copy(folder: Path, fragment: Path = ALERTS) -> SpecCopy:
     """Write the spec with ``fragment`` merged and the generator's files into ``folder``,
-    then run ``codegen/generate.sh`` there, as ``make`` would (10 to 20 s).
+    then run ``codegen/generate.py`` there, as ``make`` would (5 to 20 s).
 
     Example::
 
         copy = build_spec_copy(tmp_path)
     """
+    return generate_copy(folder, merged_spec(fragment))
+
+
+def generate_copy(folder: Path, document: Mapping[str, Any]) -> SpecCopy:
+    """Write ``document`` as ``openapi.yaml`` and the generator's files into ``folder``,
+    then run ``codegen/generate.py`` there; SpecEditError, with what the generator said,
+    if it fails.
+
+    Example::
+
+        document = yaml.safe_load(Path("openapi.yaml").read_text())
+        copy = generate_copy(tmp_path, document | {"tags": []})
+    """
     root, generated = folder / "repo", folder / "generated"
     root.mkdir(parents=True)
-    shutil.copytree(ROOT / "codegen", root / "codegen")
-    text = yaml.safe_dump(merged_spec(fragment), sort_keys=False, allow_unicode=True)
+    shutil.copytree(
+        ROOT / "codegen", root / "codegen", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    text = yaml.safe_dump(dict(document), sort_keys=False, allow_unicode=True)
     (root / "openapi.yaml").write_text(text, "utf-8")
     result = subprocess.run(
-        [str(root / "codegen" / "generate.sh"), str(generated)],
+        [sys.executable, str(root / "codegen" / "generate.py"), str(generated)],
         cwd=root,
-        env=SpecCopy(
-            root, generated
-        ).env(),  # openapi-python-client from this virtualenv
+        env=SpecCopy(root, generated).env(),  # ruff from this virtualenv
         capture_output=True,
         text=True,
         timeout=300,
@@ -142,10 +158,38 @@ def build_spec_copy(folder: Path, fragment: Path = ALERTS) -> SpecCopy:
     )
     if result.returncode != 0:
         raise SpecEditError(
-            f"codegen/generate.sh failed on the edited spec (exit {result.returncode}):\n"
+            f"codegen/generate.py failed on the edited spec (exit {result.returncode}):\n"
             f"{result.stdout[-3000:]}{result.stderr[-3000:]}"
         )
     return SpecCopy(root=root, generated=generated)
+
+
+def load_generated(copy: SpecCopy, name: str) -> ModuleType:
+    """The copy's generated package, imported in this process under ``name``: beside the
+    repository's own ``service_api_client``, which it leaves alone (the generated modules
+    import each other by relative imports only). Its models, doors and registry are then
+    ``name.models``, ``name.api``, ...
+
+    Example::
+
+        grown = load_generated(copy, "grown_client")
+        importlib.import_module("grown_client.api").LIST_ENDPOINTS
+    """
+    folder = copy.generated / "service_api_client"
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        if Path(str(loaded.__file__)).parent != folder:
+            raise ValueError(f"{name} is already another package: {loaded.__file__}")
+        return loaded
+    found = importlib.util.spec_from_file_location(
+        name, folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
+    assert found is not None
+    assert found.loader is not None
+    package = importlib.util.module_from_spec(found)
+    sys.modules[name] = package
+    found.loader.exec_module(package)
+    return package
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ from typing import assert_type
 
 import service_api
 import service_api_client
-from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
+from service_api_client.api import LIST_ENDPOINTS, ListEndpoint, ListParameter
 from service_api_client.api.devices import DevicesResource
 from service_api_client.api.shipments import ShipmentsResource
 from service_api_client.client import ListPage, ListPager, ListPages
@@ -78,6 +78,11 @@ def registry() -> str | None:
     endpoint = LIST_ENDPOINTS["shipments"]
     assert_type(endpoint, ListEndpoint)
     assert_type(endpoint.id_field, str | None)
+    # Its parameters but the page ones: what a command line offers (--shipment-id).
+    assert_type(endpoint.parameters, tuple[ListParameter, ...])
+    for parameter in endpoint.parameters:
+        assert_type(parameter.python_name, str)
+        assert_type(parameter.required, bool)
     return endpoint.id_field
 
 

@@ -1,41 +1,14 @@
 """Contains methods for accessing the API"""
 
-from dataclasses import dataclass, field
-from types import MappingProxyType, ModuleType
-from typing import Any
+from types import MappingProxyType
 
+from ..list_endpoints import ListEndpoint, ListParameter
 from ..models.device import Device
 from ..models.device_page import DevicePage
 from ..models.shipment import Shipment
 from ..models.shipment_page import ShipmentPage
 from .devices import list_devices
 from .shipments import list_shipments
-
-
-@dataclass(frozen=True)
-class ListEndpoint:
-    """A list endpoint of the API, as the generator found it in the spec.
-
-    Attributes:
-        name: the URL path without slashes (``/shipments`` -> ``"shipments"``).
-        module: the generated endpoint module (``list_shipments``).
-        page_model: the model of one page (``ShipmentPage``).
-        item_model: the model of one record (``Shipment``).
-        id_field: the record's identifier as the API spells it (``"shipmentId"``), or
-            ``None`` when the record has not exactly one top-level ``...Id`` field.
-
-    Example::
-
-        endpoint = LIST_ENDPOINTS["shipments"]
-        endpoint.id_field   # "shipmentId"
-    """
-
-    name: str
-    module: ModuleType = field(repr=False)
-    page_model: type[Any] = field(repr=False)
-    item_model: type[Any] = field(repr=False)
-    id_field: str | None
-
 
 LIST_ENDPOINTS: MappingProxyType[str, ListEndpoint] = MappingProxyType(
     {
@@ -45,6 +18,7 @@ LIST_ENDPOINTS: MappingProxyType[str, ListEndpoint] = MappingProxyType(
             DevicePage,
             Device,
             "deviceId",
+            parameters=(),
         ),
         "shipments": ListEndpoint(
             "shipments",
@@ -52,9 +26,10 @@ LIST_ENDPOINTS: MappingProxyType[str, ListEndpoint] = MappingProxyType(
             ShipmentPage,
             Shipment,
             "shipmentId",
+            parameters=(),
         ),
     }
 )
 """Every list endpoint of the API by name, sorted: ``LIST_ENDPOINTS["shipments"]``."""
 
-__all__ = ["LIST_ENDPOINTS", "ListEndpoint"]
+__all__ = ["LIST_ENDPOINTS", "ListEndpoint", "ListParameter"]

@@ -67,6 +67,12 @@ class OAuthError:
         o_auth_error.additional_properties = d
         return o_auth_error
 
+    def __repr__(self) -> str:
+        """The record as it came: its fields by their JSON names, as sent (unset ones left
+        out)."""
+        fields = self.to_dict()
+        return f"{type(self).__name__}({fields!r})"
+
     def __getitem__(self, key: str) -> Any:
         """A field by its JSON name, declared or not: ``record["error"]``.
 

@@ -128,6 +128,12 @@ class ShipmentPage:
         shipment_page.additional_properties = d
         return shipment_page
 
+    def __repr__(self) -> str:
+        """The record as it came: its fields by their JSON names, as sent (unset ones left
+        out)."""
+        fields = self.to_dict()
+        return f"{type(self).__name__}({fields!r})"
+
     def __getitem__(self, key: str) -> Any:
         """A field by its JSON name, declared or not: ``record["totalRecords"]``.
 

@@ -82,6 +82,13 @@ class TokenRequest:
         token_request.additional_properties = d
         return token_request
 
+    def __repr__(self) -> str:
+        """The record as it came: its fields by their JSON names, as sent (unset ones left
+        out, and its secret fields)."""
+        fields = self.to_dict()
+        fields.pop("client_secret", None)
+        return f"{type(self).__name__}({fields!r})"
+
     def __getitem__(self, key: str) -> Any:
         """A field by its JSON name, declared or not: ``record["client_id"]``.
 

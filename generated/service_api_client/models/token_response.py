@@ -69,6 +69,12 @@ class TokenResponse:
         token_response.additional_properties = d
         return token_response
 
+    def __repr__(self) -> str:
+        """The record as it came: its fields by their JSON names, as sent (unset ones left
+        out)."""
+        fields = self.to_dict()
+        return f"{type(self).__name__}({fields!r})"
+
     def __getitem__(self, key: str) -> Any:
         """A field by its JSON name, declared or not: ``record["access_token"]``.
 

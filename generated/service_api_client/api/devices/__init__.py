@@ -2,20 +2,19 @@
 
 from collections.abc import Callable, Hashable
 
-from ...client import AuthenticatedClient, Client, ListPager
+from ...doors import ListPager, Resource
 from ...models.device import Device
 from ...models.device_page import DevicePage
 from . import list_devices
 
 
-class DevicesResource:
+class DevicesResource(Resource):
     """The operations of ``devices``, bound to a client: ``client.devices``.
 
-    A ``list`` method returns the endpoint's pager: its items with ``for`` / ``async
-    for``, its pages with ``.pages()`` (paging needs ``service_api.Client``: the plain
-    generated client raises TypeError). Every other method sends one request and returns
-    the model of the operation's success, or raises. The same, awaited:
-    ``client.aio.devices``.
+    A list door returns the endpoint's pager: its items with ``for`` / ``async for``, its
+    pages with ``.pages()`` (paging needs ``service_api.Client``: the plain generated
+    client raises TypeError). Every other door sends one request and returns the model
+    of the operation's success, or raises.
 
     Example::
 
@@ -23,10 +22,7 @@ class DevicesResource:
             print(item)
     """
 
-    __slots__ = ("_client",)
-
-    def __init__(self, client: AuthenticatedClient | Client) -> None:
-        self._client = client
+    __slots__ = ()
 
     def list(
         self,
@@ -50,10 +46,8 @@ class DevicesResource:
 
         Example::
 
-            for item in client.devices.list(max_items=100):
+            for item in client.devices.list(max_items=10):
                 print(item)
-            async for page in client.devices.list().pages():
-                print(page.number, len(page.items))
         """
         return self._client._pager(
             list_devices,
@@ -66,10 +60,13 @@ class DevicesResource:
         )
 
 
-class AsyncDevicesResource:
-    """The operations of ``devices`` to await: ``client.aio.devices``. Each method is
-    that of ``client.devices`` as a coroutine, but ``list`` ones, which return the same
-    pager (``async for``).
+class AsyncDevicesResource(Resource):
+    """The operations of ``devices`` to await, bound to a client: ``client.aio.devices``.
+
+    A list door returns the endpoint's pager: its items with ``for`` / ``async for``, its
+    pages with ``.pages()`` (paging needs ``service_api.Client``: the plain generated
+    client raises TypeError). Every other door sends one request and returns the model
+    of the operation's success, or raises; each is a coroutine.
 
     Example::
 
@@ -77,10 +74,7 @@ class AsyncDevicesResource:
             print(item)
     """
 
-    __slots__ = ("_client",)
-
-    def __init__(self, client: AuthenticatedClient | Client) -> None:
-        self._client = client
+    __slots__ = ()
 
     def list(
         self,
@@ -104,10 +98,8 @@ class AsyncDevicesResource:
 
         Example::
 
-            async for item in client.aio.devices.list(max_items=100):
+            async for item in client.aio.devices.list(max_items=10):
                 print(item)
-            async for page in client.aio.devices.list().pages():
-                print(page.number, len(page.items))
         """
         return self._client._pager(
             list_devices,

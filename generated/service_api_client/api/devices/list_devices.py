@@ -264,4 +264,4 @@ SUCCESS_MODEL = DevicePage
 """Model of the operation's successful response: one page."""
 
 ID_ATTRIBUTE = "device_id"
-"""The attribute that identifies a record (its one field named ``..._id``), or None."""
+"""The attribute that identifies a record (its identifier field's), or None."""

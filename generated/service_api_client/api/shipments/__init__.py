@@ -1,35 +1,30 @@
 """Contains endpoint functions for accessing the API"""
 
 from collections.abc import Callable, Hashable
-from typing import cast
 
-from ...client import AuthenticatedClient, Client, ListPager
+from ...doors import ListPager, Resource
 from ...models.shipment import Shipment
 from ...models.shipment_page import ShipmentPage
 from . import create_shipment, get_shipment, list_shipments
 
 
-class ShipmentsResource:
+class ShipmentsResource(Resource):
     """The operations of ``shipments``, bound to a client: ``client.shipments``.
 
-    A ``list`` method returns the endpoint's pager: its items with ``for`` / ``async
-    for``, its pages with ``.pages()`` (paging needs ``service_api.Client``: the plain
-    generated client raises TypeError). Every other method sends one request and returns
-    the model of the operation's success, or raises. The same, awaited:
-    ``client.aio.shipments``.
+    A list door returns the endpoint's pager: its items with ``for`` / ``async for``, its
+    pages with ``.pages()`` (paging needs ``service_api.Client``: the plain generated
+    client raises TypeError). Every other door sends one request and returns the model
+    of the operation's success, or raises.
 
     Example::
 
         for item in client.shipments.list(max_items=10):
             print(item)
-        client.shipments.create(...)
-        client.shipments.get(...)
+        result = client.shipments.create(body=Shipment(...))
+        result = client.shipments.get(shipment_id="...")
     """
 
-    __slots__ = ("_client",)
-
-    def __init__(self, client: AuthenticatedClient | Client) -> None:
-        self._client = client
+    __slots__ = ()
 
     def list(
         self,
@@ -53,10 +48,8 @@ class ShipmentsResource:
 
         Example::
 
-            for item in client.shipments.list(max_items=100):
+            for item in client.shipments.list(max_items=10):
                 print(item)
-            async for page in client.shipments.list().pages():
-                print(page.number, len(page.items))
         """
         return self._client._pager(
             list_shipments,
@@ -98,7 +91,8 @@ class ShipmentsResource:
                 body=body,
             )
         )
-        return cast(Shipment, self._client._answer(response, create_shipment, range(201, 202)))
+        answer: Shipment = self._client._answer(response, create_shipment, range(201, 202))
+        return answer
 
     def get(
         self,
@@ -127,26 +121,27 @@ class ShipmentsResource:
                 shipment_id=shipment_id,
             )
         )
-        return cast(Shipment, self._client._answer(response, get_shipment, range(200, 201)))
+        answer: Shipment = self._client._answer(response, get_shipment, range(200, 201))
+        return answer
 
 
-class AsyncShipmentsResource:
-    """The operations of ``shipments`` to await: ``client.aio.shipments``. Each method is
-    that of ``client.shipments`` as a coroutine, but ``list`` ones, which return the same
-    pager (``async for``).
+class AsyncShipmentsResource(Resource):
+    """The operations of ``shipments`` to await, bound to a client: ``client.aio.shipments``.
+
+    A list door returns the endpoint's pager: its items with ``for`` / ``async for``, its
+    pages with ``.pages()`` (paging needs ``service_api.Client``: the plain generated
+    client raises TypeError). Every other door sends one request and returns the model
+    of the operation's success, or raises; each is a coroutine.
 
     Example::
 
         async for item in client.aio.shipments.list(max_items=10):
             print(item)
-        await client.aio.shipments.create(...)
-        await client.aio.shipments.get(...)
+        result = await client.aio.shipments.create(body=Shipment(...))
+        result = await client.aio.shipments.get(shipment_id="...")
     """
 
-    __slots__ = ("_client",)
-
-    def __init__(self, client: AuthenticatedClient | Client) -> None:
-        self._client = client
+    __slots__ = ()
 
     def list(
         self,
@@ -170,10 +165,8 @@ class AsyncShipmentsResource:
 
         Example::
 
-            async for item in client.aio.shipments.list(max_items=100):
+            async for item in client.aio.shipments.list(max_items=10):
                 print(item)
-            async for page in client.aio.shipments.list().pages():
-                print(page.number, len(page.items))
         """
         return self._client._pager(
             list_shipments,
@@ -215,7 +208,8 @@ class AsyncShipmentsResource:
                 body=body,
             )
         )
-        return cast(Shipment, self._client._answer(response, create_shipment, range(201, 202)))
+        answer: Shipment = self._client._answer(response, create_shipment, range(201, 202))
+        return answer
 
     async def get(
         self,
@@ -244,4 +238,5 @@ class AsyncShipmentsResource:
                 shipment_id=shipment_id,
             )
         )
-        return cast(Shipment, self._client._answer(response, get_shipment, range(200, 201)))
+        answer: Shipment = self._client._answer(response, get_shipment, range(200, 201))
+        return answer

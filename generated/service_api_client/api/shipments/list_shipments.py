@@ -260,4 +260,4 @@ SUCCESS_MODEL = ShipmentPage
 """Model of the operation's successful response: one page."""
 
 ID_ATTRIBUTE = "shipment_id"
-"""The attribute that identifies a record (its one field named ``..._id``), or None."""
+"""The attribute that identifies a record (its identifier field's), or None."""

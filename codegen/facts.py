@@ -1,0 +1,455 @@
+"""What the project's templates render, computed once from the spec model and the
+generator's own parse: the templates only loop over these facts.
+
+The spec model (:mod:`service_api_spec`) says what each operation is (its kind, its door
+under ``client.<tag>``, its resource and identifier); openapi-python-client's parse says
+what it became in Python (its module, its parameters' names and types, its answers'
+models). Each generated endpoint is matched with its operation by name (the endpoint's
+``name`` is the model's ``python_name``).
+
+Example::
+
+    facts = Facts.read(load_spec("openapi.yaml"), project.openapi)
+    facts.doors["get_shipment"].name  # "get"
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+from openapi_python_client.parser.openapi import Endpoint, GeneratorData
+from openapi_python_client.parser.properties import ModelProperty
+from openapi_python_client.parser.responses import Response
+from openapi_python_client.strings import (
+    ClassName,
+    PythonIdentifier,
+    safe_for_docstring,
+)
+
+from service_api_spec import PAGE_PARAMETERS, Operation, Spec
+
+__all__ = ["Door", "Facts", "ListEntry", "ListParameter", "Page", "TagDoors"]
+
+# The options of every list door (service_api's PageOptions): a parameter of the same
+# Python name cannot be passed on through the pager, and is left out of the door.
+PAGER_OPTIONS = frozenset(
+    ["page_size", "start_page", "max_items", "max_pages", "concurrency", "key"]
+)
+# Methods of every model: a field of one of these names gets a ``_`` after its
+# attribute's name, as the generator does for Python's own names (``from_``).
+MODEL_METHODS = frozenset(
+    ["get", "keys", "to_dict", "from_dict", "to_multipart", "additional_properties"]
+)
+# ``list[...]`` in a class that has a method ``list`` is that method (at run time and
+# for mypy): the resource classes write ``builtins.list[...]``.
+_LIST = re.compile(r"(?<![\w.])list\[")
+
+
+@attrs.frozen
+class Page:
+    """What a list door pages through: the page model, the item model, and the item's
+    attribute that identifies it (None: none is known)."""
+
+    page_class: str
+    page_module: str
+    item_class: str
+    item_module: str
+    id_attribute: str | None
+
+
+@attrs.frozen
+class Door:
+    """One operation's method under ``client.<tag>`` (and ``client.aio.<tag>``).
+
+    ``arguments`` are its keyword-only parameters as declared (``shipment_id: str``),
+    ``passed`` their names, passed on to the module's ``_get_kwargs``; ``returns`` the
+    type of the success's model (``None``: no body); ``success`` the statuses of a
+    success, as ``range(*success)``; ``page`` what a list door pages through (None for
+    any other door, which sends one request).
+    """
+
+    name: str
+    kind: str
+    module: str
+    tag: str
+    endpoint: Endpoint = attrs.field(repr=False)
+    answer: Response | None = attrs.field(repr=False)
+    """The generator's answer of the success (None: none is declared)."""
+    success: tuple[int, int]
+    status: str
+    returns: str
+    returns_text: str
+    """``returns`` as a docstring says it (``list[Route]``, not ``builtins.list[Route]``)."""
+    arguments: tuple[str, ...]
+    passed: tuple[str, ...]
+    parameters: tuple[Any, ...] = attrs.field(repr=False)
+    """The generator's parameters of the door, for their docstrings."""
+    example: str
+    """The arguments of an example call: ``shipment_id="..."``."""
+    summary: str
+    """The operation's summary, as a docstring may hold it (else its module's name)."""
+    page: Page | None = None
+
+    def usage(self, awaited: bool) -> str:
+        """An example of a call, for a docstring.
+
+        Example::
+
+            door.usage(awaited=True)  # 'result = await client.aio.shipments.get(...)'
+        """
+        where = f"client.{'aio.' if awaited else ''}{self.tag}.{self.name}"
+        if self.page is not None:
+            options = ", ".join(filter(None, [self.example, "max_items=10"]))
+            loop = "async for" if awaited else "for"
+            return f"{loop} item in {where}({options}):\n    print(item)"
+        result = "" if self.returns == "None" else "result = "
+        return f"{result}{'await ' if awaited else ''}{where}({self.example})"
+
+
+@attrs.frozen
+class TagDoors:
+    """The doors of one tag: ``client.<attribute>``, the classes ``<Tag>Resource`` and
+    ``Async<Tag>Resource`` in ``api/<module>/__init__.py``, and what they import."""
+
+    attribute: str
+    module: str
+    doors: tuple[Door, ...]
+    imports: tuple[str, ...]
+
+    @property
+    def resource_class(self) -> str:
+        """The class behind ``client.<attribute>``: ``ShipmentsResource``."""
+        return str(ClassName(f"{self.module}_resource", "field_"))
+
+    @property
+    def async_class(self) -> str:
+        """The class behind ``client.aio.<attribute>``: ``AsyncShipmentsResource``."""
+        return str(ClassName(f"async_{self.module}_resource", "field_"))
+
+
+@attrs.frozen
+class ListParameter:
+    """A parameter of a list endpoint but the page ones (``ListParameter`` of the
+    generated registry)."""
+
+    name: str
+    python_name: str
+    location: str
+    required: bool
+    kind: str
+    choices: tuple[Any, ...]
+
+
+@attrs.frozen
+class ListEntry:
+    """One entry of ``api.LIST_ENDPOINTS``: the list of a resource."""
+
+    name: str
+    tag_module: str
+    door: Door
+    id_field: str | None
+    parameters: tuple[ListParameter, ...]
+
+
+@attrs.frozen
+class Facts:
+    """Every fact the templates need, by what they loop over.
+
+    ``doors``: by endpoint module; ``tags``: by tag module (only tags with a door);
+    ``lists``: the registry's entries, sorted by name; ``secret_fields``: by model class,
+    the JSON names of fields whose schema says ``format: password`` (left out of the
+    record's repr); ``notes``: what could not be given a door, and why.
+    """
+
+    doors: Mapping[str, Door]
+    tags: Mapping[str, TagDoors]
+    lists: tuple[ListEntry, ...]
+    secret_fields: Mapping[str, tuple[str, ...]]
+    notes: tuple[str, ...]
+
+    @classmethod
+    def read(cls, spec: Spec, openapi: GeneratorData) -> Facts:
+        """The facts of ``spec`` as ``openapi`` (the generator's parse) generates it.
+        Fields named as a model's methods are renamed here, in the parse, first."""
+        _rename_fields(openapi)
+        reader = _Reader(spec, openapi)
+        tags = {}
+        for module, collection in openapi.endpoint_collections_by_tag.items():
+            doors = tuple(reader.doors(collection.endpoints))
+            if doors:
+                tags[str(module)] = TagDoors(
+                    attribute=doors[0].tag,
+                    module=str(module),
+                    doors=doors,
+                    imports=_imports(doors),
+                )
+        found = {door.module: door for tag in tags.values() for door in tag.doors}
+        missing = [
+            op for op in spec.operations if op.door and op.python_name not in found
+        ]
+        notes = [f"{op.operation_id}: not generated, so no door" for op in missing]
+        return cls(
+            doors=found,
+            tags=tags,
+            lists=tuple(sorted(reader.entries, key=lambda entry: entry.name)),
+            secret_fields=_secret_fields(openapi),
+            notes=tuple([*reader.notes, *notes]),
+        )
+
+
+class _Reader:
+    """Matches the generator's endpoints with the model's operations."""
+
+    def __init__(self, spec: Spec, openapi: GeneratorData) -> None:
+        self.spec = spec
+        self.operations = {op.python_name: op for op in spec.operations}
+        self.models = {str(m.class_info.name): m for m in openapi.models}
+        self.entries: list[ListEntry] = []
+        self.notes: list[str] = []
+
+    def doors(self, endpoints: Iterable[Endpoint]) -> Iterable[Door]:
+        taken: set[str] = set()
+        for endpoint in endpoints:
+            operation = self.operations.get(str(endpoint.name))
+            if operation is None or operation.door is None:
+                continue
+            # Two tags of one Python name (``Things`` and ``things``) share one class.
+            name = operation.door
+            if name in taken:
+                name = str(endpoint.name)
+            taken.add(name)
+            yield self.door(name, operation, endpoint)
+
+    def door(self, name: str, operation: Operation, endpoint: Endpoint) -> Door:
+        response = _success(operation, endpoint)
+        page = self.page(operation, response) if operation.kind == "list" else None
+        parameters = list(endpoint.path_parameters)
+        arguments = [_code(p.to_string()) for p in parameters]
+        if endpoint.bodies:
+            parameters.append(endpoint.bodies[0].prop)
+            arguments.append(_body(endpoint))
+        for location, parameter in endpoint.iter_all_parameters():
+            where = str(location.value)
+            if where == "path" or (page and _is_page_parameter(parameter, where)):
+                continue
+            if page is not None and parameter.python_name in PAGER_OPTIONS:
+                self.notes.append(
+                    f"{operation.operation_id}: its parameter {parameter.python_name} is "
+                    "a pager option's name: not offered by its list door"
+                )
+                continue
+            parameters.append(parameter)
+            arguments.append(_code(parameter.to_string()))
+        returns = "None"
+        if response is not None and response.source["attribute"] != "None":
+            returns = _code(response.prop.get_type_string())
+        door = Door(
+            name=name,
+            kind=operation.kind,
+            module=str(endpoint.name),
+            tag=self.spec.tags[operation.tag].attribute,
+            endpoint=endpoint,
+            answer=response,
+            success=_statuses(response),
+            status=response.status_code.pattern if response else "2XX",
+            returns=_outside_class(returns),
+            returns_text=returns,
+            arguments=tuple(_outside_class(a) for a in arguments),
+            passed=tuple(str(p.python_name) for p in parameters),
+            parameters=tuple(parameters),
+            example=_example(parameters),
+            summary=safe_for_docstring(_raw(endpoint.summary) or str(endpoint.name)),
+            page=page,
+        )
+        if page is not None and operation.resource is not None:
+            self.entries.append(self.entry(operation, door))
+        return door
+
+    def page(self, operation: Operation, response: Response | None) -> Page | None:
+        """What the list pages through, from the generator's page and item models;
+        None (and a note) where it did not make them classes."""
+        page = self.models.get(_class_name(response.prop)) if response else None
+        data = next(
+            (p for p in _properties(page) if _raw(p.name) == "data"),
+            None,
+        )
+        inner = getattr(data, "inner_property", None)
+        item = self.models.get(_class_name(inner))
+        if page is None or item is None:
+            self.notes.append(
+                f"{operation.operation_id}: its page or its items are no model: "
+                "a door of one request instead of a pager"
+            )
+            return None
+        resource = self.spec.resources[str(operation.resource)]
+        id_attribute = next(
+            (
+                p.python_name
+                for p in _properties(item)
+                if _raw(p.name) == resource.id_field
+            ),
+            None,
+        )
+        return Page(
+            page_class=str(page.class_info.name),
+            page_module=str(page.class_info.module_name),
+            item_class=str(item.class_info.name),
+            item_module=str(item.class_info.module_name),
+            id_attribute=None if id_attribute is None else str(id_attribute),
+        )
+
+    def entry(self, operation: Operation, door: Door) -> ListEntry:
+        generated = {
+            (_raw(p.name), str(location.value)): str(p.python_name)
+            for location, p in door.endpoint.iter_all_parameters()
+        }
+        parameters = tuple(
+            ListParameter(
+                name=p.name,
+                python_name=generated.get((p.name, p.location), p.name),
+                location=p.location,
+                required=p.required,
+                kind=p.kind,
+                choices=p.choices,
+            )
+            for p in operation.parameters
+            if not (p.location == "query" and p.name in PAGE_PARAMETERS)
+        )
+        resource = self.spec.resources[str(operation.resource)]
+        return ListEntry(
+            name=resource.name,
+            tag_module=str(door.endpoint.tags[0]),
+            door=door,
+            id_field=resource.id_field,
+            parameters=parameters,
+        )
+
+
+def _success(operation: Operation, endpoint: Endpoint) -> Response | None:
+    """The generator's answer of the operation's success (None: it declares none, or
+    the generator left it out)."""
+    if operation.success is None:
+        return None
+    status = operation.success.status
+    return next(
+        (r for r in endpoint.responses.patterns if r.status_code.pattern == status),
+        None,
+    )
+
+
+def _statuses(response: Response | None) -> tuple[int, int]:
+    if response is None or response.status_code.range is None:
+        return (200, 300)
+    low, high = response.status_code.range
+    return (low, high + 1)
+
+
+def _body(endpoint: Endpoint) -> str:
+    """The ``body`` argument: its model, or the union of its media types' models."""
+    if len(endpoint.bodies) == 1:
+        return _code(endpoint.bodies[0].prop.to_string())
+    types = [_code(b.prop.get_type_string(no_optional=True)) for b in endpoint.bodies]
+    if all(b.prop.required for b in endpoint.bodies):
+        return f"body: {' | '.join(types)}"
+    return f"body: {' | '.join(types)} | Unset = UNSET"
+
+
+def _example(parameters: Iterable[Any]) -> str:
+    """The required arguments of an example call, a placeholder each."""
+    shown = []
+    for parameter in parameters:
+        if not parameter.required:
+            continue
+        value = "..."
+        if type(parameter).__name__ == "StringProperty":
+            value = '"..."'
+        elif getattr(parameter, "class_info", None) is not None:
+            value = f"{parameter.class_info.name}(...)"
+        shown.append(f"{parameter.python_name}={value}")
+    return ", ".join(shown)
+
+
+def _imports(doors: Iterable[Door]) -> tuple[str, ...]:
+    """What the module of a tag's resource classes imports."""
+    lines = {"from ...doors import Resource"}
+    for door in doors:
+        lines.add(f"from . import {door.module}")
+        if "builtins." in " ".join([door.returns, *door.arguments]):
+            lines.add("import builtins")
+        properties = list(door.parameters)
+        if door.page is not None:
+            lines.add("from collections.abc import Callable, Hashable")
+            lines.add("from ...doors import ListPager")
+            for name, module in (
+                (door.page.page_class, door.page.page_module),
+                (door.page.item_class, door.page.item_module),
+            ):
+                lines.add(f"from ...models.{module} import {name}")
+        elif door.answer is not None and door.returns != "None":
+            properties.append(door.answer.prop)
+        for prop in properties:
+            lines.update(prop.get_imports(prefix="..."))
+            lines.update(prop.get_lazy_imports(prefix="..."))
+    # The doors cast nothing; their modules' own imports say so if they need it.
+    lines.discard("from typing import cast")
+    return tuple(sorted(lines))
+
+
+def _rename_fields(openapi: GeneratorData) -> None:
+    """A field named as a method of the models (``get``, ``keys``, ...) gets a ``_``
+    after its attribute's name; its JSON name is unchanged (``record["keys"]``)."""
+    for model in openapi.models:
+        for prop in _properties(model):
+            if prop.python_name in MODEL_METHODS:
+                renamed = PythonIdentifier(
+                    f"{prop.python_name}_", prefix="", skip_snake_case=True
+                )
+                object.__setattr__(prop, "python_name", renamed)
+
+
+def _secret_fields(openapi: GeneratorData) -> dict[str, tuple[str, ...]]:
+    found = {}
+    for model in openapi.models:
+        schemas = (model.data.properties or {}).items()
+        names = tuple(
+            _raw(name)
+            for name, schema in schemas
+            if _raw(getattr(schema, "schema_format", None)) == "password"
+        )
+        if names:
+            found[str(model.class_info.name)] = names
+    return found
+
+
+def _properties(model: ModelProperty | None) -> list[Any]:
+    if model is None:
+        return []
+    return [*(model.required_properties or []), *(model.optional_properties or [])]
+
+
+def _is_page_parameter(parameter: Any, location: str) -> bool:
+    return location == "query" and _raw(parameter.name) in PAGE_PARAMETERS
+
+
+def _class_name(prop: Any) -> str:
+    info = getattr(prop, "class_info", None)
+    return str(info.name) if info is not None else ""
+
+
+def _raw(name: Any) -> str:
+    """The spec's own spelling of a name the generator keeps as an UntrustedString."""
+    return str(
+        name.get_untrusted_value() if hasattr(name, "get_untrusted_value") else name
+    )
+
+
+def _code(code: Any) -> str:
+    return str(code.as_unembedded_code())
+
+
+def _outside_class(code: str) -> str:
+    """``code`` as it must be written in a class that may have a method ``list``."""
+    return _LIST.sub("builtins.list[", code)

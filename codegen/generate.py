@@ -1,0 +1,137 @@
+"""Generate the typed client package from openapi.yaml into DEST/service_api_client.
+
+Usage (``make generate`` runs it)::
+
+    .venv/bin/python codegen/generate.py [--spec openapi.yaml] DEST
+
+1. The spec is checked with openapi-spec-validator (codegen/validate.py): one that is
+   not valid OpenAPI 3 stops here, the file, line and rule named.
+2. It is read once into the spec model (``service_api_spec.load_spec``).
+3. openapi-python-client parses it in this process; the facts the project's templates
+   need beyond that parse (each operation's door and kind, its success's statuses and
+   type, the page and item models of a list, ...) are computed from the model
+   (codegen/facts.py) and put into the templates' globals, and the templates
+   (codegen/templates: copies of the generator's own that call the project's) render
+   the package. An operation the generator leaves out is said, not fatal.
+4. The hand-written modules of codegen/package are copied in as they are.
+5. DEST/service_api_client is replaced only once the whole package is written.
+
+The generator writes a whole project (pyproject, README, the caches of its ruff
+post-hooks) in a temporary folder; only the package folder is kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from facts import Facts
+from openapi_python_client import Project, _get_project_for_url_or_path
+from openapi_python_client.config import Config, ConfigFile, MetaType
+from openapi_python_client.parser.errors import ErrorLevel, GeneratorError
+from validate import InvalidSpec, check_spec
+
+from service_api_spec import SpecError, load_spec
+
+CODEGEN = Path(__file__).resolve().parent
+PACKAGE = "service_api_client"
+
+
+class GenerationError(RuntimeError):
+    """The generator could not write the package: its message says why."""
+
+
+def generate(spec: Path, dest: Path) -> list[str]:
+    """Write the package of ``spec`` to ``dest / "service_api_client"``; the notes of
+    what got no door, and why.
+
+    Raises InvalidSpec (not OpenAPI 3), SpecError (no model can be read) or
+    GenerationError (the generator failed); ``dest`` is then left as it was.
+
+    Example::
+
+        generate(Path("openapi.yaml"), Path("generated"))
+    """
+    check_spec(spec)
+    model = load_spec(spec)
+    # The generator's ruff post-hooks: the ruff of this interpreter's environment.
+    bin_dir = str(Path(sys.executable).parent)
+    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    with tempfile.TemporaryDirectory(prefix="generate-") as work:
+        project = _project(spec, Path(work) / "project")
+        facts = Facts.read(model, project.openapi)
+        project.env.globals.update(
+            doors=facts.doors,
+            tag_doors=facts.tags,
+            list_entries=facts.lists,
+            secret_fields=facts.secret_fields,
+        )
+        with contextlib.redirect_stdout(io.StringIO()):  # its "Generating ..." line
+            problems = project.build()
+        notes = [_say(p) for p in problems if p.level == ErrorLevel.WARNING]
+        errors = [_say(p) for p in problems if p.level != ErrorLevel.WARNING]
+        if errors:
+            raise GenerationError("\n".join(errors + notes))
+        package = project.package_dir
+        for module in sorted((CODEGEN / "package").glob("*.py")):
+            shutil.copyfile(module, package / module.name)
+        dest.mkdir(parents=True, exist_ok=True)
+        old = dest / f".{PACKAGE}.old"
+        shutil.rmtree(old, ignore_errors=True)
+        if (dest / PACKAGE).exists():
+            (dest / PACKAGE).rename(old)
+        shutil.move(str(package), str(dest / PACKAGE))
+        shutil.rmtree(old, ignore_errors=True)
+    return [*facts.notes, *notes]
+
+
+def _project(spec: Path, output: Path) -> Project:
+    config = Config.from_sources(
+        ConfigFile.load_from_path(CODEGEN / "config.yaml"),
+        MetaType.PDM,
+        spec,
+        "utf-8",
+        overwrite=True,
+        output_path=output,
+    )
+    project = _get_project_for_url_or_path(config, CODEGEN / "templates")
+    if isinstance(project, GeneratorError):
+        raise GenerationError(_say(project))
+    return project
+
+
+def _say(problem: GeneratorError) -> str:
+    return " ".join(str(part) for part in (problem.header, problem.detail) if part)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line: ``generate.py [--spec PATH] DEST``; 1 and the reason on
+    stderr when the package cannot be generated."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dest", type=Path, help="the folder of service_api_client")
+    parser.add_argument(
+        "--spec",
+        type=Path,
+        default=CODEGEN.parent / "openapi.yaml",
+        help="the spec (default: openapi.yaml beside codegen/)",
+    )
+    args = parser.parse_args(argv)
+    try:
+        notes = generate(args.spec, args.dest)
+    except (InvalidSpec, SpecError, GenerationError) as exc:
+        print(f"cannot generate the client: {exc}", file=sys.stderr)
+        return 1
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

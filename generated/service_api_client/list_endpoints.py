@@ -1,0 +1,80 @@
+"""The entries of ``service_api_client.api.LIST_ENDPOINTS``, the registry of the API's
+list endpoints that the command line and the dlt source read.
+
+Written by hand and copied as it is into the generated package by codegen/generate.py;
+the registry itself is generated from the spec (``api/__init__.py``).
+
+Example::
+
+    from service_api_client.api import LIST_ENDPOINTS
+
+    for name, endpoint in LIST_ENDPOINTS.items():
+        print(name, endpoint.item_model.__name__, endpoint.id_field)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+__all__ = ["ListEndpoint", "ListParameter"]
+
+
+@dataclass(frozen=True)
+class ListParameter:
+    """A parameter of a list endpoint, but its page ones (``pageNumber``, ``pageSize``).
+
+    Attributes:
+        name: as the API spells it (``shipmentId``, ``createdAfter``).
+        python_name: the endpoint function's keyword (``shipment_id``).
+        location: ``path``, ``query``, ``header`` or ``cookie``.
+        required: whether every call must give it (a path parameter always is).
+        kind: what a value must be: ``string``, ``integer``, ``number``, ``boolean``,
+            ``date-time``, ``date``, ``uuid``, ``array`` or ``object``.
+        choices: the values of its enum, or ``()``.
+
+    Example::
+
+        parameter = LIST_ENDPOINTS["shipment-events"].parameters[0]
+        parameter.name, parameter.location  # ("shipmentId", "path")
+    """
+
+    name: str
+    python_name: str
+    location: str
+    required: bool = False
+    kind: str = "string"
+    choices: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class ListEndpoint:
+    """A list endpoint of the API, as the generator found it in the spec.
+
+    Attributes:
+        name: its resource's name, the words of its path but the parameters
+            (``/shipments`` -> ``"shipments"``, ``/shipments/{shipmentId}/events`` ->
+            ``"shipment-events"``).
+        module: the generated endpoint module (``list_shipments``).
+        page_model: the model of one page (``ShipmentPage``).
+        item_model: the model of one record (``Shipment``).
+        id_field: the record's identifier as the API spells it (``"shipmentId"``): the
+            parameter of its item path (``/shipments/{shipmentId}``), else its one
+            top-level ``...Id`` field; ``None`` when neither is found.
+        parameters: its parameters but the page ones, path ones first (a parent's id,
+            then the filters).
+
+    Example::
+
+        endpoint = LIST_ENDPOINTS["shipments"]
+        endpoint.id_field   # "shipmentId"
+    """
+
+    name: str
+    module: ModuleType = field(repr=False)
+    page_model: type[Any] = field(repr=False)
+    item_model: type[Any] = field(repr=False)
+    id_field: str | None
+    # Told by the module (the same operation), so an entry is known without them.
+    parameters: tuple[ListParameter, ...] = field(default=(), repr=False, compare=False)
