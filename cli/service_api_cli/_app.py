@@ -36,6 +36,7 @@ from service_api_cli._exit_codes import (
 )
 from service_api_cli._formats import FORMATS
 from service_api_cli._load import add_load_parser, run_load
+from service_api_cli._spec_check import add_spec_parser, run_spec_check
 
 __all__ = ["build_parser", "main"]
 
@@ -290,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     add_load_parser(commands, formatter, _positive_int)
+    add_spec_parser(commands, formatter)
     for name in ("list", "load"):  # -q where it is often typed too: after the command
         quiet: dict[str, Any] = {
             "default": argparse.SUPPRESS,
@@ -421,6 +423,8 @@ def _run(args: argparse.Namespace) -> int:
         return run_load(args)
     if args.command == "token":
         return _commands.run_token(args)
+    if args.command == "spec":
+        return run_spec_check(args)
     from service_api_cli._export import run_list
 
     return run_list(args)
