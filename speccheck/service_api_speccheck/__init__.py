@@ -91,8 +91,9 @@ def check_spec(
     if observed is not None:
         observation = Observation.load(observed)
     elif client is not None:
-        options = {"budget": budget, "allow_writes": allow_writes, "enums": enums}
-        observation = sample(client, spec, **options)
+        observation = sample(
+            client, spec, budget=budget, allow_writes=allow_writes, enums=enums
+        )
     else:
         raise TypeError("pass client= to sample the service, or observed= a file")
     return compare(spec, observation, fingerprint=fingerprint)

@@ -35,7 +35,9 @@ from ._shapes import FORMATS, MAX_DEPTH, Observation, Shape, merge
 _URI = "urn:service-api-speccheck:spec"
 _ORDER = ("object", "array", "string", "integer", "number", "boolean", "null")
 # A value of each JSON type, and a string of each format guessed, to judge a place by.
-_VALUES = dict(zip(_ORDER, ({}, [], "x", 1, 1.5, True, None), strict=True))
+_VALUES: dict[str, Any] = dict(
+    zip(_ORDER, ({}, [], "x", 1, 1.5, True, None), strict=True)
+)
 _STRINGS = {"date-time": "2026-01-05T08:00:00Z", "date": "2026-01-05", "integer": "42"}
 _STRINGS |= {"uuid": "4d0a8c3e-6f1b-4a2d-9c7e-1b2a3c4d5e6f", "uri": "https://x.io/y"}
 _STRINGS |= {"email": "someone@example.com", "text": "x"}
@@ -332,7 +334,8 @@ class _Comparison:
             self.touched.add(node)
             if past[0].get("records") != 0:
                 self.misfits.add(node)
-        data = self.find(op.success.pointer, "properties/data") if op.success else None
+        success = op.success.pointer if op.success else None
+        data = self.find(success, "properties/data") if success else None
         if data:
             self.touched.add(data)
             most = (self.doc.get(data) or {}).get("maxItems", math.inf)

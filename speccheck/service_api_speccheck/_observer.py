@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import logging
+import os
 import threading
 import time
 from pathlib import Path
@@ -60,7 +61,10 @@ class Observer:
     """
 
     def __init__(
-        self, path: str | Path, base_url: str | httpx.URL, spec: Spec | None = None
+        self,
+        path: str | os.PathLike[str],
+        base_url: str | httpx.URL,
+        spec: Spec | None = None,
     ) -> None:
         self.path = Path(path)
         self.match = Matcher(spec or load_spec(packaged_spec()), base_url)

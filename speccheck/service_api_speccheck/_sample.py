@@ -17,6 +17,7 @@ retries wait out 429 and ``Retry-After``, as far as the budget allows.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -183,7 +184,7 @@ def sample(
     """
     sampler = _Sampler(client, spec, budget, enums)
     lists = sorted(spec.lists, key=lambda op: op.path.count("{"))  # parents first
-    steps = [
+    steps: list[tuple[Callable[[Operation], None], Operation]] = [
         (act, op)
         for act in (sampler.page, sampler.probes, sampler.pages)
         for op in lists

@@ -50,7 +50,8 @@ _TYPES |= {str: "string", list: "array"}
 _HEADERS = re.compile(
     r"(www-authenticate|retry-after|.*rate-?limit.*)|.*(request|correlation)-?id"
 )
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9 _-]{0,31}")
+_WORD = re.compile(r"[A-Za-z][A-Za-z _-]{0,31}")
+_CODES = {"invalid_request", "invalid_token", "insufficient_scope"}  # RFC 6750's
 _NOT_WORDS = re.compile(
     r"(?i).*(id|token|secret|password|key|name|email|number|code|ur[il])"
 )
@@ -176,12 +177,10 @@ class Observation:
             if shown or name in declared:
                 seen = answer["headers"].setdefault(name, {"forms": []})
                 merge(seen, {"n": 1})
-                form = re.sub(
-                    r'"(?!invalid_request"|invalid_token"|insufficient_scope")[^"]*"',
-                    '"..."',
-                    value,
+                quoted = re.sub(
+                    r'"([^"]*)"', lambda m: m[0] if m[1] in _CODES else '"..."', value
                 )
-                form = re.sub(r"[0-9]+", "9", form)[:80]
+                form = re.sub(r"[0-9]+", "9", quoted)[:80]
                 if shown and shown[1] and form not in seen["forms"][:MAX_KEPT]:
                     seen["forms"] = [*seen["forms"], form][:MAX_KEPT]
         if is_json(media):

@@ -298,7 +298,7 @@ def disagreements(spec: Path, base_url: str, account: str) -> list[str]:
     record and of none, and each list with no account, an account of nobody and an
     invalid token; every operation is taken from the spec.
     """
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT202012
 
@@ -328,14 +328,14 @@ def disagreements(spec: Path, base_url: str, account: str) -> list[str]:
             invalid = {**mine, "authorization": "Bearer invalid"}
             for probe in (nobody, headers, invalid):
                 asked.append((op, http.get(op.path, headers=probe)))
-            resource = model.resources[str(op.resource)]
+            listed = model.resources[str(op.resource)]
             records = page.json().get("data") if page.status_code == 200 else None
             first = (records or [{}])[0]
             for get in model.operations:
                 if get.kind != "get" or get.resource != op.resource:
                     continue
-                name = f"{{{resource.item_parameter}}}"
-                for value in (first.get(str(resource.id_field), "none"), "none"):
+                name = f"{{{listed.item_parameter}}}"
+                for value in (first.get(str(listed.id_field), "none"), "none"):
                     path = get.path.replace(name, str(value))
                     asked.append((get, http.get(path, headers=mine)))
     for op, response in asked:
