@@ -291,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     add_load_parser(commands, formatter, _positive_int)
-    add_spec_parser(commands, formatter)
+    add_spec_parser(commands)
     for name in ("list", "load"):  # -q where it is often typed too: after the command
         quiet: dict[str, Any] = {
             "default": argparse.SUPPRESS,

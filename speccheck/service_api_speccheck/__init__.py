@@ -39,6 +39,7 @@ except ImportError as exc:
 
 from service_api_spec import load_spec
 
+from ._command import main
 from ._compare import compare, learned
 from ._observer import Observer, packaged_spec
 from ._patch import digest
@@ -55,6 +56,7 @@ __all__ = [
     "check_spec",
     "compare",
     "learned",
+    "main",
     "packaged_spec",
     "sample",
 ]
@@ -91,9 +93,8 @@ def check_spec(
     if observed is not None:
         observation = Observation.load(observed)
     elif client is not None:
-        observation = sample(
-            client, spec, budget=budget, allow_writes=allow_writes, enums=enums
-        )
+        options = {"allow_writes": allow_writes, "enums": enums}
+        observation = sample(client, spec, budget=budget, **options)
     else:
         raise TypeError("pass client= to sample the service, or observed= a file")
     return compare(spec, observation, fingerprint=fingerprint)

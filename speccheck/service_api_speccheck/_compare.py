@@ -19,10 +19,11 @@ from __future__ import annotations
 import copy
 import datetime
 import math
+from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker  # type: ignore[import-untyped]
+from jsonschema import Draft202012Validator, FormatChecker, validators  # type: ignore[import-untyped]
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
@@ -42,36 +43,22 @@ _STRINGS = {"date-time": "2026-01-05T08:00:00Z", "date": "2026-01-05", "integer"
 _STRINGS |= {"uuid": "4d0a8c3e-6f1b-4a2d-9c7e-1b2a3c4d5e6f", "uri": "https://x.io/y"}
 _STRINGS |= {"email": "someone@example.com", "text": "x"}
 STANDARD = ("date-time", "date", "uuid", "uri", "email")  # the formats the patch writes
-# What a shape cannot be checked against: values' bounds and choices, required fields.
-_LEFT_OUT = {
+# A validator of types and formats only: what a shape cannot tell (values' bounds and
+# choices, required fields) is not checked, and a oneOf is an anyOf (a shape is of many
+# values, which may fit several options).
+_IGNORED = (
     *("enum", "const", "pattern", "minLength", "maxLength", "minimum", "maximum"),
-    *("exclusiveMinimum", "exclusiveMaximum", "multipleOf", "required", "minItems"),
-    *(
-        "maxItems",
-        "uniqueItems",
-        "minProperties",
-        "maxProperties",
-        "not",
-        "discriminator",
-    ),
-}
+    *("exclusiveMinimum", "exclusiveMaximum", "multipleOf", "required", "not"),
+    *("minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties"),
+)
+_Typed = validators.extend(
+    Draft202012Validator,
+    {
+        **dict.fromkeys(_IGNORED, lambda *_: None),
+        "oneOf": Draft202012Validator.VALIDATORS["anyOf"],
+    },
+)
 _CHOICES = ("allOf", "anyOf", "oneOf")
-
-
-def _typed_only(node: Any, names: bool = False) -> Any:
-    """The document without :data:`_LEFT_OUT`, each ``oneOf`` an ``anyOf`` (a shape may
-    fit several options); ``names``: ``node`` maps names to schemas (``properties``)."""
-    if isinstance(node, list):
-        return [_typed_only(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    return {
-        ("anyOf" if key == "oneOf" and not names else key): _typed_only(
-            value, key in ("properties", "schemas", "$defs") and not names
-        )
-        for key, value in node.items()
-        if names or key not in _LEFT_OUT
-    }
 
 
 def _label(pointer: str) -> str:
@@ -97,18 +84,18 @@ def learned(shape: Shape, only: str | None = None) -> Shape:
     types = [t for t in _ORDER if t in (only or shape.get("types", {}))]
     if {"integer", "number"} <= set(types):
         types.remove("integer")  # an integer is a number
-    solid = [t for t in types if t != "null"] or ["null"]
-    if len(solid) > 1 and {"object", "array"} & set(solid):
+    kind = next((t for t in types if t != "null"), "null")
+    if {"object", "array"} & set(types) and len(set(types) - {"null"}) > 1:
         return {"anyOf": [learned(shape, t) for t in types]}
-    schema: Shape = {"type": types if len(types) > 1 else solid[0]}
-    if solid[0] == "object":
+    schema: Shape = {"type": types if len(types) > 1 else kind}
+    if kind == "object":
         schema["properties"] = {
             k: learned(v) for k, v in shape.get("fields", {}).items()
         }
-    if solid[0] == "array" and "items" in shape:
+    if kind == "array" and "items" in shape:
         schema["items"] = learned(shape["items"])
     formats = list(shape.get("formats", {}))
-    if solid[0] == "string" and len(formats) == 1 and formats[0] in STANDARD:
+    if kind == "string" and len(formats) == 1 and formats[0] in STANDARD:
         schema["format"] = formats[0]
     return schema
 
@@ -119,30 +106,26 @@ class _Comparison:
 
     def __init__(self, spec: Spec, date: str) -> None:
         self.spec, self.doc, self.date = spec, spec.document, date
-        typed = Resource.from_contents(_typed_only(self.doc.document), DRAFT202012)
-        self.registry: Any = Registry().with_resource(_URI, typed)
+        resource = Resource.from_contents(self.doc.document, DRAFT202012)
+        self.registry: Any = Registry().with_resource(_URI, resource)
         self.checker = FormatChecker(formats=())
         for name in STANDARD:
             self.checker.checks(name)(lambda v, f=FORMATS[name]: bool(f.fullmatch(v)))
         self.findings: dict[tuple[str, str], Finding] = {}
         self.edits: dict[tuple[str, str], Any] = {}
         self.facts: list[str] = []
-        self.seen: dict[str, Shape] = {}  # a schema's pointer: what was seen there
-        self.undeclared: dict[tuple[str, str], Shape] = {}  # (object's pointer, field)
-        self.objects: dict[
-            str, Shape
-        ] = {}  # an object schema's pointer: objects, fields
-        self.headers: dict[str, Shape] = {}
+        # Shapes merged by where they were seen: a schema's pointer (``seen``), an
+        # undeclared field's (object pointer, name), an object schema's, a header's.
+        self.seen: dict[Any, Shape] = defaultdict(dict)
         self.touched: set[str] = set()
         self.misfits: set[str] = set()
 
     def fits(self, pointer: str, value: Any, formats: bool = False) -> bool:
         checker = self.checker if formats else None
-        schema = {"$ref": _URI + pointer}
-        valid = Draft202012Validator(
-            schema, registry=self.registry, format_checker=checker
+        typed = _Typed(
+            {"$ref": _URI + pointer}, registry=self.registry, format_checker=checker
         )
-        return bool(valid.is_valid(value))
+        return bool(typed.is_valid(value))
 
     def found(
         self, kind: str, where: str, detail: str, *misfits: str, note: bool = False
@@ -175,49 +158,43 @@ class _Comparison:
         return where if "object" in kinds and not choice else None
 
     def answer(self, op: Operation, status: int, answer: Shape) -> None:
-        responses = self.doc.get(f"{op.pointer}/responses") or {}
+        """Check ``answer`` against the response ``op`` declares for ``status``; one it
+        does not declare is added: another operation's of that status that has the
+        content types seen (its ``$ref``), else one learned."""
+        responses = f"{op.pointer}/responses"
+        declared = self.doc.get(responses) or {}
         keys = [
-            k for k in (str(status), f"{status // 100}XX", "default") if k in responses
+            k for k in (str(status), f"{status // 100}XX", "default") if k in declared
         ]
         label = f"{op.operation_id} {status}"
         self.touched.add(op.pointer)
         if keys:
-            self.response(
-                label, self.doc.at(f"{op.pointer}/responses/{keys[0]}")[1], answer
+            return self.response(
+                label, self.doc.at(f"{responses}/{keys[0]}")[1], answer
             )
-            return
-        self.found(
-            "status", label, f"answered {answer['n']} time(s), not declared", op.pointer
-        )
+        self.found("status", label, "not declared", op.pointer)
         media = {m for m in answer["media"] if m}
-        for (
-            other
-        ) in self.spec.operations:  # another's response of this status that fits
+        for other in self.spec.operations:
             ref = (self.doc.get(f"{other.pointer}/responses") or {}).get(
                 str(status)
             ) or {}
             target = self.doc.get(str(ref.get("$ref"))) or {}
             if "$ref" in ref and media <= set(target.get("content") or {}):
-                self.response(label, self.doc.at(ref["$ref"])[1], answer)
-                return self.edit("add", f"{op.pointer}/responses", str(status), ref)
+                self.edit("add", responses, str(status), ref)
+                return self.response(label, self.doc.at(ref["$ref"])[1], answer)
         new: Shape = {"description": f"Answered in a sample of {self.date}."}
-        content = {m: {"schema": self.schema(m, answer)} for m in media}
-        headers = {h: {"schema": {"type": "string"}} for h in answer["headers"]}
-        new |= {"content": content} if content else {}
-        new |= {"headers": headers} if headers else {}
-        self.edit(
-            "add",
-            f"{op.pointer}/responses",
-            str(status),
-            new | {"x-observed": self.date},
-        )
+        if media:
+            new["content"] = {m: {"schema": self.schema(m, answer)} for m in media}
+        if answer["headers"]:
+            new["headers"] = {
+                h: {"schema": {"type": "string"}} for h in answer["headers"]
+            }
+        self.edit("add", responses, str(status), new | {"x-observed": self.date})
+        return None
 
     def schema(self, media: str, answer: Shape) -> Shape:
-        return (
-            learned(answer["body"])
-            if is_json(media) and "body" in answer
-            else {"type": "string"}
-        )
+        body = answer.get("body") if is_json(media) else None
+        return learned(body) if body else {"type": "string"}
 
     def response(self, label: str, where: str, answer: Shape) -> None:
         """Check ``answer`` against the response declared at ``where``."""
@@ -238,45 +215,41 @@ class _Comparison:
                 self.walk(answer["body"], f"{where}/content/{content[media]}/schema")
         declared = {str(k).lower(): _escape(k) for k in node.get("headers") or {}}
         for name, seen in answer["headers"].items():
-            merge(self.headers.setdefault(name, {}), {label.split()[-1]: seen["forms"]})
+            merge(self.seen[name], {label.split()[-1]: seen["forms"]})
             if name in declared:
                 pointer = f"{where}/headers/{declared[name]}"
                 self.touched.update((pointer, self.doc.at(pointer)[1]))
-                continue
-            self.found("header", label, f"{name}, not declared")
-            new = {"schema": {"type": "string"}, "x-observed": self.date}
-            self.edit("add", f"{where}/headers", name, new)
+            else:
+                self.found("header", label, f"{name}, not declared")
+                new = {"schema": {"type": "string"}, "x-observed": self.date}
+                self.edit("add", f"{where}/headers", name, new)
         for name, key in declared.items():
-            header = self.doc.get(f"{where}/headers/{key}") or {}
-            if header.get("required") and name not in answer["headers"]:
+            required = (self.doc.get(f"{where}/headers/{key}") or {}).get("required")
+            if required and name not in answer["headers"]:
                 self.found(
-                    "header never sent",
-                    label,
-                    f"{name}, required",
-                    where,
-                    note=True,
+                    "header never sent", label, f"{name}, required", where, note=True
                 )
 
     def walk(self, shape: Shape, raw: str, depth: int = 0) -> None:
         """Note what ``shape`` saw at the schema at ``raw``, then at its fields and items."""
         self.touched.update((raw, self.doc.at(raw)[1]))
         merge(
-            self.seen.setdefault(raw, {}),
+            self.seen[raw],
             {k: v for k, v in shape.items() if k not in ("fields", "items")},
         )
         fields = shape.get("fields", {}) if depth < MAX_DEPTH else {}
         home = self.home(raw) if fields else None
         if home:
-            objects = shape["types"].get("object", 0)
-            merge(
-                self.objects.setdefault(home, {}),
-                {"n": objects, "fields": dict.fromkeys(fields, 1)},
-            )
+            seen = {
+                "n": shape["types"].get("object", 0),
+                "fields": dict.fromkeys(fields, 1),
+            }
+            merge(self.seen[home, None], seen)
         for name, sub in fields.items():
             if pointer := self.find(raw, f"properties/{_escape(name)}"):
                 self.walk(sub, pointer, depth + 1)
             elif home:
-                merge(self.undeclared.setdefault((home, name), {}), sub)
+                merge(self.seen[home, name], sub)
         if "items" in shape and (items := self.find(raw, "items")):
             self.walk(shape["items"], items, depth + 1)
 
@@ -289,20 +262,18 @@ class _Comparison:
         node = node_at(self.doc.document, raw)
         said = node.get("type") or str(node.get("$ref", "a choice")).split("/")[-1]
         said = "/".join(said) if isinstance(said, list) else said
-        said = f"{said} ({node['format']})" if "format" in node else said
-        misfits = (raw, self.doc.at(raw)[1])
+        said += f" ({node['format']})" if "format" in node else ""
         for kind in bad:
             like = f' like "{shape.get("example")}"' if kind == "string" else ""
             detail = f"declared {said}, {kind} in {types[kind]} of {n}{like}"
-            self.found(
-                "null" if kind == "null" else "type", _label(raw), detail, *misfits
-            )
+            self.found("null" if kind == "null" else "type", _label(raw), detail, raw)
         for form in wrong:
             detail = f"declared {said}, {form} in {formats[form]} of {n}"
-            self.found("format", _label(raw), detail, *misfits)
+            self.found("format", _label(raw), detail, raw)
         if bad or wrong:
+            self.misfits.add(self.doc.at(raw)[1])
             self.edit("widen", raw, [learned(shape, t) for t in bad], bool(wrong))
-        self.words(_label(raw), shape, "enum" in (self.doc.get(raw) or {}))
+        self.words(_label(raw), shape, "enum" in node)
 
     def words(self, where: str, shape: Shape, closed: bool = False) -> None:
         """Report the few words a string field took (``--enums``) as enum candidates."""
@@ -314,37 +285,32 @@ class _Comparison:
     def pages(self, op: Operation, pages: list[Shape]) -> None:
         """Report the pages a list answered; judge ``pageNumber`` and ``data`` by them."""
         served = [p for p in pages if "records" in p]
-        if not served:
-            return
-        total = served[0]["totalRecords"]
-        last = -(-total // 50) if isinstance(total, int) else 0
+        total = served[0]["totalRecords"] if served else None
+        last = math.ceil(total / 50) if isinstance(total, int) else 0
         said = [
             f"{p['asked'] or 1}/{p['size'] if p['asked'] else '-'}: {p['records']} records, "
             f"pageSize {p['pageSize']}, totalRecords {p['totalRecords']}"
-            + "".join(f", {k}" for k in ("next", "previous") if p[k])
+            + "".join(f", {link}" for link in ("next", "previous") if p[link])
             for p in served
         ]
         self.facts.append(
             f"{op.operation_id} pages (number/size asked): {'; '.join(said)}"
         )
-        pointer = op.parameter("pageNumber")
+        number = op.parameter("pageNumber")
         past = [p for p in pages if p["asked"] == last + 1]
-        if past and pointer and pointer.pointer:
-            node = pointer.pointer.removesuffix("/schema")
+        if past and number and number.pointer:
+            node = number.pointer.removesuffix("/schema")
             self.touched.add(node)
             if past[0].get("records") != 0:
                 self.misfits.add(node)
         success = op.success.pointer if op.success else None
-        data = self.find(success, "properties/data") if success else None
-        if data:
-            self.touched.add(data)
-            most = (self.doc.get(data) or {}).get("maxItems", math.inf)
-            for page in served:
-                size = min(page["pageSize"] or 0, most)
-                if page["records"] > size or (
-                    not page["records"] and (page["asked"] or 1) <= last
-                ):
-                    self.misfits.add(data)
+        data = self.find(success, "properties/data") if success and served else None
+        most = (self.doc.get(data) or {}).get("maxItems", math.inf) if data else 0
+        for page in served if data else ():
+            self.touched.add(str(data))
+            empty = not page["records"] and (page["asked"] or 1) <= last
+            if empty or page["records"] > min(page["pageSize"] or 0, most):
+                self.misfits.add(str(data))
 
     def run(self, observation: Observation) -> None:
         operations = {(op.method, op.path): op for op in self.spec.operations}
@@ -356,48 +322,54 @@ class _Comparison:
         for operation_id, pages in observation.data["facts"].items():
             if operation_id in by_id:
                 self.pages(by_id[operation_id], pages)
-        for raw, shape in self.seen.items():
-            self.judge(raw, shape)
-        for (home, name), shape in self.undeclared.items():
-            kind = "/".join(t for t in _ORDER if t in shape["types"])
-            formats = list(shape.get("formats", {}))
-            form = (
-                f" ({formats[0]})" if len(formats) == 1 and formats != ["text"] else ""
-            )
-            detail = f"{kind}{form} in {shape['n']} of {self.objects[home]['n']}"
-            self.found("undeclared field", f"{_label(home)}.{name}", detail)
-            self.words(f"{_label(home)}.{name}", shape)
-            self.edit(
-                "add",
-                f"{home}/properties",
-                name,
-                learned(shape) | {"x-observed": self.date},
-            )
-        for home, seen in self.objects.items():
-            for name in set((self.doc.get(home) or {}).get("properties") or {}) - set(
-                seen["fields"]
-            ):
-                detail = f"in none of {seen['n']} objects"
-                self.found("never seen", f"{_label(home)}.{name}", detail, note=True)
-        for name, forms in sorted(self.headers.items()):
-            said = [f for each in forms.values() for f in each]
-            shown = f": {' | '.join(dict.fromkeys(said))}" if said else ""
-            self.facts.append(f"{name} on {', '.join(sorted(forms))}{shown}")
-        if not any("rate" in name or name == "retry-after" for name in self.headers):
+        for key, shape in list(self.seen.items()):
+            if isinstance(key, tuple) and key[1] is not None:
+                self.undeclared(key[0], key[1], shape)
+            elif isinstance(key, tuple):
+                declared = (self.doc.get(key[0]) or {}).get("properties") or {}
+                for name in set(declared) - set(shape["fields"]):
+                    where = f"{_label(key[0])}.{name}"
+                    self.found(
+                        "never seen",
+                        where,
+                        f"in none of {shape['n']} objects",
+                        note=True,
+                    )
+            elif key.startswith("#"):
+                self.judge(key, shape)
+            else:  # a header
+                forms = dict.fromkeys(f for each in shape.values() for f in each)
+                said = f": {' | '.join(forms)}" if forms else ""
+                self.facts.append(f"{key} on {', '.join(sorted(shape))}{said}")
+        if not any("rate" in str(k) or k == "retry-after" for k in self.seen):
             self.facts.append("rate-limit headers: none seen")
+
+    def undeclared(self, home: str, name: str, shape: Shape) -> None:
+        kinds = "/".join(t for t in _ORDER if t in shape["types"])
+        formats = list(shape.get("formats", {}))
+        form = f" ({formats[0]})" if len(formats) == 1 and formats != ["text"] else ""
+        where = f"{_label(home)}.{name}"
+        detail = f"{kinds}{form} in {shape['n']} of {self.seen[home, None]['n']}"
+        self.found("undeclared field", where, detail)
+        self.words(where, shape)
+        self.edit(
+            "add",
+            f"{home}/properties",
+            name,
+            learned(shape) | {"x-observed": self.date},
+        )
 
     def assumed(self) -> dict[str, str]:
         """Each ``x-assumed``'s pointer: confirmed, refuted or not observed."""
         verdicts = {}
         for pointer in _assumed(self.doc.document):
-            verdict = "not observed"
-            for places, said in (
+            verdicts[pointer] = "not observed"
+            for places, verdict in (
                 (self.touched, "confirmed"),
                 (self.misfits, "refuted"),
             ):
                 if any(f"{p}/".startswith(f"{pointer}/") for p in places):
-                    verdict = said
-            verdicts[pointer] = verdict
+                    verdicts[pointer] = verdict
         return verdicts
 
 
@@ -436,15 +408,11 @@ def compare(
         for pointer, verdict in again.assumed().items()
         if verdict == "confirmed" and "x-observed" not in node_at(patched, pointer)
     ]
-    data = observation.data
-    return Report(
-        spec_path=spec.document.path,
-        fingerprint=fingerprint,
-        requests=data["requests"],
-        stopped=bool(data.get("stopped")),
-        findings=list(first.findings.values()),
-        facts=first.facts,
-        assumptions=first.assumed(),
-        edits=list(first.edits.values()),
-        marks=marks,
+    report = Report(
+        spec.document.path, fingerprint, observation.data, list(first.findings.values())
     )
+    report.facts += first.facts
+    report.assumptions.update(first.assumed())
+    report.edits += [*first.edits.values()]
+    report.marks += marks
+    return report

@@ -22,7 +22,6 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
-from ruamel.yaml.util import load_yaml_guess_indent
 
 from ._shapes import SpecCheckError
 
@@ -179,11 +178,13 @@ def write_patch(path: Path, fingerprint: str, edits: Iterable[Edit]) -> int:
     yaml = YAML()
     yaml.preserve_quotes = True
     yaml.width = 4096  # never fold a long line that was not folded
-    # The indents of the file: of a mapping (its first indented line), of a sequence.
+    # The file's indents: of a mapping (its first indented line), of a sequence's dash
+    # under its key (the first sequence of mappings, as "- name: x").
     mapping = re.search(r"^( +)\S", text, re.MULTILINE)
-    _, indent, offset = load_yaml_guess_indent(text)
+    dash = re.search(r"^( *)\S[^\n]*:\n( *)- ", text, re.MULTILINE)
+    offset = len(dash[2]) - len(dash[1]) if dash else 0
     yaml.indent(
-        mapping=len(mapping[1]) if mapping else 2, sequence=indent, offset=offset
+        mapping=len(mapping[1]) if mapping else 2, sequence=offset + 2, offset=offset
     )
     document = yaml.load(text)
     if _dumped(yaml, document) != text:

@@ -36,7 +36,7 @@ class Finding:
     difference: bool = True
 
 
-@attrs.frozen
+@attrs.define
 class Report:
     """What a check found, and the patch that makes the spec say what was seen.
 
@@ -54,13 +54,13 @@ class Report:
 
     spec_path: Path | None
     fingerprint: str | None
-    requests: int
-    stopped: bool
+    observed: dict[str, Any] = attrs.field(repr=False)
+    """The observation's own facts: ``requests`` sent, ``stopped`` by the budget."""
     findings: list[Finding]
-    facts: list[str]
-    assumptions: dict[str, str]
-    edits: list[Edit]
-    marks: list[Edit]
+    facts: list[str] = attrs.Factory(list)
+    assumptions: dict[str, str] = attrs.Factory(dict)
+    edits: list[Edit] = attrs.Factory(list)
+    marks: list[Edit] = attrs.Factory(list)
 
     @property
     def differences(self) -> list[Finding]:
@@ -72,10 +72,6 @@ class Report:
         """Whether the spec matched: no difference and no ``x-assumed`` refuted."""
         return not self.differences and "refuted" not in self.assumptions.values()
 
-    def count(self, status: str) -> int:
-        """How many ``x-assumed`` are ``status``."""
-        return sum(s == status for s in self.assumptions.values())
-
     def text(self) -> str:
         """The report for a terminal, a line a finding.
 
@@ -83,26 +79,26 @@ class Report:
 
             print(report.text())
         """
-        stop = " (the budget ran out)" if self.stopped else ""
+        stop = " (the budget ran out)" if self.observed.get("stopped") else ""
+        notes = [f for f in self.findings if not f.difference]
         lines = [
-            f"{self.spec_path or 'the spec'}: {self.requests} requests{stop}, "
-            f"{len(self.differences)} differences, "
-            f"{len(self.findings) - len(self.differences)} notes"
+            f"{self.spec_path}: {self.observed['requests']} requests{stop}, "
+            f"{len(self.differences)} differences, {len(notes)} notes"
         ]
-        for title, difference in (("differences", True), ("notes", False)):
-            found = [f for f in self.findings if f.difference is difference]
-            lines += [f"{title}:"] if found else []
+        for title, found in (("differences", self.differences), ("notes", notes)):
+            lines += [f"{title}:"][: len(found)]
             lines += [f"  {f.kind:<17} {f.where}: {f.detail}" for f in found]
         lines += ["facts:", *(f"  {fact}" for fact in self.facts)]
+        verdicts = list(self.assumptions.values())
         counts = (
-            f"{self.count(s)} {s}" for s in ("confirmed", "refuted", "not observed")
+            f"{verdicts.count(v)} {v}" for v in ("confirmed", "refuted", "not observed")
         )
         lines.append(f"x-assumed: {', '.join(counts)}")
-        refuted = [p for p, s in self.assumptions.items() if s == "refuted"]
-        lines += [f"  refuted {pointer}" for pointer in refuted]
+        lines += [
+            f"  refuted {p}" for p, v in self.assumptions.items() if v == "refuted"
+        ]
         lines.append(
             f"patch: {len(self.edits)} changes, {len(self.marks)} x-observed marks"
-            + (" (--write applies it)" if self.edits or self.marks else "")
         )
         return "\n".join(lines)
 
@@ -113,26 +109,28 @@ class Report:
 
             json.dumps(report.to_json())
         """
+        found = [attrs.asdict(f) for f in self.findings]
+        patch = {"changes": len(self.edits), "marks": len(self.marks)}
         return {
-            "spec": str(self.spec_path) if self.spec_path else None,
-            "requests": self.requests,
-            "budget_ran_out": self.stopped,
+            "spec": str(self.spec_path),
             "matched": self.matched,
-            "findings": [attrs.asdict(f) for f in self.findings],
+            "findings": found,
+        } | {
             "facts": self.facts,
             "assumptions": self.assumptions,
-            "patch": {"changes": len(self.edits), "marks": len(self.marks)},
+            "patch": patch,
+            "requests": self.observed["requests"],
+            "budget_ran_out": bool(self.observed.get("stopped")),
         }
 
-    def write(self, path: str | Path | None = None) -> int:
-        """Apply the patch to the spec file (``path``, default the one checked), which
-        must be as it was when the check started; returns the number of edits.
+    def write(self) -> int:
+        """Apply the patch to the spec file checked, which must be as it was when the
+        check started; the number of edits.
 
         Example::
 
             report.write()  # 9
         """
-        target = Path(path or self.spec_path or "")
-        if self.fingerprint is None or not target.is_file():
-            raise SpecCheckError(f"{target}: not the spec file the check started from")
-        return write_patch(target, self.fingerprint, [*self.edits, *self.marks])
+        if self.spec_path is None or self.fingerprint is None:
+            raise SpecCheckError("the check did not start from a spec file")
+        return write_patch(self.spec_path, self.fingerprint, [*self.edits, *self.marks])

@@ -52,7 +52,12 @@ DEMO_FIELDS = {
 
 def project_spec() -> Document:
     """The project's openapi.yaml, read."""
-    document: Document = yaml.safe_load((ROOT / "openapi.yaml").read_text("utf-8"))
+    return read_yaml((ROOT / "openapi.yaml").read_text("utf-8"))
+
+
+def read_yaml(text: str) -> Document:
+    """``text`` read as YAML, by libyaml (several times faster than PyYAML's own)."""
+    document: Document = yaml.load(text, Loader=yaml.CSafeLoader)
     return document
 
 

@@ -52,7 +52,7 @@ def test_observed_shapes_make_the_same_report_and_patch_with_no_request(
     sent = mock.service.count()
     from_file = check_spec(spec, observed=observed)
     assert mock.service.count() == sent  # no request
-    assert from_file.requests == 0
+    assert from_file.observed["requests"] == 0
     assert undeclared(from_file) == undeclared(sampled)
     assert len(undeclared(from_file)) == 7
     assert {e[1:3] for e in from_file.edits} == {e[1:3] for e in sampled.edits}

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openapi_spec_validator import validate
@@ -24,6 +23,7 @@ from planted import (
     Served,
     disagreements,
     dump,
+    read_yaml,
     schemas,
     serving,
     specs,
@@ -85,7 +85,7 @@ def assert_learned(
     for plant in plants:
         if plant.refutes:
             assert report.assumptions[plant.refutes] == "refuted"
-    patched = yaml.safe_load(path.read_text("utf-8"))
+    patched = read_yaml(path.read_text("utf-8"))
     validate(patched)
     mock_load_spec(path)  # the mock can serve the patched spec (make's check)
     for plant in plants:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-import yaml
+from planted import read_yaml
 
 from service_api_spec import SpecDocument, read_spec
 from service_api_speccheck import SpecCheckError, learned
@@ -109,7 +109,7 @@ def test_the_schema_learned_from_a_shape(
 
 
 def test_an_answer_is_matched_to_its_operation_literal_paths_first() -> None:
-    spec = read_spec(SpecDocument(yaml.safe_load(SPEC)))
+    spec = read_spec(SpecDocument(read_yaml(SPEC)))
     match = Matcher(spec, "http://h/base/v3/")
 
     def key(path: str) -> str | None:
@@ -124,7 +124,7 @@ def test_an_answer_is_matched_to_its_operation_literal_paths_first() -> None:
 
 
 def test_an_answer_records_a_header_form_not_its_value() -> None:
-    spec = read_spec(SpecDocument(yaml.safe_load(SPEC)))
+    spec = read_spec(SpecDocument(read_yaml(SPEC)))
     observation = Observation()
     challenge = (
         'Bearer error="invalid_token", error_description="expired at 01/05/2026 08:00"'
