@@ -4,8 +4,9 @@ The client calls the :class:`Observer` with every answer whose body it has read.
 only (see :mod:`service_api_speccheck._shapes`): names, JSON types, formats, statuses,
 content types and a few headers, never a value, an identifier, a token or a secret.
 Sampled (every answer of an operation and status up to ``SAMPLED``, then one in
-``SAMPLE_EVERY``) and bounded (the shapes' own bounds). The file is written at most
-every ``SAVE_EVERY`` seconds and when the program ends; an existing one is added to.
+``SAMPLE_EVERY``) and bounded (the shapes' own bounds). The file is written with the
+first answer, then at most every ``SAVE_EVERY`` seconds, and when the program ends; an
+existing one is added to.
 ``service-api spec check --from PATH`` then reports on it and patches the spec.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import logging
+import math
 import os
 import threading
 import time
@@ -72,7 +74,7 @@ class Observer:
         self.observation = Observation.load(self.path) if exists else Observation()
         self.counts: dict[str, int] = {}
         self.lock = threading.RLock()
-        self.saved = time.monotonic()
+        self.saved = -math.inf  # the first answer is saved at once
         self.changed = False
         atexit.register(self.save)
 

@@ -17,6 +17,7 @@ retries wait out 429 and ``Retry-After``, as far as the budget allows.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
@@ -32,6 +33,7 @@ from ._shapes import Matcher, Observation, SpecCheckError
 NOBODY = "service-api-spec-check-nobody"
 ABOVE_MAX = 100  # a page size above the 50 the seed gives as the maximum
 SIZE = 50
+_PARAMETER = re.compile(r"{([^}]+)}")
 
 
 class _BudgetSpent(Exception):
@@ -45,8 +47,10 @@ class _Sampler:
         self.client, self.spec, self.budget, self.words = client, spec, budget, words
         self.seen = Observation()
         self.match = Matcher(spec, client.get_httpx_client().base_url)
-        self.ids: dict[str, list[Any]] = {}  # by the path parameter that takes them
-        self.records: dict[str, dict[str, Any]] = {}  # a listed one per resource
+        self.ids: dict[
+            str, Any
+        ] = {}  # a listed identifier by the path parameter taking it
+        self.records: dict[str, dict[str, Any]] = {}  # a listed record by resource
 
     def hook(self, response: httpx.Response) -> None:
         response.read()
@@ -59,58 +63,46 @@ class _Sampler:
         left = self.budget - self.seen.data["requests"]
         if left < 2:  # one for the request, one for a token it may need first
             raise _BudgetSpent
-        if path is None:
-            return None
-        http = (
-            (view or self.client)
-            .with_options(max_retries=min(3, left - 2))
-            .get_httpx_client()
-        )
+        view = view or self.client
+        retries = min(view.retry_policy.max_retries, 3, left - 2)
+        http = view.with_options(max_retries=retries).get_httpx_client()
         http.event_hooks = {"response": [self.hook]}
         try:
-            response = http.request(method, path, **kw)
+            return http.request(method, path, **kw).json() if path else None
         except service_api.ApiStatusError as exc:
             if isinstance(exc, service_api.InvalidCredentialsError):
                 raise
             return exc.status_code
-        try:
-            return response.json()
-        except ValueError:
+        except ValueError:  # a body that is not JSON
             return None
 
     def fill(self, template: str, **given: Any) -> str | None:
         """``template`` with each path parameter given or taken from a listed record."""
-        parts = []
-        for part in template.split("/"):
-            name = part[1:-1] if part.startswith("{") else None
-            if name is not None:
-                known = [given[name]] if name in given else self.ids.get(name)
-                if not known:
-                    return None
-                part = quote(str(known[0]), safe="")
-            parts.append(part)
-        return "/".join(parts)
+        known = {name: ids[0] for name, ids in self.ids.items()} | given
+        if not set(_PARAMETER.findall(template)) <= set(known):
+            return None
+        return _PARAMETER.sub(lambda m: quote(str(known[m[1]]), safe=""), template)
 
     def page(self, op: Operation, number: int | None = None, size: int = SIZE) -> None:
-        asked = {} if number is None else {"pageNumber": number, "pageSize": size}
+        asked = {"pageNumber": number, "pageSize": size} if number else {}
         body = self.send("GET", self.fill(op.path), params=asked)
         data = body.get("data") if isinstance(body, dict) else None
-        status = body if isinstance(body, int) else 200
-        fact: dict[str, Any] = {"asked": number, "size": size, "status": status}
-        if isinstance(body, dict) and isinstance(data, list):
-            links = {k: body.get(k) is not None for k in ("next", "previous")}
+        fact = {
+            "asked": number,
+            "size": size,
+            "status": body if isinstance(body, int) else 200,
+        }
+        if isinstance(data, list):
             numbers = {k: body.get(k) for k in ("pageSize", "totalRecords")}
-            numbers = {k: v if isinstance(v, int) else None for k, v in numbers.items()}
-            fact |= {**links, "records": len(data), **numbers}
+            fact |= {k: v if isinstance(v, int) else None for k, v in numbers.items()}
+            fact |= {k: body.get(k) is not None for k in ("next", "previous")}
+            fact["records"] = len(data)
             resource = self.spec.resources[str(op.resource)]
-            kept = [r for r in (data[:1] + data[-1:]) if isinstance(r, dict)]
             key, field = resource.item_parameter or resource.id_field, resource.id_field
-            if key and field:
-                self.ids.setdefault(key, []).extend(
-                    r[field] for r in kept if field in r
-                )
-            if kept:
-                self.records.setdefault(resource.name, kept[0])
+            for record in [r for r in data[:1] + data[-1:] if isinstance(r, dict)]:
+                self.records.setdefault(resource.name, record)
+                if key and field in record:
+                    self.ids.setdefault(key, []).append(record[field])
         self.seen.data["facts"].setdefault(op.operation_id, []).append(fact)
 
     def pages(self, op: Operation) -> None:
@@ -134,7 +126,7 @@ class _Sampler:
 
     def gets(self, op: Operation) -> None:
         name = str(self.spec.resources[str(op.resource)].item_parameter)
-        for value in [*self.ids.get(name, [])[:2], NOBODY]:
+        for value in (*self.ids.get(name, [])[:2], NOBODY):
             self.send("GET", self.fill(op.path, **{name: value}))
 
     def writes(self, create: Operation) -> None:
@@ -144,23 +136,23 @@ class _Sampler:
         doors = {
             op.kind: op for op in self.spec.operations if op.resource == resource.name
         }
-        record = self.records.get(resource.name)
         left = self.budget - self.seen.data["requests"]
-        if not record or "delete" not in doors or left < 8:
+        if resource.name not in self.records or "delete" not in doors or left < 8:
             return
         drop = {resource.id_field, *resource.parent_parameters}
-        body = {k: v for k, v in record.items() if k not in drop}
+        body = {k: v for k, v in self.records[resource.name].items() if k not in drop}
         made = self.send("POST", self.fill(create.path), json=body)
-        if isinstance(made, dict) and str(resource.id_field) in made:
-            item = {str(resource.item_parameter): made[str(resource.id_field)]}
-            for kind, method in (
-                ("update", "PATCH"),
-                ("replace", "PUT"),
-                ("delete", "DELETE"),
-            ):
-                if kind in doors:
-                    content = {} if kind == "delete" else {"json": body}
-                    self.send(method, self.fill(doors[kind].path, **item), **content)
+        item = made.get(str(resource.id_field)) if isinstance(made, dict) else None
+        for kind, method in (
+            ("update", "PATCH"),
+            ("replace", "PUT"),
+            ("delete", "DELETE"),
+        ):
+            if kind in doors and item is not None:
+                path = self.fill(
+                    doors[kind].path, **{str(resource.item_parameter): item}
+                )
+                self.send(method, path, **({} if kind == "delete" else {"json": body}))
 
 
 def sample(
@@ -189,20 +181,16 @@ def sample(
         for act in (sampler.page, sampler.probes, sampler.pages)
         for op in lists
     ]
-    steps += [(sampler.gets, op) for op in spec.operations if op.kind == "get"]
-    steps += [
-        (sampler.writes, op)
-        for op in spec.operations
-        if allow_writes and op.kind == "create"
-    ]
+    for kind, action in (("get", sampler.gets), ("create", sampler.writes)):
+        steps += [(action, op) for op in spec.operations if op.kind == kind]
     try:
-        for action, op in steps:
-            action(op)
+        for act, op in steps:
+            if act != sampler.writes or allow_writes:
+                act(op)
     except _BudgetSpent:
         sampler.seen.data["stopped"] = True
-    facts = sampler.seen.data["facts"].values()
-    if not any("records" in page for pages in facts for page in pages):
-        raise SpecCheckError(
-            f"no list answered a page within {budget} requests (--budget, --account)"
-        )
+    if not any(
+        "records" in p for ps in sampler.seen.data["facts"].values() for p in ps
+    ):
+        raise SpecCheckError(f"no list answered a page within {budget} requests")
     return sampler.seen

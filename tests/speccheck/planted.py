@@ -373,3 +373,18 @@ def disagreements(spec: Path, base_url: str, account: str) -> list[str]:
             if name in response.headers and name not in declared:
                 found.append(f"{where}: header {name} not declared")
     return found
+
+
+def with_delete(document: Document) -> Document:
+    """``document`` whose shipments can also be deleted (``DELETE`` of the item path),
+    its errors those of the get beside it."""
+    item = next(path for path in document["paths"] if path.startswith("/shipments/{"))
+    get = document["paths"][item]["get"]
+    document["paths"][item]["delete"] = {
+        "operationId": "deleteShipment",
+        "tags": get["tags"],
+        "parameters": get["parameters"],
+        "responses": {"204": {"description": "Deleted."}}
+        | {k: v for k, v in get["responses"].items() if k != "200"},
+    }
+    return document

@@ -6,16 +6,25 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from openapi_spec_validator import validate
-from planted import DEMO_FIELDS, ROOT, project_spec, read_yaml
+from planted import (
+    DEMO_FIELDS,
+    ROOT,
+    base_spec,
+    dump,
+    project_spec,
+    read_yaml,
+    with_delete,
+)
 
 import service_api
 from service_api import testing
 from service_api_cli import main
-from service_api_mock import DEMO_CLIENT_SECRET, RunningMock
+from service_api_mock import DEMO_CLIENT_SECRET, RunningMock, running_mock
 from service_api_speccheck import SpecCheckError, check_spec
 
 DEMO = {(schema, name) for schema, fields in DEMO_FIELDS.items() for name in fields}
@@ -184,3 +193,33 @@ def test_the_budget_bounds_the_requests(env: RunningMock, spec: Path) -> None:
     assert sent == report.observed["requests"]
     assert sent <= 9
     assert report.observed["stopped"]
+
+
+def test_allow_writes_changes_only_a_record_of_its_own_and_deletes_it(
+    server_with_delete: tuple[Path, RunningMock],
+) -> None:
+    spec, mock = server_with_delete
+    before = mock.service.dataset("shipments", "acct-1")
+    with service_api.Client(
+        mock.base_url, "demo-client", DEMO_CLIENT_SECRET, "acct-1"
+    ) as client:
+        report = check_spec(spec, client, allow_writes=True)
+    counts = mock.service.counts()
+    assert counts["createShipment"] == {201: 1}
+    assert counts["deleteShipment"] == {204: 1}
+    assert mock.service.dataset("shipments", "acct-1") == before
+    assert report.differences == []
+    with service_api.Client(
+        mock.base_url, "demo-client", DEMO_CLIENT_SECRET, "acct-1"
+    ) as client:
+        check_spec(spec, client)  # without --allow-writes: no write
+    assert mock.service.counts()["createShipment"] == {201: 1}
+
+
+@pytest.fixture
+def server_with_delete(tmp_path: Path) -> Iterator[tuple[Path, RunningMock]]:
+    """The mock serving the base spec (the demo fields declared) that can delete a
+    shipment, and that spec to check."""
+    spec = dump(with_delete(base_spec()), tmp_path / "openapi.yaml")
+    with running_mock(spec=spec) as server:
+        yield spec, server
