@@ -37,7 +37,7 @@ except ImportError as exc:
         "SERVICE_API_OBSERVE",
     ) from None
 
-from service_api_spec import load_spec
+from service_api_spec import SpecError, load_spec
 
 from ._command import main
 from ._compare import compare, learned
@@ -87,14 +87,20 @@ def check_spec(
     path = Path(spec_path)
     try:
         fingerprint = digest(path.read_bytes())
-    except OSError as exc:
-        raise SpecCheckError(f"{path}: cannot be read ({exc.strerror})") from None
-    spec = load_spec(path)
-    if observed is not None:
-        observation = Observation.load(observed)
-    elif client is not None:
+        spec = load_spec(path)
+    except (OSError, SpecError) as exc:
+        raise SpecCheckError(f"{path}: cannot be checked ({exc})") from None
+    if observed is None:
+        if client is None:
+            raise TypeError("pass client= to sample the service, or observed= a file")
         options = {"allow_writes": allow_writes, "enums": enums}
-        observation = sample(client, spec, budget=budget, **options)
-    else:
-        raise TypeError("pass client= to sample the service, or observed= a file")
-    return compare(spec, observation, fingerprint=fingerprint)
+        return compare(
+            spec,
+            sample(client, spec, budget=budget, **options),
+            fingerprint=fingerprint,
+        )
+    try:
+        return compare(spec, Observation.load(observed), fingerprint=fingerprint)
+    except (KeyError, TypeError, AttributeError) as exc:  # a file of another shape
+        problem = f"not an observation file of service-api ({exc!r:.60})"
+        raise SpecCheckError(f"{observed}: {problem}") from None

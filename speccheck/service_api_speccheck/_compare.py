@@ -23,7 +23,11 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker, validators  # type: ignore[import-untyped]
+from jsonschema import (  # type: ignore[import-untyped]
+    Draft202012Validator,
+    FormatChecker,
+    validators,
+)
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 

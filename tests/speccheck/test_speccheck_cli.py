@@ -131,6 +131,8 @@ def test_the_json_report_says_the_same(
         ([], {"SERVICE_API_CLIENT_SECRET": "wrong"}, 3),
         ([], {"SERVICE_API_BASE_URL": "closed"}, 5),
         (["--from", "openapi.yaml"], {}, 2),  # not an observation file
+        (["--from", "odd.json"], {}, 2),  # JSON, but not of an observation's shape
+        (["--spec", "missing.yaml"], {}, 2),
     ],
 )
 def test_bad_input_is_a_clear_error_and_nothing_is_written(
@@ -149,6 +151,9 @@ def test_bad_input_is_a_clear_error_and_nothing_is_written(
                 value = f"http://127.0.0.1:{taken.getsockname()[1]}/public/v3"
         monkeypatch.setenv(name, value)
     monkeypatch.chdir(spec.parent)
+    (spec.parent / "odd.json").write_text(
+        '{"answers": {"GET /shipments 200": 1}}', "utf-8"
+    )
     before = spec.read_bytes()
     code, out, err = check(spec, capsys, "--write", *extra, first=("--retries", "0"))
     assert code == expected
