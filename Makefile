@@ -90,11 +90,11 @@ check-generated: | $(VENV)/.installed
 
 lint: | $(VENV)/.installed
 	openapi-spec-validator openapi.yaml
-	ruff check spec overlay mock cli tests bench codegen
-	ruff format --check spec overlay mock cli tests bench codegen
+	ruff check spec speccheck overlay mock cli tests bench codegen
+	ruff format --check spec speccheck overlay mock cli tests bench codegen
 
 typecheck: | $(VENV)/.installed
-	mypy spec/service_api_spec overlay/service_api mock/service_api_mock cli/service_api_cli tests bench
+	mypy spec/service_api_spec speccheck/service_api_speccheck overlay/service_api mock/service_api_mock cli/service_api_cli tests bench
 	mypy generated/service_api_client
 	MYPYPATH=codegen mypy codegen/generate.py codegen/facts.py codegen/validate.py
 

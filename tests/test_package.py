@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ["service_api", "service_api_client", "service_api_mock", "service_api_cli"]
+PACKAGES = [
+    "service_api",
+    "service_api_client",
+    "service_api_mock",
+    "service_api_cli",
+    "service_api_speccheck",
+]
 
 
 #: The public names of ``service_api``, re-exported in the ``import X as X`` form.
@@ -64,7 +70,14 @@ def test_the_reference_page_documents_every_public_name() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["service_api", "service_api.quota", "service_api_mock", "service_api_cli"]
+    "name",
+    [
+        "service_api",
+        "service_api.quota",
+        "service_api_mock",
+        "service_api_cli",
+        "service_api_speccheck",
+    ],
 )
 def test_public_names_are_sorted_exported_and_documented(name: str) -> None:
     module = importlib.import_module(name)

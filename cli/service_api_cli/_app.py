@@ -35,6 +35,7 @@ from service_api_cli._exit_codes import (
     say,
 )
 from service_api_cli._formats import FORMATS
+from service_api_cli._spec_check import add_spec_parser
 
 if TYPE_CHECKING:
     from service_api_cli._job import Job
@@ -425,6 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
         prefix_chars="\0",  # hand every option, --help included, to the mock untouched
     ).add_argument("mock_args", nargs=argparse.REMAINDER)
+    add_spec_parser(commands)
     for command in commands.choices.values():
         # Each help says its default, once, where there is one (%(default)s).
         command.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -514,9 +516,11 @@ def _warning_line(located: bool) -> Callable[..., None]:
 
 def _run(job: Job) -> int:
     # Imported here so that --help and usage errors stay fast.
-    from service_api_cli import _commands, _export, _load
-    from service_api_cli._job import ListJob, LoadJob, TokenJob
+    from service_api_cli import _commands, _export, _load, _spec_check
+    from service_api_cli._job import ListJob, LoadJob, SpecJob, TokenJob
 
+    if isinstance(job, SpecJob):
+        return _spec_check.run_spec_check(job)
     if isinstance(job, ListJob):
         return _export.run_list(job)
     if isinstance(job, LoadJob):

@@ -3,8 +3,8 @@
 :func:`resolve_job` reads the parsed command line and the environment once, checks all
 it can before any request (the endpoint and its parameters, the accounts, the output,
 the client's settings) and returns a frozen job: :class:`ListJob`, :class:`LoadJob`,
-:class:`TokenJob` or :class:`MockJob`. The commands take the job and never read the
-command line again.
+:class:`TokenJob`, :class:`MockJob` or :class:`SpecJob`. The commands take the job
+and never read the command line again.
 
 The endpoints are read here and nowhere else in the command line: from the generated
 registry ``LIST_ENDPOINTS`` and the signature of each endpoint's generated function, so
@@ -112,7 +112,22 @@ class MockJob:
     argv: tuple[str, ...]
 
 
-Job = ListJob | LoadJob | TokenJob | MockJob
+@attrs.frozen
+class SpecJob:
+    """``service-api spec ...``: the arguments handed to the spec check, and the
+    connection of the flags and ``SERVICE_API_*`` (None with ``--from``, which asks
+    nothing of the service, or ``--help``).
+
+    Example::
+
+        SpecJob(("check", "--budget", "50"), connection)
+    """
+
+    argv: tuple[str, ...]
+    connection: Connection | None
+
+
+Job = ListJob | LoadJob | TokenJob | MockJob | SpecJob
 
 
 def find_endpoint(name: str) -> ListEndpoint:
@@ -260,6 +275,12 @@ def resolve_job(args: argparse.Namespace) -> Job:
         return MockJob(tuple(args.mock_args))
     if args.command == "token":
         return TokenJob(resolve_connection(args), show_token=args.show_token)
+    if args.command == "spec":
+        offline = {"--from", "-h", "--help"} & {
+            a.partition("=")[0] for a in args.spec_args
+        }
+        connection = None if offline else resolve_connection(args)
+        return SpecJob(tuple(args.spec_args), connection)
     if args.command == "load":
         return _load_job(args)
     return _list_job(args)

@@ -38,6 +38,8 @@ ENV_BASE_URL = "SERVICE_API_BASE_URL"
 ENV_CLIENT_ID = "SERVICE_API_CLIENT_ID"
 ENV_CLIENT_SECRET = "SERVICE_API_CLIENT_SECRET"  # noqa: S105 - a variable name, not a secret
 ENV_ACCOUNT_ID = "SERVICE_API_ACCOUNT_ID"
+#: Where ``Client()`` keeps the shapes of the answers it reads when not given ``observe``.
+ENV_OBSERVE = "SERVICE_API_OBSERVE"
 
 try:
     _VERSION = importlib.metadata.version("service-api")
@@ -125,6 +127,8 @@ class _ServiceHttpxClient(_ViewClient, httpx.Client):
                 started = time.monotonic()
                 outcome = super().send(request, **kwargs)
                 log_response(outcome, time.monotonic() - started)
+                if self._family.observe:
+                    self._family.observe(outcome)
                 if outcome.status_code < 400:
                     return outcome
                 outcome.read()  # an error body: bounded by the transport
@@ -145,6 +149,8 @@ class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
                 started = time.monotonic()
                 outcome = await super().send(request, **kwargs)
                 log_response(outcome, time.monotonic() - started)
+                if self._family.observe:
+                    self._family.observe(outcome)
                 if outcome.status_code < 400:
                     return outcome
                 await outcome.aread()
@@ -267,7 +273,9 @@ class Client(service_api_client.Client):
     ``rate_store="sqlite:///path"`` or ``"redis://host:port/db"`` shares it with other
     processes (at ``rate_limit``; learnt together when adaptive; 90 a minute when
     ``None``). ``token_store`` (a :class:`TokenStore`, ``"file:///path"`` or
-    ``"redis://..."``) shares the token.
+    ``"redis://..."``) shares the token. ``observe`` (or ``SERVICE_API_OBSERVE``), a
+    file, keeps the shapes of the answers read, never their values, for
+    ``service-api spec check --from`` (the ``spec`` extra).
 
     Example::
 
@@ -301,6 +309,7 @@ class Client(service_api_client.Client):
         token_store: TokenStore | str | None = None,
         httpx_args: dict[str, Any] | None = None,
         user_agent: str | None = None,
+        observe: str | os.PathLike[str] | None = None,
     ) -> None:
         policy = _policy(RetryPolicy(), max_retries, retry)
         if max_response_bytes < 1:
@@ -347,7 +356,13 @@ class Client(service_api_client.Client):
             "max_response_bytes": max_response_bytes,
             "user_agent": agent,
         }
-        self._setup(Family(auth, args, **guard), account_id, headers, timeout, policy)
+        family = Family(auth, args, **guard)
+        if observe := observe or os.environ.get(ENV_OBSERVE, "").strip():
+            # The spec extra's; without its dependencies, the import names the extra.
+            from service_api_speccheck import Observer
+
+            family.observe = Observer(observe, url)
+        self._setup(family, account_id, headers, timeout, policy)
         self._owner = True
 
     def _setup(self, family: Family, account_id: str | None, *settings: Any) -> Self:

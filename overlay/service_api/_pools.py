@@ -122,6 +122,9 @@ class Family:
     (with the rate limiter), the arguments of its httpx clients and the connection
     pools, by route: one sync pool each, one async pool each per event loop."""
 
+    #: Called with every answer whose body the client has read (``Client(observe=)``).
+    observe: Any = None
+
     def __init__(self, auth: Any, args: dict[str, Any], **guard: Any) -> None:
         """``args`` are the checked ``httpx_args``, for every httpx client of the family;
         ``guard`` configures :class:`GuardedTransport`."""

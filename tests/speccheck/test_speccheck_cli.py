@@ -1,0 +1,230 @@
+"""``service-api spec check`` against the mock and its demo data: the report, the exit
+codes, ``--write`` and a second one, and bad input (nothing written then)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from openapi_spec_validator import validate
+from planted import (
+    DEMO_FIELDS,
+    ROOT,
+    base_spec,
+    dump,
+    project_spec,
+    read_yaml,
+    with_delete,
+)
+
+import service_api
+from service_api import testing
+from service_api_cli import main
+from service_api_mock import DEMO_CLIENT_SECRET, RunningMock, running_mock
+from service_api_speccheck import SpecCheckError, check_spec
+
+DEMO = {(schema, name) for schema, fields in DEMO_FIELDS.items() for name in fields}
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> Path:
+    """A copy of the project's openapi.yaml to check and write."""
+    return Path(shutil.copy(ROOT / "openapi.yaml", tmp_path / "openapi.yaml"))
+
+
+@pytest.fixture
+def env(mock: RunningMock, monkeypatch: pytest.MonkeyPatch) -> RunningMock:
+    for name, value in {
+        "SERVICE_API_BASE_URL": mock.base_url,
+        "SERVICE_API_CLIENT_ID": "demo-client",
+        "SERVICE_API_CLIENT_SECRET": DEMO_CLIENT_SECRET,
+        "SERVICE_API_ACCOUNT_ID": "acct-1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    return mock
+
+
+def check(
+    spec: Path,
+    capsys: pytest.CaptureFixture[str],
+    *extra: str,
+    first: tuple[str, ...] = (),
+) -> tuple[int, str, str]:
+    """``service-api [first] spec check --spec SPEC [extra]``: exit code, stdout, stderr."""
+    with testing.no_retry_sleep():
+        code = main([*first, "spec", "check", "--spec", str(spec), *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_no_secret(mock: RunningMock, *texts: str) -> None:
+    for secret in [DEMO_CLIENT_SECRET, *mock.service.issued_tokens()]:
+        assert all(secret not in text for text in texts)
+
+
+def test_the_demo_datas_undeclared_fields_are_reported_then_written(
+    env: RunningMock, spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = check(spec, capsys)
+    assert code == 1, err
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{spec}: 20 requests, 7 differences")
+    undeclared = {
+        tuple(line.split()[2].rstrip(":").split("."))
+        for line in lines
+        if line.startswith("  undeclared field")
+    }
+    assert undeclared == DEMO
+    assert "Shipment.createdAt: string (date-time) in" in out
+    first = env.service.dataset("shipments", "acct-1")[0]
+    for value in (first["referenceNumber"], first["shipmentId"], first["createdAt"]):
+        assert value not in out  # the report names places and types, never values
+    assert spec.read_bytes() == (ROOT / "openapi.yaml").read_bytes()  # no --write
+    code, out, err = check(spec, capsys, "--write")
+    assert code == 1, err
+    written = spec.read_text("utf-8")
+    patched = read_yaml(written)
+    validate(patched)
+    for schema, fields in DEMO_FIELDS.items():
+        properties = patched["components"]["schemas"][schema]["properties"]
+        for name, declared in fields.items():
+            assert {
+                k: v for k, v in properties[name].items() if k != "x-observed"
+            } == declared
+    assert written.count("x-observed") > 7  # the fields, and each x-assumed that held
+    # The rest of the file as it was: every line of the original is still there, in order.
+    original = (ROOT / "openapi.yaml").read_text("utf-8").splitlines()
+    kept = iter(written.splitlines())
+    assert all(any(line == other for other in kept) for line in original)
+    code, out, err = check(spec, capsys, "--write")
+    assert code == 0, out
+    assert spec.read_text("utf-8") == written  # a second write changes nothing
+    assert "0 differences" in out.splitlines()[0]
+    assert_no_secret(env, out, err, written)
+
+
+def test_the_json_report_says_the_same(
+    env: RunningMock, spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = check(spec, capsys, "--format", "json", "--enums")
+    report = json.loads(out)
+    assert code == 1
+    assert report["matched"] is False
+    assert report["requests"] == 20
+    found = {(f["kind"], f["where"]) for f in report["findings"]}
+    assert {("undeclared field", f"{s}.{n}") for s, n in DEMO} <= found
+    assert ("enum candidate", "Shipment.status") in found  # with --enums only
+    statuses = set(report["assumptions"].values())
+    assert statuses == {"confirmed", "not observed"}
+    assert report["patch"]["changes"] == 7
+    assert_no_secret(env, out)
+
+
+@pytest.mark.parametrize(
+    ("extra", "setting", "expected"),
+    [
+        (["--budget", "1"], {}, 2),  # too small to see one page
+        ([], {"SERVICE_API_CLIENT_SECRET": "wrong"}, 3),
+        ([], {"SERVICE_API_BASE_URL": "closed"}, 5),
+        (["--from", "openapi.yaml"], {}, 2),  # not an observation file
+        (["--from", "odd.json"], {}, 2),  # JSON, but not of an observation's shape
+        (["--spec", "missing.yaml"], {}, 2),
+    ],
+)
+def test_bad_input_is_a_clear_error_and_nothing_is_written(
+    env: RunningMock,
+    spec: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    extra: list[str],
+    setting: dict[str, str],
+    expected: int,
+) -> None:
+    for name, value in setting.items():
+        if value == "closed":
+            with socket.socket() as taken:
+                taken.bind(("127.0.0.1", 0))
+                value = f"http://127.0.0.1:{taken.getsockname()[1]}/public/v3"
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(spec.parent)
+    (spec.parent / "odd.json").write_text(
+        '{"answers": {"GET /shipments 200": 1}}', "utf-8"
+    )
+    before = spec.read_bytes()
+    code, out, err = check(spec, capsys, "--write", *extra, first=("--retries", "0"))
+    assert code == expected
+    assert out == ""
+    assert err.splitlines()[-1].startswith("service-api: error: ")
+    assert len(err.strip().splitlines()) <= 6  # a line, not a traceback
+    assert spec.read_bytes() == before
+
+
+def test_a_spec_changed_since_the_check_started_is_not_written(
+    env: RunningMock, spec: Path
+) -> None:
+    with service_api.Client() as client:
+        report = check_spec(spec, client)
+    spec.write_text(spec.read_text("utf-8") + "\n# edited meanwhile\n", "utf-8")
+    edited = spec.read_bytes()
+    with pytest.raises(SpecCheckError, match="changed since the check started"):
+        report.write()
+    assert spec.read_bytes() == edited
+
+
+def test_only_get_and_the_token_post_are_sent(env: RunningMock, spec: Path) -> None:
+    with service_api.Client() as client:
+        check_spec(spec, client, budget=100, allow_writes=True)
+    operations = {
+        op["operationId"]: method
+        for path in project_spec()["paths"].values()
+        for method, op in path.items()
+        if isinstance(op, dict) and "operationId" in op
+    }
+    sent = {operations[name].upper() for name in env.service.counts()}
+    assert sent == {"GET", "POST"}
+    assert set(env.service.counts()) - {"authenticate"} == {
+        name for name, method in operations.items() if method == "get"
+    }  # with --allow-writes too: openapi.yaml can create a shipment, not delete it
+
+
+def test_the_budget_bounds_the_requests(env: RunningMock, spec: Path) -> None:
+    with service_api.Client() as client:
+        report = check_spec(spec, client, budget=9)
+    sent = sum(n for counts in env.service.counts().values() for n in counts.values())
+    assert sent == report.observed["requests"]
+    assert sent <= 9
+    assert report.observed["stopped"]
+
+
+def test_allow_writes_changes_only_a_record_of_its_own_and_deletes_it(
+    server_with_delete: tuple[Path, RunningMock],
+) -> None:
+    spec, mock = server_with_delete
+    before = mock.service.dataset("shipments", "acct-1")
+    with service_api.Client(
+        mock.base_url, "demo-client", DEMO_CLIENT_SECRET, "acct-1"
+    ) as client:
+        report = check_spec(spec, client, allow_writes=True)
+    counts = mock.service.counts()
+    assert counts["createShipment"] == {201: 1}
+    assert counts["deleteShipment"] == {204: 1}
+    assert mock.service.dataset("shipments", "acct-1") == before
+    assert report.differences == []
+    with service_api.Client(
+        mock.base_url, "demo-client", DEMO_CLIENT_SECRET, "acct-1"
+    ) as client:
+        check_spec(spec, client)  # without --allow-writes: no write
+    assert mock.service.counts()["createShipment"] == {201: 1}
+
+
+@pytest.fixture
+def server_with_delete(tmp_path: Path) -> Iterator[tuple[Path, RunningMock]]:
+    """The mock serving the base spec (the demo fields declared) that can delete a
+    shipment, and that spec to check."""
+    spec = dump(with_delete(base_spec()), tmp_path / "openapi.yaml")
+    with running_mock(spec=spec) as server:
+        yield spec, server

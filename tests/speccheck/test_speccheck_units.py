@@ -1,0 +1,204 @@
+"""The pure pieces: shapes, the schema learned from them, the patch in a YAML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from planted import read_yaml
+
+from service_api_spec import SpecDocument, read_spec
+from service_api_speccheck import SpecCheckError, learned
+from service_api_speccheck._patch import digest, write_patch
+from service_api_speccheck._shapes import Matcher, Observation, add
+
+SPEC = """\
+openapi: 3.1.0
+info:
+  title: t
+  version: "1"
+paths:
+  /things:
+    get:
+      operationId: listThings
+      # A comment inside the operation stays.
+      parameters:
+        - $ref: "#/components/parameters/size"
+      responses:
+        "200":
+          description: &ok A page.
+          x-assumed: A guess.
+
+  /things/search:
+    get:
+      operationId: searchThings
+      responses:
+        "200":
+          description: *ok
+components:
+  parameters:
+    size:
+      name: pageSize
+      in: query
+      schema: {type: integer}
+  schemas:
+    Thing:
+      type: object
+      properties:
+        name:
+          type: [string, "null"]
+          x-assumed: Named somewhere.
+
+    Other:
+      type: object
+"""
+
+
+def test_a_shape_keeps_types_formats_and_masked_examples_never_values() -> None:
+    shape: dict[str, object] = {}
+    add(
+        shape, {"ref": "PO-ACCT-1-00042", "at": "2026-01-05T08:00:00Z", "n": None}, True
+    )
+    add(shape, {"ref": "PO-ACCT-2-00001", "count": "17", "status": "Planned"}, True)
+    add(shape, {"customerName": "Alice"}, True)
+    fields = shape["fields"]
+    assert isinstance(fields, dict)
+    assert fields["ref"]["example"] == "a-a-9-9"
+    assert fields["ref"]["types"] == {"string": 2}
+    assert fields["at"]["formats"] == {"date-time": 1}
+    assert fields["count"]["formats"] == {"integer": 1}
+    assert fields["n"]["types"] == {"null": 1}
+    assert fields["status"]["values"] == {"Planned": 1}  # words, with --enums only
+    assert fields["ref"].get("values", {}) == {}  # not a word: it has digits
+    assert "values" not in fields["customerName"]  # not of a field named like a name
+    assert "PO-ACCT" not in str(shape)
+
+
+@pytest.mark.parametrize(
+    ("values", "schema"),
+    [
+        (["a", None], {"type": ["string", "null"]}),
+        ([1, 2.5], {"type": "number"}),
+        (["2026-01-05", "2026-01-06"], {"type": "string", "format": "date"}),
+        (["2026-01-05", "x"], {"type": "string"}),
+        (["42"], {"type": "string"}),  # integer in a string: reported, not a format
+        ([None], {"type": "null"}),
+        (
+            [{"a": 1}, None],
+            {"type": ["object", "null"], "properties": {"a": {"type": "integer"}}},
+        ),
+        (
+            [["x"], "y"],
+            {
+                "anyOf": [
+                    {"type": "array", "items": {"type": "string"}},
+                    {"type": "string"},
+                ]
+            },
+        ),
+    ],
+)
+def test_the_schema_learned_from_a_shape(
+    values: list[object], schema: dict[str, object]
+) -> None:
+    shape: dict[str, object] = {}
+    for value in values:
+        add(shape, value)
+    assert learned(shape) == schema
+
+
+def test_an_answer_is_matched_to_its_operation_literal_paths_first() -> None:
+    spec = read_spec(SpecDocument(read_yaml(SPEC)))
+    match = Matcher(spec, "http://h/base/v3/")
+
+    def key(path: str) -> str | None:
+        request = httpx.Request("GET", f"http://h{path}")
+        found = match(httpx.Response(200, request=request))
+        return found[0] if found else None
+
+    assert key("/base/v3/things/search") == "GET /things/search 200"
+    assert key("/base/v3/things") == "GET /things 200"
+    assert key("/things") is None
+    assert key("/base/v3/things/1/2") is None
+
+
+def test_an_answer_records_a_header_form_not_its_value() -> None:
+    spec = read_spec(SpecDocument(read_yaml(SPEC)))
+    observation = Observation()
+    challenge = (
+        'Bearer error="invalid_token", error_description="expired at 01/05/2026 08:00"'
+    )
+    request = httpx.Request("GET", "http://h/things")
+    answer = httpx.Response(
+        401,
+        headers={"www-authenticate": challenge, "x-request-id": "abc"},
+        request=request,
+    )
+    observation.record(("GET /things 401", spec.operation("listThings")), answer)
+    headers = observation.data["answers"]["GET /things 401"]["headers"]
+    assert headers["www-authenticate"]["forms"] == [
+        'Bearer error="invalid_token", error_description="..."'
+    ]
+    assert headers["x-request-id"] == {"n": 1, "forms": []}
+
+
+def test_the_patch_keeps_comments_anchors_and_layout_and_applies_once(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "openapi.yaml"
+    path.write_text(SPEC, "utf-8")
+    edits = [
+        ("add", "#/components/schemas/Thing/properties", "status", {"type": "string"}),
+        (
+            "add",
+            "#/components/schemas/Other/properties",
+            "at",
+            {"type": "string", "format": "date"},
+        ),
+        (
+            "add",
+            "#/paths/~1things/get/responses",
+            "404",
+            {"$ref": "#/components/responses/X"},
+        ),
+        (
+            "widen",
+            "#/components/schemas/Thing/properties/name",
+            [{"type": "integer"}],
+            False,
+        ),
+        ("add", "#/paths/~1things/get/responses/200", "x-observed", "2026-01-05"),
+    ]
+    assert write_patch(path, digest(SPEC.encode()), edits) == 5
+    written = path.read_text("utf-8")
+    assert written == SPEC.replace(
+        "          x-assumed: A guess.\n",
+        '          x-assumed: A guess.\n          x-observed: "2026-01-05"\n        "404":\n'
+        '          $ref: "#/components/responses/X"\n',
+    ).replace(
+        '          type: [string, "null"]\n          x-assumed: Named somewhere.\n',
+        '          type: [string, "null", integer]\n          x-assumed: Named somewhere.\n'
+        "        status:\n          type: string\n",
+    ).replace(
+        "    Other:\n      type: object\n",
+        "    Other:\n      type: object\n      properties:\n        at:\n          type: string\n"
+        "          format: date\n",
+    )
+    assert write_patch(path, digest(written.encode()), edits) == 5
+    assert path.read_text("utf-8") == written  # applied twice: as once
+
+
+def test_a_file_changed_or_not_written_back_unchanged_is_refused(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "openapi.yaml"
+    path.write_text(SPEC, "utf-8")
+    edit = [("add", "#/components/schemas/Other", "x-observed", "2026-01-05")]
+    with pytest.raises(SpecCheckError, match="changed since the check started"):
+        write_patch(path, digest(b"before"), edit)
+    folded = "openapi: 3.1.0\ninfo:\n  title: a long title\n    folded on two lines\n"
+    path.write_text(folded, "utf-8")
+    with pytest.raises(SpecCheckError, match="cannot write it back unchanged"):
+        write_patch(path, digest(folded.encode()), edit)
+    assert path.read_text("utf-8") == folded
