@@ -60,7 +60,6 @@ from ._model import (
 from ._names import python_identifier, singular, snake_case
 from ._reading import (
     CLIENT_ATTRIBUTES,
-    PAGE_FIELDS,
     PAGE_PARAMETERS,
     is_json,
     read_spec,
@@ -68,7 +67,6 @@ from ._reading import (
 
 __all__ = [
     "CLIENT_ATTRIBUTES",
-    "PAGE_FIELDS",
     "PAGE_PARAMETERS",
     "Answer",
     "Body",

@@ -28,10 +28,6 @@ Kind = Literal["token", "list", "get", "create", "replace", "update", "delete", 
 """What an operation does, from its method, its path and its answer (the module
 docstring of :mod:`service_api_spec` has the rules)."""
 
-Shape = Literal["page", "array", "object", "scalar", "text", "empty"]
-"""What an answer's body is: the page envelope, a JSON array, a JSON object, another JSON
-value, text, or nothing."""
-
 
 @attrs.frozen
 class Parameter:
@@ -74,7 +70,9 @@ class Filter:
 @attrs.frozen
 class Answer:
     """One answer an operation declares, by its status key (``"200"``, ``"4XX"``,
-    ``"default"``): the media type to send it with (JSON first), its schema and shape.
+    ``"default"``): the media type to send it with (JSON first), its schema and shape:
+    what its body is, ``page`` (the page envelope), ``array``, ``object``, ``scalar``
+    (another JSON value), ``text``, or ``empty`` (none).
 
     Example::
 
@@ -84,7 +82,7 @@ class Answer:
     status: str
     media: str | None
     pointer: str | None
-    shape: Shape
+    shape: str
     headers: tuple[str, ...] = ()
 
     @property
@@ -166,24 +164,21 @@ class Operation:
     unapplied: tuple[str, ...] = ()
     """Query parameters of a list tied to no field: the mock cannot apply them."""
 
-    def parameter(self, name: str, location: str | None = None) -> Parameter | None:
-        """The parameter called ``name`` (in ``location``, if given), or None."""
-        for parameter in self.parameters:
-            if parameter.name == name and location in (None, parameter.location):
-                return parameter
-        return None
+    def parameter(self, name: str) -> Parameter | None:
+        """The parameter called ``name``, or None."""
+        return next((p for p in self.parameters if p.name == name), None)
 
 
 @attrs.frozen
 class Tag:
-    """A tag of operations: ``client.<attribute>`` and the generated ``api.<module>``.
+    """A tag of operations (``Spec.tags`` by name): ``client.<attribute>`` and the
+    generated ``api.<module>``.
 
     Example::
 
-        spec.tags["shipments"]  # Tag("shipments", "shipments", "shipments")
+        spec.tags["shipments"]  # Tag(module="shipments", attribute="shipments")
     """
 
-    name: str
     module: str
     attribute: str
 

@@ -15,7 +15,6 @@ from ._model import (
     Operation,
     Parameter,
     Resource,
-    Shape,
     Spec,
     Tag,
 )
@@ -23,7 +22,6 @@ from ._names import python_identifier, singular, snake_case
 
 __all__ = [
     "CLIENT_ATTRIBUTES",
-    "PAGE_FIELDS",
     "PAGE_PARAMETERS",
     "is_json",
     "read_spec",
@@ -40,7 +38,7 @@ ITEM_KINDS: Mapping[str, Kind] = {
     "PATCH": "update",
     "DELETE": "delete",
 }
-VERBS = ("get", "create", "update", "replace", "delete")
+VERBS = ("create", *ITEM_KINDS.values())
 TOKEN_FIELDS = {"client_id", "client_secret"}
 # The attributes of the generated client and of service_api.Client: a tag of one of
 # these names would hide it, so its operations are under ``<name>_api``.
@@ -94,7 +92,6 @@ class _Reader:
 
     def __init__(self, document: SpecDocument) -> None:
         self.doc = document
-        self.root: Mapping[str, Any] = document.document
         self.schemes: Mapping[str, Any] = (
             self.doc.get("#/components/securitySchemes") or {}
         )
@@ -134,7 +131,7 @@ class _Reader:
             return str(schema["format"])
         return str(types[0])
 
-    def shape(self, media: str | None, pointer: str | None) -> Shape:
+    def shape(self, media: str | None, pointer: str | None) -> str:
         if media is None:
             return "empty"
         if not is_json(media):
@@ -143,7 +140,7 @@ class _Reader:
         paged = kind == "object" and set(self.fields(pointer)) >= set(PAGE_FIELDS)
         if paged and self.kind(f"{self.schema(pointer)[1]}/properties/data") == "array":
             return "page"
-        return kind if kind in ("object", "array") else "scalar"  # type: ignore[return-value]
+        return kind if kind in ("object", "array") else "scalar"
 
     def fields(self, pointer: str | None) -> tuple[str, ...]:
         return tuple(
@@ -195,7 +192,9 @@ class _Reader:
 
     def security(self, operation: Mapping[str, Any]) -> tuple[bool, str | None]:
         """Whether the operation sends a bearer token, and its account header if any."""
-        names = (operation.get("security", self.root.get("security")) or [{}])[0] or {}
+        names = (operation.get("security", self.doc.document.get("security")) or [{}])[
+            0
+        ] or {}
         schemes = [self.doc.resolve(self.schemes.get(name) or {})[0] for name in names]
         bearer = any(
             s.get("type") in ("oauth2", "openIdConnect")
@@ -214,13 +213,9 @@ class _Reader:
         for status in self.doc.get(f"{pointer}/responses") or {}:
             node, where = self.doc.at(f"{pointer}/responses/{escape(str(status))}")
             media, schema = self.content(node, where)
-            found[str(status)] = Answer(
-                status=str(status),
-                media=media,
-                pointer=schema,
-                shape=self.shape(media, schema),
-                headers=tuple(str(h).lower() for h in node.get("headers") or {}),
-            )
+            headers = tuple(str(h).lower() for h in node.get("headers") or {})
+            shape = self.shape(media, schema)
+            found[str(status)] = Answer(str(status), media, schema, shape, headers)
         return found
 
     def body(self, pointer: str) -> Body | None:
@@ -262,8 +257,8 @@ class _Draft:
         self.body = reader.body(self.pointer)
         self.answers = reader.answers(self.pointer)
         numbered = sorted(s for s in self.answers if s.isdigit() and s.startswith("2"))
-        success = next((s for s in (*numbered, "2XX") if s in self.answers), None)
-        self.success = self.answers[success] if success else None
+        found = [self.answers[s] for s in (*numbered, "2XX") if s in self.answers]
+        self.success = found[0] if found else None
         self.collection, self.item = _split(path)
         self.is_json_body = self.body is not None and is_json(self.body.media)
 
@@ -310,8 +305,9 @@ class _Draft:
         docstring), and those tied to none."""
         tied: list[Filter] = []
         loose: list[str] = []
-        fields = resource.fields if resource else ()
-        for parameter in self.parameters if resource else ():
+        if resource is None:
+            return (), ()
+        for parameter in self.parameters:
             name = parameter.name
             if parameter.location != "query" or name in PAGE_PARAMETERS:
                 continue
@@ -327,7 +323,7 @@ class _Draft:
                 candidates += [
                     (found.group(1) + e, _COMPARE[found.group(2)]) for e in ends
                 ]
-            tie = next((c for c in candidates if c[0] in fields), None)
+            tie = next((c for c in candidates if c[0] in resource.fields), None)
             if tie is not None and tie[1] in ("eq", *_COMPARE.values()):
                 tied.append(Filter(name, *tie))
             else:
@@ -420,7 +416,7 @@ def read_spec(document: SpecDocument) -> Spec:
     for draft in drafts:
         module = python_identifier(draft.tag, prefix="tag")
         attribute = f"{module}_api" if module in CLIENT_ATTRIBUTES else module
-        tags.setdefault(draft.tag, Tag(draft.tag, module, attribute))
+        tags.setdefault(draft.tag, Tag(module, attribute))
     doors: dict[str, set[str]] = {tag: set() for tag in tags}
     operations = []
     for draft in drafts:

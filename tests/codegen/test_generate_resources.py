@@ -233,8 +233,8 @@ def test_every_operation_gets_the_door_the_spec_model_names(
     (tmp_path / "openapi.yaml").write_text(yaml.safe_dump(spec), "utf-8")
     model = load_spec(tmp_path / "openapi.yaml")
     package = generated / "service_api_client"
-    for tag in model.tags.values():
-        doors = {op.door for op in model.operations if op.tag == tag.name and op.door}
+    for name, tag in model.tags.items():
+        doors = {op.door for op in model.operations if op.tag == name and op.door}
         init = (package / "api" / tag.module / "__init__.py").read_text()
         if not doors:  # the token request's tag: the generated module alone
             assert "class " not in init
