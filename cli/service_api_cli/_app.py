@@ -245,6 +245,17 @@ def _add_paging(
         type=_positive_int,
         default=concurrency,
     )
+    _option(
+        command,
+        "--param",
+        "NAME=VALUE",
+        "a parameter of the endpoint (repeatable), by its spec name (createdAfter) or "
+        "snake name (created_after); checked and converted as the spec declares it "
+        "(dates in ISO 8601, an array as a,b,c)",
+        action="append",
+        default=[],
+    )
+    _add_endpoint_options(command)
     # -q where it is often typed too: after the command.
     command.add_argument(
         "-q",
@@ -253,6 +264,33 @@ def _add_paging(
         default=argparse.SUPPRESS,
         help=argparse.SUPPRESS,
     )
+
+
+def _add_endpoint_options(command: argparse.ArgumentParser) -> None:
+    # Each path or header parameter of a list, such as a parent's id, has an option
+    # named after it (--shipment-id, or as the spec spells it, --shipmentId) that
+    # adds "shipmentId=VALUE" to --param. A name taken (by another option of the
+    # command, or by the same parameter of another list) is given once.
+    from service_api_cli._job import OPTION_LOCATIONS, option
+    from service_api_client.api import LIST_ENDPOINTS
+
+    group = command.add_argument_group(
+        "parameters of the endpoints (or --param NAME=VALUE)"
+    )
+    for endpoint in LIST_ENDPOINTS.values():
+        for parameter in endpoint.parameters:
+            name = parameter.name
+            flags = dict.fromkeys([option(parameter), f"--{name}"])
+            with contextlib.suppress(argparse.ArgumentError):
+                if parameter.location in OPTION_LOCATIONS:
+                    group.add_argument(
+                        *flags,
+                        dest="param",
+                        action="append",
+                        type=f"{name}={{}}".format,
+                        metavar="VALUE",
+                        help=f"the {parameter.location} parameter {name}",
+                    )
 
 
 def _add_list(commands: Any) -> None:
@@ -295,16 +333,6 @@ def _add_list(commands: Any) -> None:
         "--tag-account",
         action="store_true",
         help='add the "account" field even with a single account',
-    )
-    _option(
-        listing,
-        "--param",
-        "NAME=VALUE",
-        "a query parameter of the endpoint (repeatable), by its spec name "
-        "(createdAfter) or snake name (created_after); checked and converted as the "
-        "spec declares it (dates in ISO 8601)",
-        action="append",
-        default=[],
     )
 
 

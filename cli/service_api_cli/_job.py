@@ -7,19 +7,18 @@ the client's settings) and returns a frozen job: :class:`ListJob`, :class:`LoadJ
 command line again.
 
 The endpoints are read here and nowhere else in the command line: from the generated
-registry ``LIST_ENDPOINTS`` and the signature of each endpoint's generated function, so
-that an endpoint or a parameter added to ``openapi.yaml`` is offered after ``make``.
-A parameter is named by its spec name (``createdAfter``) or its Python name
-(``created_after``) and converted to the type the function declares.
+registry ``LIST_ENDPOINTS``, with each one's parameters (``ListEndpoint.parameters``:
+name, location, whether required, kind and choices), so that an endpoint or a parameter
+added to ``openapi.yaml`` is offered after ``make``. A parameter is named by its spec
+name (``createdAfter``) or its Python name (``created_after``) and converted by its kind.
 """
 
 import argparse
+import dataclasses
 import datetime
-import inspect
 import os
-import types
-import typing
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -32,10 +31,10 @@ from service_api_cli._connection import (
 )
 from service_api_cli._exit_codes import UsageError
 from service_api_cli._formats import choose_format
-from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
+from service_api_client.api import LIST_ENDPOINTS, ListEndpoint, ListParameter
 
-# Parameters the pagination drives itself; offering them as --param would fight it.
-PAGING_PARAMETERS = frozenset({"client", "page_number", "page_size"})
+# Where a parameter has an option of its own (--shipment-id S1), beside --param.
+OPTION_LOCATIONS = ("path", "header")
 
 
 @attrs.frozen
@@ -74,6 +73,9 @@ class LoadJob:
     """
 
     endpoints: tuple[ListEndpoint, ...]
+    # endpoint -> keyword arguments of its function (a parent's id left out: every
+    # parent's records)
+    params: Mapping[str, Mapping[str, Any]]
     primary_keys: Mapping[str, str]  # endpoint -> identifier field, from --primary-key
     accounts: tuple[str, ...]  # with --from: at most one, for records without one
     connection: Connection | None  # None with --from: nothing is asked of the API
@@ -133,118 +135,122 @@ def find_endpoint(name: str) -> ListEndpoint:
     raise UsageError(f"unknown endpoint {name!r} (known: {known})")
 
 
-def endpoint_parameters(endpoint: ListEndpoint) -> dict[str, inspect.Parameter]:
-    """The endpoint's own parameters (``--param NAME=VALUE``), from its generated function.
+def option(parameter: ListParameter) -> str:
+    """The option that gives a path or header parameter, beside ``--param``: its Python
+    name as an option (``shipment_id``: ``--shipment-id``).
 
     Example::
 
-        endpoint_parameters(LIST_ENDPOINTS["shipments"])   # {} today
+        option(find_endpoint("shipment-events").parameters[0])   # "--shipment-id"
     """
-    signature = inspect.signature(endpoint.module.sync_detailed, eval_str=True)
-    parameters = dict(signature.parameters)
-    for name in PAGING_PARAMETERS:
-        parameters.pop(name, None)
-    return parameters
+    return "--" + parameter.python_name.strip("_").replace("_", "-")
 
 
 def _key(name: str) -> str:
     # The spec's name and the generated one differ in case and underscores only:
-    # createdAfter, created_after and created-after are one parameter (from_ is from).
+    # createdAfter, created_after and created-after are one parameter (type_ is type).
     return name.replace("_", "").replace("-", "").lower()
 
 
-def _choice(raw: str, choices: Sequence[Any]) -> Any:
-    for choice in choices:
-        if str(choice) == raw:
-            return choice
-    raise ValueError("one of " + ", ".join(str(c) for c in choices))
+def _parameter(endpoint: ListEndpoint, pair: str) -> ListParameter | None:
+    """The parameter ``NAME=VALUE`` names, by its spec or Python name."""
+    name = _key(pair.partition("=")[0])
+    for parameter in endpoint.parameters:
+        if name in (_key(parameter.name), _key(parameter.python_name)):
+            return parameter
+    return None
 
 
-# What the command line can spell, with the form it expects.
-_FORMS = {
-    int: "an integer",
-    float: "a number",
-    datetime.datetime: "an ISO 8601 date-time, such as 2024-05-01T08:00:00Z",
-    datetime.date: "an ISO 8601 date, such as 2024-05-01",
+# How a value of each kind of the registry (ListParameter.kind) is read from the command
+# line, and the form a usage error asks for: the types the generated functions take
+# (they call isoformat() on a date).
+KINDS: dict[str, tuple[Callable[[str], Any], str]] = {
+    "string": (str, "text"),
+    "integer": (int, "an integer"),
+    "number": (float, "a number"),
+    "boolean": ({"true": True, "false": False}.__getitem__, "true or false"),
+    "date-time": (
+        datetime.datetime.fromisoformat,
+        "an ISO 8601 date-time, such as 2024-05-01T08:00:00Z",
+    ),
+    "date": (datetime.date.fromisoformat, "an ISO 8601 date, such as 2024-05-01"),
+    "uuid": (uuid.UUID, "a UUID, such as 123e4567-e89b-12d3-a456-426614174000"),
 }
 
 
-def _as_type(raw: str, member: Any) -> Any:
-    """``raw`` as ``member``, one type of a parameter's annotation (the generator
-    writes an enum as a ``Literal``); else a ValueError naming the form expected, or a
-    TypeError for a type the command line has no spelling for (``Unset``, a model)."""
-    if typing.get_origin(member) is typing.Literal:
-        return _choice(raw, typing.get_args(member))
-    if member is bool:
-        return _choice(raw.lower(), ["true", "false"]) == "true"
-    if member in _FORMS:
-        try:
-            return member(raw) if member in (int, float) else member.fromisoformat(raw)
-        except ValueError:
-            raise ValueError(_FORMS[member]) from None
-    if member in (str, Any, inspect.Parameter.empty):
-        return raw
-    raise TypeError(member)
-
-
-def _convert(raw: str, annotation: Any) -> Any:
-    # Generated parameters are scalars, dates or enums, usually ``X | Unset``; each
-    # member of the union is tried in turn, so "5" becomes 5 where an int is accepted.
-    members = [annotation]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        members = list(typing.get_args(annotation))  # Python flattens nested unions
-    expected = []
-    for member in members:
-        try:
-            return _as_type(raw, member)
-        except ValueError as exc:
-            expected.append(str(exc))
-        except TypeError:
-            continue
-    if not expected:
-        return raw
-    raise ValueError("expected " + " or ".join(expected))
-
-
-def parse_params(endpoint: ListEndpoint, pairs: Sequence[str]) -> dict[str, Any]:
-    """Turn ``NAME=VALUE`` strings into keyword arguments of the endpoint's function.
-
-    A name is the spec's (``createdAfter``) or the function's (``created_after``); a
-    value is converted to the type the function declares: an integer, a number, true or
-    false, one of an enum's values, an ISO 8601 date or date-time. A parameter the
-    function requires (a parent's identifier in the path) must be given.
+def convert(parameter: ListParameter, raw: str) -> Any:
+    """``raw`` as a value of ``parameter``, by its kind and choices in the registry: an
+    enum's member, an integer, a number, true or false, an ISO 8601 date or date-time
+    (with or without Z), a UUID, text; an array as comma-separated items. A ValueError
+    says the form expected.
 
     Example::
 
-        parse_params(find_endpoint("alerts"), ["severity=high", "createdAfter=2024-05-01"])
+        convert(ListParameter("minRating", "min_rating", "query", kind="integer"), "4")
     """
-    parameters = endpoint_parameters(endpoint)
-    names = {_key(name): name for name in parameters}
-    paging = {_key(name) for name in PAGING_PARAMETERS}
+    if parameter.kind == "array":
+        # The registry does not say what an array's items are: each goes as text.
+        item = dataclasses.replace(parameter, kind="string")
+        return [convert(item, part.strip()) for part in raw.split(",")]
+    if parameter.kind not in KINDS:
+        raise ValueError(f"an {parameter.kind} cannot be given on the command line")
+    read, form = KINDS[parameter.kind]
+    if parameter.choices:
+        read = {str(choice): choice for choice in parameter.choices}.__getitem__
+        form = "one of " + ", ".join(map(str, parameter.choices))
+    try:
+        return read(raw)
+    except (ValueError, KeyError):
+        raise ValueError(f"expected {form}") from None
+
+
+def parse_params(
+    endpoint: ListEndpoint, pairs: Sequence[str], *, parents: bool = False
+) -> dict[str, Any]:
+    """Turn ``NAME=VALUE`` strings into keyword arguments of the endpoint's function.
+
+    A name is the spec's (``createdAfter``) or the function's (``created_after``); a
+    value is read by :func:`convert`. A parameter the endpoint requires (a parent's
+    identifier in the path, a header) must be given; with ``parents`` (``load``) a
+    parent's identifier may be left out, for the records of every parent.
+
+    Example::
+
+        parse_params(find_endpoint("routes"), ["minRating=4", "status=Active"])
+    """
     params: dict[str, Any] = {}
     for pair in pairs:
         given, sep, raw = pair.partition("=")
         given = given.strip()
+        parameter = _parameter(endpoint, pair)
         if not sep or not given:
             raise UsageError(f"--param wants NAME=VALUE, got {pair!r}")
-        if _key(given) in paging:
+        if _key(given) in ("pagenumber", "pagesize"):
             raise UsageError(
                 f"--param {given} is driven by the pagination; use --page-size"
             )
-        name = names.get(_key(given))
-        if name is None:
-            accepted = ", ".join(parameters) or "none"
+        if parameter is None:
+            accepted = ", ".join(p.name for p in endpoint.parameters) or "none"
             raise UsageError(
                 f"endpoint {endpoint.name!r} has no parameter {given!r} "
                 f"(accepted: {accepted})"
             )
         try:
-            params[name] = _convert(raw, parameters[name].annotation)
+            params[parameter.python_name] = convert(parameter, raw)
         except ValueError as exc:
             raise UsageError(f"--param {given}={raw!r}: {exc}") from None
-    for name, parameter in parameters.items():
-        if parameter.default is parameter.empty and name not in params:
-            raise UsageError(f"endpoint {endpoint.name!r} needs --param {name}=VALUE")
+    for parameter in endpoint.parameters:
+        if not parameter.required or parameter.python_name in params:
+            continue
+        # load lists every parent's records when a parent's id is not given: those
+        # of the list whose records' identifier it is.
+        ids = [other.id_field for other in LIST_ENDPOINTS.values()]
+        if parents and parameter.location == "path" and parameter.name in ids:
+            continue
+        spelled = f"--param {parameter.name}=VALUE"
+        if parameter.location in OPTION_LOCATIONS:
+            spelled = f"{option(parameter)} VALUE (or {spelled})"
+        raise UsageError(f"endpoint {endpoint.name!r} needs {spelled}")
     return params
 
 
@@ -339,8 +345,21 @@ def _load_job(args: argparse.Namespace) -> LoadJob:
     else:
         accounts = tuple(resolve_accounts(args.account))
         connection = resolve_connection(args)
+    # Each endpoint takes the parameters it has; one that none has is refused.
+    for pair in args.param:
+        if not any(_parameter(endpoint, pair) for endpoint in endpoints):
+            parse_params(endpoints[0], [pair])
+    params = {
+        endpoint.name: parse_params(
+            endpoint,
+            [pair for pair in args.param if _parameter(endpoint, pair)],
+            parents=True,
+        )
+        for endpoint in endpoints
+    }
     return LoadJob(
         endpoints=endpoints,
+        params=params,
         primary_keys=keys,
         accounts=accounts,
         connection=connection,
