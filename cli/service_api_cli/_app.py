@@ -267,29 +267,26 @@ def _add_paging(
 
 
 def _add_endpoint_options(command: argparse.ArgumentParser) -> None:
-    # Each path or header parameter of a list, such as a parent's id, has an option
-    # named after it (--shipment-id, or as the spec spells it, --shipmentId) that
-    # adds "shipmentId=VALUE" to --param. A name taken (by another option of the
-    # command, or by the same parameter of another list) is given once.
-    from service_api_cli._job import OPTION_LOCATIONS, option
+    # Each parameter a list requires, such as a parent's id in its path or a header,
+    # has an option named after it (--shipment-id) that adds "shipmentId=VALUE" to
+    # --param. A name taken (by another option of the command, or by the same
+    # parameter of another list) is given once.
+    from service_api_cli._job import option
     from service_api_client.api import LIST_ENDPOINTS
 
     group = command.add_argument_group(
-        "parameters of the endpoints (or --param NAME=VALUE)"
+        "parameters the endpoints require (or --param NAME=VALUE)"
     )
     for endpoint in LIST_ENDPOINTS.values():
         for parameter in endpoint.parameters:
-            name = parameter.name
-            flags = dict.fromkeys([option(parameter), f"--{name}"])
-            with contextlib.suppress(argparse.ArgumentError):
-                if parameter.location in OPTION_LOCATIONS:
+            if parameter.required:
+                with contextlib.suppress(argparse.ArgumentError):
                     group.add_argument(
-                        *flags,
+                        option(parameter),
                         dest="param",
                         action="append",
-                        type=f"{name}={{}}".format,
+                        type=f"{parameter.name}={{}}".format,
                         metavar="VALUE",
-                        help=f"the {parameter.location} parameter {name}",
                     )
 
 

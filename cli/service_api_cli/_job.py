@@ -14,11 +14,11 @@ name (``createdAfter``) or its Python name (``created_after``) and converted by 
 """
 
 import argparse
-import dataclasses
 import datetime
 import os
+import re
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -32,9 +32,6 @@ from service_api_cli._connection import (
 from service_api_cli._exit_codes import UsageError
 from service_api_cli._formats import choose_format
 from service_api_client.api import LIST_ENDPOINTS, ListEndpoint, ListParameter
-
-# Where a parameter has an option of its own (--shipment-id S1), beside --param.
-OPTION_LOCATIONS = ("path", "header")
 
 
 @attrs.frozen
@@ -75,7 +72,7 @@ class LoadJob:
     endpoints: tuple[ListEndpoint, ...]
     # endpoint -> keyword arguments of its function (a parent's id left out: every
     # parent's records)
-    params: Mapping[str, Mapping[str, Any]]
+    params: Mapping[str, Any]
     primary_keys: Mapping[str, str]  # endpoint -> identifier field, from --primary-key
     accounts: tuple[str, ...]  # with --from: at most one, for records without one
     connection: Connection | None  # None with --from: nothing is asked of the API
@@ -118,26 +115,23 @@ Job = ListJob | LoadJob | TokenJob | MockJob
 
 
 def find_endpoint(name: str) -> ListEndpoint:
-    """The endpoint called ``name`` (or by its module name, such as ``list_shipments``),
-    among the generated ``LIST_ENDPOINTS``: an endpoint added to ``openapi.yaml`` is
-    offered with no change here.
+    """The endpoint called ``name`` among the generated ``LIST_ENDPOINTS``: an endpoint
+    added to ``openapi.yaml`` is offered with no change here.
 
     Example::
 
         find_endpoint("shipments")
     """
-    if name in LIST_ENDPOINTS:
-        return LIST_ENDPOINTS[name]
-    for endpoint in LIST_ENDPOINTS.values():
-        if endpoint.module.__name__.rsplit(".", 1)[-1] == name:
-            return endpoint
-    known = ", ".join(LIST_ENDPOINTS) or "none"
-    raise UsageError(f"unknown endpoint {name!r} (known: {known})")
+    if name not in LIST_ENDPOINTS:
+        known = ", ".join(LIST_ENDPOINTS) or "none"
+        raise UsageError(f"unknown endpoint {name!r} (known: {known})")
+    return LIST_ENDPOINTS[name]
 
 
 def option(parameter: ListParameter) -> str:
-    """The option that gives a path or header parameter, beside ``--param``: its Python
-    name as an option (``shipment_id``: ``--shipment-id``).
+    """The option that gives a parameter an endpoint requires (a parent's id in the
+    path, a header), beside ``--param``: its Python name as an option (``shipment_id``:
+    ``--shipment-id``).
 
     Example::
 
@@ -149,22 +143,13 @@ def option(parameter: ListParameter) -> str:
 def _key(name: str) -> str:
     # The spec's name and the generated one differ in case and underscores only:
     # createdAfter, created_after and created-after are one parameter (type_ is type).
-    return name.replace("_", "").replace("-", "").lower()
-
-
-def _parameter(endpoint: ListEndpoint, pair: str) -> ListParameter | None:
-    """The parameter ``NAME=VALUE`` names, by its spec or Python name."""
-    name = _key(pair.partition("=")[0])
-    for parameter in endpoint.parameters:
-        if name in (_key(parameter.name), _key(parameter.python_name)):
-            return parameter
-    return None
+    return re.sub("[-_]", "", name).lower()
 
 
 # How a value of each kind of the registry (ListParameter.kind) is read from the command
 # line, and the form a usage error asks for: the types the generated functions take
 # (they call isoformat() on a date).
-KINDS: dict[str, tuple[Callable[[str], Any], str]] = {
+KINDS: dict[str, Any] = {
     "string": (str, "text"),
     "integer": (int, "an integer"),
     "number": (float, "a number"),
@@ -181,17 +166,15 @@ KINDS: dict[str, tuple[Callable[[str], Any], str]] = {
 def convert(parameter: ListParameter, raw: str) -> Any:
     """``raw`` as a value of ``parameter``, by its kind and choices in the registry: an
     enum's member, an integer, a number, true or false, an ISO 8601 date or date-time
-    (with or without Z), a UUID, text; an array as comma-separated items. A ValueError
-    says the form expected.
+    (with or without Z), a UUID, text; an array as comma-separated items, as text (the
+    registry does not say what they are). A ValueError says the form expected.
 
     Example::
 
         convert(ListParameter("minRating", "min_rating", "query", kind="integer"), "4")
     """
     if parameter.kind == "array":
-        # The registry does not say what an array's items are: each goes as text.
-        item = dataclasses.replace(parameter, kind="string")
-        return [convert(item, part.strip()) for part in raw.split(",")]
+        return [item.strip() for item in raw.split(",")]
     if parameter.kind not in KINDS:
         raise ValueError(f"an {parameter.kind} cannot be given on the command line")
     read, form = KINDS[parameter.kind]
@@ -218,22 +201,20 @@ def parse_params(
 
         parse_params(find_endpoint("routes"), ["minRating=4", "status=Active"])
     """
-    params: dict[str, Any] = {}
+    params = {}
+    # The Python name is the spec's in snake case (type_ for type): one key for both.
+    names = {_key(p.name): p for p in endpoint.parameters}
     for pair in pairs:
         given, sep, raw = pair.partition("=")
-        given = given.strip()
-        parameter = _parameter(endpoint, pair)
-        if not sep or not given:
+        parameter = names.get(_key(given))
+        if not sep:
             raise UsageError(f"--param wants NAME=VALUE, got {pair!r}")
-        if _key(given) in ("pagenumber", "pagesize"):
-            raise UsageError(
-                f"--param {given} is driven by the pagination; use --page-size"
-            )
         if parameter is None:
+            # The page parameters are the pagination's: the registry leaves them out.
             accepted = ", ".join(p.name for p in endpoint.parameters) or "none"
             raise UsageError(
                 f"endpoint {endpoint.name!r} has no parameter {given!r} "
-                f"(accepted: {accepted})"
+                f"(accepted: {accepted}; records per page: --page-size)"
             )
         try:
             params[parameter.python_name] = convert(parameter, raw)
@@ -244,13 +225,13 @@ def parse_params(
             continue
         # load lists every parent's records when a parent's id is not given: those
         # of the list whose records' identifier it is.
-        ids = [other.id_field for other in LIST_ENDPOINTS.values()]
-        if parents and parameter.location == "path" and parameter.name in ids:
+        ids = [other.id_field for other in LIST_ENDPOINTS.values() if parents]
+        if parameter.location == "path" and parameter.name in ids:
             continue
-        spelled = f"--param {parameter.name}=VALUE"
-        if parameter.location in OPTION_LOCATIONS:
-            spelled = f"{option(parameter)} VALUE (or {spelled})"
-        raise UsageError(f"endpoint {endpoint.name!r} needs {spelled}")
+        raise UsageError(
+            f"endpoint {endpoint.name!r} needs {option(parameter)} VALUE "
+            f"(or --param {parameter.name}=VALUE)"
+        )
     return params
 
 
@@ -335,9 +316,7 @@ def _load_job(args: argparse.Namespace) -> LoadJob:
                 f"endpoint {endpoint.name!r} has no single identifier field to merge "
                 "rows on: name one with --primary-key FIELD"
             )
-    keys = {}
-    if args.primary_key:
-        keys = {endpoint.name: args.primary_key for endpoint in endpoints}
+    keys = {e.name: args.primary_key for e in endpoints if args.primary_key}
     files = tuple(args.files or ())
     connection = None
     if files:
@@ -345,18 +324,8 @@ def _load_job(args: argparse.Namespace) -> LoadJob:
     else:
         accounts = tuple(resolve_accounts(args.account))
         connection = resolve_connection(args)
-    # Each endpoint takes the parameters it has; one that none has is refused.
-    for pair in args.param:
-        if not any(_parameter(endpoint, pair) for endpoint in endpoints):
-            parse_params(endpoints[0], [pair])
-    params = {
-        endpoint.name: parse_params(
-            endpoint,
-            [pair for pair in args.param if _parameter(endpoint, pair)],
-            parents=True,
-        )
-        for endpoint in endpoints
-    }
+    # Every --param (and option of a parameter) goes to every endpoint named.
+    params = {e.name: parse_params(e, args.param, parents=True) for e in endpoints}
     return LoadJob(
         endpoints=endpoints,
         params=params,

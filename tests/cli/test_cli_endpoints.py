@@ -6,7 +6,6 @@ option of its own (``--shipment-id S1``)."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import importlib
 import re
@@ -36,8 +35,6 @@ from service_api_client.api import LIST_ENDPOINTS, ListEndpoint, ListParameter
 def test_the_cli_offers_the_generated_list_endpoints_by_their_path() -> None:
     for name, endpoint in LIST_ENDPOINTS.items():
         assert find_endpoint(name) is endpoint
-        module_name = endpoint.module.__name__.rsplit(".", 1)[-1]
-        assert find_endpoint(module_name) is endpoint
 
 
 # A generated-looking list endpoint that did not exist before: its _get_kwargs does what
@@ -88,11 +85,10 @@ def fake_endpoint(
         del sys.modules[name]
 
 
-def test_an_endpoint_of_the_registry_is_offered_by_its_name_and_module(
+def test_an_endpoint_of_the_registry_is_offered_by_its_name(
     fake_endpoint: ListEndpoint,
 ) -> None:
     assert find_endpoint("parcels-archived") is fake_endpoint
-    assert find_endpoint("list_archived_parcels") is fake_endpoint
 
 
 def test_params_are_checked_and_converted_by_the_registry_s_kinds(
@@ -155,15 +151,11 @@ def test_a_date_time_is_iso_8601_with_or_without_z(
     assert convert(created, raw) == expected
 
 
-def test_an_array_s_items_are_checked_against_its_choices() -> None:
-    colours = ListParameter(
-        "colours", "colours", "query", kind="array", choices=("red",)
-    )
-    assert convert(colours, "red,red") == ["red", "red"]
-    with pytest.raises(ValueError, match="expected one of red"):
-        convert(colours, "red,green")
-    integer = dataclasses.replace(colours, kind="integer", choices=(1, 2))
-    assert convert(integer, "2") == 2  # an enum's member, of its own type
+def test_an_enum_gives_its_member_of_its_own_type() -> None:
+    levels = ListParameter("level", "level", "query", kind="integer", choices=(1, 2))
+    assert convert(levels, "2") == 2
+    with pytest.raises(ValueError, match="expected one of 1, 2"):
+        convert(levels, "3")
 
 
 @pytest.mark.parametrize(
@@ -194,8 +186,9 @@ def test_a_param_is_named_by_its_spec_name_or_its_python_name(
         ("parcelRef=P-1", "--param parcelRef='P-1': expected a UUID, such as"),
         ("box=1", "--param box='1': an object cannot be given on the command line"),
         ("status", "NAME=VALUE"),
-        ("page_size=10", "--page-size"),
-        ("pageNumber=3", "driven by the pagination"),
+        # The page is the pagination's: the registry leaves its parameters out.
+        ("page_size=10", "no parameter 'page_size'.*records per page: --page-size"),
+        ("pageNumber=3", "no parameter 'pageNumber'"),
     ],
 )
 def test_bad_params_are_usage_errors_that_say_why(
@@ -262,10 +255,10 @@ def test_a_parameter_the_endpoint_requires_is_named_by_its_option() -> None:
 
 
 @pytest.mark.usefixtures("nested")
-@pytest.mark.parametrize("flag", ["--shipment-id", "--shipmentId"])
-def test_a_path_or_header_parameter_has_an_option_of_its_own(
-    flag: str, capsys: pytest.CaptureFixture[str]
+def test_a_required_parameter_has_an_option_of_its_own(
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    flag = "--shipment-id"
     argv = ["list", "shipment-events", flag, "S1", "--x-source", "cli"]
     job = resolve_job(build_parser().parse_args(argv))
     assert isinstance(job, ListJob)
@@ -277,18 +270,20 @@ def test_a_path_or_header_parameter_has_an_option_of_its_own(
     assert job.params == {"shipment-events": {"shipment_id": "S1", "x_source": "cli"}}
     with pytest.raises(SystemExit):
         build_parser().parse_args(["list", "--help"])
-    assert "--shipment-id VALUE, --shipmentId VALUE" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "--shipment-id VALUE" in shown
+    assert "--x-source VALUE" in shown
 
 
 @pytest.mark.usefixtures("nested")
-def test_load_gives_each_endpoint_the_parameters_it_has() -> None:
-    argv = ["load", "shipments", "shipment-events", "--x-source", "cli"]
+def test_load_gives_every_parameter_to_every_endpoint_named() -> None:
+    argv = ["load", "shipment-events", "--x-source", "cli"]
     job = resolve_job(build_parser().parse_args(argv))
     assert isinstance(job, LoadJob)
-    assert job.params == {"shipments": {}, "shipment-events": {"x_source": "cli"}}
-    argv = [*argv, "--param", "colour=red"]
-    with pytest.raises(UsageError, match="no parameter 'colour'"):
-        resolve_job(build_parser().parse_args(argv))
+    assert job.params == {"shipment-events": {"x_source": "cli"}}
+    # One that an endpoint named does not take is refused: load those one at a time.
+    with pytest.raises(UsageError, match="'shipments' has no parameter 'x-source'"):
+        resolve_job(build_parser().parse_args([*argv[:2], "shipments", *argv[2:]]))
 
 
 def test_the_job_holds_the_converted_params(
@@ -329,5 +324,5 @@ def test_an_unknown_endpoint_lists_the_known_ones() -> None:
 def test_every_generated_list_names_the_parameters_it_takes(name: str) -> None:
     endpoint = LIST_ENDPOINTS[name]
     accepted = ", ".join(p.name for p in endpoint.parameters) or "none"
-    with pytest.raises(UsageError, match=re.escape(f"(accepted: {accepted})")):
+    with pytest.raises(UsageError, match=re.escape(f"(accepted: {accepted};")):
         parse_params(endpoint, ["no_such_parameter=x"])
