@@ -166,7 +166,7 @@ def source(
     endpoints: Sequence[str] | None = None,
     page_size: int = _MAX_PAGE_SIZE,
     primary_keys: Mapping[str, str] | None = None,
-    params: Mapping[str, Mapping[str, Any]] | None = None,
+    params: Mapping[str, dict[str, Any]] | None = None,
     errors: list[BaseException] | None = None,
     **options: Any,
 ) -> DltSource:
@@ -213,17 +213,18 @@ def source(
     params = params or {}
     for endpoint, _ in chosen:
         # Its checks, no request (a parent's id left out stands in as None).
-        given = dict.fromkeys(_path(endpoint).values())
-        given.update(options, **params.get(endpoint.name, {}))
-        paginate(endpoint.module, client, **given)
+        ids = dict.fromkeys(_path(endpoint).values())
+        paginate(
+            endpoint.module, client, **ids | options | params.get(endpoint.name, {})
+        )
 
     def rows(endpoint: Any, state: Any) -> Rows:
         # With a parent's id left out, the records of every parent: each page of the
         # list whose records' identifier it is, then the records of each parent on it.
         # Only the first list's place is kept in the resource state: the records
         # under a parent start again.
-        own = {**options, **params.get(endpoint.name, {})}
-        missing = [name for name, key in _path(endpoint).items() if key not in own]
+        given = options | params.get(endpoint.name, {})
+        missing = [name for name, key in _path(endpoint).items() if key not in given]
         parents = [e for e in LIST_ENDPOINTS.values() if e.id_field in missing[-1:]]
         if not parents:
             yield from _pages(
@@ -232,7 +233,7 @@ def source(
                 accounts,
                 errors=errors,
                 resource_state=state,
-                **own,
+                **given,
             )
             return
         for page in rows(parents[0], state):
@@ -244,7 +245,7 @@ def source(
                     [row[ACCOUNT_COLUMN]],
                     errors=errors,
                     resource_state=dict,
-                    **own | ids,
+                    **given | ids,
                 )
                 if errors:
                     return
