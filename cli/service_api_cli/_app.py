@@ -77,6 +77,13 @@ examples:
   {PROG} list shipments --account acct-1 -o shipments.csv
   {PROG} list devices --account acct-1 --format table --max-items 20
 
+parameters:
+  --param NAME=VALUE gives any parameter of the endpoint, by its spec name (createdAfter)
+  or snake name (created_after), converted by its kind (ISO 8601 dates and date-times,
+  integers, an enum's values, an array as a,b,c). A parameter the endpoint requires has
+  an option of its own (see "parameters the endpoints require"): the parent's id of a
+  list under a parent (list shipment-events --shipment-id S1), a required header.
+
 output:
   --format, else the extension of --output (.csv; .jsonl, .ndjson), else jsonl; a .json
   file needs --format jsonl. jsonl: each record as the API sent it; csv: nested fields
@@ -123,10 +130,14 @@ examples:
 what it does:
   The credentials and every account are checked first, before the destination is
   touched. One table per endpoint, a row per record as sent plus an "account" column;
-  nested lists become child tables. Rows are merged on the record's identifier (its
-  one ...Id field, or --primary-key) and account: a rerun updates them, and the summary
-  says how many rows are new. DuckDB writes service_api.duckdb (PIPELINE-NAME.duckdb)
-  in the current folder; DESTINATION__DUCKDB__CREDENTIALS chooses another file.
+  nested lists become child tables. Rows are merged on the record's identifier (as the
+  spec gives it, or --primary-key) and account: a rerun updates them, and the summary
+  says how many rows are new. --param and the options of required parameters go to
+  every ENDPOINT named, as for list; a list under a parent loads the records of the
+  parent whose id is given (--shipment-id S1), else of every parent, each page of the
+  parent list first: one request (or more) per parent, and a column of the parent's id.
+  DuckDB writes service_api.duckdb (PIPELINE-NAME.duckdb) in the current folder;
+  DESTINATION__DUCKDB__CREDENTIALS chooses another file.
 
 where dlt keeps its state:
   dlt's pipeline state (where to resume) and load packages live beside the DuckDB
