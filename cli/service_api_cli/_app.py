@@ -78,6 +78,13 @@ examples:
   {PROG} list shipments --account acct-1 -o shipments.csv
   {PROG} list devices --account acct-1 --format table --max-items 20
 
+parameters:
+  --param NAME=VALUE gives any parameter of the endpoint, by its spec name (createdAfter)
+  or snake name (created_after), converted by its kind (ISO 8601 dates and date-times,
+  integers, an enum's values, an array as a,b,c). A parameter the endpoint requires has
+  an option of its own (see "parameters the endpoints require"): the parent's id of a
+  list under a parent (list shipment-events --shipment-id S1), a required header.
+
 output:
   --format, else the extension of --output (.csv; .jsonl, .ndjson), else jsonl; a .json
   file needs --format jsonl. jsonl: each record as the API sent it; csv: nested fields
@@ -124,10 +131,14 @@ examples:
 what it does:
   The credentials and every account are checked first, before the destination is
   touched. One table per endpoint, a row per record as sent plus an "account" column;
-  nested lists become child tables. Rows are merged on the record's identifier (its
-  one ...Id field, or --primary-key) and account: a rerun updates them, and the summary
-  says how many rows are new. DuckDB writes service_api.duckdb (PIPELINE-NAME.duckdb)
-  in the current folder; DESTINATION__DUCKDB__CREDENTIALS chooses another file.
+  nested lists become child tables. Rows are merged on the record's identifier (as the
+  spec gives it, or --primary-key) and account: a rerun updates them, and the summary
+  says how many rows are new. --param and the options of required parameters go to
+  every ENDPOINT named, as for list; a list under a parent loads the records of the
+  parent whose id is given (--shipment-id S1), else of every parent, each page of the
+  parent list first: one request (or more) per parent, and a column of the parent's id.
+  DuckDB writes service_api.duckdb (PIPELINE-NAME.duckdb) in the current folder;
+  DESTINATION__DUCKDB__CREDENTIALS chooses another file.
 
 where dlt keeps its state:
   dlt's pipeline state (where to resume) and load packages live beside the DuckDB
@@ -246,6 +257,17 @@ def _add_paging(
         type=_positive_int,
         default=concurrency,
     )
+    _option(
+        command,
+        "--param",
+        "NAME=VALUE",
+        "a parameter of the endpoint (repeatable), by its spec name (createdAfter) or "
+        "snake name (created_after); checked and converted as the spec declares it "
+        "(dates in ISO 8601, an array as a,b,c)",
+        action="append",
+        default=[],
+    )
+    _add_endpoint_options(command)
     # -q where it is often typed too: after the command.
     command.add_argument(
         "-q",
@@ -254,6 +276,30 @@ def _add_paging(
         default=argparse.SUPPRESS,
         help=argparse.SUPPRESS,
     )
+
+
+def _add_endpoint_options(command: argparse.ArgumentParser) -> None:
+    # Each parameter a list requires, such as a parent's id in its path or a header,
+    # has an option named after it (--shipment-id) that adds "shipmentId=VALUE" to
+    # --param. A name taken (by another option of the command, or by the same
+    # parameter of another list) is given once.
+    from service_api_cli._job import option
+    from service_api_client.api import LIST_ENDPOINTS
+
+    group = command.add_argument_group(
+        "parameters the endpoints require (or --param NAME=VALUE)"
+    )
+    for endpoint in LIST_ENDPOINTS.values():
+        for parameter in endpoint.parameters:
+            if parameter.required:
+                with contextlib.suppress(argparse.ArgumentError):
+                    group.add_argument(
+                        option(parameter),
+                        dest="param",
+                        action="append",
+                        type=f"{parameter.name}={{}}".format,
+                        metavar="VALUE",
+                    )
 
 
 def _add_list(commands: Any) -> None:
@@ -296,16 +342,6 @@ def _add_list(commands: Any) -> None:
         "--tag-account",
         action="store_true",
         help='add the "account" field even with a single account',
-    )
-    _option(
-        listing,
-        "--param",
-        "NAME=VALUE",
-        "a query parameter of the endpoint (repeatable), by its spec name "
-        "(createdAfter) or snake name (created_after); checked and converted as the "
-        "spec declares it (dates in ISO 8601)",
-        action="append",
-        default=[],
     )
 
 

@@ -7,18 +7,17 @@ the client's settings) and returns a frozen job: :class:`ListJob`, :class:`LoadJ
 and never read the command line again.
 
 The endpoints are read here and nowhere else in the command line: from the generated
-registry ``LIST_ENDPOINTS`` and the signature of each endpoint's generated function, so
-that an endpoint or a parameter added to ``openapi.yaml`` is offered after ``make``.
-A parameter is named by its spec name (``createdAfter``) or its Python name
-(``created_after``) and converted to the type the function declares.
+registry ``LIST_ENDPOINTS``, with each one's parameters (``ListEndpoint.parameters``:
+name, location, whether required, kind and choices), so that an endpoint or a parameter
+added to ``openapi.yaml`` is offered after ``make``. A parameter is named by its spec
+name (``createdAfter``) or its Python name (``created_after``) and converted by its kind.
 """
 
 import argparse
 import datetime
-import inspect
 import os
-import types
-import typing
+import re
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,10 +31,7 @@ from service_api_cli._connection import (
 )
 from service_api_cli._exit_codes import UsageError
 from service_api_cli._formats import choose_format
-from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
-
-# Parameters the pagination drives itself; offering them as --param would fight it.
-PAGING_PARAMETERS = frozenset({"client", "page_number", "page_size"})
+from service_api_client.api import LIST_ENDPOINTS, ListEndpoint, ListParameter
 
 
 @attrs.frozen
@@ -74,6 +70,9 @@ class LoadJob:
     """
 
     endpoints: tuple[ListEndpoint, ...]
+    # endpoint -> keyword arguments of its function (a parent's id left out: every
+    # parent's records)
+    params: Mapping[str, Any]
     primary_keys: Mapping[str, str]  # endpoint -> identifier field, from --primary-key
     accounts: tuple[str, ...]  # with --from: at most one, for records without one
     connection: Connection | None  # None with --from: nothing is asked of the API
@@ -131,135 +130,123 @@ Job = ListJob | LoadJob | TokenJob | MockJob | SpecJob
 
 
 def find_endpoint(name: str) -> ListEndpoint:
-    """The endpoint called ``name`` (or by its module name, such as ``list_shipments``),
-    among the generated ``LIST_ENDPOINTS``: an endpoint added to ``openapi.yaml`` is
-    offered with no change here.
+    """The endpoint called ``name`` among the generated ``LIST_ENDPOINTS``: an endpoint
+    added to ``openapi.yaml`` is offered with no change here.
 
     Example::
 
         find_endpoint("shipments")
     """
-    if name in LIST_ENDPOINTS:
-        return LIST_ENDPOINTS[name]
-    for endpoint in LIST_ENDPOINTS.values():
-        if endpoint.module.__name__.rsplit(".", 1)[-1] == name:
-            return endpoint
-    known = ", ".join(LIST_ENDPOINTS) or "none"
-    raise UsageError(f"unknown endpoint {name!r} (known: {known})")
+    if name not in LIST_ENDPOINTS:
+        known = ", ".join(LIST_ENDPOINTS) or "none"
+        raise UsageError(f"unknown endpoint {name!r} (known: {known})")
+    return LIST_ENDPOINTS[name]
 
 
-def endpoint_parameters(endpoint: ListEndpoint) -> dict[str, inspect.Parameter]:
-    """The endpoint's own parameters (``--param NAME=VALUE``), from its generated function.
+def option(parameter: ListParameter) -> str:
+    """The option that gives a parameter an endpoint requires (a parent's id in the
+    path, a header), beside ``--param``: its Python name as an option (``shipment_id``:
+    ``--shipment-id``).
 
     Example::
 
-        endpoint_parameters(LIST_ENDPOINTS["shipments"])   # {} today
+        option(find_endpoint("shipment-events").parameters[0])   # "--shipment-id"
     """
-    signature = inspect.signature(endpoint.module.sync_detailed, eval_str=True)
-    parameters = dict(signature.parameters)
-    for name in PAGING_PARAMETERS:
-        parameters.pop(name, None)
-    return parameters
+    return "--" + parameter.python_name.strip("_").replace("_", "-")
 
 
 def _key(name: str) -> str:
     # The spec's name and the generated one differ in case and underscores only:
-    # createdAfter, created_after and created-after are one parameter (from_ is from).
-    return name.replace("_", "").replace("-", "").lower()
+    # createdAfter, created_after and created-after are one parameter (type_ is type).
+    return re.sub("[-_]", "", name).lower()
 
 
-def _choice(raw: str, choices: Sequence[Any]) -> Any:
-    for choice in choices:
-        if str(choice) == raw:
-            return choice
-    raise ValueError("one of " + ", ".join(str(c) for c in choices))
-
-
-# What the command line can spell, with the form it expects.
-_FORMS = {
-    int: "an integer",
-    float: "a number",
-    datetime.datetime: "an ISO 8601 date-time, such as 2024-05-01T08:00:00Z",
-    datetime.date: "an ISO 8601 date, such as 2024-05-01",
+# How a value of each kind of the registry (ListParameter.kind) is read from the command
+# line, and the form a usage error asks for: the types the generated functions take
+# (they call isoformat() on a date).
+KINDS: dict[str, Any] = {
+    "string": (str, "text"),
+    "integer": (int, "an integer"),
+    "number": (float, "a number"),
+    "boolean": ({"true": True, "false": False}.__getitem__, "true or false"),
+    "date-time": (
+        datetime.datetime.fromisoformat,
+        "an ISO 8601 date-time, such as 2024-05-01T08:00:00Z",
+    ),
+    "date": (datetime.date.fromisoformat, "an ISO 8601 date, such as 2024-05-01"),
+    "uuid": (uuid.UUID, "a UUID, such as 123e4567-e89b-12d3-a456-426614174000"),
 }
 
 
-def _as_type(raw: str, member: Any) -> Any:
-    """``raw`` as ``member``, one type of a parameter's annotation (the generator
-    writes an enum as a ``Literal``); else a ValueError naming the form expected, or a
-    TypeError for a type the command line has no spelling for (``Unset``, a model)."""
-    if typing.get_origin(member) is typing.Literal:
-        return _choice(raw, typing.get_args(member))
-    if member is bool:
-        return _choice(raw.lower(), ["true", "false"]) == "true"
-    if member in _FORMS:
-        try:
-            return member(raw) if member in (int, float) else member.fromisoformat(raw)
-        except ValueError:
-            raise ValueError(_FORMS[member]) from None
-    if member in (str, Any, inspect.Parameter.empty):
-        return raw
-    raise TypeError(member)
-
-
-def _convert(raw: str, annotation: Any) -> Any:
-    # Generated parameters are scalars, dates or enums, usually ``X | Unset``; each
-    # member of the union is tried in turn, so "5" becomes 5 where an int is accepted.
-    members = [annotation]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        members = list(typing.get_args(annotation))  # Python flattens nested unions
-    expected = []
-    for member in members:
-        try:
-            return _as_type(raw, member)
-        except ValueError as exc:
-            expected.append(str(exc))
-        except TypeError:
-            continue
-    if not expected:
-        return raw
-    raise ValueError("expected " + " or ".join(expected))
-
-
-def parse_params(endpoint: ListEndpoint, pairs: Sequence[str]) -> dict[str, Any]:
-    """Turn ``NAME=VALUE`` strings into keyword arguments of the endpoint's function.
-
-    A name is the spec's (``createdAfter``) or the function's (``created_after``); a
-    value is converted to the type the function declares: an integer, a number, true or
-    false, one of an enum's values, an ISO 8601 date or date-time. A parameter the
-    function requires (a parent's identifier in the path) must be given.
+def convert(parameter: ListParameter, raw: str) -> Any:
+    """``raw`` as a value of ``parameter``, by its kind and choices in the registry: an
+    enum's member, an integer, a number, true or false, an ISO 8601 date or date-time
+    (with or without Z), a UUID, text; an array as comma-separated items, as text (the
+    registry does not say what they are). A ValueError says the form expected.
 
     Example::
 
-        parse_params(find_endpoint("alerts"), ["severity=high", "createdAfter=2024-05-01"])
+        convert(ListParameter("minRating", "min_rating", "query", kind="integer"), "4")
     """
-    parameters = endpoint_parameters(endpoint)
-    names = {_key(name): name for name in parameters}
-    paging = {_key(name) for name in PAGING_PARAMETERS}
-    params: dict[str, Any] = {}
+    if parameter.kind == "array":
+        return [item.strip() for item in raw.split(",")]
+    if parameter.kind not in KINDS:
+        raise ValueError(f"an {parameter.kind} cannot be given on the command line")
+    read, form = KINDS[parameter.kind]
+    if parameter.choices:
+        read = {str(choice): choice for choice in parameter.choices}.__getitem__
+        form = "one of " + ", ".join(map(str, parameter.choices))
+    try:
+        return read(raw)
+    except (ValueError, KeyError):
+        raise ValueError(f"expected {form}") from None
+
+
+def parse_params(
+    endpoint: ListEndpoint, pairs: Sequence[str], *, parents: bool = False
+) -> dict[str, Any]:
+    """Turn ``NAME=VALUE`` strings into keyword arguments of the endpoint's function.
+
+    A name is the spec's (``createdAfter``) or the function's (``created_after``); a
+    value is read by :func:`convert`. A parameter the endpoint requires (a parent's
+    identifier in the path, a header) must be given; with ``parents`` (``load``) a
+    parent's identifier may be left out, for the records of every parent.
+
+    Example::
+
+        parse_params(find_endpoint("routes"), ["minRating=4", "status=Active"])
+    """
+    params = {}
+    # The Python name is the spec's in snake case (type_ for type): one key for both.
+    names = {_key(p.name): p for p in endpoint.parameters}
     for pair in pairs:
         given, sep, raw = pair.partition("=")
-        given = given.strip()
-        if not sep or not given:
+        parameter = names.get(_key(given))
+        if not sep:
             raise UsageError(f"--param wants NAME=VALUE, got {pair!r}")
-        if _key(given) in paging:
-            raise UsageError(
-                f"--param {given} is driven by the pagination; use --page-size"
-            )
-        name = names.get(_key(given))
-        if name is None:
-            accepted = ", ".join(parameters) or "none"
+        if parameter is None:
+            # The page parameters are the pagination's: the registry leaves them out.
+            accepted = ", ".join(p.name for p in endpoint.parameters) or "none"
             raise UsageError(
                 f"endpoint {endpoint.name!r} has no parameter {given!r} "
-                f"(accepted: {accepted})"
+                f"(accepted: {accepted}; records per page: --page-size)"
             )
         try:
-            params[name] = _convert(raw, parameters[name].annotation)
+            params[parameter.python_name] = convert(parameter, raw)
         except ValueError as exc:
             raise UsageError(f"--param {given}={raw!r}: {exc}") from None
-    for name, parameter in parameters.items():
-        if parameter.default is parameter.empty and name not in params:
-            raise UsageError(f"endpoint {endpoint.name!r} needs --param {name}=VALUE")
+    for parameter in endpoint.parameters:
+        if not parameter.required or parameter.python_name in params:
+            continue
+        # load lists every parent's records when a parent's id is not given: those
+        # of the list whose records' identifier it is.
+        ids = [other.id_field for other in LIST_ENDPOINTS.values() if parents]
+        if parameter.location == "path" and parameter.name in ids:
+            continue
+        raise UsageError(
+            f"endpoint {endpoint.name!r} needs {option(parameter)} VALUE "
+            f"(or --param {parameter.name}=VALUE)"
+        )
     return params
 
 
@@ -350,9 +337,7 @@ def _load_job(args: argparse.Namespace) -> LoadJob:
                 f"endpoint {endpoint.name!r} has no single identifier field to merge "
                 "rows on: name one with --primary-key FIELD"
             )
-    keys = {}
-    if args.primary_key:
-        keys = {endpoint.name: args.primary_key for endpoint in endpoints}
+    keys = {e.name: args.primary_key for e in endpoints if args.primary_key}
     files = tuple(args.files or ())
     connection = None
     if files:
@@ -360,8 +345,11 @@ def _load_job(args: argparse.Namespace) -> LoadJob:
     else:
         accounts = tuple(resolve_accounts(args.account))
         connection = resolve_connection(args)
+    # Every --param (and option of a parameter) goes to every endpoint named.
+    params = {e.name: parse_params(e, args.param, parents=True) for e in endpoints}
     return LoadJob(
         endpoints=endpoints,
+        params=params,
         primary_keys=keys,
         accounts=accounts,
         connection=connection,

@@ -27,6 +27,7 @@ from service_api_cli._exit_codes import (
     say,
 )
 from service_api_cli._job import LoadJob
+from service_api_client.api import LIST_ENDPOINTS
 
 _RESUME = "run the same command again to resume (rows are merged, never duplicated)"
 
@@ -78,20 +79,27 @@ def _usable_accounts(job: LoadJob, client: service_api.Client) -> list[str]:
     """The accounts the credentials may act for, asked of the service before the
     destination is touched: a refused secret or a wrong address ends here, with nothing
     created. Each account refused (403) is said once, here."""
-    usable: list[str] = []
-    refused: list[tuple[str, BaseException]] = []
+    # Asked of the first list of the job that needs no parameter more (a list of every
+    # parent's records does: then any list that needs none).
+    for endpoint in [*job.endpoints, *LIST_ENDPOINTS.values()]:
+        params = job.params.get(endpoint.name, {})
+        if all(p.python_name in params for p in endpoint.parameters if p.required):
+            break
+    usable, refused = [], []
     for account in job.accounts:
         try:
             with client.with_account(account) as child:
-                first = job.endpoints[0].module
-                list(service_api.paginate(first, child, page_size=1, max_pages=1))
+                list(
+                    service_api.paginate(
+                        endpoint.module, child, page_size=1, max_pages=1, **params
+                    )
+                )
+            usable.append(account)
         except service_api.PermissionDeniedError as exc:
             refused.append((account, exc))
-            continue
-        usable.append(account)
+    # "The others" only when there are others to load.
+    going_on = "; loading the others" if usable else ""
     for account, error in refused:
-        # "The others" only when there are others to load.
-        going_on = "; loading the others" if usable else ""
         say(f"error: {account}: {describe_error(error)}{going_on}")
     return usable
 
@@ -200,6 +208,7 @@ def run_load(job: LoadJob) -> int:
                     client,
                     accounts,
                     endpoints=list(before),
+                    params=job.params,
                     primary_keys=job.primary_keys,
                     page_size=job.page_size,
                     concurrency=job.concurrency,

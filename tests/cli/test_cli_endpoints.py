@@ -1,6 +1,8 @@
 """List endpoints come from the generated registry (``LIST_ENDPOINTS``), never named in
-the CLI's code; ``--param`` values are checked against the endpoint's own parameters,
-by their spec name or their Python name, and converted to the types they declare."""
+the CLI's code; ``--param`` values are checked against the endpoint's own parameters as
+the registry describes them (``ListEndpoint.parameters``), by their spec name or their
+Python name, and converted by their kind and choices. A path or header parameter has an
+option of its own (``--shipment-id S1``)."""
 
 from __future__ import annotations
 
@@ -9,69 +11,58 @@ import importlib
 import re
 import sys
 import textwrap
-import types
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import service_api_client.api
 from service_api_cli import _job
 from service_api_cli._app import build_parser
 from service_api_cli._exit_codes import UsageError
 from service_api_cli._job import (
     ListJob,
-    endpoint_parameters,
+    LoadJob,
+    convert,
     find_endpoint,
     parse_params,
     resolve_job,
 )
-from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
+from service_api_client.api import LIST_ENDPOINTS, ListEndpoint, ListParameter
 
 
 def test_the_cli_offers_the_generated_list_endpoints_by_their_path() -> None:
     for name, endpoint in LIST_ENDPOINTS.items():
         assert find_endpoint(name) is endpoint
-        module_name = endpoint.module.__name__.rsplit(".", 1)[-1]
-        assert find_endpoint(module_name) is endpoint
 
 
-# A generated-looking list endpoint that did not exist before, with parameters of every
-# kind the generator writes (its registry entry is built here as the generator would).
-# Its _get_kwargs does what the generated one does with a date: call isoformat().
+# A generated-looking list endpoint that did not exist before: its _get_kwargs does what
+# the generated one does with its values (isoformat() of a date, str() of a UUID); its
+# registry entry, with a parameter of every kind, is built here as the generator would.
 _FAKE_ENDPOINT = """
-import datetime
-from typing import Literal
-import attrs
-from fake_api_pkg.types import UNSET, Unset
-
-Status = Literal["delivered", "in_transit"]  # an enum, as the generator writes it
-
-@attrs.define
-class ParcelPage:
-    total_records: int
-    page_number: int
-    page_size: int
-    data: list[dict]
-
-def _get_kwargs(*, page_number: int | Unset = 1, page_size: int | Unset = 50,
-                status: Status | Unset = UNSET, min_weight: float | Unset = UNSET,
-                fragile: bool | Unset = UNSET, limit: int | Unset = UNSET,
-                carrier: str | Unset = UNSET,
-                created_after: datetime.datetime | Unset = UNSET,
-                shipped_on: datetime.date | Unset = UNSET) -> dict:
-    params = {"createdAfter": created_after.isoformat(), "shippedOn": shipped_on.isoformat()}
+def _get_kwargs(*, page_number=1, page_size=50, status=None, min_weight=None,
+                fragile=None, limit=None, carrier=None, created_after=None,
+                shipped_on=None, parcel_ref=None, tags=None) -> dict:
+    params = {"createdAfter": created_after.isoformat(), "shippedOn": shipped_on.isoformat(),
+              "parcelRef": str(parcel_ref), "tags": tags}
     return {"method": "get", "url": "/parcels/archived", "params": params}
 
-def sync_detailed(*, client: object, page_number: int | Unset = 1, page_size: int | Unset = 50,
-                  status: Status | Unset = UNSET, min_weight: float | Unset = UNSET,
-                  fragile: bool | Unset = UNSET, limit: int | Unset = UNSET,
-                  carrier: str | Unset = UNSET,
-                  created_after: datetime.datetime | Unset = UNSET,
-                  shipped_on: datetime.date | Unset = UNSET) -> None:
-    return None
-
-SUCCESS_MODEL = ParcelPage
+SUCCESS_MODEL = dict
 """
+
+PARAMETERS = (
+    ListParameter("status", "status", "query", choices=("delivered", "in_transit")),
+    ListParameter("minWeight", "min_weight", "query", kind="number"),
+    ListParameter("fragile", "fragile", "query", kind="boolean"),
+    ListParameter("limit", "limit", "query", kind="integer"),
+    ListParameter("carrier", "carrier", "query"),
+    ListParameter("createdAfter", "created_after", "query", kind="date-time"),
+    ListParameter("shippedOn", "shipped_on", "query", kind="date"),
+    ListParameter("parcelRef", "parcel_ref", "query", kind="uuid"),
+    ListParameter("tags", "tags", "query", kind="array"),
+    ListParameter("box", "box", "query", kind="object"),
+)
 
 
 @pytest.fixture
@@ -79,17 +70,14 @@ def fake_endpoint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[ListEndpoint]:
     root = tmp_path / "fake_api_pkg"
-    (root / "api" / "parcels").mkdir(parents=True)
+    root.mkdir()
     (root / "__init__.py").write_text("")
-    (root / "types.py").write_text("class Unset:\n    pass\nUNSET = Unset()\n")
-    (root / "api" / "__init__.py").write_text("")
-    (root / "api" / "parcels" / "__init__.py").write_text("")
-    (root / "api" / "parcels" / "list_archived_parcels.py").write_text(
-        textwrap.dedent(_FAKE_ENDPOINT)
-    )
+    (root / "list_archived_parcels.py").write_text(textwrap.dedent(_FAKE_ENDPOINT))
     monkeypatch.syspath_prepend(str(tmp_path))
-    module = importlib.import_module("fake_api_pkg.api.parcels.list_archived_parcels")
-    entry = ListEndpoint("parcels-archived", module, module.ParcelPage, dict, None)
+    module = importlib.import_module("fake_api_pkg.list_archived_parcels")
+    entry = ListEndpoint(
+        "parcels-archived", module, dict, dict, None, parameters=PARAMETERS
+    )
     # The registry the command line reads, as after `make` with the endpoint in the spec.
     monkeypatch.setattr(_job, "LIST_ENDPOINTS", {**LIST_ENDPOINTS, entry.name: entry})
     yield entry
@@ -97,23 +85,13 @@ def fake_endpoint(
         del sys.modules[name]
 
 
-def test_an_endpoint_of_the_registry_is_offered_with_its_own_parameters(
+def test_an_endpoint_of_the_registry_is_offered_by_its_name(
     fake_endpoint: ListEndpoint,
 ) -> None:
-    assert list(endpoint_parameters(fake_endpoint)) == [
-        "status",
-        "min_weight",
-        "fragile",
-        "limit",
-        "carrier",
-        "created_after",
-        "shipped_on",
-    ]
     assert find_endpoint("parcels-archived") is fake_endpoint
-    assert find_endpoint("list_archived_parcels") is fake_endpoint
 
 
-def test_params_are_checked_and_converted_to_the_declared_types(
+def test_params_are_checked_and_converted_by_the_registry_s_kinds(
     fake_endpoint: ListEndpoint,
 ) -> None:
     params = parse_params(
@@ -126,6 +104,8 @@ def test_params_are_checked_and_converted_to_the_declared_types(
             "carrier=7",
             "created_after=2024-05-01T08:00:00Z",
             "shipped_on=2024-05-02",
+            "parcelRef=123e4567-e89b-12d3-a456-426614174000",
+            "tags=red, blue",
         ],
     )
     assert params == {
@@ -136,6 +116,8 @@ def test_params_are_checked_and_converted_to_the_declared_types(
         "carrier": "7",
         "created_after": datetime.datetime(2024, 5, 1, 8, tzinfo=datetime.UTC),
         "shipped_on": datetime.date(2024, 5, 2),
+        "parcel_ref": uuid.UUID("123e4567-e89b-12d3-a456-426614174000"),
+        "tags": ["red", "blue"],
     }
     # What the generated code does with them: a date-time given as text used to fail
     # here ('str' object has no attribute 'isoformat').
@@ -143,7 +125,37 @@ def test_params_are_checked_and_converted_to_the_declared_types(
     assert sent == {
         "createdAfter": "2024-05-01T08:00:00+00:00",
         "shippedOn": "2024-05-02",
+        "parcelRef": "123e4567-e89b-12d3-a456-426614174000",
+        "tags": ["red", "blue"],
     }
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("2024-05-01T08:00:00Z", datetime.datetime(2024, 5, 1, 8, tzinfo=datetime.UTC)),
+        ("2024-05-01T08:00:00", datetime.datetime(2024, 5, 1, 8)),
+        (
+            "2024-05-01T08:00:00+02:00",
+            datetime.datetime(
+                2024, 5, 1, 8, tzinfo=datetime.timezone(datetime.timedelta(hours=2))
+            ),
+        ),
+        ("2024-05-01", datetime.datetime(2024, 5, 1)),
+    ],
+)
+def test_a_date_time_is_iso_8601_with_or_without_z(
+    raw: str, expected: datetime.datetime
+) -> None:
+    created = ListParameter("createdAfter", "created_after", "query", kind="date-time")
+    assert convert(created, raw) == expected
+
+
+def test_an_enum_gives_its_member_of_its_own_type() -> None:
+    levels = ListParameter("level", "level", "query", kind="integer", choices=(1, 2))
+    assert convert(levels, "2") == 2
+    with pytest.raises(ValueError, match="expected one of 1, 2"):
+        convert(levels, "3")
 
 
 @pytest.mark.parametrize(
@@ -159,20 +171,24 @@ def test_a_param_is_named_by_its_spec_name_or_its_python_name(
 @pytest.mark.parametrize(
     ("pair", "message"),
     [
-        ("colour=red", "no parameter 'colour'.*accepted: status, min_weight"),
+        ("colour=red", "no parameter 'colour'.*accepted: status, minWeight, fragile"),
         ("status=lost", "--param status='lost': expected one of delivered, in_transit"),
         ("limit=many", "--param limit='many': expected an integer"),
+        ("limit=2.5", "--param limit='2.5': expected an integer"),
         ("minWeight=heavy", "--param minWeight='heavy': expected a number"),
-        ("fragile=maybe", "expected one of true, false"),
+        ("fragile=maybe", "--param fragile='maybe': expected true or false"),
         (
             "createdAfter=yesterday",
             "--param createdAfter='yesterday': expected an ISO 8601 date-time, "
             "such as 2024-05-01T08:00:00Z",
         ),
         ("shipped_on=2024-05-02T08:00", "expected an ISO 8601 date, such as"),
+        ("parcelRef=P-1", "--param parcelRef='P-1': expected a UUID, such as"),
+        ("box=1", "--param box='1': an object cannot be given on the command line"),
         ("status", "NAME=VALUE"),
-        ("page_size=10", "--page-size"),
-        ("pageNumber=3", "driven by the pagination"),
+        # The page is the pagination's: the registry leaves its parameters out.
+        ("page_size=10", "no parameter 'page_size'.*records per page: --page-size"),
+        ("pageNumber=3", "no parameter 'pageNumber'"),
     ],
 )
 def test_bad_params_are_usage_errors_that_say_why(
@@ -182,22 +198,92 @@ def test_bad_params_are_usage_errors_that_say_why(
         parse_params(fake_endpoint, [pair])
 
 
-def test_a_parameter_the_function_requires_must_be_given() -> None:
-    # A list under a parent (/shipments/{shipmentId}/events): its function takes the
-    # parent's identifier first, with no default.
-    def sync_detailed(
-        shipment_id: str, *, client: object, page_number: int = 1, page_size: int = 50
-    ) -> None:
-        return None
+# A list under a parent (/shipments/{shipmentId}/events) with a required header, and one
+# under a parent that has no list (/carriers/{carrierId}/rates).
+EVENTS = ListEndpoint(
+    "shipment-events",
+    LIST_ENDPOINTS["shipments"].module,
+    dict,
+    dict,
+    "eventId",
+    parameters=(
+        ListParameter("shipmentId", "shipment_id", "path", required=True),
+        ListParameter("x-source", "x_source", "header", required=True),
+    ),
+)
+RATES = ListEndpoint(
+    "carrier-rates",
+    LIST_ENDPOINTS["shipments"].module,
+    dict,
+    dict,
+    "rateId",
+    parameters=(ListParameter("carrierId", "carrier_id", "path", required=True),),
+)
 
-    module = types.ModuleType("list_shipment_events")
-    module.sync_detailed = sync_detailed  # type: ignore[attr-defined]
-    events = ListEndpoint("shipment-events", module, dict, dict, "eventId")
+
+@pytest.fixture
+def nested(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The registry with EVENTS and RATES, for the job and for the parser's options."""
+    registry = {**LIST_ENDPOINTS, EVENTS.name: EVENTS, RATES.name: RATES}
+    monkeypatch.setattr(_job, "LIST_ENDPOINTS", registry)
+    monkeypatch.setattr(service_api_client.api, "LIST_ENDPOINTS", registry)
+    monkeypatch.setenv("SERVICE_API_BASE_URL", "http://127.0.0.1:9/public/v3")
+    monkeypatch.setenv("SERVICE_API_CLIENT_ID", "id")
+    monkeypatch.setenv("SERVICE_API_CLIENT_SECRET", "secret")
+    monkeypatch.setenv("SERVICE_API_ACCOUNT_ID", "acct-1")
+
+
+@pytest.mark.usefixtures("nested")
+def test_a_parameter_the_endpoint_requires_is_named_by_its_option() -> None:
     with pytest.raises(
-        UsageError, match="'shipment-events' needs --param shipment_id="
+        UsageError,
+        match=re.escape(
+            "endpoint 'shipment-events' needs --shipment-id VALUE "
+            "(or --param shipmentId=VALUE)"
+        ),
     ):
-        parse_params(events, [])
-    assert parse_params(events, ["shipmentId=S1"]) == {"shipment_id": "S1"}
+        parse_params(EVENTS, ["x-source=cli"])
+    with pytest.raises(UsageError, match="needs --x-source VALUE"):
+        parse_params(EVENTS, ["shipmentId=S1"])
+    both = parse_params(EVENTS, ["shipmentId=S1", "x_source=cli"])
+    assert both == {"shipment_id": "S1", "x_source": "cli"}
+    # load takes every parent's records when the parent's id is left out, where the
+    # parents have a list; a parent without one must be named all the same.
+    assert parse_params(EVENTS, ["x-source=cli"], parents=True) == {"x_source": "cli"}
+    with pytest.raises(UsageError, match="needs --carrier-id VALUE"):
+        parse_params(RATES, [], parents=True)
+
+
+@pytest.mark.usefixtures("nested")
+def test_a_required_parameter_has_an_option_of_its_own(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    flag = "--shipment-id"
+    argv = ["list", "shipment-events", flag, "S1", "--x-source", "cli"]
+    job = resolve_job(build_parser().parse_args(argv))
+    assert isinstance(job, ListJob)
+    assert job.params == {"shipment_id": "S1", "x_source": "cli"}
+    # Before the endpoint too: the option is the parser's, not a loose word.
+    argv = ["load", flag, "S1", "shipment-events", "--param", "x-source=cli"]
+    job = resolve_job(build_parser().parse_args(argv))
+    assert isinstance(job, LoadJob)
+    assert job.params == {"shipment-events": {"shipment_id": "S1", "x_source": "cli"}}
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["list", "--help"])
+    shown = capsys.readouterr().out
+    assert "--shipment-id VALUE" in shown
+    assert "--x-source VALUE" in shown
+
+
+@pytest.mark.usefixtures("nested")
+def test_load_gives_every_parameter_to_every_endpoint_named() -> None:
+    argv = ["load", "shipment-events", "--x-source", "cli"]
+    job = resolve_job(build_parser().parse_args(argv))
+    assert isinstance(job, LoadJob)
+    assert job.params == {"shipment-events": {"x_source": "cli"}}
+    # One that an endpoint named does not take is refused: load those one at a time.
+    with pytest.raises(UsageError, match="'shipments' has no parameter 'x-source'"):
+        resolve_job(build_parser().parse_args([*argv[:2], "shipments", *argv[2:]]))
 
 
 def test_the_job_holds_the_converted_params(
@@ -235,11 +321,8 @@ def test_an_unknown_endpoint_lists_the_known_ones() -> None:
 
 
 @pytest.mark.parametrize("name", list(LIST_ENDPOINTS))
-def test_every_generated_list_needs_no_param_and_names_those_it_takes(
-    name: str,
-) -> None:
+def test_every_generated_list_names_the_parameters_it_takes(name: str) -> None:
     endpoint = LIST_ENDPOINTS[name]
-    assert parse_params(endpoint, []) == {}
-    accepted = ", ".join(endpoint_parameters(endpoint)) or "none"
-    with pytest.raises(UsageError, match=re.escape(f"(accepted: {accepted})")):
+    accepted = ", ".join(p.name for p in endpoint.parameters) or "none"
+    with pytest.raises(UsageError, match=re.escape(f"(accepted: {accepted};")):
         parse_params(endpoint, ["no_such_parameter=x"])

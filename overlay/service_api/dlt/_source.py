@@ -56,9 +56,17 @@ def _keyed(
     return chosen
 
 
-def _merged(name: str, id_field: str, rows: Callable[[], Rows]) -> DltResource:
-    key = [id_field, ACCOUNT_COLUMN]
-    return dlt.resource(rows, name=name, primary_key=key, write_disposition="merge")
+def _merged(endpoint: Any, id_field: str, rows: Callable[[], Rows]) -> DltResource:
+    # A record is one of its account and, in a sub-resource list, of its parents.
+    key = [id_field, *_path(endpoint), ACCOUNT_COLUMN]
+    return dlt.resource(
+        rows, name=endpoint.name, primary_key=key, write_disposition="merge"
+    )
+
+
+def _path(endpoint: Any) -> dict[str, str]:
+    """The endpoint's path parameters, its parents' ids: spec name -> Python name."""
+    return {p.name: p.python_name for p in endpoint.parameters if p.location == "path"}
 
 
 def _as_source(resources: list[DltResource]) -> DltSource:
@@ -118,6 +126,7 @@ def _pages(
     done = state["done"] = [
         a for a in state.get("done") or () if a in accounts and a not in starts
     ]
+    ids = {name: options.get(key) for name, key in _path(endpoint).items()}
     for account, start_page in starts.items():
         if errors:
             return
@@ -131,7 +140,8 @@ def _pages(
                 with closing(pages):
                     for page in pages:
                         yield [
-                            {**raw, ACCOUNT_COLUMN: account} for raw in page.raw_items
+                            {**raw, **ids, ACCOUNT_COLUMN: account}
+                            for raw in page.raw_items
                         ]
                         # Only once dlt has taken the page: never marked loaded before it is.
                         pending[account] = page.number + 1
@@ -156,6 +166,7 @@ def source(
     endpoints: Sequence[str] | None = None,
     page_size: int = _MAX_PAGE_SIZE,
     primary_keys: Mapping[str, str] | None = None,
+    params: Mapping[str, dict[str, Any]] | None = None,
     errors: list[BaseException] | None = None,
     **options: Any,
 ) -> DltSource:
@@ -169,6 +180,13 @@ def source(
         page_size: records per request (the service's maximum, 50, by default).
         primary_keys: the identifier field of an endpoint whose model has no single
             ``...Id`` field (``{"parcels": "parcelRef"}``); it wins over the one found.
+        params: each endpoint's own parameters, as keywords of its generated function
+            (``{"routes": {"min_rating": 4}}``). A sub-resource list's rows get its
+            parents' ids as columns, part of the primary key (``shipmentId``, which dlt
+            names ``shipment_id``): of the parent given
+            (``{"shipment-events": {"shipment_id": "S1"}}``), else of every parent:
+            each page of the parent list, then the records of each parent on it, a
+            request (or more) per parent.
         errors: how a failure ends the run. ``None``: the error propagates and dlt
             abandons the extract (nothing of this run is committed). A list: the error
             (a :class:`~service_api.ServiceApiError` or ``KeyboardInterrupt``) is
@@ -192,22 +210,50 @@ def source(
             f"page_size must be within 1..{_MAX_PAGE_SIZE}, got {page_size}"
         )
     options["page_size"] = page_size
+    params = params or {}
     for endpoint, _ in chosen:
-        paginate(endpoint.module, client, **options)  # its checks, no request
+        # Its checks, no request (a parent's id left out stands in as None).
+        ids = dict.fromkeys(_path(endpoint).values())
+        paginate(
+            endpoint.module, client, **ids | options | params.get(endpoint.name, {})
+        )
 
-    def resource(endpoint: Any, id_field: str) -> DltResource:
-        def rows() -> Rows:
-            state = dlt.current.resource_state
+    def rows(endpoint: Any, state: Any) -> Rows:
+        # With a parent's id left out, the records of every parent: each page of the
+        # list whose records' identifier it is, then the records of each parent on it.
+        # Only the first list's place is kept in the resource state: the records
+        # under a parent start again.
+        given = options | params.get(endpoint.name, {})
+        missing = [name for name, key in _path(endpoint).items() if key not in given]
+        parents = [e for e in LIST_ENDPOINTS.values() if e.id_field in missing[-1:]]
+        if not parents:
             yield from _pages(
                 endpoint,
                 client,
                 accounts,
                 errors=errors,
                 resource_state=state,
-                **options,
+                **given,
             )
+            return
+        for page in rows(parents[0], state):
+            for row in page:
+                ids = {key: row.get(name) for name, key in _path(endpoint).items()}
+                yield from _pages(
+                    endpoint,
+                    client,
+                    [row[ACCOUNT_COLUMN]],
+                    errors=errors,
+                    resource_state=dict,
+                    **given | ids,
+                )
+                if errors:
+                    return
 
-        return _merged(endpoint.name, id_field, rows)
+    def resource(endpoint: Any, id_field: str) -> DltResource:
+        return _merged(
+            endpoint, id_field, lambda: rows(endpoint, dlt.current.resource_state)
+        )
 
     return _as_source([resource(endpoint, id_field) for endpoint, id_field in chosen])
 
@@ -247,6 +293,4 @@ def file_source(
     tables of :func:`source`, merged on the same keys (see :func:`load_files`)."""
     ((found, id_field),) = _keyed([endpoint], primary_keys)
     files = list(paths)
-    return _as_source(
-        [_merged(found.name, id_field, lambda: _file_rows(files, account))]
-    )
+    return _as_source([_merged(found, id_field, lambda: _file_rows(files, account))])
