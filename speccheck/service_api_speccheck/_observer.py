@@ -19,6 +19,7 @@ import math
 import os
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import httpx
@@ -72,7 +73,7 @@ class Observer:
         self.match = Matcher(spec or load_spec(packaged_spec()), base_url)
         exists = self.path.is_file()
         self.observation = Observation.load(self.path) if exists else Observation()
-        self.counts: dict[str, int] = {}
+        self.counts: Counter[tuple[str, int]] = Counter()
         self.lock = threading.RLock()
         self.saved = -math.inf  # the first answer is saved at once
         self.changed = False
@@ -80,15 +81,16 @@ class Observer:
 
     def __call__(self, response: httpx.Response) -> None:
         """Record ``response`` (an answer whose body was not read is left alone)."""
-        found = self.match(response)
-        if found is None:
+        op = self.match(response)
+        if op is None:
             return
         with self.lock:
-            seen = self.counts[found[0]] = self.counts.get(found[0], 0) + 1
-            if seen > SAMPLED and seen % SAMPLE_EVERY:
+            key = (op.operation_id, response.status_code)
+            self.counts[key] += 1
+            if self.counts[key] > SAMPLED and self.counts[key] % SAMPLE_EVERY:
                 return
             with contextlib.suppress(httpx.ResponseNotRead):
-                self.observation.record(found, response)
+                self.observation.record(response, op)
                 self.changed = True
             if time.monotonic() - self.saved > SAVE_EVERY:
                 self.save()
@@ -103,4 +105,5 @@ class Observer:
                 logger.warning(
                     "cannot save the observed shapes to %s: %s", self.path, exc
                 )
-            self.saved, self.changed = time.monotonic(), False
+            self.saved = time.monotonic()
+            self.changed = False

@@ -1,15 +1,14 @@
 """The patch: edits that add to the spec or widen it, never remove or narrow, applied to
-a plain document (to check the patched spec again) or to ``openapi.yaml`` itself.
+``openapi.yaml`` itself.
 
-In the file, ruamel.yaml's round trip keeps the comments, the order of keys, anchors and
-quotes; what is added takes the blank lines that closed the mapping it is added to, so
-the layout around it stays as it was. An edit whose key is already there changes
-nothing: applying a patch twice is applying it once.
+ruamel.yaml's round trip keeps the comments, the order of keys, anchors and quotes; what
+is added takes the blank lines that closed the mapping it is added to, so the layout
+around it stays as it was. An edit whose key is already there changes nothing: applying
+a patch twice is applying it once.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import io
 import os
@@ -34,11 +33,10 @@ Edit = tuple[str, str, Any, Any]
 ``anyOf``), and loses its ``format`` if ``drop_format``."""
 
 # Kept on a schema whose other keywords move into the first option of an anyOf.
-ANNOTATIONS = frozenset(
-    {"description", "title", "examples", "example", "default", "deprecated"}
-)
+ANNOTATIONS = {"description", "title", "examples", "example", "default", "deprecated"}
+# What YAML reads as written without quotes: other strings are written in double ones.
 _PLAIN = re.compile(r"[A-Za-z$][A-Za-z0-9_.+/-]*")
-_WORDS = frozenset({"null", "true", "false", "yes", "no", "on", "off", "y", "n"})
+_WORDS = {"null", "true", "false", "yes", "no", "on", "off", "y", "n"}
 
 
 def digest(data: bytes) -> str:
@@ -56,55 +54,48 @@ def node_at(document: Any, pointer: str, *, create: bool = False) -> Any:
     """
     node = document
     for step in pointer.split("/")[1:]:
-        key = step.replace("~1", "/").replace("~0", "~")
+        key: Any = step.replace("~1", "/").replace("~0", "~")
         if isinstance(node, list):
-            node = node[int(key)]
-            continue
-        if create and key not in node:
-            _append(node, key, CommentedMap() if isinstance(node, CommentedMap) else {})
+            key = int(key)
+        elif create and key not in node:
+            _append(node, key, CommentedMap())
         node = node[key]
     return node
 
 
-def _last(node: Any) -> tuple[CommentedMap, Any] | None:
-    """The mapping and key of the last scalar written in ``node``, nested or not."""
+def _closing(node: Any) -> list[Any]:
+    """ruamel.yaml's comments of the last line written in ``node``, nested or not: the
+    third is the blank lines and comments after it."""
     while isinstance(node, CommentedMap) and node:
         key = list(node)[-1]
         if not isinstance(node[key], CommentedMap) or not node[key]:
-            return node, key
+            return node.ca.items.setdefault(key, [None] * 4)  # type: ignore[no-any-return]
         node = node[key]
-    return None
+    return [None] * 4
 
 
-def _append(node: Any, key: Any, value: Any) -> None:
-    """Add ``key``: last (``x-observed`` right after ``x-assumed``), taking the blank
-    lines and comments that followed the mapping's last line."""
-    if not isinstance(node, CommentedMap):
-        node[key] = value
-        return
+def _append(node: CommentedMap, key: Any, value: Any) -> None:
+    """Add ``key`` (``x-observed`` right after ``x-assumed``, another last), taking the
+    lines that followed the mapping's last one when it comes last."""
     keys = list(node)
     at = len(keys)
     if key == "x-observed" and "x-assumed" in keys:
         at = keys.index("x-assumed") + 1
-    closing = _last(node) if at == len(keys) else None
-    token = None
-    if closing is not None and len(closing[0].ca.items.get(closing[1], ())) > 2:
-        token = closing[0].ca.items[closing[1]][2]
-        closing[0].ca.items[closing[1]][2] = None
-    node.insert(at, key, value)
-    closing = _last(node)
-    if token is not None and closing is not None:
-        closing[0].ca.items.setdefault(closing[1], [None] * 4)[2] = token
+    if at < len(keys):
+        node.insert(at, key, value)
+        return
+    before = _closing(node)
+    after = before[2]
+    before[2] = None
+    node[key] = value
+    _closing(node)[2] = after
 
 
 def _yaml(value: Any) -> Any:
     """``value`` as ruamel.yaml writes it like the spec: lists of words in flow style
     (``[string, "null"]``), strings quoted (double) only where YAML needs it."""
     if isinstance(value, Mapping):
-        out = CommentedMap()
-        for key, item in value.items():
-            out[_yaml(key)] = _yaml(item)
-        return out
+        return CommentedMap({_yaml(key): _yaml(item) for key, item in value.items()})
     if isinstance(value, list):
         seq = CommentedSeq([_yaml(item) for item in value])
         if all(isinstance(item, str) for item in value):
@@ -115,8 +106,8 @@ def _yaml(value: Any) -> Any:
     return value
 
 
-def apply(document: Any, edit: Edit, *, in_yaml: bool = False) -> None:
-    """Apply ``edit`` to ``document`` (a ruamel.yaml one with ``in_yaml``).
+def apply(document: CommentedMap, edit: Edit) -> None:
+    """Apply ``edit`` to ``document``, read by ruamel.yaml.
 
     Example::
 
@@ -124,33 +115,27 @@ def apply(document: Any, edit: Edit, *, in_yaml: bool = False) -> None:
                          {"type": "string"}))
     """
     kind, pointer, key, value = edit
-    made = _yaml if in_yaml else copy.deepcopy
     node = node_at(document, pointer, create=kind == "add")
     if kind == "add":
         if key not in node:
-            _append(node, made(key) if in_yaml else key, made(value))
+            _append(node, _yaml(key), _yaml(value))
         return
     options: list[dict[str, Any]] = key
     if value:
         node.pop("format", None)
     declared = node.get("type")
     types = [declared] if isinstance(declared, str) else list(declared or [])
-    scalars = all(set(o) == {"type"} for o in options)
+    scalars = all(set(option) == {"type"} for option in options)
     if types and scalars and not {"$ref", "anyOf", "oneOf"} & set(node):
-        node["type"] = made(
-            types + [o["type"] for o in options if o["type"] not in types]
-        )
-        if any(o["type"] == "null" for o in options) and None not in node.get(
-            "enum", [None]
-        ):
+        types += [o["type"] for o in options if o["type"] not in types]
+        node["type"] = _yaml(types)
+        if "null" in types and None not in node.get("enum", [None]):
             node["enum"].append(None)
         return
     if options and "anyOf" not in node:
-        moved = {
-            k: node.pop(k) for k in list(node) if k not in ANNOTATIONS and k[:2] != "x-"
-        }
-        _append(node, "anyOf", made([moved]))
-    node.get("anyOf", []).extend(made(options))
+        moved = [k for k in node if k not in ANNOTATIONS and not k.startswith("x-")]
+        _append(node, "anyOf", _yaml([{k: node.pop(k) for k in moved}]))
+    node.get("anyOf", []).extend(_yaml(options))
 
 
 def _dumped(yaml: YAML, document: Any) -> str:
@@ -178,22 +163,19 @@ def write_patch(path: Path, fingerprint: str, edits: Iterable[Edit]) -> int:
     yaml = YAML()
     yaml.preserve_quotes = True
     yaml.width = 4096  # never fold a long line that was not folded
-    # The file's indents: of a mapping (its first indented line), of a sequence's dash
-    # under its key (the first sequence of mappings, as "- name: x").
-    mapping = re.search(r"^( +)\S", text, re.MULTILINE)
-    dash = re.search(r"^( *)\S[^\n]*:\n( *)- ", text, re.MULTILINE)
-    offset = len(dash[2]) - len(dash[1]) if dash else 0
-    yaml.indent(
-        mapping=len(mapping[1]) if mapping else 2, sequence=offset + 2, offset=offset
-    )
-    document = yaml.load(text)
-    if _dumped(yaml, document) != text:
+    # A sequence's dash under its key, or indented by two: the layout written back as is.
+    for offset in (0, 2):
+        yaml.indent(mapping=2, sequence=offset + 2, offset=offset)
+        document = yaml.load(text)
+        if _dumped(yaml, document) == text:
+            break
+    else:
         raise SpecCheckError(
             f"{path}: ruamel.yaml cannot write it back unchanged (its layout): "
             "apply the report by hand"
         )
     for edit in edits:
-        apply(document, edit, in_yaml=True)
+        apply(document, edit)
     with tempfile.NamedTemporaryFile(
         "w", dir=path.parent, prefix=f".{path.name}.", delete=False, encoding="utf-8"
     ) as temporary:

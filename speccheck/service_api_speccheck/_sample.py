@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections import defaultdict
 from typing import Any
 from urllib.parse import quote
 
@@ -31,9 +31,8 @@ from ._shapes import Matcher, Observation, SpecCheckError
 
 #: The account, and the identifier, of nobody: what the probes send.
 NOBODY = "service-api-spec-check-nobody"
-ABOVE_MAX = 100  # a page size above the 50 the seed gives as the maximum
-SIZE = 50
-_PARAMETER = re.compile(r"{([^}]+)}")
+SIZE = 50  # the page size the seed gives as the maximum
+ABOVE_MAX = 100
 
 
 class _BudgetSpent(Exception):
@@ -41,37 +40,43 @@ class _BudgetSpent(Exception):
 
 
 class _Sampler:
+    """Sends the sample's requests, and keeps what they answer in ``seen``."""
+
     def __init__(
         self, client: service_api.Client, spec: Spec, budget: int, words: bool
     ) -> None:
-        self.client, self.spec, self.budget, self.words = client, spec, budget, words
+        self.client = client.with_options()  # a view: its hooks are the sample's only
+        self.spec = spec
+        self.budget = budget
+        self.words = words
         self.seen = Observation()
+        self.facts: dict[str, list[Any]] = self.seen.data["facts"]
         self.match = Matcher(spec, client.get_httpx_client().base_url)
-        self.ids: dict[
-            str, Any
-        ] = {}  # a listed identifier by the path parameter taking it
-        self.records: dict[str, dict[str, Any]] = {}  # a listed record by resource
+        self.ids: dict[str, list[Any]] = defaultdict(list)  # listed, by path parameter
+        self.records: dict[str, Any] = {}  # one listed record by resource
 
-    def hook(self, response: httpx.Response) -> None:
-        response.read()
-        self.seen.data["requests"] += 1
-        if found := self.match(response):
-            self.seen.record(found, response, self.words)
-
-    def send(self, method: str, path: str | None, view: Any = None, **kw: Any) -> Any:
-        """The JSON body of the answer (None if not JSON), or its error's status."""
-        left = self.budget - self.seen.data["requests"]
-        if left < 2:  # one for the request, one for a token it may need first
+    def spend(self, request: httpx.Request) -> None:
+        """Count ``request`` (a retry, a token request too) against the budget."""
+        if self.seen.data["requests"] >= self.budget:
             raise _BudgetSpent
-        view = view or self.client
-        retries = min(view.retry_policy.max_retries, 3, left - 2)
-        http = view.with_options(max_retries=retries).get_httpx_client()
-        http.event_hooks = {"response": [self.hook]}
+        self.seen.data["requests"] += 1
+
+    def keep(self, response: httpx.Response) -> None:
+        response.read()
+        if op := self.match(response):
+            self.seen.record(response, op, self.words)
+
+    def send(
+        self, method: str, path: str | None, view: Any = None, **options: Any
+    ) -> Any:
+        """The JSON body of the answer (None if not JSON), or its error's status."""
+        http = (view or self.client).get_httpx_client()
+        http.event_hooks = {"request": [self.spend], "response": [self.keep]}
         try:
-            return http.request(method, path, **kw).json() if path else None
+            return http.request(method, path, **options).json() if path else None
+        except service_api.InvalidCredentialsError:
+            raise
         except service_api.ApiStatusError as exc:
-            if isinstance(exc, service_api.InvalidCredentialsError):
-                raise
             return exc.status_code
         except ValueError:  # a body that is not JSON
             return None
@@ -79,36 +84,34 @@ class _Sampler:
     def fill(self, template: str, **given: Any) -> str | None:
         """``template`` with each path parameter given or taken from a listed record."""
         known = {name: ids[0] for name, ids in self.ids.items()} | given
-        if not set(_PARAMETER.findall(template)) <= set(known):
+        try:
+            return re.sub(
+                r"\{(.*?)\}", lambda m: quote(str(known[m[1]]), safe=""), template
+            )
+        except KeyError:
             return None
-        return _PARAMETER.sub(lambda m: quote(str(known[m[1]]), safe=""), template)
 
     def page(self, op: Operation, number: int | None = None, size: int = SIZE) -> None:
         asked = {"pageNumber": number, "pageSize": size} if number else {}
         body = self.send("GET", self.fill(op.path), params=asked)
+        fact: dict[str, Any] = {"asked": number, "size": asked.get("pageSize")}
         data = body.get("data") if isinstance(body, dict) else None
-        fact = {
-            "asked": number,
-            "size": size,
-            "status": body if isinstance(body, int) else 200,
-        }
         if isinstance(data, list):
-            numbers = {k: body.get(k) for k in ("pageSize", "totalRecords")}
-            fact |= {k: v if isinstance(v, int) else None for k, v in numbers.items()}
-            fact |= {k: body.get(k) is not None for k in ("next", "previous")}
+            for name in ("pageSize", "totalRecords"):  # numbers only, never a value
+                fact[name] = body[name] if isinstance(body.get(name), int) else None
+            fact["next"] = body.get("next") is not None
+            fact["previous"] = body.get("previous") is not None
             fact["records"] = len(data)
             resource = self.spec.resources[str(op.resource)]
-            key, field = resource.item_parameter or resource.id_field, resource.id_field
-            for record in [r for r in data[:1] + data[-1:] if isinstance(r, dict)]:
-                self.records.setdefault(resource.name, record)
-                if key and field in record:
-                    self.ids.setdefault(key, []).append(record[field])
-        self.seen.data["facts"].setdefault(op.operation_id, []).append(fact)
+            key = str(resource.item_parameter or resource.id_field)
+            for record in data[:1] + data[-1:]:
+                if isinstance(record, dict) and resource.id_field in record:
+                    self.records.setdefault(resource.name, record)
+                    self.ids[key].append(record[resource.id_field])
+        self.facts.setdefault(op.operation_id, []).append(fact)
 
     def pages(self, op: Operation) -> None:
-        total = (
-            self.seen.data["facts"].get(op.operation_id, [{}])[0].get("totalRecords")
-        )
+        total = self.facts[op.operation_id][0].get("totalRecords")
         if isinstance(total, int):
             last = max(1, math.ceil(total / SIZE))
             self.page(op, 1, ABOVE_MAX)
@@ -126,33 +129,30 @@ class _Sampler:
 
     def gets(self, op: Operation) -> None:
         name = str(self.spec.resources[str(op.resource)].item_parameter)
-        for value in (*self.ids.get(name, [])[:2], NOBODY):
+        for value in (*self.ids[name][:2], NOBODY):
             self.send("GET", self.fill(op.path, **{name: value}))
 
     def writes(self, create: Operation) -> None:
         """A copy of a listed record created, updated or replaced, deleted: only where
         the spec can delete it and the budget holds the whole sequence."""
         resource = self.spec.resources[str(create.resource)]
-        doors = {
+        mine = {
             op.kind: op for op in self.spec.operations if op.resource == resource.name
         }
+        record = self.records.get(resource.name)
         left = self.budget - self.seen.data["requests"]
-        if resource.name not in self.records or "delete" not in doors or left < 8:
+        if record is None or "delete" not in mine or left < 8:
             return
         drop = {resource.id_field, *resource.parent_parameters}
-        body = {k: v for k, v in self.records[resource.name].items() if k not in drop}
+        body = {k: v for k, v in record.items() if k not in drop}
         made = self.send("POST", self.fill(create.path), json=body)
-        item = made.get(str(resource.id_field)) if isinstance(made, dict) else None
-        for kind, method in (
-            ("update", "PATCH"),
-            ("replace", "PUT"),
-            ("delete", "DELETE"),
-        ):
-            if kind in doors and item is not None:
-                path = self.fill(
-                    doors[kind].path, **{str(resource.item_parameter): item}
-                )
-                self.send(method, path, **({} if kind == "delete" else {"json": body}))
+        if not isinstance(made, dict) or resource.id_field not in made:
+            return
+        item = {str(resource.item_parameter): made[resource.id_field]}
+        for kind, method in (("update", "PATCH"), ("replace", "PUT")):
+            if kind in mine:
+                self.send(method, self.fill(mine[kind].path, **item), json=body)
+        self.send("DELETE", self.fill(mine["delete"].path, **item))
 
 
 def sample(
@@ -176,21 +176,20 @@ def sample(
     """
     sampler = _Sampler(client, spec, budget, enums)
     lists = sorted(spec.lists, key=lambda op: op.path.count("{"))  # parents first
-    steps: list[tuple[Callable[[Operation], None], Operation]] = [
+    steps = [
         (act, op)
         for act in (sampler.page, sampler.probes, sampler.pages)
         for op in lists
     ]
-    for kind, action in (("get", sampler.gets), ("create", sampler.writes)):
-        steps += [(action, op) for op in spec.operations if op.kind == kind]
+    steps += [(sampler.gets, op) for op in spec.operations if op.kind == "get"]
+    if allow_writes:
+        steps += [(sampler.writes, op) for op in spec.operations if op.kind == "create"]
     try:
         for act, op in steps:
-            if act != sampler.writes or allow_writes:
-                act(op)
+            act(op)
     except _BudgetSpent:
         sampler.seen.data["stopped"] = True
-    if not any(
-        "records" in p for ps in sampler.seen.data["facts"].values() for p in ps
-    ):
+    pages = [fact for facts in sampler.facts.values() for fact in facts]
+    if not any("records" in fact for fact in pages):
         raise SpecCheckError(f"no list answered a page within {budget} requests")
     return sampler.seen

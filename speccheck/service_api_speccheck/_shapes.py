@@ -7,9 +7,10 @@ each), ``example`` (one string masked: each run of letters is ``a``, of digits `
 seen), ``items`` (of the arrays' items) and, for ``--enums`` only, ``values`` (the few
 short words a string field took, never of a field named like an identifier, a name, a
 code or a secret). An :class:`Observation` keeps, by answer (``"GET /shipments 200"``),
-how many were seen, their content types, a few headers (counted; the value of
+how many were seen, their content types, a few headers (the value of
 ``www-authenticate``, ``retry-after`` and the rate-limit headers as a form: numbers are
 ``9``, quoted strings ``"..."`` but RFC 6750's error codes) and the shape of the bodies.
+The live sample and ``Client(observe=...)`` both write one; the comparison reads it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from service_api_spec import Operation, Spec, is_json
 
 Shape = dict[str, Any]
 
-#: The format guessed for a string: the first that matches it whole, else ``text``.
+#: The format guessed for a string: the first that matches it whole, else ``text``. The
+#: comparison judges the spec's formats by the same patterns.
 FORMATS = {
     "date-time": re.compile(
         r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?"
@@ -39,19 +41,20 @@ FORMATS = {
     "email": re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+"),
     "integer": re.compile(r"-?[0-9]{1,18}"),
 }
+#: The JSON type of a value read by ``json.loads``.
+TYPES = {type(None): "null", bool: "boolean", int: "integer", float: "number"}
+TYPES |= {str: "string", list: "array", dict: "object"}
 # The bounds of a shape: what a huge or hostile answer can make it hold.
 MAX_DEPTH = 8
 MAX_FIELDS = 200
 MAX_ITEMS = 50
-MAX_KEPT = 5  # header forms, and (plus 4) words of a field
-_TYPES = {type(None): "null", bool: "boolean", int: "integer", float: "number"}
-_TYPES |= {str: "string", list: "array"}
+MAX_WORDS = 8
 # Headers kept: their names; for the first group, a form of the value too.
 _HEADERS = re.compile(
     r"(www-authenticate|retry-after|.*rate-?limit.*)|.*(request|correlation)-?id"
 )
-_WORD = re.compile(r"[A-Za-z][A-Za-z _-]{0,31}")
 _CODES = {"invalid_request", "invalid_token", "insufficient_scope"}  # RFC 6750's
+_WORD = re.compile(r"[A-Za-z][A-Za-z _-]{0,31}")
 _NOT_WORDS = re.compile(
     r"(?i).*(id|token|secret|password|key|name|email|number|code|ur[il])"
 )
@@ -77,26 +80,29 @@ def add(shape: Shape, value: Any, words: bool = False, depth: int = 0) -> None:
 
         add(shape := {}, {"status": "Planned"})  # shape["fields"]["status"]["n"] == 1
     """
-    kind = _TYPES.get(type(value), "object")
+    kind = TYPES[type(value)]
     merge(shape, {"n": 1, "types": {kind: 1}})
     if kind == "string":
-        form = next((n for n, f in FORMATS.items() if f.fullmatch(value)), "text")
+        form = next(
+            (f for f, pattern in FORMATS.items() if pattern.fullmatch(value)), "text"
+        )
         masked = re.sub(r"[0-9]+", "9", re.sub(r"[^\W\d_]+", "a", value[:64]))
         merge(shape, {"formats": {form: 1}, "example": masked[:24]})
         known = shape.setdefault("values", {}) if words else {}
-        if words and _WORD.fullmatch(value) and len(known | {value: 1}) <= MAX_KEPT + 4:
-            merge(known, {value: 1})
+        # Past MAX_WORDS words, one is left out: the field is no enum candidate then.
+        if words and _WORD.fullmatch(value) and len(known | {value: 0}) <= MAX_WORDS:
+            known[value] = known.get(value, 0) + 1
     if depth > MAX_DEPTH:
         return
     if kind == "object":
         fields = shape.setdefault("fields", {})
         for name, item in value.items():
-            if name not in fields and len(fields) >= MAX_FIELDS:
-                continue
-            keep = words and not _NOT_WORDS.fullmatch(name)
-            add(fields.setdefault(name, {}), item, keep, depth + 1)
-    for item in value[:MAX_ITEMS] if kind == "array" else ():
-        add(shape.setdefault("items", {}), item, words, depth + 1)
+            if name in fields or len(fields) < MAX_FIELDS:
+                keep = words and not _NOT_WORDS.fullmatch(name)
+                add(fields.setdefault(name, {}), item, keep, depth + 1)
+    if kind == "array":
+        for item in value[:MAX_ITEMS]:
+            add(shape.setdefault("items", {}), item, words, depth + 1)
 
 
 def merge(into: Shape, shape: Shape) -> Shape:
@@ -121,28 +127,31 @@ class Matcher:
 
     Example::
 
-        key, operation = Matcher(spec, base_url)(response)  # "GET /shipments 200", ...
+        operation = Matcher(spec, base_url)(response)  # the spec's listShipments
     """
 
     def __init__(self, spec: Spec, base_url: str | httpx.URL) -> None:
-        self.base = re.escape(httpx.URL(str(base_url)).path.rstrip("/"))
+        base = re.escape(httpx.URL(str(base_url)).path.rstrip("/"))
         # Literal paths first: /things/search is not /things/{thingId}.
         ordered = sorted(spec.operations, key=lambda op: ("{" in op.path, op.path))
         self.routes = [
-            (re.sub(r"\\\{[^/]*?\\\}", "[^/]+", re.escape(o.path)), o) for o in ordered
+            (re.compile(base + re.sub(r"\\\{.*?\\\}", "[^/]+", re.escape(op.path))), op)
+            for op in ordered
         ]
 
-    def __call__(self, response: httpx.Response) -> tuple[str, Operation] | None:
-        """The answer's key and operation, or None for an answer of no operation."""
-        method, path = response.request.method, response.request.url.path
+    def __call__(self, response: httpx.Response) -> Operation | None:
+        """The operation ``response`` answers, or None for an answer of no operation."""
+        request = response.request
         for pattern, op in self.routes:
-            if op.method == method and re.fullmatch(self.base + pattern, path):
-                return f"{method} {op.path} {response.status_code}", op
+            if op.method == request.method and pattern.fullmatch(request.url.path):
+                return op
         return None
 
 
 class Observation:
-    """Shapes of answers seen (see the module docstring); ``data`` is JSON as is.
+    """Shapes of answers seen (see the module docstring); ``data`` is JSON as is:
+    ``answers`` by key, ``facts`` (the pages of each list the sample asked for),
+    ``requests`` sent and, when the sample's budget ran out, ``stopped``.
 
     Example::
 
@@ -154,18 +163,15 @@ class Observation:
         self.data: Shape = {"answers": {}, "facts": {}, "requests": 0, **(data or {})}
 
     def record(
-        self,
-        found: tuple[str, Operation],
-        response: httpx.Response,
-        words: bool = False,
+        self, response: httpx.Response, op: Operation, words: bool = False
     ) -> None:
-        """Add the shape of ``response``, whose body was read, the answer ``found``.
+        """Add the shape of ``response``, whose body was read, an answer of ``op``.
 
         Example::
 
-            observation.record(("GET /shipments 200", operation), response)
+            observation.record(response, spec.operation("listShipments"))
         """
-        key, op = found
+        key = f"{op.method} {op.path} {response.status_code}"
         body = response.content  # first: an unread body raises before anything is kept
         media = response.headers.get("content-type", "") if body else ""
         media = media.partition(";")[0].strip().lower()
@@ -173,16 +179,16 @@ class Observation:
         merge(answer, {"n": 1, "media": {media: 1}})
         declared = {name for a in op.answers.values() for name in a.headers}
         for name, value in response.headers.items():
-            shown = _HEADERS.fullmatch(name)
-            if shown or name in declared:
-                seen = answer["headers"].setdefault(name, {"forms": []})
-                merge(seen, {"n": 1})
-                quoted = re.sub(
-                    r'"([^"]*)"', lambda m: m[0] if m[1] in _CODES else '"..."', value
-                )
-                form = re.sub(r"[0-9]+", "9", quoted)[:80]
-                if shown and shown[1] and form not in seen["forms"][:MAX_KEPT]:
-                    seen["forms"] = [*seen["forms"], form][:MAX_KEPT]
+            kept = _HEADERS.fullmatch(name)
+            if not kept and name not in declared:
+                continue
+            forms = answer["headers"].setdefault(name, [])
+            quoted = re.sub(
+                r'"([^"]*)"', lambda m: m[0] if m[1] in _CODES else '"..."', value
+            )
+            form = re.sub(r"[0-9]+", "9", quoted)[:80]
+            if kept and kept[1] and form not in forms and len(forms) < 5:
+                forms.append(form)
         if is_json(media):
             # A body that is not JSON: its content type says what it claimed.
             with contextlib.suppress(ValueError, RecursionError):

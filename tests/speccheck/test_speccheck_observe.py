@@ -113,7 +113,7 @@ def test_the_observer_samples_and_stays_bounded(tmp_path: Path) -> None:
     assert list(data["answers"]) == ["GET /shipments 200"]
     answer = data["answers"]["GET /shipments 200"]
     assert answer["n"] == SAMPLED + 10
-    assert answer["headers"]["retry-after"]["forms"] == ["9"]
+    assert answer["headers"]["retry-after"] == ["9"]
     # Hostile: too many fields, nested too deep.
     deep: object = 1
     for _ in range(20):
