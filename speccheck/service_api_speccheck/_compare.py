@@ -14,14 +14,12 @@ under it) and all of it fits, *refuted* when something there does not fit, *not
 observed* otherwise; the patch marks ``x-observed: DATE`` beside each one seen, but
 where the pages refute it (which no patch fixes). A list's pages bear on the
 ``pageNumber`` parameter (a page past the end is an empty 200) and on the envelope's
-``data`` (never more records than the page size, nor than its ``maxItems``, and empty
-only past the end).
+``data`` (never more records than the page size, and empty only past the end).
 """
 
 from __future__ import annotations
 
 import datetime
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -36,14 +34,15 @@ from referencing.jsonschema import DRAFT202012
 
 from service_api_spec import Operation, Spec, is_json
 
-from ._patch import Edit, node_at
+from ._observation import FORMATS, MAX_DEPTH, TYPES, Observation, Shape, merge
+from ._patch import Edit
 from ._report import Finding, Report
-from ._shapes import FORMATS, MAX_DEPTH, Observation, Shape, merge
 
-#: A value of each JSON type, in the order the patch writes types; and a string of each
-#: format guessed: what a place of the spec is judged by.
-_VALUES: dict[str, Any] = {"object": {}, "array": [], "string": "x", "integer": 1}
-_VALUES |= {"number": 1.5, "boolean": True, "null": None}
+#: A value of each JSON type, and a string of each format guessed: what a place of the
+#: spec is judged by.
+_VALUES: dict[str, Any] = dict(
+    zip(TYPES, ({}, [], "x", 1, 1.5, True, None), strict=True)
+)
 _STRINGS = {"date-time": "2026-01-05T08:00:00Z", "date": "2026-01-05", "integer": "42"}
 _STRINGS |= {"uuid": "4d0a8c3e-6f1b-4a2d-9c7e-1b2a3c4d5e6f", "uri": "https://x.io/y"}
 _STRINGS |= {"email": "someone@example.com", "text": "x"}
@@ -65,6 +64,7 @@ _CHOICES = ("allOf", "anyOf", "oneOf")
 
 
 def _label(pointer: str) -> str:
+    """A place of the spec for people: ``Shipment.status``, ``responses/NotFound``."""
     text = pointer.removeprefix("#/components/schemas/").removeprefix("#/components/")
     text = text.replace("/properties/", ".").replace("/items", "[]")
     return text.replace("~1", "/").replace("~0", "~")
@@ -79,13 +79,13 @@ def _under(pointer: str, places: Iterable[str]) -> bool:
     return any(f"{place}/".startswith(f"{pointer}/") for place in places)
 
 
-def _assumed(node: Any, pointer: str = "#") -> Iterator[str]:
-    """The pointer of every node of ``node`` that carries ``x-assumed``."""
+def _assumed(node: Any, pointer: str = "#") -> Iterator[tuple[str, Any]]:
+    """Each node of ``node`` that carries ``x-assumed``, and its pointer."""
     if isinstance(node, list):
         node = dict(enumerate(node))
     if isinstance(node, dict):
         if "x-assumed" in node:
-            yield pointer
+            yield pointer, node
         for key, value in node.items():
             yield from _assumed(value, f"{pointer}/{_escape(key)}")
 
@@ -100,7 +100,7 @@ def learned(shape: Shape, only: str | None = None) -> Shape:
         learned({"n": 2, "types": {"string": 1, "null": 1}, "formats": {"date": 1}})
         # {"type": ["string", "null"], "format": "date"}
     """
-    types = [t for t in _VALUES if t in (only or shape["types"])]
+    types = [t for t in TYPES if t in (only or shape["types"])]
     if {"integer", "number"} <= set(types):
         types.remove("integer")  # an integer is a number
     kind = next((t for t in types if t != "null"), "null")
@@ -120,28 +120,26 @@ def learned(shape: Shape, only: str | None = None) -> Shape:
 
 class _Comparison:
     """One comparison of an observation with a spec: findings, facts and edits, and the
-    places of the spec seen (``touched``), seen not to fit where the patch fixes that
-    (``misfits``) and where it cannot (``broken``: by the pages of a list)."""
+    places of the spec seen (``touched``) and seen not to fit (``misfits``)."""
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
         self.doc = spec.document
         self.date = datetime.date.today().isoformat()
         resource = Resource.from_contents(self.doc.document, DRAFT202012)
-        self.registry: Any = Registry().with_resource(_URI, resource)
+        self.registry = Registry().with_resource(_URI, resource)
         self.findings: dict[tuple[str, str], Finding] = {}
         self.edits: dict[tuple[str, str], Edit] = {}
         self.facts: list[str] = []
         # What was seen, merged: by schema pointer; the objects (their count and field
         # names) by the schema that declares their fields, and their undeclared fields;
-        # the forms of each header by where it was answered.
+        # the forms of each header.
         self.shapes: dict[str, Shape] = defaultdict(dict)
         self.objects: dict[str, Shape] = defaultdict(dict)
         self.undeclared: dict[tuple[str, str], Shape] = defaultdict(dict)
-        self.headers: dict[str, dict[str, list[str]]] = defaultdict(dict)
+        self.headers: dict[str, dict[str, None]] = defaultdict(dict)
         self.touched: set[str] = set()
         self.misfits: set[str] = set()
-        self.broken: set[str] = set()
 
     def fits(self, pointer: str, value: Any, formats: bool = False) -> bool:
         checker = _CHECKER if formats else None
@@ -151,13 +149,14 @@ class _Comparison:
         return bool(typed.is_valid(value))
 
     def found(
-        self, kind: str, where: str, detail: str, *misfits: str, note: bool = False
+        self, kind: str, where: str, detail: str, edit: Edit | None = None
     ) -> None:
-        self.findings.setdefault((kind, where), Finding(kind, where, detail, not note))
-        self.misfits.update(misfits)
-
-    def edit(self, kind: str, pointer: str, key: Any, value: Any) -> None:
-        self.edits.setdefault((pointer, str(key)), (kind, pointer, key, value))
+        """A finding; with the ``edit`` that fixes it, a difference, else a note."""
+        self.findings.setdefault(
+            (kind, where), Finding(kind, where, detail, bool(edit))
+        )
+        if edit:
+            self.edits.setdefault((edit[1], str(edit[2])), edit)
 
     def find(self, raw: str, step: str, depth: int = 0) -> str | None:
         """Where ``step`` (``properties``, ``properties/name``, ``items``) of the schema
@@ -180,35 +179,39 @@ class _Comparison:
             return None
         return where if "object" in node.get("type", "object") else None
 
-    def answer(self, op: Operation, status: int, answer: Shape) -> None:
-        """Check ``answer`` against the response ``op`` declares for ``status``; one it
-        does not declare is added, learned from what was seen."""
-        responses = f"{op.pointer}/responses"
-        label = f"{op.operation_id} {status}"
-        self.touched.add(op.pointer)
-        keys = (str(status), f"{status // 100}XX", "default")
-        if key := next((k for k in keys if k in op.answers), None):
-            self.response(label, self.doc.at(f"{responses}/{key}")[1], answer)
-            return
-        self.found("status", label, "not declared", op.pointer)
-        new: Shape = {"description": f"Answered in a sample of {self.date}."}
-        if media := [m for m in answer["media"] if m]:
-            new["content"] = {m: {"schema": self.body(m, answer)} for m in media}
-        if answer["headers"]:
-            new["headers"] = dict.fromkeys(
-                answer["headers"], {"schema": {"type": "string"}}
-            )
-        self.edit("add", responses, str(status), new | {"x-observed": self.date})
-
     def body(self, media: str, answer: Shape) -> Shape:
         """The schema learned of the bodies of ``answer`` sent as ``media``."""
         if is_json(media) and "body" in answer:
             return learned(answer["body"])
         return {"type": "string"}
 
-    def response(self, label: str, where: str, answer: Shape) -> None:
-        """Check ``answer`` against the response declared at ``where``."""
-        node = self.doc.get(where) or {}
+    def answer(self, op: Operation, status: int, answer: Shape) -> None:
+        """Check ``answer`` against the response ``op`` declares for ``status`` (else
+        ``NXX``, else ``default``): its content types, bodies and headers. A response it
+        does not declare is added, learned from what was seen."""
+        label = f"{op.operation_id} {status}"
+        self.touched.add(op.pointer)
+        keys = [
+            k for k in (str(status), f"{status // 100}XX", "default") if k in op.answers
+        ]
+        if not keys:
+            new: Shape = {"description": f"Answered in a sample of {self.date}."}
+            if media := [m for m in answer["media"] if m]:
+                new["content"] = {m: {"schema": self.body(m, answer)} for m in media}
+            if answer["headers"]:
+                new["headers"] = {
+                    h: {"schema": {"type": "string"}} for h in answer["headers"]
+                }
+            edit = (
+                "add",
+                f"{op.pointer}/responses",
+                str(status),
+                new | {"x-observed": self.date},
+            )
+            self.found("status", label, "not declared", edit)
+            self.misfits.add(op.pointer)
+            return
+        node, where = self.doc.at(f"{op.pointer}/responses/{keys[0]}")
         self.touched.add(where)
         if where.startswith("#/components/"):
             label = _label(where)
@@ -216,23 +219,24 @@ class _Comparison:
         for media in answer["media"]:
             schema = f"{where}/content/{content.get(media)}/schema"
             if media and media not in content:
-                self.found("content type", label, f"{media}, not declared", where)
                 new = {"schema": self.body(media, answer), "x-observed": self.date}
-                self.edit("add", f"{where}/content", media, new)
+                edit = ("add", f"{where}/content", media, new)
+                self.found("content type", label, f"{media}, not declared", edit)
+                self.misfits.add(where)
             elif (
                 "body" in answer and is_json(media) and self.doc.get(schema) is not None
             ):
                 self.walk(answer["body"], schema)
         declared = {str(k).lower(): _escape(k) for k in node.get("headers") or {}}
         for name, forms in answer["headers"].items():
-            self.headers[name][label.split()[-1]] = forms
+            self.headers[name].update(dict.fromkeys(forms))
             if name in declared:
                 pointer = f"{where}/headers/{declared[name]}"
                 self.touched.update((pointer, self.doc.at(pointer)[1]))
             else:
-                self.found("header", label, f"{name}, not declared")
                 new = {"schema": {"type": "string"}, "x-observed": self.date}
-                self.edit("add", f"{where}/headers", name, new)
+                edit = ("add", f"{where}/headers", name, new)
+                self.found("header", label, f"{name}, not declared", edit)
 
     def walk(self, shape: Shape, raw: str) -> None:
         """Note what ``shape`` saw at the schema at ``raw``, then at its fields and items."""
@@ -259,74 +263,29 @@ class _Comparison:
     def judge(self, raw: str, shape: Shape) -> None:
         """Whether each type (and string format) seen at ``raw`` fits its schema."""
         types = shape["types"]
-        seen = f"of {shape['n']}"
-        bad = [t for t in _VALUES if t in types and not self.fits(raw, _VALUES[t])]
+        bad = [t for t in TYPES if t in types and not self.fits(raw, _VALUES[t])]
         formats = {} if "string" in bad else shape.get("formats", {})
         wrong = [f for f in formats if not self.fits(raw, _STRINGS[f], formats=True)]
+        edit = ("widen", raw, [learned(shape, t) for t in bad], bool(wrong))
         for kind in bad:
-            like = f' like "{shape.get("example")}"' if kind == "string" else ""
-            detail = f"{kind} in {types[kind]} {seen}{like}, not allowed"
-            self.found("null" if kind == "null" else "type", _label(raw), detail, raw)
+            like = f' like "{shape["example"]}"' if kind == "string" else ""
+            detail = f"{kind} in {types[kind]} of {shape['n']}{like}, not allowed"
+            self.found("null" if kind == "null" else "type", _label(raw), detail, edit)
         for form in wrong:
-            detail = f"{form} in {formats[form]} {seen}, not of the format declared"
-            self.found("format", _label(raw), detail, raw)
+            detail = (
+                f"{form} in {formats[form]} of {shape['n']}, not of the format declared"
+            )
+            self.found("format", _label(raw), detail, edit)
         if bad or wrong:
-            self.misfits.add(self.doc.at(raw)[1])
-            self.edit("widen", raw, [learned(shape, t) for t in bad], bool(wrong))
-        self.words(_label(raw), shape, "enum" in node_at(self.doc.document, raw))
+            self.misfits.update((raw, self.doc.at(raw)[1]))
+        self.words(_label(raw), shape, "enum" in self.doc.get(raw))
 
     def words(self, where: str, shape: Shape, closed: bool = False) -> None:
         """Report the few words a string field took (``--enums``) as enum candidates."""
         words = shape.get("values", {})
         every = sum(words.values()) == shape["types"].get("string")
         if len(words) > 1 and every and not closed:
-            self.found("enum candidate", where, ", ".join(words), note=True)
-
-    def declare(self, home: str, name: str, shape: Shape) -> None:
-        """Report the field ``name`` the schema at ``home`` does not declare; add it."""
-        kinds = "/".join(t for t in _VALUES if t in shape["types"])
-        formats = list(shape.get("formats", {}))
-        if len(formats) == 1 and formats != ["text"]:
-            kinds += f" ({formats[0]})"
-        where = f"{_label(home)}.{name}"
-        detail = f"{kinds} in {shape['n']} of {self.objects[home]['n']}"
-        self.found("undeclared field", where, detail)
-        self.words(where, shape)
-        new = learned(shape) | {"x-observed": self.date}
-        self.edit("add", f"{home}/properties", name, new)
-
-    def pages(self, op: Operation, pages: list[Shape]) -> None:
-        """Report the pages a list answered; judge ``pageNumber`` and ``data`` by them."""
-        served = [p for p in pages if "records" in p]
-        said = [
-            f"{p['asked'] or 1}/{p['size'] or '-'}: {p['records']} records, "
-            f"pageSize {p['pageSize']}, totalRecords {p['totalRecords']}"
-            + "".join(f", {link}" for link in ("next", "previous") if p[link])
-            for p in served
-        ]
-        self.facts.append(
-            f"{op.operation_id} pages (number/size asked): {'; '.join(said)}"
-        )
-        if not served:
-            return
-        total = served[0]["totalRecords"]
-        last = math.ceil(total / 50) if isinstance(total, int) else 0
-        number = op.parameter("pageNumber")
-        success = op.success.pointer if op.success else None
-        data = self.find(success, "properties/data") if success else None
-        for page in pages:
-            records = page.get("records")
-            if (page["asked"] or 1) > last and number and number.pointer:
-                node = number.pointer.removesuffix("/schema")  # a page past the end
-                self.touched.add(node)
-                if records != 0:
-                    self.broken.add(node)
-            elif (
-                data
-                and records is not None
-                and not 0 < records <= (page["pageSize"] or 0)
-            ):
-                self.broken.add(data)  # empty before the end, or more than a page
+            self.found("enum candidate", where, ", ".join(words))
 
     def run(self, observation: Observation) -> None:
         """Compare everything ``observation`` holds."""
@@ -335,37 +294,32 @@ class _Comparison:
             route, _, status = key.rpartition(" ")
             if op := operations.get(route):
                 self.answer(op, int(status), answer)
-        for op in self.spec.lists:
-            if op.operation_id in observation.data["facts"]:
-                self.pages(op, observation.data["facts"][op.operation_id])
+        for operation_id, pages in observation.data["facts"].items():
+            self.facts.append(
+                f"{operation_id} pages (number/size asked): {'; '.join(pages)}"
+            )
         for raw, shape in self.shapes.items():
             self.judge(raw, shape)
         for (home, name), shape in self.undeclared.items():
-            self.declare(home, name, shape)
+            kinds = "/".join(t for t in TYPES if t in shape["types"])
+            formats = list(shape.get("formats", {}))
+            if len(formats) == 1 and formats != ["text"]:
+                kinds += f" ({formats[0]})"
+            where = f"{_label(home)}.{name}"
+            new = learned(shape) | {"x-observed": self.date}
+            edit = ("add", f"{home}/properties", name, new)
+            detail = f"{kinds} in {shape['n']} of {self.objects[home]['n']}"
+            self.found("undeclared field", where, detail, edit)
+            self.words(where, shape)
         for home, seen in self.objects.items():
-            for name in (self.doc.get(home) or {}).get("properties") or {}:
+            for name in self.doc.get(home).get("properties") or {}:
                 if name not in seen["fields"]:
                     where = f"{_label(home)}.{name}"
-                    detail = f"in none of {seen['n']} objects"
-                    self.found("never seen", where, detail, note=True)
-        for name, places in self.headers.items():
-            forms = " | ".join(
-                dict.fromkeys(f for each in places.values() for f in each)
-            )
-            self.facts.append(f"{name} on {', '.join(sorted(places))}: {forms or '-'}")
+                    self.found("never seen", where, f"in none of {seen['n']} objects")
+        for name, forms in self.headers.items():
+            self.facts.append(f"{name}: {' | '.join(forms) or 'seen'}")
         if not any("rate" in name or name == "retry-after" for name in self.headers):
             self.facts.append("rate-limit headers: none seen")
-
-    def verdicts(self) -> dict[str, str]:
-        """Each ``x-assumed``'s pointer: confirmed, refuted or not observed."""
-        verdicts = {}
-        for pointer in _assumed(self.doc.document):
-            verdicts[pointer] = "not observed"
-            if _under(pointer, self.touched):
-                verdicts[pointer] = "confirmed"
-            if _under(pointer, self.misfits | self.broken):
-                verdicts[pointer] = "refuted"
-        return verdicts
 
 
 def compare(
@@ -382,14 +336,17 @@ def compare(
     """
     check = _Comparison(spec)
     check.run(observation)
-    verdicts = check.verdicts()
-    marks = [
-        ("add", pointer, "x-observed", check.date)
-        for pointer, verdict in verdicts.items()
-        if verdict != "not observed"
-        and not _under(pointer, check.broken)
-        and "x-observed" not in node_at(spec.document.document, pointer)
-    ]
+    verdicts = {}
+    marks = []
+    for pointer, node in _assumed(spec.document.document):
+        verdicts[pointer] = "not observed"
+        if _under(pointer, check.touched):
+            verdicts[pointer] = "confirmed"
+        if _under(pointer, check.misfits):
+            verdicts[pointer] = "refuted"
+        # One refuted is seen too: the patch fixes it.
+        if verdicts[pointer] != "not observed" and "x-observed" not in node:
+            marks.append(("add", pointer, "x-observed", check.date))
     return Report(
         spec.document.path,
         fingerprint,

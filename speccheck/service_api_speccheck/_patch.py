@@ -22,9 +22,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-from ._shapes import SpecCheckError
-
-__all__ = ["Edit", "apply", "digest", "node_at", "write_patch"]
+from ._observation import SpecCheckError
 
 Edit = tuple[str, str, Any, Any]
 """``("add", pointer, key, value)``: the mapping at ``pointer`` (made if missing) gets
@@ -34,7 +32,8 @@ Edit = tuple[str, str, Any, Any]
 
 # Kept on a schema whose other keywords move into the first option of an anyOf.
 ANNOTATIONS = {"description", "title", "examples", "example", "default", "deprecated"}
-# What YAML reads as written without quotes: other strings are written in double ones.
+# What YAML reads as a string when written without quotes; others are written in double
+# quotes, as the spec writes them (YAML 1.1 reads the words as booleans or null).
 _PLAIN = re.compile(r"[A-Za-z$][A-Za-z0-9_.+/-]*")
 _WORDS = {"null", "true", "false", "yes", "no", "on", "off", "y", "n"}
 
@@ -44,20 +43,15 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def node_at(document: Any, pointer: str, *, create: bool = False) -> Any:
-    """The node at ``pointer`` in ``document``, following no ``$ref``; with ``create``,
-    the mappings missing on the way are made.
-
-    Example::
-
-        node_at(document, "#/components/schemas/Shipment/properties")
-    """
-    node = document
+def _node(document: CommentedMap, pointer: str) -> Any:
+    """The node at ``pointer`` in ``document``, following no ``$ref``; the mappings
+    missing on the way are made."""
+    node: Any = document
     for step in pointer.split("/")[1:]:
         key: Any = step.replace("~1", "/").replace("~0", "~")
         if isinstance(node, list):
             key = int(key)
-        elif create and key not in node:
+        elif key not in node:
             _append(node, key, CommentedMap())
         node = node[key]
     return node
@@ -65,7 +59,7 @@ def node_at(document: Any, pointer: str, *, create: bool = False) -> Any:
 
 def _closing(node: Any) -> list[Any]:
     """ruamel.yaml's comments of the last line written in ``node``, nested or not: the
-    third is the blank lines and comments after it."""
+    third is the blank lines and comments that follow it."""
     while isinstance(node, CommentedMap) and node:
         key = list(node)[-1]
         if not isinstance(node[key], CommentedMap) or not node[key]:
@@ -78,16 +72,13 @@ def _append(node: CommentedMap, key: Any, value: Any) -> None:
     """Add ``key`` (``x-observed`` right after ``x-assumed``, another last), taking the
     lines that followed the mapping's last one when it comes last."""
     keys = list(node)
-    at = len(keys)
-    if key == "x-observed" and "x-assumed" in keys:
-        at = keys.index("x-assumed") + 1
-    if at < len(keys):
-        node.insert(at, key, value)
+    if key == "x-observed" and "x-assumed" in keys[:-1]:
+        node.insert(keys.index("x-assumed") + 1, key, value)
         return
     before = _closing(node)
     after = before[2]
     before[2] = None
-    node[key] = value
+    node.insert(len(keys), key, value)
     _closing(node)[2] = after
 
 
@@ -97,7 +88,7 @@ def _yaml(value: Any) -> Any:
     if isinstance(value, Mapping):
         return CommentedMap({_yaml(key): _yaml(item) for key, item in value.items()})
     if isinstance(value, list):
-        seq = CommentedSeq([_yaml(item) for item in value])
+        seq = CommentedSeq(_yaml(item) for item in value)
         if all(isinstance(item, str) for item in value):
             seq.fa.set_flow_style()
         return seq
@@ -115,7 +106,7 @@ def apply(document: CommentedMap, edit: Edit) -> None:
                          {"type": "string"}))
     """
     kind, pointer, key, value = edit
-    node = node_at(document, pointer, create=kind == "add")
+    node = _node(document, pointer)
     if kind == "add":
         if key not in node:
             _append(node, _yaml(key), _yaml(value))
@@ -123,19 +114,20 @@ def apply(document: CommentedMap, edit: Edit) -> None:
     options: list[dict[str, Any]] = key
     if value:
         node.pop("format", None)
-    declared = node.get("type")
-    types = [declared] if isinstance(declared, str) else list(declared or [])
+    types = node.get("type", [])
+    types = [types] if isinstance(types, str) else list(types)
     scalars = all(set(option) == {"type"} for option in options)
     if types and scalars and not {"$ref", "anyOf", "oneOf"} & set(node):
-        types += [o["type"] for o in options if o["type"] not in types]
-        node["type"] = _yaml(types)
-        if "null" in types and None not in node.get("enum", [None]):
-            node["enum"].append(None)
-        return
-    if options and "anyOf" not in node:
+        node["type"] = _yaml(
+            types + [o["type"] for o in options if o["type"] not in types]
+        )
+        if "null" in node["type"] and None not in node.get("enum", [None]):
+            node["enum"].append(None)  # else a null is still refused
+    elif "anyOf" in node:
+        node["anyOf"].extend(_yaml(options))
+    elif options:
         moved = [k for k in node if k not in ANNOTATIONS and not k.startswith("x-")]
-        _append(node, "anyOf", _yaml([{k: node.pop(k) for k in moved}]))
-    node.get("anyOf", []).extend(_yaml(options))
+        _append(node, "anyOf", _yaml([{k: node.pop(k) for k in moved}, *options]))
 
 
 def _dumped(yaml: YAML, document: Any) -> str:
@@ -159,15 +151,14 @@ def write_patch(path: Path, fingerprint: str, edits: Iterable[Edit]) -> int:
     edits = list(edits)
     if not edits:
         return 0
-    text = data.decode("utf-8")
     yaml = YAML()
     yaml.preserve_quotes = True
     yaml.width = 4096  # never fold a long line that was not folded
     # A sequence's dash under its key, or indented by two: the layout written back as is.
     for offset in (0, 2):
         yaml.indent(mapping=2, sequence=offset + 2, offset=offset)
-        document = yaml.load(text)
-        if _dumped(yaml, document) == text:
+        document = yaml.load(data)
+        if _dumped(yaml, document) == data.decode():
             break
     else:
         raise SpecCheckError(

@@ -11,10 +11,8 @@ from typing import Any
 
 import attrs
 
+from ._observation import SpecCheckError
 from ._patch import Edit, write_patch
-from ._shapes import SpecCheckError
-
-__all__ = ["Finding", "Report"]
 
 
 @attrs.frozen

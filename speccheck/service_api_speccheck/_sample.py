@@ -27,12 +27,11 @@ import httpx
 import service_api
 from service_api_spec import Operation, Spec
 
-from ._shapes import Matcher, Observation, SpecCheckError
+from ._observation import Matcher, Observation, SpecCheckError
 
 #: The account, and the identifier, of nobody: what the probes send.
 NOBODY = "service-api-spec-check-nobody"
 SIZE = 50  # the page size the seed gives as the maximum
-ABOVE_MAX = 100
 
 
 class _BudgetSpent(Exception):
@@ -40,7 +39,8 @@ class _BudgetSpent(Exception):
 
 
 class _Sampler:
-    """Sends the sample's requests, and keeps what they answer in ``seen``."""
+    """Sends the sample's requests, and keeps what they answer in ``seen``: the shapes,
+    and the facts of each page of a list (``facts``, by operation)."""
 
     def __init__(
         self, client: service_api.Client, spec: Spec, budget: int, words: bool
@@ -50,10 +50,10 @@ class _Sampler:
         self.budget = budget
         self.words = words
         self.seen = Observation()
-        self.facts: dict[str, list[Any]] = self.seen.data["facts"]
         self.match = Matcher(spec, client.get_httpx_client().base_url)
+        self.totals: dict[str, int] = {}  # totalRecords, by list
         self.ids: dict[str, list[Any]] = defaultdict(list)  # listed, by path parameter
-        self.records: dict[str, Any] = {}  # one listed record by resource
+        self.records: dict[str, Any] = {}  # one listed record, by resource
 
     def spend(self, request: httpx.Request) -> None:
         """Count ``request`` (a retry, a token request too) against the budget."""
@@ -92,29 +92,42 @@ class _Sampler:
             return None
 
     def page(self, op: Operation, number: int | None = None, size: int = SIZE) -> None:
+        """Ask for a page of the list ``op``; say in its facts what it answered."""
         asked = {"pageNumber": number, "pageSize": size} if number else {}
         body = self.send("GET", self.fill(op.path), params=asked)
-        fact: dict[str, Any] = {"asked": number, "size": asked.get("pageSize")}
         data = body.get("data") if isinstance(body, dict) else None
+        answer = f"answered {body}"  # its status, or None: a body of no page
         if isinstance(data, list):
-            for name in ("pageSize", "totalRecords"):  # numbers only, never a value
-                fact[name] = body[name] if isinstance(body.get(name), int) else None
-            fact["next"] = body.get("next") is not None
-            fact["previous"] = body.get("previous") is not None
-            fact["records"] = len(data)
+            # Numbers, and which links are there: never a value.
+            numbers = {
+                k: body[k]
+                for k in ("pageSize", "totalRecords")
+                if type(body.get(k)) is int
+            }
+            links = [k for k in ("next", "previous") if body.get(k) is not None]
+            answer = ", ".join(
+                [
+                    f"{len(data)} records",
+                    *(f"{k} {v}" for k, v in numbers.items()),
+                    *links,
+                ]
+            )
+            self.totals.setdefault(op.operation_id, numbers.get("totalRecords", 0))
             resource = self.spec.resources[str(op.resource)]
             key = str(resource.item_parameter or resource.id_field)
             for record in data[:1] + data[-1:]:
                 if isinstance(record, dict) and resource.id_field in record:
                     self.records.setdefault(resource.name, record)
                     self.ids[key].append(record[resource.id_field])
-        self.facts.setdefault(op.operation_id, []).append(fact)
+        facts = self.seen.data["facts"].setdefault(op.operation_id, [])
+        facts.append(f"{number or 1}/{asked.get('pageSize', '-')}: {answer}")
 
     def pages(self, op: Operation) -> None:
-        total = self.facts[op.operation_id][0].get("totalRecords")
-        if isinstance(total, int):
-            last = max(1, math.ceil(total / SIZE))
-            self.page(op, 1, ABOVE_MAX)
+        """The other pages of the list ``op``: a page above the maximum size, a later
+        page, the last one, one past the end."""
+        if op.operation_id in self.totals:
+            last = max(1, math.ceil(self.totals[op.operation_id] / SIZE))
+            self.page(op, 1, 2 * SIZE)
             for number in sorted({min(2, last), last, last + 1} - {1}):
                 self.page(op, number)
 
@@ -154,6 +167,21 @@ class _Sampler:
                 self.send(method, self.fill(mine[kind].path, **item), json=body)
         self.send("DELETE", self.fill(mine["delete"].path, **item))
 
+    def run(self, allow_writes: bool) -> None:
+        """Send the sample, in the order of the module docstring."""
+        lists = sorted(
+            self.spec.lists, key=lambda op: op.path.count("{")
+        )  # parents first
+        for act in (self.page, self.probes, self.pages):
+            for op in lists:
+                act(op)
+        for op in self.spec.operations:
+            if op.kind == "get":
+                self.gets(op)
+        for op in self.spec.operations:
+            if op.kind == "create" and allow_writes:
+                self.writes(op)
+
 
 def sample(
     client: service_api.Client,
@@ -175,21 +203,10 @@ def sample(
             observation = sample(client, load_spec("openapi.yaml"), budget=50)
     """
     sampler = _Sampler(client, spec, budget, enums)
-    lists = sorted(spec.lists, key=lambda op: op.path.count("{"))  # parents first
-    steps = [
-        (act, op)
-        for act in (sampler.page, sampler.probes, sampler.pages)
-        for op in lists
-    ]
-    steps += [(sampler.gets, op) for op in spec.operations if op.kind == "get"]
-    if allow_writes:
-        steps += [(sampler.writes, op) for op in spec.operations if op.kind == "create"]
     try:
-        for act, op in steps:
-            act(op)
+        sampler.run(allow_writes)
     except _BudgetSpent:
         sampler.seen.data["stopped"] = True
-    pages = [fact for facts in sampler.facts.values() for fact in facts]
-    if not any("records" in fact for fact in pages):
+    if not sampler.totals:
         raise SpecCheckError(f"no list answered a page within {budget} requests")
     return sampler.seen

@@ -16,14 +16,14 @@ from planted import ROOT
 import service_api
 from service_api_mock import DEMO_CLIENT_SECRET, RunningMock
 from service_api_spec import load_spec
-from service_api_speccheck import Observer, SpecCheckError, _observer, check_spec
-from service_api_speccheck._observer import SAMPLE_EVERY, SAMPLED
+from service_api_speccheck import Observer, SpecCheckError, _observation, check_spec
+from service_api_speccheck._observation import SAMPLE_EVERY, SAMPLED
 
 
 @pytest.fixture(autouse=True)
 def save_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each answer saved as it comes (a program's are saved every few seconds, at exit)."""
-    monkeypatch.setattr(_observer, "SAVE_EVERY", -1.0)
+    monkeypatch.setattr(_observation, "SAVE_EVERY", -1.0)
 
 
 def work(client: service_api.Client) -> None:

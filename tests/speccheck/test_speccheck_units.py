@@ -11,7 +11,7 @@ from planted import read_yaml
 from service_api_spec import SpecDocument, read_spec
 from service_api_speccheck import SpecCheckError, learned
 from service_api_speccheck._patch import digest, write_patch
-from service_api_speccheck._shapes import Matcher, Observation, add
+from service_api_speccheck._observation import Matcher, Observation, add
 
 SPEC = """\
 openapi: 3.1.0

@@ -11,20 +11,33 @@ how many were seen, their content types, a few headers (the value of
 ``www-authenticate``, ``retry-after`` and the rate-limit headers as a form: numbers are
 ``9``, quoted strings ``"..."`` but RFC 6750's error codes) and the shape of the bodies.
 The live sample and ``Client(observe=...)`` both write one; the comparison reads it.
+
+Passive learning: ``Client(observe=PATH)`` calls an :class:`Observer` with every answer
+whose body it has read. It samples (every answer of an operation and status up to
+``SAMPLED``, then one in ``SAMPLE_EVERY``), writes the file with the first answer, then
+at most every ``SAVE_EVERY`` seconds, and when the program ends; an existing one is
+added to. ``service-api spec check --from PATH`` then reports on it and patches the spec.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
+import logging
+import math
 import os
 import re
+import threading
+import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import httpx
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
-from service_api_spec import Operation, Spec, is_json
+from service_api_spec import Operation, Spec, is_json, load_spec
 
 Shape = dict[str, Any]
 
@@ -41,14 +54,17 @@ FORMATS = {
     "email": re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+"),
     "integer": re.compile(r"-?[0-9]{1,18}"),
 }
-#: The JSON type of a value read by ``json.loads``.
-TYPES = {type(None): "null", bool: "boolean", int: "integer", float: "number"}
-TYPES |= {str: "string", list: "array", dict: "object"}
+#: The JSON types, in the order the patch writes them; a value is of the first it fits
+#: (``1.0`` is an integer, as for jsonschema, which judges it).
+TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 # The bounds of a shape: what a huge or hostile answer can make it hold.
 MAX_DEPTH = 8
 MAX_FIELDS = 200
 MAX_ITEMS = 50
 MAX_WORDS = 8
+SAMPLED = 100
+SAMPLE_EVERY = 10
+SAVE_EVERY = 5.0
 # Headers kept: their names; for the first group, a form of the value too.
 _HEADERS = re.compile(
     r"(www-authenticate|retry-after|.*rate-?limit.*)|.*(request|correlation)-?id"
@@ -58,6 +74,8 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z _-]{0,31}")
 _NOT_WORDS = re.compile(
     r"(?i).*(id|token|secret|password|key|name|email|number|code|ur[il])"
 )
+
+logger = logging.getLogger("service_api")
 
 
 class SpecCheckError(ValueError):
@@ -80,7 +98,7 @@ def add(shape: Shape, value: Any, words: bool = False, depth: int = 0) -> None:
 
         add(shape := {}, {"status": "Planned"})  # shape["fields"]["status"]["n"] == 1
     """
-    kind = TYPES[type(value)]
+    kind = next(t for t in TYPES if Draft202012Validator.TYPE_CHECKER.is_type(value, t))
     merge(shape, {"n": 1, "types": {kind: 1}})
     if kind == "string":
         form = next(
@@ -100,9 +118,8 @@ def add(shape: Shape, value: Any, words: bool = False, depth: int = 0) -> None:
             if name in fields or len(fields) < MAX_FIELDS:
                 keep = words and not _NOT_WORDS.fullmatch(name)
                 add(fields.setdefault(name, {}), item, keep, depth + 1)
-    if kind == "array":
-        for item in value[:MAX_ITEMS]:
-            add(shape.setdefault("items", {}), item, words, depth + 1)
+    for item in value[:MAX_ITEMS] if kind == "array" else ():
+        add(shape.setdefault("items", {}), item, words, depth + 1)
 
 
 def merge(into: Shape, shape: Shape) -> Shape:
@@ -131,19 +148,16 @@ class Matcher:
     """
 
     def __init__(self, spec: Spec, base_url: str | httpx.URL) -> None:
-        base = re.escape(httpx.URL(str(base_url)).path.rstrip("/"))
+        self.base = httpx.URL(str(base_url)).path.rstrip("/")
         # Literal paths first: /things/search is not /things/{thingId}.
-        ordered = sorted(spec.operations, key=lambda op: ("{" in op.path, op.path))
-        self.routes = [
-            (re.compile(base + re.sub(r"\\\{.*?\\\}", "[^/]+", re.escape(op.path))), op)
-            for op in ordered
-        ]
+        self.operations = sorted(spec.operations, key=lambda op: "{" in op.path)
 
     def __call__(self, response: httpx.Response) -> Operation | None:
         """The operation ``response`` answers, or None for an answer of no operation."""
         request = response.request
-        for pattern, op in self.routes:
-            if op.method == request.method and pattern.fullmatch(request.url.path):
+        for op in self.operations:
+            pattern = re.sub(r"\\\{.*?\\\}", "[^/]+", re.escape(self.base + op.path))
+            if op.method == request.method and re.fullmatch(pattern, request.url.path):
                 return op
         return None
 
@@ -171,24 +185,27 @@ class Observation:
 
             observation.record(response, spec.operation("listShipments"))
         """
-        key = f"{op.method} {op.path} {response.status_code}"
         body = response.content  # first: an unread body raises before anything is kept
-        media = response.headers.get("content-type", "") if body else ""
-        media = media.partition(";")[0].strip().lower()
-        answer = self.data["answers"].setdefault(key, {"headers": {}})
-        merge(answer, {"n": 1, "media": {media: 1}})
+        media = (
+            response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        )
+        media = media if body else ""
+        key = f"{op.method} {op.path} {response.status_code}"
+        answer = merge(
+            self.data["answers"].setdefault(key, {"headers": {}}),
+            {"n": 1, "media": {media: 1}},
+        )
         declared = {name for a in op.answers.values() for name in a.headers}
         for name, value in response.headers.items():
             kept = _HEADERS.fullmatch(name)
-            if not kept and name not in declared:
-                continue
-            forms = answer["headers"].setdefault(name, [])
-            quoted = re.sub(
-                r'"([^"]*)"', lambda m: m[0] if m[1] in _CODES else '"..."', value
-            )
-            form = re.sub(r"[0-9]+", "9", quoted)[:80]
-            if kept and kept[1] and form not in forms and len(forms) < 5:
-                forms.append(form)
+            if kept or name in declared:
+                forms = answer["headers"].setdefault(name, [])
+                quoted = re.sub(
+                    r'"([^"]*)"', lambda m: m[0] if m[1] in _CODES else '"..."', value
+                )
+                form = re.sub(r"[0-9]+", "9", quoted)[:80]
+                if kept and kept[1] and form not in forms and len(forms) < 5:
+                    forms.append(form)
         if is_json(media):
             # A body that is not JSON: its content type says what it claimed.
             with contextlib.suppress(ValueError, RecursionError):
@@ -215,3 +232,75 @@ class Observation:
         if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
             raise SpecCheckError(f"{path}: not an observation file of service-api")
         return cls(data)
+
+
+def packaged_spec() -> Path:
+    """The spec the installed client was generated from: the copy a wheel carries with
+    the mock, else the checkout's ``openapi.yaml``.
+
+    Example::
+
+        load_spec(packaged_spec())
+    """
+    here = Path(__file__).resolve().parents[1]
+    copies = (here / "service_api_mock" / "openapi.yaml", here.parent / "openapi.yaml")
+    return next((p for p in copies if p.is_file()), copies[-1])
+
+
+class Observer:
+    """Records the shapes of the answers it is called with into ``path`` (JSON).
+
+    An existing file is read first and added to; one that is not an observation file is
+    a :class:`SpecCheckError` (a ``ValueError``), so that nothing is lost.
+
+    Example::
+
+        with service_api.Client(observe="observed.json") as client:
+            list(client.shipments.list(max_items=100))
+        # then: service-api spec check --from observed.json
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        base_url: str | httpx.URL,
+        spec: Spec | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.match = Matcher(spec or load_spec(packaged_spec()), base_url)
+        exists = self.path.is_file()
+        self.observation = Observation.load(self.path) if exists else Observation()
+        self.counts: Counter[tuple[str, int]] = Counter()
+        self.lock = threading.RLock()
+        self.saved = -math.inf  # the first answer is saved at once
+        self.changed = False
+        atexit.register(self.save)
+
+    def __call__(self, response: httpx.Response) -> None:
+        """Record ``response`` (an answer whose body was not read is left alone)."""
+        op = self.match(response)
+        if op is None:
+            return
+        with self.lock:
+            key = (op.operation_id, response.status_code)
+            self.counts[key] += 1
+            if self.counts[key] > SAMPLED and self.counts[key] % SAMPLE_EVERY:
+                return
+            with contextlib.suppress(httpx.ResponseNotRead):
+                self.observation.record(response, op)
+                self.changed = True
+            if time.monotonic() - self.saved > SAVE_EVERY:
+                self.save()
+
+    def save(self) -> None:
+        """Write what was recorded since the last save (also called at exit)."""
+        with self.lock:
+            try:
+                if self.changed:
+                    self.observation.dump(self.path)
+            except OSError as exc:
+                logger.warning(
+                    "cannot save the observed shapes to %s: %s", self.path, exc
+                )
+            self.saved = time.monotonic()
+            self.changed = False
