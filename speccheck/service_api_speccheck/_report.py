@@ -85,15 +85,13 @@ class Report:
             f"{len(self.differences)} differences, {len(notes)} notes"
         ]
         for title, found in (("differences", self.differences), ("notes", notes)):
-            if found:
-                lines.append(f"{title}:")
-                lines += [f"  {f.kind:<17} {f.where}: {f.detail}" for f in found]
-        lines.append("facts:")
-        lines += [f"  {fact}" for fact in self.facts]
+            lines += [f"{title}:"] if found else []
+            lines += [f"  {f.kind:<17} {f.where}: {f.detail}" for f in found]
         verdicts = list(self.assumptions.values())
         counts = [
             f"{verdicts.count(v)} {v}" for v in ("confirmed", "refuted", "not observed")
         ]
+        lines += ["facts:", *(f"  {fact}" for fact in self.facts)]
         lines.append(f"x-assumed: {', '.join(counts)}")
         lines += [
             f"  refuted {p}" for p, v in self.assumptions.items() if v == "refuted"

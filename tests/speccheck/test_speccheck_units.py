@@ -10,8 +10,8 @@ from planted import read_yaml
 
 from service_api_spec import SpecDocument, read_spec
 from service_api_speccheck import SpecCheckError, learned
-from service_api_speccheck._patch import digest, write_patch
 from service_api_speccheck._observation import Matcher, Observation, add
+from service_api_speccheck._patch import digest, write_patch
 
 SPEC = """\
 openapi: 3.1.0
