@@ -11,10 +11,8 @@ type and format; a field declared and never seen, a note.
 
 An ``x-assumed`` is *confirmed* when something seen bears on its node (the node or one
 under it) and all of it fits, *refuted* when something there does not fit, *not
-observed* otherwise; the patch marks ``x-observed: DATE`` beside each one seen, but
-where the pages refute it (which no patch fixes). A list's pages bear on the
-``pageNumber`` parameter (a page past the end is an empty 200) and on the envelope's
-``data`` (never more records than the page size, and empty only past the end).
+observed* otherwise; the patch marks ``x-observed: DATE`` beside each one seen (one
+refuted holds once the patch fixed it). The pages a list answered are reported as facts.
 """
 
 from __future__ import annotations
@@ -202,12 +200,8 @@ class _Comparison:
                 new["headers"] = {
                     h: {"schema": {"type": "string"}} for h in answer["headers"]
                 }
-            edit = (
-                "add",
-                f"{op.pointer}/responses",
-                str(status),
-                new | {"x-observed": self.date},
-            )
+            new["x-observed"] = self.date
+            edit = ("add", f"{op.pointer}/responses", str(status), new)
             self.found("status", label, "not declared", edit)
             self.misfits.add(op.pointer)
             return
@@ -326,7 +320,7 @@ def compare(
     spec: Spec, observation: Observation, *, fingerprint: str | None = None
 ) -> Report:
     """The report of ``observation`` against ``spec`` and its patch: the edits, and the
-    ``x-observed: DATE`` marks of each ``x-assumed`` seen, but where the pages refute it.
+    ``x-observed: DATE`` marks of each ``x-assumed`` seen.
     ``fingerprint``: of the spec file's bytes, for :meth:`Report.write` to check.
 
     Example::
@@ -344,7 +338,7 @@ def compare(
             verdicts[pointer] = "confirmed"
         if _under(pointer, check.misfits):
             verdicts[pointer] = "refuted"
-        # One refuted is seen too: the patch fixes it.
+        # One refuted is marked too: it holds once the patch fixed it.
         if verdicts[pointer] != "not observed" and "x-observed" not in node:
             marks.append(("add", pointer, "x-observed", check.date))
     return Report(

@@ -8,10 +8,12 @@ identifiers taken from those pages and of one of nobody; with ``allow_writes``, 
 create of a copy of a listed record, its update or replace and its delete (only where
 the spec can delete it). Nothing but GET and the token POST is sent otherwise.
 
-Every answer (retries, the token call and refused probes included) goes through the
-client's response hook into an :class:`Observation`, with the pages' envelope facts.
-The client paces the requests by its quota (``rate_limit``, ``rate_store``), and its
-retries wait out 429 and ``Retry-After``, as far as the budget allows.
+Every request (retries and the token call included) passes the client's request hook,
+which counts it and stops the sample when the budget is spent; every answer, refused
+probes included, its response hook, into an :class:`Observation`, beside the facts of
+each page (its records, ``pageSize``, ``totalRecords``, which links it has). The client
+paces the requests by its quota (``rate_limit``, ``rate_store``), and its retries wait
+out 429 and ``Retry-After``, as far as the budget allows.
 """
 
 from __future__ import annotations
