@@ -247,7 +247,7 @@ def packaged_spec() -> Path:
     return next((p for p in copies if p.is_file()), copies[-1])
 
 
-class Observer:
+class Observer(Observation):
     """Records the shapes of the answers it is called with into ``path`` (JSON).
 
     An existing file is read first and added to; one that is not an observation file is
@@ -267,13 +267,13 @@ class Observer:
         spec: Spec | None = None,
     ) -> None:
         self.path = Path(path)
+        super().__init__(
+            Observation.load(self.path).data if self.path.is_file() else None
+        )
         self.match = Matcher(spec or load_spec(packaged_spec()), base_url)
-        exists = self.path.is_file()
-        self.observation = Observation.load(self.path) if exists else Observation()
         self.counts: Counter[tuple[str, int]] = Counter()
         self.lock = threading.RLock()
         self.saved = -math.inf  # the first answer is saved at once
-        self.changed = False
         atexit.register(self.save)
 
     def __call__(self, response: httpx.Response) -> None:
@@ -287,20 +287,17 @@ class Observer:
             if self.counts[key] > SAMPLED and self.counts[key] % SAMPLE_EVERY:
                 return
             with contextlib.suppress(httpx.ResponseNotRead):
-                self.observation.record(response, op)
-                self.changed = True
+                self.record(response, op)
             if time.monotonic() - self.saved > SAVE_EVERY:
                 self.save()
 
     def save(self) -> None:
-        """Write what was recorded since the last save (also called at exit)."""
+        """Write what was recorded (also called at exit)."""
         with self.lock:
             try:
-                if self.changed:
-                    self.observation.dump(self.path)
+                self.dump(self.path)
             except OSError as exc:
                 logger.warning(
                     "cannot save the observed shapes to %s: %s", self.path, exc
                 )
             self.saved = time.monotonic()
-            self.changed = False

@@ -154,20 +154,29 @@ class _Sampler:
         mine = {
             op.kind: op for op in self.spec.operations if op.resource == resource.name
         }
-        record = self.records.get(resource.name)
-        left = self.budget - self.seen.data["requests"]
-        if record is None or "delete" not in mine or left < 8:
+        record = self.records.get(resource.name, {})
+        body = {
+            k: v
+            for k, v in record.items()
+            if k not in (resource.id_field, *resource.parent_parameters)
+        }
+        if (
+            not body
+            or "delete" not in mine
+            or self.seen.data["requests"] + 8 > self.budget
+        ):
             return
-        drop = {resource.id_field, *resource.parent_parameters}
-        body = {k: v for k, v in record.items() if k not in drop}
         made = self.send("POST", self.fill(create.path), json=body)
-        if not isinstance(made, dict) or resource.id_field not in made:
-            return
-        item = {str(resource.item_parameter): made[resource.id_field]}
-        for kind, method in (("update", "PATCH"), ("replace", "PUT")):
-            if kind in mine:
-                self.send(method, self.fill(mine[kind].path, **item), json=body)
-        self.send("DELETE", self.fill(mine["delete"].path, **item))
+        if isinstance(made, dict) and resource.id_field in made:
+            item = {str(resource.item_parameter): made[resource.id_field]}
+            for kind, method in (
+                ("update", "PATCH"),
+                ("replace", "PUT"),
+                ("delete", "DELETE"),
+            ):
+                if kind in mine:
+                    path = self.fill(mine[kind].path, **item)
+                    self.send(method, path, json=None if kind == "delete" else body)
 
     def run(self, allow_writes: bool) -> None:
         """Send the sample, in the order of the module docstring."""
