@@ -27,24 +27,11 @@ from typing import Any
 
 import httpx
 import yaml
-from openapi_spec_validator import validate
 
-import service_api
-from service_api import testing
-from service_api_mock import (
-    DEMO_ACCOUNTS,
-    DEMO_CLIENT_ID,
-    DEMO_CLIENT_SECRET,
-    MockService,
-    serve_asgi,
-)
+from service_api_mock import MockService, serve_asgi
 from service_api_mock._server import MOCK_OPTIONS
-from service_api_mock._spec import load_spec as mock_load_spec
-from service_api_speccheck import Report, check_spec
-from service_api_speccheck._compare import STANDARD
 
 ROOT = Path(__file__).resolve().parents[2]
-ACCOUNT = DEMO_ACCOUNTS[0]
 Document = dict[str, Any]
 
 #: The fields of the mock's demo records that openapi.yaml does not declare.
@@ -320,6 +307,7 @@ def disagreements(spec: Path, base_url: str, account: str) -> list[str]:
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT202012
 
+    from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
     from service_api_spec import load_spec
 
     model = load_spec(spec)
@@ -400,71 +388,3 @@ def with_delete(document: Document) -> Document:
         | {k: v for k, v in get["responses"].items() if k != "200"},
     }
     return document
-
-
-# What the tests of planted differences assert, shared by the single plants and the
-# drawn ones (tests/speccheck/conftest.py has pytest rewrite these asserts).
-
-
-def run_check(base_url: str, spec: Path) -> Report:
-    """``check_spec`` of the file ``spec`` against the service at ``base_url``."""
-    with (
-        testing.no_retry_sleep(),
-        service_api.Client(
-            base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, ACCOUNT
-        ) as client,
-    ):
-        return check_spec(spec, client)
-
-
-def edits(report: Report) -> set[tuple[str, str, str | None]]:
-    """The patch's changes as :attr:`Plant.edit` names them."""
-    return {(e[0], e[1], e[2] if e[0] == "add" else None) for e in report.edits}
-
-
-def learn(
-    plants: list[Plant], server: tuple[Served, str], folder: Path
-) -> tuple[Report, Path, dict[str, Any]]:
-    """Serve the true spec of ``plants``, check and write the checked one; the report,
-    the checked file (now patched) and the true document."""
-    served, base_url = server
-    true, checked = specs(plants)
-    faults = {k: v for plant in plants for k, v in plant.faults.items()}
-    served.serve(dump(true, folder / "true.yaml"), faults)
-    path = dump(checked, folder / "openapi.yaml")
-    report = run_check(base_url, path)
-    report.write()
-    return report, path, true
-
-
-def assert_learned(
-    plants: list[Plant], report: Report, path: Path, true: dict[str, Any], base_url: str
-) -> None:
-    """The report found every plant (recall) and the patch is exactly their fixes
-    (precision); the patched spec is valid, servable, agrees with what the service
-    answers, and a second check and write leave it as it is."""
-    found = {(f.kind, f.where) for f in report.findings}
-    assert {p.finding for p in plants} <= found, report.text()  # recall
-    assert edits(report) == {p.edit for p in plants if p.edit}, (
-        report.text()
-    )  # precision
-    for plant in plants:
-        if plant.refutes:
-            assert report.assumptions[plant.refutes] == "refuted"
-    patched = read_yaml(path.read_text("utf-8"))
-    validate(patched)
-    mock_load_spec(path)  # the mock can serve the patched spec (make's check)
-    for plant in plants:
-        if plant.finding[0] in ("undeclared field", "never seen"):  # never removed
-            schema, _, name = plant.finding[1].partition(".")
-            declared = schemas(patched)[schema]["properties"][name]
-            form = schemas(true)[schema]["properties"].get(name, {}).get("format")
-            assert declared.get("format") == (form if form in STANDARD else None)
-    assert disagreements(path, base_url, ACCOUNT) == []
-    written = path.read_bytes()
-    again = run_check(base_url, path)
-    assert again.differences == [], again.text()
-    assert again.edits == []
-    assert again.marks == []
-    again.write()
-    assert path.read_bytes() == written  # a second write changes nothing

@@ -5,10 +5,20 @@ as it does each alone (test_speccheck_planted.py).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from planted import PLANTS, Plant, Served, assert_learned, learn
+from planted import PLANTS, Plant, Served, serving
+from test_speccheck_planted import assert_learned, learn
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[Served, str]]:
+    """One loopback server for the drawn checks, and its base URL."""
+    with serving() as served:
+        yield served
 
 
 def _one_per_target(chosen: list[Plant]) -> list[Plant]:

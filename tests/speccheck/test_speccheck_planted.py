@@ -4,15 +4,110 @@ Each plant (see ``planted.py``) is one way the checked spec differs from the ser
 the check must report it (recall), write exactly its fix and nothing else (precision),
 and leave a spec that agrees with what the service answers (checked by plain httpx and
 jsonschema, not by the check itself), valid, servable, and that a second check and
-write leaves as it is. test_speccheck_drawn.py draws several plants at once.
+write leaves as it is. test_speccheck_drawn.py draws several plants at once, with the
+helpers of this module.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from planted import PLANTS, Served, assert_learned, learn, specs
+from openapi_spec_validator import validate
+from planted import (
+    PLANTS,
+    Plant,
+    Served,
+    disagreements,
+    dump,
+    read_yaml,
+    schemas,
+    serving,
+    specs,
+)
+
+import service_api
+from service_api import testing
+from service_api_mock import DEMO_ACCOUNTS, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
+from service_api_mock._spec import load_spec as mock_load_spec
+from service_api_speccheck import Report, check_spec
+from service_api_speccheck._compare import STANDARD
+
+ACCOUNT = DEMO_ACCOUNTS[0]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[Served, str]]:
+    """One loopback server for the module's checks, whose mock serves each true spec in
+    turn, and its base URL."""
+    with serving() as served:
+        yield served
+
+
+def run_check(base_url: str, spec: Path) -> Report:
+    """``check_spec`` of the file ``spec`` against the service at ``base_url``."""
+    with (
+        testing.no_retry_sleep(),
+        service_api.Client(
+            base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, ACCOUNT
+        ) as client,
+    ):
+        return check_spec(spec, client)
+
+
+def edits(report: Report) -> set[tuple[str, str, str | None]]:
+    """The patch's changes as :attr:`Plant.edit` names them."""
+    return {(e[0], e[1], e[2] if e[0] == "add" else None) for e in report.edits}
+
+
+def learn(
+    plants: list[Plant], server: tuple[Served, str], folder: Path
+) -> tuple[Report, Path, dict[str, Any]]:
+    """Serve the true spec of ``plants``, check and write the checked one; the report,
+    the checked file (now patched) and the true document."""
+    served, base_url = server
+    true, checked = specs(plants)
+    faults = {k: v for plant in plants for k, v in plant.faults.items()}
+    served.serve(dump(true, folder / "true.yaml"), faults)
+    path = dump(checked, folder / "openapi.yaml")
+    report = run_check(base_url, path)
+    report.write()
+    return report, path, true
+
+
+def assert_learned(
+    plants: list[Plant], report: Report, path: Path, true: dict[str, Any], base_url: str
+) -> None:
+    """The report found every plant (recall) and the patch is exactly their fixes
+    (precision); the patched spec is valid, servable, agrees with what the service
+    answers, and a second check and write leave it as it is."""
+    found = {(f.kind, f.where) for f in report.findings}
+    assert {p.finding for p in plants} <= found, report.text()  # recall
+    assert edits(report) == {p.edit for p in plants if p.edit}, (
+        report.text()
+    )  # precision
+    for plant in plants:
+        if plant.refutes:
+            assert report.assumptions[plant.refutes] == "refuted"
+    patched = read_yaml(path.read_text("utf-8"))
+    validate(patched)
+    mock_load_spec(path)  # the mock can serve the patched spec (make's check)
+    for plant in plants:
+        if plant.finding[0] in ("undeclared field", "never seen"):  # never removed
+            schema, _, name = plant.finding[1].partition(".")
+            declared = schemas(patched)[schema]["properties"][name]
+            form = schemas(true)[schema]["properties"].get(name, {}).get("format")
+            assert declared.get("format") == (form if form in STANDARD else None)
+    assert disagreements(path, base_url, ACCOUNT) == []
+    written = path.read_bytes()
+    again = run_check(base_url, path)
+    assert again.differences == [], again.text()
+    assert again.edits == []
+    assert again.marks == []
+    again.write()
+    assert path.read_bytes() == written  # a second write changes nothing
 
 
 def test_a_spec_that_agrees_gets_an_empty_patch(
