@@ -16,7 +16,13 @@ from planted import ROOT
 import service_api
 from service_api_mock import DEMO_CLIENT_SECRET, RunningMock
 from service_api_spec import load_spec
-from service_api_speccheck import Observer, SpecCheckError, _observation, check_spec
+from service_api_speccheck import (
+    Observer,
+    Report,
+    SpecCheckError,
+    _observation,
+    check_spec,
+)
 from service_api_speccheck._observation import SAMPLE_EVERY, SAMPLED
 
 
@@ -35,8 +41,8 @@ def work(client: service_api.Client) -> None:
         client.with_account("nobody").shipments.get(shipment_id="none")
 
 
-def undeclared(report: object) -> set[tuple[str, str]]:
-    return {(f.kind, f.where) for f in report.findings if f.kind == "undeclared field"}  # type: ignore[attr-defined]
+def undeclared(report: Report) -> set[tuple[str, str]]:
+    return {(f.kind, f.where) for f in report.findings if f.kind == "undeclared field"}
 
 
 def test_observed_shapes_make_the_same_report_and_patch_with_no_request(
