@@ -25,9 +25,9 @@ connection options (service-api --help), for the first account: the first, a lat
 the last page of every list with pageSize 50 and above, a page past the end, gets of
 listed identifiers, and probes with no account header, an account of nobody, an
 invalid token. --write adds fields, widens types, adds nullability, declares the
-statuses, content types and headers seen, and marks what held x-observed: DATE; it
-never removes or narrows, refuses a spec file changed since the check started, and a
-second --write against the same service changes nothing.
+statuses, content types and headers seen, and marks x-observed: DATE beside each
+x-assumed the check saw; it never removes or narrows, refuses a spec file changed since
+the check started, and a second --write against the same service changes nothing.
 
 exit codes: 0 the spec matched, 1 the report has differences, 2 usage (a budget too
 small to see one page, a spec file changed), 3 to 5 and 130 as for service-api list"""
