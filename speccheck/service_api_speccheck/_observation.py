@@ -266,7 +266,7 @@ class Observer(Observation):
         base_url: str | httpx.URL,
         spec: Spec | None = None,
     ) -> None:
-        self.path = Path(path)
+        self.path = Path(path).absolute()  # saved there at exit too, whatever the cwd
         super().__init__(
             Observation.load(self.path).data if self.path.is_file() else None
         )
