@@ -180,9 +180,8 @@ class _Sampler:
 
     def run(self, allow_writes: bool) -> None:
         """Send the sample, in the order of the module docstring."""
-        lists = sorted(
-            self.spec.lists, key=lambda op: op.path.count("{")
-        )  # parents first
+        # Parents first: a sub-resource's path takes an identifier its parent listed.
+        lists = sorted(self.spec.lists, key=lambda op: op.path.count("{"))
         for act in (self.page, self.probes, self.pages):
             for op in lists:
                 act(op)
