@@ -41,11 +41,10 @@ from service_api_spec import SpecError, load_spec
 
 from ._command import main
 from ._compare import compare, learned
-from ._observer import Observer, packaged_spec
+from ._observation import Observation, Observer, SpecCheckError, packaged_spec
 from ._patch import digest
 from ._report import Finding, Report
 from ._sample import sample
-from ._shapes import Observation, SpecCheckError
 
 __all__ = [
     "Finding",

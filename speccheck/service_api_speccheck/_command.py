@@ -8,10 +8,8 @@ Example::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import service_api
 
@@ -27,31 +25,12 @@ connection options (service-api --help), for the first account: the first, a lat
 the last page of every list with pageSize 50 and above, a page past the end, gets of
 listed identifiers, and probes with no account header, an account of nobody, an
 invalid token. --write adds fields, widens types, adds nullability, declares the
-statuses, content types and headers seen, and marks what held x-observed: DATE; it
-never removes or narrows, refuses a spec file changed since the check started, and a
-second --write against the same service changes nothing.
+statuses, content types and headers seen, and marks x-observed: DATE beside each
+x-assumed the check saw; it never removes or narrows, refuses a spec file changed since
+the check started, and a second --write against the same service changes nothing.
 
 exit codes: 0 the spec matched, 1 the report has differences, 2 usage (a budget too
 small to see one page, a spec file changed), 3 to 5 and 130 as for service-api list"""
-_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
-    (
-        "--account",
-        {"action": "append", "metavar": "ID", "help": "account to sample as"},
-    ),
-    ("--spec", {"default": "openapi.yaml", "metavar": "PATH", "help": "the spec file"}),
-    (
-        "--budget",
-        {"type": int, "default": 100, "metavar": "N", "help": "requests at most"},
-    ),
-    ("--allow-writes", {"action": "store_true", "help": "create, change, delete one"}),
-    ("--enums", {"action": "store_true", "help": "report enum candidates"}),
-    (
-        "--format",
-        {"choices": ("text", "json"), "default": "text", "help": "of the report"},
-    ),
-    ("--write", {"action": "store_true", "help": "edit the spec file in place"}),
-    ("--from", {"dest": "observed", "metavar": "PATH", "help": "observation file"}),
-)
 
 
 def main(
@@ -76,21 +55,39 @@ def main(
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    for flag, options in _OPTIONS:
-        check.add_argument(flag, **options)
+    check.add_argument(
+        "--account", action="append", metavar="ID", help="account to sample as"
+    )
+    check.add_argument(
+        "--spec", default="openapi.yaml", metavar="PATH", help="the spec file"
+    )
+    check.add_argument(
+        "--budget", type=int, default=100, metavar="N", help="requests at most"
+    )
+    check.add_argument(
+        "--allow-writes", action="store_true", help="create, change, delete one"
+    )
+    check.add_argument("--enums", action="store_true", help="report enum candidates")
+    check.add_argument(
+        "--format", choices=("text", "json"), default="text", help="of the report"
+    )
+    check.add_argument(
+        "--write", action="store_true", help="edit the spec file in place"
+    )
+    check.add_argument(
+        "--from", dest="observed", metavar="PATH", help="observation file"
+    )
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0), or a usage error argparse printed (2)
         return int(exc.code or 0)
-    options = {
-        "budget": args.budget,
-        "allow_writes": args.allow_writes,
-        "enums": args.enums,
-    }
-    with contextlib.ExitStack() as stack:
-        made = None if args.observed else stack.enter_context(client())
-        account = made and made.with_account(accounts(args.account)[0])
-        report = check_spec(args.spec, account, observed=args.observed, **options)
+    if args.observed:
+        report = check_spec(args.spec, observed=args.observed)
+    else:
+        with client() as made:
+            account = made.with_account(accounts(args.account)[0])
+            options = {"allow_writes": args.allow_writes, "enums": args.enums}
+            report = check_spec(args.spec, account, budget=args.budget, **options)
     print(json.dumps(report.to_json()) if args.format == "json" else report.text())
     if args.write:
         report.write()

@@ -1,15 +1,14 @@
 """The patch: edits that add to the spec or widen it, never remove or narrow, applied to
-a plain document (to check the patched spec again) or to ``openapi.yaml`` itself.
+``openapi.yaml`` itself.
 
-In the file, ruamel.yaml's round trip keeps the comments, the order of keys, anchors and
-quotes; what is added takes the blank lines that closed the mapping it is added to, so
-the layout around it stays as it was. An edit whose key is already there changes
-nothing: applying a patch twice is applying it once.
+ruamel.yaml's round trip keeps the comments, the order of keys, anchors and quotes; what
+is added takes the blank lines that closed the mapping it is added to, so the layout
+around it stays as it was. An edit whose key is already there changes nothing: applying
+a patch twice is applying it once.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import io
 import os
@@ -23,9 +22,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-from ._shapes import SpecCheckError
-
-__all__ = ["Edit", "apply", "digest", "node_at", "write_patch"]
+from ._observation import SpecCheckError
 
 Edit = tuple[str, str, Any, Any]
 """``("add", pointer, key, value)``: the mapping at ``pointer`` (made if missing) gets
@@ -34,11 +31,11 @@ Edit = tuple[str, str, Any, Any]
 ``anyOf``), and loses its ``format`` if ``drop_format``."""
 
 # Kept on a schema whose other keywords move into the first option of an anyOf.
-ANNOTATIONS = frozenset(
-    {"description", "title", "examples", "example", "default", "deprecated"}
-)
+ANNOTATIONS = {"description", "title", "examples", "example", "default", "deprecated"}
+# What YAML reads as a string when written without quotes; others are written in double
+# quotes, as the spec writes them (YAML 1.1 reads the words as booleans or null).
 _PLAIN = re.compile(r"[A-Za-z$][A-Za-z0-9_.+/-]*")
-_WORDS = frozenset({"null", "true", "false", "yes", "no", "on", "off", "y", "n"})
+_WORDS = {"null", "true", "false", "yes", "no", "on", "off", "y", "n"}
 
 
 def digest(data: bytes) -> str:
@@ -46,67 +43,52 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def node_at(document: Any, pointer: str, *, create: bool = False) -> Any:
-    """The node at ``pointer`` in ``document``, following no ``$ref``; with ``create``,
-    the mappings missing on the way are made.
-
-    Example::
-
-        node_at(document, "#/components/schemas/Shipment/properties")
-    """
-    node = document
+def _node(document: CommentedMap, pointer: str) -> Any:
+    """The node at ``pointer`` in ``document``, following no ``$ref``; the mappings
+    missing on the way are made."""
+    node: Any = document
     for step in pointer.split("/")[1:]:
-        key = step.replace("~1", "/").replace("~0", "~")
+        key: Any = step.replace("~1", "/").replace("~0", "~")
         if isinstance(node, list):
-            node = node[int(key)]
-            continue
-        if create and key not in node:
-            _append(node, key, CommentedMap() if isinstance(node, CommentedMap) else {})
+            key = int(key)
+        elif key not in node:
+            _append(node, key, CommentedMap())
         node = node[key]
     return node
 
 
-def _last(node: Any) -> tuple[CommentedMap, Any] | None:
-    """The mapping and key of the last scalar written in ``node``, nested or not."""
+def _closing(node: Any) -> list[Any]:
+    """ruamel.yaml's comments of the last line written in ``node``, nested or not: the
+    third is the blank lines and comments that follow it."""
     while isinstance(node, CommentedMap) and node:
         key = list(node)[-1]
         if not isinstance(node[key], CommentedMap) or not node[key]:
-            return node, key
+            return node.ca.items.setdefault(key, [None] * 4)  # type: ignore[no-any-return]
         node = node[key]
-    return None
+    return [None] * 4
 
 
-def _append(node: Any, key: Any, value: Any) -> None:
-    """Add ``key``: last (``x-observed`` right after ``x-assumed``), taking the blank
-    lines and comments that followed the mapping's last line."""
-    if not isinstance(node, CommentedMap):
-        node[key] = value
-        return
+def _append(node: CommentedMap, key: Any, value: Any) -> None:
+    """Add ``key`` (``x-observed`` right after ``x-assumed``, another last), taking the
+    lines that followed the mapping's last one when it comes last."""
     keys = list(node)
-    at = len(keys)
-    if key == "x-observed" and "x-assumed" in keys:
-        at = keys.index("x-assumed") + 1
-    closing = _last(node) if at == len(keys) else None
-    token = None
-    if closing is not None and len(closing[0].ca.items.get(closing[1], ())) > 2:
-        token = closing[0].ca.items[closing[1]][2]
-        closing[0].ca.items[closing[1]][2] = None
-    node.insert(at, key, value)
-    closing = _last(node)
-    if token is not None and closing is not None:
-        closing[0].ca.items.setdefault(closing[1], [None] * 4)[2] = token
+    if key == "x-observed" and "x-assumed" in keys[:-1]:
+        node.insert(keys.index("x-assumed") + 1, key, value)
+        return
+    before = _closing(node)
+    after = before[2]
+    before[2] = None
+    node.insert(len(keys), key, value)
+    _closing(node)[2] = after
 
 
 def _yaml(value: Any) -> Any:
     """``value`` as ruamel.yaml writes it like the spec: lists of words in flow style
     (``[string, "null"]``), strings quoted (double) only where YAML needs it."""
     if isinstance(value, Mapping):
-        out = CommentedMap()
-        for key, item in value.items():
-            out[_yaml(key)] = _yaml(item)
-        return out
+        return CommentedMap({_yaml(key): _yaml(item) for key, item in value.items()})
     if isinstance(value, list):
-        seq = CommentedSeq([_yaml(item) for item in value])
+        seq = CommentedSeq(_yaml(item) for item in value)
         if all(isinstance(item, str) for item in value):
             seq.fa.set_flow_style()
         return seq
@@ -115,8 +97,8 @@ def _yaml(value: Any) -> Any:
     return value
 
 
-def apply(document: Any, edit: Edit, *, in_yaml: bool = False) -> None:
-    """Apply ``edit`` to ``document`` (a ruamel.yaml one with ``in_yaml``).
+def apply(document: CommentedMap, edit: Edit) -> None:
+    """Apply ``edit`` to ``document``, read by ruamel.yaml.
 
     Example::
 
@@ -124,33 +106,28 @@ def apply(document: Any, edit: Edit, *, in_yaml: bool = False) -> None:
                          {"type": "string"}))
     """
     kind, pointer, key, value = edit
-    made = _yaml if in_yaml else copy.deepcopy
-    node = node_at(document, pointer, create=kind == "add")
+    node = _node(document, pointer)
     if kind == "add":
         if key not in node:
-            _append(node, made(key) if in_yaml else key, made(value))
+            _append(node, _yaml(key), _yaml(value))
         return
     options: list[dict[str, Any]] = key
     if value:
         node.pop("format", None)
-    declared = node.get("type")
-    types = [declared] if isinstance(declared, str) else list(declared or [])
-    scalars = all(set(o) == {"type"} for o in options)
+    types = node.get("type", [])
+    types = [types] if isinstance(types, str) else list(types)
+    scalars = all(set(option) == {"type"} for option in options)
     if types and scalars and not {"$ref", "anyOf", "oneOf"} & set(node):
-        node["type"] = made(
+        node["type"] = _yaml(
             types + [o["type"] for o in options if o["type"] not in types]
         )
-        if any(o["type"] == "null" for o in options) and None not in node.get(
-            "enum", [None]
-        ):
-            node["enum"].append(None)
-        return
-    if options and "anyOf" not in node:
-        moved = {
-            k: node.pop(k) for k in list(node) if k not in ANNOTATIONS and k[:2] != "x-"
-        }
-        _append(node, "anyOf", made([moved]))
-    node.get("anyOf", []).extend(made(options))
+        if "null" in node["type"] and None not in node.get("enum", [None]):
+            node["enum"].append(None)  # else a null is still refused
+    elif "anyOf" in node:
+        node["anyOf"].extend(_yaml(options))
+    elif options:
+        moved = [k for k in node if k not in ANNOTATIONS and not k.startswith("x-")]
+        _append(node, "anyOf", _yaml([{k: node.pop(k) for k in moved}, *options]))
 
 
 def _dumped(yaml: YAML, document: Any) -> str:
@@ -174,26 +151,22 @@ def write_patch(path: Path, fingerprint: str, edits: Iterable[Edit]) -> int:
     edits = list(edits)
     if not edits:
         return 0
-    text = data.decode("utf-8")
     yaml = YAML()
     yaml.preserve_quotes = True
     yaml.width = 4096  # never fold a long line that was not folded
-    # The file's indents: of a mapping (its first indented line), of a sequence's dash
-    # under its key (the first sequence of mappings, as "- name: x").
-    mapping = re.search(r"^( +)\S", text, re.MULTILINE)
-    dash = re.search(r"^( *)\S[^\n]*:\n( *)- ", text, re.MULTILINE)
-    offset = len(dash[2]) - len(dash[1]) if dash else 0
-    yaml.indent(
-        mapping=len(mapping[1]) if mapping else 2, sequence=offset + 2, offset=offset
-    )
-    document = yaml.load(text)
-    if _dumped(yaml, document) != text:
+    # A sequence's dash under its key, or indented by two: the layout written back as is.
+    for offset in (0, 2):
+        yaml.indent(mapping=2, sequence=offset + 2, offset=offset)
+        document = yaml.load(data)
+        if _dumped(yaml, document) == data.decode():
+            break
+    else:
         raise SpecCheckError(
             f"{path}: ruamel.yaml cannot write it back unchanged (its layout): "
             "apply the report by hand"
         )
     for edit in edits:
-        apply(document, edit, in_yaml=True)
+        apply(document, edit)
     with tempfile.NamedTemporaryFile(
         "w", dir=path.parent, prefix=f".{path.name}.", delete=False, encoding="utf-8"
     ) as temporary:

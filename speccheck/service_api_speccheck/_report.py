@@ -11,10 +11,8 @@ from typing import Any
 
 import attrs
 
+from ._observation import SpecCheckError
 from ._patch import Edit, write_patch
-from ._shapes import SpecCheckError
-
-__all__ = ["Finding", "Report"]
 
 
 @attrs.frozen
@@ -22,8 +20,8 @@ class Finding:
     """One thing the check found: a ``difference`` (the patch fixes it) or a note.
 
     ``kind`` is one of ``undeclared field``, ``type``, ``null``, ``format``, ``status``,
-    ``content type``, ``header`` (differences), ``never seen``, ``no body``, ``header
-    never sent``, ``enum candidate`` (notes).
+    ``content type``, ``header`` (differences), ``never seen``, ``enum candidate``
+    (notes).
 
     Example::
 
@@ -42,7 +40,8 @@ class Report:
 
     ``assumptions`` maps the JSON pointer of each ``x-assumed`` to ``confirmed``,
     ``refuted`` or ``not observed``; ``edits`` add or widen (``--write``), ``marks``
-    add ``x-observed: DATE`` beside each ``x-assumed`` the patched spec sees confirmed.
+    add ``x-observed: DATE`` beside each ``x-assumed`` seen (confirmed, or refuted where
+    the patch fixes it).
 
     Example::
 
@@ -86,13 +85,13 @@ class Report:
             f"{len(self.differences)} differences, {len(notes)} notes"
         ]
         for title, found in (("differences", self.differences), ("notes", notes)):
-            lines += [f"{title}:"][: len(found)]
+            lines += [f"{title}:"] if found else []
             lines += [f"  {f.kind:<17} {f.where}: {f.detail}" for f in found]
-        lines += ["facts:", *(f"  {fact}" for fact in self.facts)]
         verdicts = list(self.assumptions.values())
-        counts = (
+        counts = [
             f"{verdicts.count(v)} {v}" for v in ("confirmed", "refuted", "not observed")
-        )
+        ]
+        lines += ["facts:", *(f"  {fact}" for fact in self.facts)]
         lines.append(f"x-assumed: {', '.join(counts)}")
         lines += [
             f"  refuted {p}" for p, v in self.assumptions.items() if v == "refuted"
@@ -109,16 +108,13 @@ class Report:
 
             json.dumps(report.to_json())
         """
-        found = [attrs.asdict(f) for f in self.findings]
-        patch = {"changes": len(self.edits), "marks": len(self.marks)}
         return {
             "spec": str(self.spec_path),
             "matched": self.matched,
-            "findings": found,
-        } | {
+            "findings": [attrs.asdict(finding) for finding in self.findings],
             "facts": self.facts,
             "assumptions": self.assumptions,
-            "patch": patch,
+            "patch": {"changes": len(self.edits), "marks": len(self.marks)},
             "requests": self.observed["requests"],
             "budget_ran_out": bool(self.observed.get("stopped")),
         }

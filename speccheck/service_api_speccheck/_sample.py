@@ -8,17 +8,19 @@ identifiers taken from those pages and of one of nobody; with ``allow_writes``, 
 create of a copy of a listed record, its update or replace and its delete (only where
 the spec can delete it). Nothing but GET and the token POST is sent otherwise.
 
-Every answer (retries, the token call and refused probes included) goes through the
-client's response hook into an :class:`Observation`, with the pages' envelope facts.
-The client paces the requests by its quota (``rate_limit``, ``rate_store``), and its
-retries wait out 429 and ``Retry-After``, as far as the budget allows.
+Every request (retries and the token call included) passes the client's request hook,
+which counts it and stops the sample when the budget is spent; every answer, refused
+probes included, its response hook, into an :class:`Observation`, beside the facts of
+each page (its records, ``pageSize``, ``totalRecords``, which links it has). The client
+paces the requests by its quota (``rate_limit``, ``rate_store``), and its retries wait
+out 429 and ``Retry-After``, as far as the budget allows.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections import defaultdict
 from typing import Any
 from urllib.parse import quote
 
@@ -27,13 +29,11 @@ import httpx
 import service_api
 from service_api_spec import Operation, Spec
 
-from ._shapes import Matcher, Observation, SpecCheckError
+from ._observation import Matcher, Observation, SpecCheckError
 
 #: The account, and the identifier, of nobody: what the probes send.
 NOBODY = "service-api-spec-check-nobody"
-ABOVE_MAX = 100  # a page size above the 50 the seed gives as the maximum
-SIZE = 50
-_PARAMETER = re.compile(r"{([^}]+)}")
+SIZE = 50  # the page size the seed gives as the maximum
 
 
 class _BudgetSpent(Exception):
@@ -41,37 +41,44 @@ class _BudgetSpent(Exception):
 
 
 class _Sampler:
+    """Sends the sample's requests, and keeps what they answer in ``seen``: the shapes,
+    and the facts of each page of a list (``facts``, by operation)."""
+
     def __init__(
         self, client: service_api.Client, spec: Spec, budget: int, words: bool
     ) -> None:
-        self.client, self.spec, self.budget, self.words = client, spec, budget, words
+        self.client = client.with_options()  # a view: its hooks are the sample's only
+        self.spec = spec
+        self.budget = budget
+        self.words = words
         self.seen = Observation()
         self.match = Matcher(spec, client.get_httpx_client().base_url)
-        self.ids: dict[
-            str, Any
-        ] = {}  # a listed identifier by the path parameter taking it
-        self.records: dict[str, dict[str, Any]] = {}  # a listed record by resource
+        self.totals: dict[str, int] = {}  # totalRecords, by list
+        self.ids: dict[str, list[Any]] = defaultdict(list)  # listed, by path parameter
+        self.records: dict[str, Any] = {}  # one listed record, by resource
 
-    def hook(self, response: httpx.Response) -> None:
-        response.read()
-        self.seen.data["requests"] += 1
-        if found := self.match(response):
-            self.seen.record(found, response, self.words)
-
-    def send(self, method: str, path: str | None, view: Any = None, **kw: Any) -> Any:
-        """The JSON body of the answer (None if not JSON), or its error's status."""
-        left = self.budget - self.seen.data["requests"]
-        if left < 2:  # one for the request, one for a token it may need first
+    def spend(self, request: httpx.Request) -> None:
+        """Count ``request`` (a retry, a token request too) against the budget."""
+        if self.seen.data["requests"] >= self.budget:
             raise _BudgetSpent
-        view = view or self.client
-        retries = min(view.retry_policy.max_retries, 3, left - 2)
-        http = view.with_options(max_retries=retries).get_httpx_client()
-        http.event_hooks = {"response": [self.hook]}
+        self.seen.data["requests"] += 1
+
+    def keep(self, response: httpx.Response) -> None:
+        response.read()
+        if op := self.match(response):
+            self.seen.record(response, op, self.words)
+
+    def send(
+        self, method: str, path: str | None, view: Any = None, **options: Any
+    ) -> Any:
+        """The JSON body of the answer (None if not JSON), or its error's status."""
+        http = (view or self.client).get_httpx_client()
+        http.event_hooks = {"request": [self.spend], "response": [self.keep]}
         try:
-            return http.request(method, path, **kw).json() if path else None
+            return http.request(method, path, **options).json() if path else None
+        except service_api.InvalidCredentialsError:
+            raise
         except service_api.ApiStatusError as exc:
-            if isinstance(exc, service_api.InvalidCredentialsError):
-                raise
             return exc.status_code
         except ValueError:  # a body that is not JSON
             return None
@@ -79,39 +86,50 @@ class _Sampler:
     def fill(self, template: str, **given: Any) -> str | None:
         """``template`` with each path parameter given or taken from a listed record."""
         known = {name: ids[0] for name, ids in self.ids.items()} | given
-        if not set(_PARAMETER.findall(template)) <= set(known):
+        try:
+            return re.sub(
+                r"\{(.*?)\}", lambda m: quote(str(known[m[1]]), safe=""), template
+            )
+        except KeyError:
             return None
-        return _PARAMETER.sub(lambda m: quote(str(known[m[1]]), safe=""), template)
 
     def page(self, op: Operation, number: int | None = None, size: int = SIZE) -> None:
+        """Ask for a page of the list ``op``; say in its facts what it answered."""
         asked = {"pageNumber": number, "pageSize": size} if number else {}
         body = self.send("GET", self.fill(op.path), params=asked)
         data = body.get("data") if isinstance(body, dict) else None
-        fact = {
-            "asked": number,
-            "size": size,
-            "status": body if isinstance(body, int) else 200,
-        }
+        answer = f"answered {body}"  # its status, or None: a body of no page
         if isinstance(data, list):
-            numbers = {k: body.get(k) for k in ("pageSize", "totalRecords")}
-            fact |= {k: v if isinstance(v, int) else None for k, v in numbers.items()}
-            fact |= {k: body.get(k) is not None for k in ("next", "previous")}
-            fact["records"] = len(data)
+            # Numbers, and which links are there: never a value.
+            numbers = {
+                k: body[k]
+                for k in ("pageSize", "totalRecords")
+                if type(body.get(k)) is int
+            }
+            links = [k for k in ("next", "previous") if body.get(k) is not None]
+            answer = ", ".join(
+                [
+                    f"{len(data)} records",
+                    *(f"{k} {v}" for k, v in numbers.items()),
+                    *links,
+                ]
+            )
+            self.totals.setdefault(op.operation_id, numbers.get("totalRecords", 0))
             resource = self.spec.resources[str(op.resource)]
-            key, field = resource.item_parameter or resource.id_field, resource.id_field
-            for record in [r for r in data[:1] + data[-1:] if isinstance(r, dict)]:
-                self.records.setdefault(resource.name, record)
-                if key and field in record:
-                    self.ids.setdefault(key, []).append(record[field])
-        self.seen.data["facts"].setdefault(op.operation_id, []).append(fact)
+            key = str(resource.item_parameter or resource.id_field)
+            for record in data[:1] + data[-1:]:
+                if isinstance(record, dict) and resource.id_field in record:
+                    self.records.setdefault(resource.name, record)
+                    self.ids[key].append(record[resource.id_field])
+        facts = self.seen.data["facts"].setdefault(op.operation_id, [])
+        facts.append(f"{number or 1}/{asked.get('pageSize', '-')}: {answer}")
 
     def pages(self, op: Operation) -> None:
-        total = (
-            self.seen.data["facts"].get(op.operation_id, [{}])[0].get("totalRecords")
-        )
-        if isinstance(total, int):
-            last = max(1, math.ceil(total / SIZE))
-            self.page(op, 1, ABOVE_MAX)
+        """The other pages of the list ``op``: a page above the maximum size, a later
+        page, the last one, one past the end."""
+        if op.operation_id in self.totals:
+            last = max(1, math.ceil(self.totals[op.operation_id] / SIZE))
+            self.page(op, 1, 2 * SIZE)
             for number in sorted({min(2, last), last, last + 1} - {1}):
                 self.page(op, number)
 
@@ -126,33 +144,53 @@ class _Sampler:
 
     def gets(self, op: Operation) -> None:
         name = str(self.spec.resources[str(op.resource)].item_parameter)
-        for value in (*self.ids.get(name, [])[:2], NOBODY):
+        for value in (*self.ids[name][:2], NOBODY):
             self.send("GET", self.fill(op.path, **{name: value}))
 
     def writes(self, create: Operation) -> None:
         """A copy of a listed record created, updated or replaced, deleted: only where
         the spec can delete it and the budget holds the whole sequence."""
         resource = self.spec.resources[str(create.resource)]
-        doors = {
+        mine = {
             op.kind: op for op in self.spec.operations if op.resource == resource.name
         }
-        left = self.budget - self.seen.data["requests"]
-        if resource.name not in self.records or "delete" not in doors or left < 8:
-            return
-        drop = {resource.id_field, *resource.parent_parameters}
-        body = {k: v for k, v in self.records[resource.name].items() if k not in drop}
-        made = self.send("POST", self.fill(create.path), json=body)
-        item = made.get(str(resource.id_field)) if isinstance(made, dict) else None
-        for kind, method in (
-            ("update", "PATCH"),
-            ("replace", "PUT"),
-            ("delete", "DELETE"),
+        record = self.records.get(resource.name, {})
+        body = {
+            k: v
+            for k, v in record.items()
+            if k not in (resource.id_field, *resource.parent_parameters)
+        }
+        if (
+            not body
+            or "delete" not in mine
+            or self.seen.data["requests"] + 8 > self.budget
         ):
-            if kind in doors and item is not None:
-                path = self.fill(
-                    doors[kind].path, **{str(resource.item_parameter): item}
-                )
-                self.send(method, path, **({} if kind == "delete" else {"json": body}))
+            return
+        made = self.send("POST", self.fill(create.path), json=body)
+        if isinstance(made, dict) and resource.id_field in made:
+            item = {str(resource.item_parameter): made[resource.id_field]}
+            for kind, method in (
+                ("update", "PATCH"),
+                ("replace", "PUT"),
+                ("delete", "DELETE"),
+            ):
+                if kind in mine:
+                    path = self.fill(mine[kind].path, **item)
+                    self.send(method, path, json=None if kind == "delete" else body)
+
+    def run(self, allow_writes: bool) -> None:
+        """Send the sample, in the order of the module docstring."""
+        # Parents first: a sub-resource's path takes an identifier its parent listed.
+        lists = sorted(self.spec.lists, key=lambda op: op.path.count("{"))
+        for act in (self.page, self.probes, self.pages):
+            for op in lists:
+                act(op)
+        for op in self.spec.operations:
+            if op.kind == "get":
+                self.gets(op)
+        for op in self.spec.operations:
+            if op.kind == "create" and allow_writes:
+                self.writes(op)
 
 
 def sample(
@@ -175,22 +213,10 @@ def sample(
             observation = sample(client, load_spec("openapi.yaml"), budget=50)
     """
     sampler = _Sampler(client, spec, budget, enums)
-    lists = sorted(spec.lists, key=lambda op: op.path.count("{"))  # parents first
-    steps: list[tuple[Callable[[Operation], None], Operation]] = [
-        (act, op)
-        for act in (sampler.page, sampler.probes, sampler.pages)
-        for op in lists
-    ]
-    for kind, action in (("get", sampler.gets), ("create", sampler.writes)):
-        steps += [(action, op) for op in spec.operations if op.kind == kind]
     try:
-        for act, op in steps:
-            if act != sampler.writes or allow_writes:
-                act(op)
+        sampler.run(allow_writes)
     except _BudgetSpent:
         sampler.seen.data["stopped"] = True
-    if not any(
-        "records" in p for ps in sampler.seen.data["facts"].values() for p in ps
-    ):
+    if not sampler.totals:
         raise SpecCheckError(f"no list answered a page within {budget} requests")
     return sampler.seen

@@ -44,7 +44,7 @@ def test_after_write_make_turns_the_learned_fields_into_typed_attributes(
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_API_")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     for command in (
-        [str(root / "codegen" / "generate.sh"), str(generated)],
+        [sys.executable, str(root / "codegen" / "generate.py"), str(generated)],
         [sys.executable, "-m", "service_api_mock", "--check-spec", str(spec)],
     ):
         done = subprocess.run(

@@ -4,7 +4,8 @@ Each plant (see ``planted.py``) is one way the checked spec differs from the ser
 the check must report it (recall), write exactly its fix and nothing else (precision),
 and leave a spec that agrees with what the service answers (checked by plain httpx and
 jsonschema, not by the check itself), valid, servable, and that a second check and
-write leaves as it is. A property test draws several plants at once.
+write leaves as it is. test_speccheck_drawn.py draws several plants at once, with the
+helpers of this module.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from openapi_spec_validator import validate
 from planted import (
     PLANTS,
@@ -41,11 +40,14 @@ ACCOUNT = DEMO_ACCOUNTS[0]
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[Served, str]]:
+    """One loopback server for the module's checks, whose mock serves each true spec in
+    turn, and its base URL."""
     with serving() as served:
         yield served
 
 
 def run_check(base_url: str, spec: Path) -> Report:
+    """``check_spec`` of the file ``spec`` against the service at ``base_url``."""
     with (
         testing.no_retry_sleep(),
         service_api.Client(
@@ -56,6 +58,7 @@ def run_check(base_url: str, spec: Path) -> Report:
 
 
 def edits(report: Report) -> set[tuple[str, str, str | None]]:
+    """The patch's changes as :attr:`Plant.edit` names them."""
     return {(e[0], e[1], e[2] if e[0] == "add" else None) for e in report.edits}
 
 
@@ -77,6 +80,9 @@ def learn(
 def assert_learned(
     plants: list[Plant], report: Report, path: Path, true: dict[str, Any], base_url: str
 ) -> None:
+    """The report found every plant (recall) and the patch is exactly their fixes
+    (precision); the patched spec is valid, servable, agrees with what the service
+    answers, and a second check and write leave it as it is."""
     found = {(f.kind, f.where) for f in report.findings}
     assert {p.finding for p in plants} <= found, report.text()  # recall
     assert edits(report) == {p.edit for p in plants if p.edit}, (
@@ -122,30 +128,3 @@ def test_each_planted_difference_is_found_and_learned(
     report, path, true = learn([plant], server, tmp_path)
     assert report.matched is (plant.edit is None)  # a note alone is no difference
     assert_learned([plant], report, path, true, server[1])
-
-
-def _one_per_target(chosen: list[Plant]) -> list[Plant]:
-    return list({plant.target: plant for plant in chosen}.values())
-
-
-@settings(
-    max_examples=8,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
-@given(
-    chosen=st.lists(
-        st.sampled_from(sorted(PLANTS.values(), key=lambda p: p.name)),
-        min_size=2,
-        max_size=6,
-    )
-)
-def test_drawn_differences_are_all_found_and_learned_at_once(
-    chosen: list[Plant],
-    server: tuple[Served, str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> None:
-    plants = _one_per_target(chosen)
-    folder = tmp_path_factory.mktemp("drawn")
-    report, path, true = learn(plants, server, folder)
-    assert_learned(plants, report, path, true, server[1])
