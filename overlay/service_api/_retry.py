@@ -17,11 +17,9 @@ import attrs
 import httpx
 
 #: Statuses that say "try again later" without implying the request did anything.
-RETRY_STATUSES: frozenset[int] = frozenset({429, 502, 503, 504})
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
 #: Methods that can be sent twice without a second effect (idempotent, RFC 9110 9.2.2).
-IDEMPOTENT_METHODS: frozenset[str] = frozenset(
-    {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
-)
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 #: Failures that prove nothing was sent: no connection was made.
 UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout)
 
@@ -79,9 +77,8 @@ def parse_retry_after(
     when = when.replace(
         tzinfo=when.tzinfo or datetime.UTC
     )  # "-0000" gives a naive time
-    return max(
-        0.0, (when - (now or datetime.datetime.now(datetime.UTC))).total_seconds()
-    )
+    now = now or datetime.datetime.now(datetime.UTC)
+    return max(0.0, (when - now).total_seconds())
 
 
 def may_send_again(method: str, outcome: httpx.Response | BaseException) -> bool:
@@ -133,6 +130,23 @@ def retry_delay(
     ):  # initial_delay * 2 ** attempt is past any float: past the cap
         ceiling = policy.max_delay
     return (rng or random).uniform(0.0, ceiling) if policy.jitter else ceiling
+
+
+def first_contact_policy(policy: RetryPolicy) -> RetryPolicy:
+    """``policy`` for a connection refused before the service ever answered the client:
+    nothing may listen at the base URL (a wrong port), so at most 3 retries, waiting at
+    most 0.5 s each (1.5 s in all, 1.25 s with the default policy), which gives a
+    service that is still starting a moment to come up.
+
+    Example::
+
+        first_contact_policy(RetryPolicy())   # max_retries=3, max_delay=0.5
+    """
+    return attrs.evolve(
+        policy,
+        max_retries=min(policy.max_retries, 3),
+        max_delay=min(policy.max_delay, 0.5),
+    )
 
 
 #: The delays asked for while retry sleeping is off (see :mod:`service_api.testing`);

@@ -1,4 +1,5 @@
-"""The transport guard: origin guard, size bound and the client-side rate limit.
+"""The guard around every transport: it keeps credentials to the base URL's origin (the
+origin guard), bounds the size of every body and asks the client-side rate limiter.
 
 It wraps every transport httpx sends through (the pools, each proxy route, the user's
 transport and mounts), the lowest layer that sees every request (redirects and the token
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -78,8 +80,10 @@ class ServiceResponse(httpx.Response):
 
 @attrs.frozen
 class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
-    """Guard, size bound and rate limit around an inner (sync or async) transport,
-    which it never closes (the client closes its pools; a mount is the user's).
+    """The guard around an inner (sync or async) transport, which it never closes (the
+    client closes its pools; a mount is the user's): credentials only to the origin of
+    ``base_url``, bodies of at most ``max_response_bytes``, a slot of ``limiter`` for each
+    request, the ``user_agent``; ``answered`` is set at the first answer.
 
     Example::
 
@@ -91,6 +95,7 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     limiter: RequestLimiter | None = None
     user_agent: str | None = None
+    answered: threading.Event = attrs.field(factory=threading.Event)
 
     def strip_credentials(self, request: httpx.Request) -> None:
         """Off the base origin: no ``Authorization``, no account header, and no token
@@ -100,9 +105,8 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             if errors.is_token_request(request):
                 message = f"the token request never leaves the base origin ({request.url.host})"
                 error = errors.TokenResponseError(message, request=request)
-                request.extensions[TOKEN_ERROR_EXTENSION] = (
-                    error  # for the auth flow's waiters
-                )
+                # For the auth flow's waiters.
+                request.extensions[TOKEN_ERROR_EXTENSION] = error
                 raise error
             request.headers.pop(ACCOUNT_HEADER, None)
             request.headers.pop("authorization", None)
@@ -122,6 +126,7 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         self, request: httpx.Request, response: httpx.Response
     ) -> ServiceResponse:
         # I/O-free, for both twins: tells the limiter, puts the body behind its bound.
+        self.answered.set()
         if self.limiter is not None:
             self.limiter.observe(response)
         wrapped = ServiceResponse(
@@ -129,8 +134,9 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             headers=response.headers,
             stream=response.stream,
             request=request,
+            extensions=response.extensions,
         )
-        wrapped.extensions, wrapped.limit = response.extensions, self.max_response_bytes
+        wrapped.limit = self.max_response_bytes
         return wrapped
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -160,5 +166,7 @@ def _token_error_kept(request: httpx.Request) -> Iterator[None]:
     except httpx.HTTPError as exc:
         if errors.is_token_request(request):
             typed = errors.error_from_httpx(exc, request=request)
+            # The waiters' retries read the cause (a refused connection, a TLS failure).
+            typed.__cause__ = exc
             request.extensions[TOKEN_ERROR_EXTENSION] = typed
         raise

@@ -993,7 +993,7 @@ def test_waiters_stop_waiting_for_a_leader_whose_loop_stopped_for_good(
     sync_status = in_thread(lambda: client.get_httpx_client().get("/x").status_code)
     assert sync_status == 200
     assert server.token_requests == 2
-    client._family.auth.invalidate("loopback-token-2")  # the next call needs a new one
+    client._shared.auth.invalidate("loopback-token-2")  # the next call needs a new one
 
     async def async_call() -> int:
         response = await client.get_async_httpx_client().get("/x")
@@ -1165,7 +1165,7 @@ def test_a_post_is_retried_only_when_its_token_request_failed() -> None:
         answers["token"] = [
             503
         ] * 9  # now every token request fails: retried, then raised
-        c._family.auth.invalidate("tok-marker")
+        c._shared.auth.invalidate("tok-marker")
         with pytest.raises(ServerError) as failed:
             c.get_httpx_client().post("/shipments", json={})
     assert failed.value.request is not None

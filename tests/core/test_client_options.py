@@ -197,7 +197,7 @@ def test_a_view_shares_the_sync_pool_of_its_client() -> None:
 
 def loop_pool(client: service_api.Client) -> Any:
     """The running loop's pool of the client's direct route."""
-    return client._family.loop_pools[None]._open[asyncio.get_running_loop()][0]
+    return client._shared.loop_pools[None]._open[asyncio.get_running_loop()][0]
 
 
 @pytest.mark.anyio
