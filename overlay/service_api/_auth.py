@@ -28,7 +28,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import copy
-import logging
 import re
 import threading
 import time
@@ -39,11 +38,11 @@ import attrs
 import httpx
 
 from service_api import _errors as errors
+from service_api._logs import logger
 from service_api._protocols import StoredToken, TokenStore
 from service_api._transport import TOKEN_ERROR_EXTENSION
 from service_api_client.models.token_request import TokenRequest
 
-logger = logging.getLogger("service_api")
 _Flow = Generator["httpx.Request | _Refresh", "httpx.Response | None", None]
 _AsyncDriver = AsyncGenerator[httpx.Request, httpx.Response]
 _StoreAction = Callable[[TokenStore], StoredToken | None]
@@ -105,10 +104,7 @@ def parse_token_response(response: httpx.Response) -> tuple[str, int]:
         raise errors.InvalidCredentialsError(message, response=response)
     if status != 200:
         raise errors.error_from_response(response)
-    data: dict[str, object] = {}
-    # Not a JSON object: no access_token.
-    with contextlib.suppress(ValueError, TypeError):
-        data = {**response.json()}
+    data = errors.json_object(response.text)  # not a JSON object: no access_token
     token = data.get("access_token")
     kind = data.get("token_type")
     expires_in = data.get("expires_in")
@@ -218,7 +214,7 @@ class TokenAuth(httpx.Auth):
                 limit = never_worked >= MAX_REFRESHES or len(refused) >= MAX_REPLAYS
                 if not replay or token in refused or limit:
                     return
-                logger.info("401 for %s: replaying with a new token", request.url)
+                logger.info(f"401 for {request.url}: replaying with a new token")
                 self.invalidate(token)
                 refused.append(token)
 
@@ -246,7 +242,7 @@ class TokenAuth(httpx.Auth):
                     assert response is not None  # the drivers answer every request
                     token, lifetime = parse_token_response(response)
                     logger.info(
-                        "bearer token for %s, valid %d s", self.client_id, lifetime
+                        f"bearer token for {self.client_id}, valid {lifetime} s"
                     )
                     expires_at = time.time() + lifetime - (self._clock() - sent_at)
                     saved = StoredToken(token, expires_at)
@@ -296,7 +292,7 @@ class TokenAuth(httpx.Auth):
             if not self._store_failed:
                 self._store_failed = True
                 logger.warning(
-                    "token store unusable (%s): fetching tokens", type(exc).__name__
+                    f"token store unusable ({type(exc).__name__}): fetching tokens"
                 )
             return None
 

@@ -132,6 +132,8 @@ class _RetryingClient:
             ) from cause
         if delay is None:
             raise error from cause
+        # A WARNING: a script that set no logging up still says why it waits. The
+        # figures stay arguments of the record, for handlers that count retries.
         logger.warning(
             "retrying %s %s after %s in %.2f s (retry %d of %d)",
             failed.method,
@@ -296,6 +298,10 @@ class Client(service_api_client.Client):
     loops and :meth:`with_account` children; retries per ``retry`` (or
     ``RetryPolicy(max_retries=...)``, not both), each attempt with the token of that
     moment; honours ``proxy`` or the ``*_PROXY`` environment; raises the typed errors.
+    Each retry waited out is logged at WARNING on the ``service_api`` logger. A connection
+    refused before the service ever answered gives up after at most 3 short retries,
+    saying nothing listens at the base URL (a wrong port, most likely); once it has
+    answered, refused connections have the whole policy (a restarting service).
 
     A setting not given is read from ``SERVICE_API_BASE_URL``, ``SERVICE_API_CLIENT_ID``,
     ``SERVICE_API_CLIENT_SECRET`` or ``SERVICE_API_ACCOUNT_ID`` (a missing one of the

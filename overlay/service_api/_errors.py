@@ -81,7 +81,8 @@ class ServiceApiError(Exception):
 
     def at_page(self, page_number: int, *, items_yielded: int) -> None:
         """Record that this error stopped an iteration at ``page_number``."""
-        self.page_number = self.start_page = page_number
+        self.page_number = page_number
+        self.start_page = page_number
         self.items_yielded = items_yielded
         if self.resumable:
             self.add_note(f"resume with start_page={page_number}")
@@ -101,16 +102,17 @@ class ApiStatusError(ServiceApiError):
     ) -> None:
         response = response or httpx.Response(status_code)
         request = None
-        with contextlib.suppress(
-            RuntimeError
-        ):  # a response built by hand may have none
+        # A response built by hand may have no request.
+        with contextlib.suppress(RuntimeError):
             request = response.request
         super().__init__(message, request=request)
         self.status_code = response.status_code
         self.headers = httpx.Headers(response.headers)
         # Credential fields of a JSON body are blanked where they stand.
-        data = _json_object(body := response.text)
-        if hidden := _SECRET_FIELDS & data.keys():
+        body = response.text
+        data = json_object(body)
+        hidden = _SECRET_FIELDS & data.keys()
+        if hidden:
             body = json.dumps(
                 {k: "[redacted]" if k in hidden else v for k, v in data.items()}
             )
@@ -123,7 +125,7 @@ class ApiStatusError(ServiceApiError):
 
     def _field(self, name: str) -> str | None:
         # A string field of the body, if it is a JSON object.
-        value = _json_object(self.body).get(name)
+        value = json_object(self.body).get(name)
         return value if isinstance(value, str) else None
 
 
@@ -268,7 +270,7 @@ def challenge(headers: httpx.Headers, name: str) -> str | None:
     return found[2] or re.sub(r"\\(.)", r"\1", found[1])
 
 
-def _json_object(text: str) -> dict[str, object]:
+def json_object(text: str) -> dict[str, object]:
     """``text`` parsed if it is a JSON object, else empty (a hostile body never raises)."""
     with contextlib.suppress(ValueError, RecursionError):
         if isinstance(data := json.loads(text), dict):

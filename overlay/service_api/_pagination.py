@@ -37,8 +37,9 @@ from service_api._page_plan import MAX_PAGE_SIZE, PageOptions, PagePlan, id_key
 from service_api_client import Client
 
 T = TypeVar("T")
-T_co = TypeVar("T_co", covariant=True)
-M_co = TypeVar("M_co", bound="PageModel[Any]", covariant=True)
+# A variance is read by type checkers only (make typecheck), never at run time.
+T_co = TypeVar("T_co", covariant=True)  # pragma: no mutate
+M_co = TypeVar("M_co", bound="PageModel[Any]", covariant=True)  # pragma: no mutate
 
 
 class PageModel(Protocol[T_co]):
@@ -51,10 +52,12 @@ class PageModel(Protocol[T_co]):
             return len(page.data)
     """
 
-    @property
+    # The protocols are read by type checkers only (not runtime_checkable): their
+    # decorators do nothing at run time.
+    @property  # pragma: no mutate
     def data(self) -> Sequence[T_co]: ...
 
-    @property
+    @property  # pragma: no mutate
     def total_records(self) -> int: ...
 
 
@@ -69,7 +72,7 @@ class ListOperation(Protocol[M_co]):
             return list(service_api.paginate(endpoint, client))
     """
 
-    @property
+    @property  # pragma: no mutate (read by type checkers only)
     def SUCCESS_MODEL(self) -> type[M_co]: ...
 
 
@@ -352,7 +355,8 @@ class Pager(Generic[M_co]):
                 )
                 pending.pop(number, None)
                 # Let a queued task send its request before this parse.
-                await asyncio.sleep(0)  # pragma: no mutate (any delay <= 0 is one pass)
+                # (sleep treats any delay <= 0 alike: one pass of the loop).
+                await asyncio.sleep(0)  # pragma: no mutate
                 page = self._checked_page(plan, number, response)
                 for ahead in plan.pages_ahead(number):
                     pending[ahead] = asyncio.ensure_future(

@@ -81,8 +81,9 @@ class LoopPools(httpx.AsyncBaseTransport):
             # Started in this loop: it is finalized when the loop ends.
             await anext(holder)
             self.drop_closed()
+            entry = (transport, holder)
             with self._lock:
-                entry = self._open[loop] = (transport, holder)
+                self._open[loop] = entry
         return await entry[0].handle_async_request(request)
 
     async def _close_at_end(
@@ -93,7 +94,8 @@ class LoopPools(httpx.AsyncBaseTransport):
         finally:
             loop = asyncio.get_running_loop()
             with self._lock:
-                if self._open.get(loop, (None,))[0] is transport:  # the loop ends
+                # The loop ends: forget its entry, unless aclose() already replaced it.
+                if transport in self._open.get(loop, ()):
                     del self._open[loop]
             await transport.aclose()
 
@@ -102,7 +104,8 @@ class LoopPools(httpx.AsyncBaseTransport):
         with self._lock:
             entry = self._open.pop(asyncio.get_running_loop(), None)
         if entry is not None:
-            await entry[1].aclose()  # its ``finally`` closes the transport
+            _, holder = entry
+            await holder.aclose()  # its ``finally`` closes the transport
 
     def drop_closed(self) -> None:
         """Forget the transports of loops closed by hand (``asyncio.run`` finalizes its

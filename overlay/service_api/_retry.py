@@ -12,6 +12,7 @@ import datetime
 import email.utils
 import math
 import random
+from typing import Any
 
 import attrs
 import httpx
@@ -22,6 +23,10 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 #: Failures that prove nothing was sent: no connection was made.
 UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout)
+
+
+#: The validator of every count and delay of a policy (ints and floats alike).
+_NOT_NEGATIVE: Any = attrs.validators.ge(0)
 
 
 @attrs.frozen(kw_only=True)
@@ -37,7 +42,9 @@ class RetryPolicy:
     The defaults ride out a bad half-minute: 8 retries, waits capped at 0.25 s, 0.5 s, 1 s,
     2 s, 4 s, then 8 s (at most ~32 s in all), so that a page survives one answer in
     four failing (the chaos test in ``tests/reliability`` exports through that with
-    these defaults). A page request has no other retry layer.
+    these defaults). A page request has no other retry layer. A connection refused before
+    the service ever answered the client has a shorter budget
+    (:func:`first_contact_policy`): nothing may listen at the base URL.
 
     Example::
 
@@ -45,11 +52,11 @@ class RetryPolicy:
         client = service_api.Client(url, client_id, secret, retry=policy)
     """
 
-    max_retries: int = attrs.field(default=8, validator=attrs.validators.ge(0))
-    initial_delay: float = attrs.field(default=0.25, validator=attrs.validators.ge(0))
-    max_delay: float = attrs.field(default=8.0, validator=attrs.validators.ge(0))
+    max_retries: int = attrs.field(default=8, validator=_NOT_NEGATIVE)
+    initial_delay: float = attrs.field(default=0.25, validator=_NOT_NEGATIVE)
+    max_delay: float = attrs.field(default=8.0, validator=_NOT_NEGATIVE)
     jitter: bool = True
-    max_retry_after: float = attrs.field(default=60.0, validator=attrs.validators.ge(0))
+    max_retry_after: float = attrs.field(default=60.0, validator=_NOT_NEGATIVE)
     retry_statuses: frozenset[int] = attrs.field(
         default=RETRY_STATUSES, converter=frozenset
     )
@@ -74,9 +81,8 @@ def parse_retry_after(
         when = email.utils.parsedate_to_datetime(text)
     except (ValueError, OverflowError):  # not a date either (or empty, or out of range)
         return None
-    when = when.replace(
-        tzinfo=when.tzinfo or datetime.UTC
-    )  # "-0000" gives a naive time
+    # "-0000" gives a naive time.
+    when = when.replace(tzinfo=when.tzinfo or datetime.UTC)
     now = now or datetime.datetime.now(datetime.UTC)
     return max(0.0, (when - now).total_seconds())
 
@@ -125,9 +131,7 @@ def retry_delay(
     # Exponential backoff, capped, with full jitter if enabled.
     try:
         ceiling = min(policy.max_delay, math.ldexp(policy.initial_delay, attempt))
-    except (
-        OverflowError
-    ):  # initial_delay * 2 ** attempt is past any float: past the cap
+    except OverflowError:  # initial_delay * 2 ** attempt is past any float: the cap
         ceiling = policy.max_delay
     return (rng or random).uniform(0.0, ceiling) if policy.jitter else ceiling
 

@@ -47,10 +47,8 @@ class ServiceResponse(httpx.Response):
         """The parsed body; :class:`InvalidResponseError` (a ``ValueError``) if not JSON."""
         try:
             return super().json(**kwargs)
-        except (
-            ValueError,
-            RecursionError,
-        ):  # too deeply nested is not JSON for us either
+        # Too deeply nested is not JSON for us either.
+        except (ValueError, RecursionError):
             raise self._refused("is not valid JSON") from None
 
     def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
