@@ -127,8 +127,10 @@ class Page(Generic[M_co]):
         return tuple(data[index] for index in self._kept)
 
     def __repr__(self) -> str:
-        model = type(self.model).__name__
-        return f"Page(number={self.number}, items={len(self._kept)}, model={model})"
+        return (
+            f"Page(number={self.number}, items={len(self._kept)}, "
+            f"model={type(self.model).__name__})"
+        )
 
 
 class InvalidRecordError(errors.InvalidResponseError):

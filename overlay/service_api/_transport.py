@@ -72,8 +72,11 @@ class ServiceResponse(httpx.Response):
             yield chunk
 
     def _refused(self, problem: str) -> errors.InvalidResponseError:
-        what = f"{self.status_code} answer to {self.request.method} {self.request.url}"
-        return errors.InvalidResponseError(f"{what} {problem}", request=self.request)
+        return errors.InvalidResponseError(
+            f"{self.status_code} answer to {self.request.method} {self.request.url} "
+            f"{problem}",
+            request=self.request,
+        )
 
 
 @attrs.frozen
@@ -101,8 +104,11 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         # The origin: scheme, host and port (httpx gives a default port as None).
         if request.url.join("/") != self.base_url.join("/"):
             if errors.is_token_request(request):
-                message = f"the token request never leaves the base origin ({request.url.host})"
-                error = errors.TokenResponseError(message, request=request)
+                error = errors.TokenResponseError(
+                    "the token request never leaves the base origin "
+                    f"({request.url.host})",
+                    request=request,
+                )
                 # For the auth flow's waiters.
                 request.extensions[TOKEN_ERROR_EXTENSION] = error
                 raise error
@@ -117,8 +123,10 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         # I/O-free, for both twins: the guard, and an inner transport that serves this side.
         self.strip_credentials(request)
         if not isinstance(self._inner, side):
-            name = type(self._inner).__name__
-            raise TypeError(f"the transport ({name}) serves {served} requests only")
+            raise TypeError(
+                f"the transport ({type(self._inner).__name__}) serves {served} "
+                "requests only"
+            )
 
     def _bound(
         self, request: httpx.Request, response: httpx.Response
@@ -142,7 +150,8 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         with _token_error_kept(request):
             self._before_sending(request, httpx.BaseTransport, "async")
             # Here every request on the wire asks the limiter (token requests too).
-            while self.limiter is not None and (wait := self.limiter.try_acquire()):
+            limiter = self.limiter
+            while limiter is not None and (wait := limiter.try_acquire()):
                 time.sleep(wait)
             return self._bound(request, self._inner.handle_request(request))
 
@@ -151,7 +160,8 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         with _token_error_kept(request):
             self._before_sending(request, httpx.AsyncBaseTransport, "sync")
             # The limiter is polled (it may be shared with other processes): no event to await.
-            while self.limiter is not None and (wait := self.limiter.try_acquire()):  # noqa: ASYNC110
+            limiter = self.limiter
+            while limiter is not None and (wait := limiter.try_acquire()):  # noqa: ASYNC110
                 await asyncio.sleep(wait)
             return self._bound(request, await self._inner.handle_async_request(request))
 
