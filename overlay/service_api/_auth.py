@@ -28,6 +28,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import copy
+import operator
 import re
 import threading
 import time
@@ -80,8 +81,9 @@ class _Refresh(concurrent.futures.Future["errors.ServiceApiError | None"]):
 
     def can_wait(self, loop: asyncio.AbstractEventLoop | None) -> bool:
         """Whether a waiter in this thread, in ``loop`` (``None``: a sync one), can wait."""
+        # Event loops compare by identity alone: operator.is_ says so.
         return self.thread != threading.get_ident() or (
-            loop is not None and loop is self.loop
+            loop is not None and operator.is_(loop, self.loop)
         )
 
 

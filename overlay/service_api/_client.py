@@ -195,12 +195,15 @@ def _check_httpx_args(args: dict[str, Any]) -> None:
     silently never be used."""
     around = [name for name in ("app", "auth", "base_url", "proxies") if name in args]
     if around:
+        names = ", ".join(repr(name) for name in around)
         raise TypeError(
-            f"httpx_args must not contain {around[0]!r} (docs: No way around the guard)"
+            f"httpx_args must not contain {names} (docs: No way around the guard)"
         )
     if args.get("transport") is not None and args.get("proxy") is not None:
-        message = "pass proxy or httpx_args 'transport', not both: a proxy route never reaches it"
-        raise TypeError(f"'transport' and 'proxy' exclude each other ({message})")
+        raise TypeError(
+            "'transport' and 'proxy' exclude each other (pass proxy or httpx_args "
+            "'transport', not both: a proxy route never reaches it)"
+        )
     mounts = args.get("mounts") or {}
     kinds = httpx.BaseTransport | httpx.AsyncBaseTransport | None
     if not isinstance(mounts, Mapping) or not all(
@@ -496,8 +499,10 @@ class Client(service_api_client.Client):
         if isinstance(cause, errors.ServiceApiError):  # a body not JSON: its own error
             return cause
         request = response.request
-        where = f"{request.method} {request.url.path}"
-        message = f"{where}: unreadable answer ({type(cause).__name__}: {cause})"
+        message = (
+            f"{request.method} {request.url.path}: unreadable answer "
+            f"({type(cause).__name__}: {cause})"
+        )
         return errors.InvalidResponseError(message[:300], request=request)
 
     def with_account(self, account_id: str | None) -> Client:

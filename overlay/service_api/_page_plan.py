@@ -159,18 +159,17 @@ class PagePlan:
                     f"page {number}: envelope field {wire!r} is missing or not a count"
                 )
                 raise InvalidResponseError(msg)
-        if model.page_number != number:
-            msg = (
-                f"page {number}: asked for page {number}, "
-                f"the server answered page {model.page_number}"
-            )
-            raise InconsistentPageError(msg, page_number=number)
-        if model.page_size != self.page_size:
-            msg = (
-                f"page {number}: asked for pageSize {self.page_size}, "
-                f"the server answered pageSize {model.page_size}"
-            )
-            raise InconsistentPageError(msg, page_number=number)
+        echoes = [
+            ("page", number, model.page_number),
+            ("pageSize", self.page_size, model.page_size),
+        ]
+        for what, asked, answered in echoes:
+            if answered != asked:
+                msg = (
+                    f"page {number}: asked for {what} {asked}, "
+                    f"the server answered {what} {answered}"
+                )
+                raise InconsistentPageError(msg, page_number=number)
         return model.total_records, model.data
 
     def _track_total(self, total: int, number: int) -> None:

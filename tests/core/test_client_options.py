@@ -128,6 +128,9 @@ def test_with_options_refuses_both_retry_forms_and_a_negative_count() -> None:
         client.with_options(max_retries=1, retry=service_api.RetryPolicy())
     with pytest.raises(ValueError, match="max_retries"):
         client.with_options(max_retries=-1)
+    # Keywords only: a bare number could be taken for a count or a timeout.
+    with pytest.raises(TypeError, match="positional"):
+        client.with_options(5)  # type: ignore[call-arg]
 
 
 # ---- with_options: timeout and headers ------------------------------------------------------

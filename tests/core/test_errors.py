@@ -638,3 +638,15 @@ def test_only_a_404_from_a_url_without_the_prefix_advises_on_the_base_url(
             status,
             message,
         )
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [(404, "Not Found"), (503, "Service Unavailable"), (599, "error")],
+)
+def test_a_status_error_begins_with_the_status_and_its_reason(
+    status: int, said: str
+) -> None:
+    # A status without a reason phrase of its own says "error".
+    message = str(error_from_response(answer(status)))
+    assert message.startswith(f"{status} {said} for GET {BASE}/shipments")
