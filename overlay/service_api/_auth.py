@@ -261,7 +261,8 @@ class TokenAuth(httpx.Auth):
             raise
         finally:
             with self._lock:
-                if self._refresh is refresh:  # never a newer one
+                # Never a newer one (a refresh is told by identity alone).
+                if operator.is_(self._refresh, refresh):
                     self._refresh = None
             refresh.set_result(error)
 

@@ -452,6 +452,8 @@ def test_the_documented_bounds_of_waiting_and_replaying() -> None:
         ({"access_token": None}, "has no access_token that is a header value"),
         ({"access_token": "two words"}, "has no access_token that is a header value"),
         ({"token_type": "MAC"}, "not Bearer"),
+        ({"token_type": "Basic"}, "not Bearer"),  # sorts before Bearer: none other is
+        ({"token_type": "bear"}, "not Bearer"),
         ({"expires_in": "0"}, "expires_in"),
         ({"expires_in": "3600.5"}, "expires_in"),
         ({"expires_in": "99999999"}, "expires_in"),
@@ -1180,3 +1182,13 @@ def test_the_token_request_accepts_text_plain_and_reads_the_json_it_gets(
     with service_api.Client(server.base_url, "cid", SECRET, None) as client:
         assert client.get_httpx_client().get("/shipments").status_code == 200
     assert server.accepts == ["text/plain"]
+
+
+def test_each_token_auth_is_its_own_and_hashable() -> None:
+    # Two with the same settings hold two tokens: they are never equal, and each can key
+    # a dict or a set.
+    first = TokenAuth(BASE, "cid", SECRET)
+    second = TokenAuth(BASE, "cid", SECRET)
+    assert first != second
+    assert first == first
+    assert len({first, second}) == 2
