@@ -191,6 +191,7 @@ class TokenAuth(httpx.Auth):
         Only the two drivers below call it, hence the wider type than httpx's.
         """
         refused: list[str] = []
+        replays_left = MAX_REPLAYS
         while True:
             token, leads = self.claim(self._clock())
             if isinstance(token, _Refresh) and leads:
@@ -213,12 +214,13 @@ class TokenAuth(httpx.Auth):
                 # Only tokens that never worked count against MAX_REFRESHES: a server that
                 # refuses every token is given up on soon, a revoked token is replaced.
                 never_worked = sum(t not in self.proven for t in refused)
-                limit = never_worked >= MAX_REFRESHES or len(refused) >= MAX_REPLAYS
+                limit = never_worked >= MAX_REFRESHES or not replays_left
                 if not replay or token in refused or limit:
                     return
                 logger.info(f"401 for {request.url}: replaying with a new token")
                 self.invalidate(token)
                 refused.append(token)
+                replays_left -= 1
 
     def _fetch(self, refresh: _Refresh, store: TokenStore | None) -> _Flow:
         """Adopt the store's token (for its remaining lifetime), or fetch one and save it

@@ -42,10 +42,10 @@ def proxy_routes(proxy: Any, trust_env: bool) -> dict[str, httpx.Proxy | None]:
 
         proxy_routes("http://proxy:3128", True)   # {"all://": Proxy("http://proxy:3128")}
     """
-    if isinstance(proxy, httpx.Proxy):
-        return {"all://": proxy}
     if proxy is not None:
-        return {"all://": httpx.Proxy(proxy)}
+        return {
+            "all://": proxy if isinstance(proxy, httpx.Proxy) else httpx.Proxy(proxy)
+        }
     routes: dict[str, httpx.Proxy | None] = {}
     found = urllib.request.getproxies() if trust_env else {}
     for scheme, url in found.items():
@@ -157,8 +157,9 @@ class SharedResources:
         if self.transport is not None:  # httpx ignores the environment's proxies then
             transport = self.guarded(self.transport)
             return self.args | {"transport": transport, "mounts": self.mounts}
+        # A pattern without a proxy (NO_PROXY) is served by the direct pool.
         mounts = {
-            pattern: None if proxy is None else self.pool(pool_class, proxy)
+            pattern: self.pool(pool_class, proxy)
             for pattern, proxy in self.proxies.items()
         }
         transport = self.pool(pool_class, None)

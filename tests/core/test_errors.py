@@ -650,3 +650,24 @@ def test_a_status_error_begins_with_the_status_and_its_reason(
     # A status without a reason phrase of its own says "error".
     message = str(error_from_response(answer(status)))
     assert message.startswith(f"{status} {said} for GET {BASE}/shipments")
+
+
+def test_a_challenge_is_read_in_its_first_4096_characters_only() -> None:
+    # The cap keeps a hostile header cheap to parse: a value is cut where the cap falls.
+    header = "Bearer error=" + "a" * 10_000
+    assert challenge(www(header), "error") == "a" * (4096 - len("Bearer error="))
+    late = "Bearer " + " " * 4096 + 'error="x"'
+    assert challenge(www(late), "error") is None
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (499, service_api.ApiStatusError),
+        (500, service_api.ServerError),
+        (599, service_api.ServerError),
+        (418, service_api.ApiStatusError),
+    ],
+)
+def test_from_500_up_a_status_is_a_server_error(status: int, kind: type) -> None:
+    assert type(error_from_response(answer(status))) is kind
