@@ -148,7 +148,8 @@ class InvalidRecordError(errors.InvalidResponseError):
     Example::
 
         except service_api.InvalidRecordError as exc:
-            quarantine(exc.raw_items); resume_from = exc.start_page + 1
+            quarantine(exc.raw_items)
+            resume_from = exc.start_page + 1
     """
 
     def __init__(
