@@ -12,8 +12,9 @@ from service_api import RetryPolicy
 from service_api._logs import log_response
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 
-# Runs in the child: a call, an expired token (401, refresh, replay), then retried
-# faults. The environment gives it the settings, as the variables would a user's app.
+# Runs in the child: a call, an expired token (the clock moved past its 60 s: 401,
+# refresh, replay), then retried faults. The environment gives it the settings, as the
+# variables would a user's app. A token of 60 s outlives a slow machine's run.
 SCRIPT = """
 import sys
 
@@ -26,7 +27,7 @@ control = sys.argv[1]
 
 with service_api.Client() as client:
     list_shipments.sync(client=client)
-    httpx.post(control + "/__mock__/clock", json={"advance": 10}).raise_for_status()
+    httpx.post(control + "/__mock__/clock", json={"advance": 120}).raise_for_status()
     list_shipments.sync(client=client)
     faults = {"fault_rate": 1.0, "retry_after": 0.01}
     httpx.post(control + "/__mock__/faults", json=faults).raise_for_status()
@@ -72,7 +73,7 @@ def assert_no_secret(output: str, mock: RunningMock, tokens: int = 2) -> None:
 def test_debug_logs_one_line_per_answer_retries_and_refreshes(
     mock: RunningMock,
 ) -> None:
-    mock.service.reset(token_ttl=2)
+    mock.service.reset(token_ttl=60)
     output = run_child(mock, "debug")
     lines = output.splitlines()
     answers = [line for line in lines if " DEBUG service_api] GET " in line]
@@ -91,7 +92,7 @@ def test_debug_logs_one_line_per_answer_retries_and_refreshes(
 
 
 def test_info_logs_retries_and_refreshes_but_not_each_answer(mock: RunningMock) -> None:
-    mock.service.reset(token_ttl=2)
+    mock.service.reset(token_ttl=60)
     output = run_child(mock, "INFO")
     assert " WARNING service_api] retrying GET" in output
     assert " INFO service_api] bearer token for " in output
