@@ -36,6 +36,7 @@ SERVICE_API = [
     "Page",
     "PageModel",
     "Pager",
+    "Pages",
     "PaginationWarning",
     "PermissionDeniedError",
     "RateLimitError",
