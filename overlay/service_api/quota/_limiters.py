@@ -246,13 +246,16 @@ class LearnedQuota:
 
 
 class RecordInMemory:
-    """The record in this process: alone, or in an outage of the shared store."""
+    """The record in this process: alone, or in an outage of the shared store.
+
+    ``quota`` is the record itself here; in a store, the record as last read there.
+    """
 
     errors: stores.Errors = ()
+    name = "in-process"
 
     def __init__(self, quota: LearnedQuota) -> None:
         self.quota = quota
-        self.name = "in-process"
 
     def update(self, change: Callable[[LearnedQuota], _T]) -> _T:
         """Apply ``change`` to the record (in one transaction, in a store); its result."""
@@ -270,6 +273,7 @@ class RecordInSQLite(RecordInMemory):
     def __init__(self, path: str, key: str) -> None:
         self.name = repr(str(stores.in_existing_directory(path, "rate store")))
         self._key = stores.digest(key)
+        self.quota = LearnedQuota()
         message = f"cannot use {self.name} as a rate store"
         with stores.store_errors(self.errors, message):
             self._db = sqlite3.connect(
@@ -291,12 +295,12 @@ class RecordInSQLite(RecordInMemory):
     def update(self, change: Callable[[LearnedQuota], _T]) -> _T:
         with self._db:  # commits, or rolls back on an error
             self._db.execute("BEGIN IMMEDIATE")
-            found = self._db.execute(
+            row = self._db.execute(
                 "SELECT quota FROM learned WHERE key=?", [self._key]
-            )
-            row = found.fetchone()
+            ).fetchone()
             quota = LearnedQuota.decode(None if row is None else row[0])
             result = change(quota)
+            self.quota = quota
             self._db.execute(
                 "REPLACE INTO learned VALUES (?, ?)", [self._key, quota.encode()]
             )
@@ -317,6 +321,7 @@ class RecordInRedis(RecordInMemory):
         self._key = f"service-api:learned:{stores.digest(key)}"
         self.errors = (redis.RedisError, ValueError)
         self.connection = stores.redis_connection(url, "SERVICE_API_RATE_STORE")
+        self.quota = LearnedQuota()
 
     def update(self, change: Callable[[LearnedQuota], _T]) -> _T:
         # The result of the last try: redis-py tries again after a WatchError.
@@ -325,6 +330,7 @@ class RecordInRedis(RecordInMemory):
         def transaction(pipe: redis.client.Pipeline) -> None:
             quota = LearnedQuota.decode(pipe.get(self._key))
             results[:] = [change(quota)]
+            self.quota = quota
             pipe.multi()
             # Forgotten after a day unused.
             pipe.set(self._key, quota.encode(), ex=86_400)
@@ -394,20 +400,14 @@ class AdaptiveRateLimiter:
         # This process's own record while the store fails; None while it answers.
         self._alone: RecordInMemory | None = None
         self._rejoin_at = 0.0
-        self._known = LearnedQuota()  # the shared record as last read
         self._clock = clock
         if store is not None:
             self._clock = time.time  # the store's: the wall clock
             self._shared = record_in_store(store, key)
-
         # Read and written once now: unreachable, unwritable or corrupt is an error here.
-        def seen(quota: LearnedQuota) -> None:
-            quota.seen[self._me] = self._clock()
-            self._known = quota
-
         message = f"cannot use {self._shared.name} as a rate store"
         with stores.store_errors(self._shared.errors, message):
-            self._shared.update(seen)
+            self._shared.update(self._join)
 
     def __repr__(self) -> str:
         where = self._shared.name if self._alone is None else "in-process fallback"
@@ -417,8 +417,8 @@ class AdaptiveRateLimiter:
     def per_minute(self) -> float | None:
         """The rate it allows now, or ``None`` while it has learnt none (in this process;
         from a store: as last read)."""
-        quota = self._known if self._alone is None else self._alone.quota
-        return None if quota.rate is None else quota.rate * 60.0
+        rate = (self._alone or self._shared).quota.rate
+        return None if rate is None else rate * 60.0
 
     def try_acquire(self) -> float:
         """``0.0`` and one slot taken, or the seconds until one frees."""
@@ -443,24 +443,19 @@ class AdaptiveRateLimiter:
             self._shared.close()
 
     def _update(self, change: Callable[[LearnedQuota], _T]) -> _T:
-        def remembered(quota: LearnedQuota) -> _T:
-            result = change(quota)
-            self._known = quota
-            return result
-
         with self._lock:
             now = self._clock()
             if self._alone is not None and now >= self._rejoin_at:
                 self._rejoin(now)
             if self._alone is None:
                 try:
-                    return self._shared.update(remembered)
+                    return self._shared.update(change)
                 except self._shared.errors as exc:
                     self._alone = self._fall_back(now, exc)
             return self._alone.update(change)
 
     def _fall_back(self, now: float, exc: BaseException) -> RecordInMemory:
-        known = self._known
+        known = self._shared.quota
         live = max(1, sum(1 for seen in known.seen.values() if seen > now - LIVE))
         rate = None if known.rate is None else known.rate / live
         shown = "not learned yet" if rate is None else f"{rate * 60:.1f} a minute"
@@ -482,18 +477,18 @@ class AdaptiveRateLimiter:
         )
         return RecordInMemory(quota)
 
+    def _join(self, quota: LearnedQuota) -> None:
+        """Leave this process's heartbeat in the shared record."""
+        now = self._clock()
+        quota.seen[self._me] = now
+        if quota.rate is None:  # a store that came back empty: the rate it had
+            quota.rate = self._shared.quota.rate
+            quota.changed_at = now
+
     def _rejoin(self, now: float) -> None:
         self._rejoin_at = next_rejoin(now)
-        known = self._known
-
-        def join(quota: LearnedQuota) -> None:
-            quota.seen[self._me] = now
-            if quota.rate is None:  # a store that came back empty: the rate it had
-                quota.rate = known.rate
-                quota.changed_at = now
-
         try:
-            self._shared.update(join)
+            self._shared.update(self._join)
         except self._shared.errors:
             return
         logger.info("the shared rate store %s is back: shared again", self._shared.name)
