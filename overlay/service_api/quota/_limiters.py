@@ -501,10 +501,10 @@ class AdaptiveRateLimiter:
 @dataclasses.dataclass
 class _Budget:
     """Where a fixed budget is counted: its pyrate-limiter bucket, the lock held from
-    reading the clock to writing the entry, its name for messages and the errors it
-    fails with. In a store, the processes' heartbeats are kept beside it, in a learned
-    quota record of their own (only its heartbeats used: one format and one kind of
-    transaction for both limiters).
+    reading the clock to writing the entry, its name for messages, and the processes'
+    heartbeats beside it, in a learned quota record of their own (only its heartbeats
+    used: one format and one kind of transaction for both limiters), whose errors are
+    the budget's. In this process, that record is in memory and holds this process only.
 
     Every bucket is stamped in microseconds (pyrate-limiter reads them as milliseconds,
     its rates in the same unit): a wait rounded up to a whole millisecond would slow a
@@ -514,8 +514,7 @@ class _Budget:
     bucket: AbstractBucket
     lock: AbstractContextManager[object]
     name: str
-    errors: stores.Errors = ()
-    heartbeats: RecordInMemory | None = None
+    heartbeats: RecordInMemory
 
     def beat(self, me: str, now: float) -> int:
         """Leave process ``me``'s heartbeat; how many processes left one in the last
@@ -528,19 +527,19 @@ class _Budget:
             }
             return len(quota.seen)
 
-        assert self.heartbeats is not None
         return self.heartbeats.update(beat)
 
     def close(self) -> None:
-        with contextlib.suppress(*self.errors):
+        with contextlib.suppress(*self.heartbeats.errors):
             self.bucket.close()
-            if self.heartbeats is not None:
-                self.heartbeats.close()
+            self.heartbeats.close()
 
 
 def _in_memory(per_minute: float, name: str) -> _Budget:
     interval = max(1, round(60_000_000 / per_minute))
-    return _Budget(StateBucket([Rate(1, interval)]), contextlib.nullcontext(), name)
+    bucket = StateBucket([Rate(1, interval)])
+    heartbeats = RecordInMemory(LearnedQuota())
+    return _Budget(bucket, contextlib.nullcontext(), name, heartbeats)
 
 
 def _in_store(url: str, per_minute: float, *, key: str, window: float) -> _Budget:
@@ -560,7 +559,7 @@ def _in_store(url: str, per_minute: float, *, key: str, window: float) -> _Budge
             bucket = SQLiteBucket.init_from_file(
                 rates, f"rate_{name}", path, use_file_lock=True
             )
-        return _Budget(bucket, bucket.lock, f"sqlite:{path}", in_file.errors, in_file)
+        return _Budget(bucket, bucket.lock, f"sqlite:{path}", in_file)
     from pyrate_limiter import RedisBucket
 
     # One connection for both: the bucket's has nothing to close it.
@@ -570,7 +569,7 @@ def _in_store(url: str, per_minute: float, *, key: str, window: float) -> _Budge
     with stores.store_errors(in_redis.errors, f"cannot use {in_redis.name}"):
         bucket = RedisBucket.init(rates, connection, name)
     lock = connection.lock(f"{name}:lock", timeout=TIMEOUT, blocking_timeout=TIMEOUT)
-    return _Budget(bucket, lock, in_redis.name, in_redis.errors, in_redis)
+    return _Budget(bucket, lock, in_redis.name, in_redis)
 
 
 class RateLimiter:
@@ -643,10 +642,9 @@ class RateLimiter:
             budget = self._budget
             try:
                 wait = self._take(budget)
-                beat_due = self._clock() - self._beat_at >= HEARTBEAT
-                if budget.heartbeats is not None and beat_due:
+                if self._clock() - self._beat_at >= HEARTBEAT:
                     self._beat(budget)
-            except budget.errors as exc:
+            except budget.heartbeats.errors as exc:
                 self._fall_back(exc)
                 return self.try_acquire()
             return wait
@@ -685,7 +683,7 @@ class RateLimiter:
         :class:`StoreError` if it cannot be used."""
         budget = self._open()
         message = f"cannot use {budget.name} as a rate store"
-        with stores.store_errors(budget.errors, message):
+        with stores.store_errors(budget.heartbeats.errors, message):
             self._beat(budget)
         return budget
 
