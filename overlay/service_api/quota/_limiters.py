@@ -37,6 +37,7 @@ from pyrate_limiter import (
     Decision,
     Rate,
     RateItem,
+    RedisBucket,
     SQLiteBucket,
     StateBucket,
 )
@@ -271,6 +272,7 @@ class RecordInSQLite(RecordInMemory):
     errors = (sqlite3.Error, OSError, ValueError)
 
     def __init__(self, path: str, key: str) -> None:
+        self.path = path
         self.name = repr(str(stores.in_existing_directory(path, "rate store")))
         self._key = stores.digest(key)
         self.quota = LearnedQuota()
@@ -550,26 +552,22 @@ def _in_store(url: str, per_minute: float, *, key: str, window: float) -> _Budge
     rates = [Rate(limit, max(1, math.ceil(limit * 60_000_000 / per_minute)))]
     name = stores.digest(key)
     # A key of their own: the heartbeats of a fixed budget are not a learned quota's.
-    heartbeats_key = f"{key}\nfixed budget"
-    path = stores.store_path(url, "rate_store", "sqlite")
-    if path is not None:
-        in_file = RecordInSQLite(path, heartbeats_key)
-        # filelock's Timeout is an OSError, one of the errors of the file.
-        with stores.store_errors(in_file.errors, f"cannot use {in_file.name}"):
+    heartbeats = record_in_store(url, f"{key}\nfixed budget")
+    # filelock's Timeout is an OSError, one of the errors of the file.
+    with stores.store_errors(heartbeats.errors, f"cannot use {heartbeats.name}"):
+        if isinstance(heartbeats, RecordInSQLite):
+            path = heartbeats.path
             bucket = SQLiteBucket.init_from_file(
                 rates, f"rate_{name}", path, use_file_lock=True
             )
-        return _Budget(bucket, bucket.lock, f"sqlite:{path}", in_file)
-    from pyrate_limiter import RedisBucket
-
-    # One connection for both: the bucket's has nothing to close it.
-    in_redis = RecordInRedis(url, heartbeats_key)
-    connection = in_redis.connection
-    name = f"service-api:rate:{name}"
-    with stores.store_errors(in_redis.errors, f"cannot use {in_redis.name}"):
+            return _Budget(bucket, bucket.lock, f"sqlite:{path}", heartbeats)
+        assert isinstance(heartbeats, RecordInRedis)
+        # One connection for both: the bucket's has nothing to close it.
+        connection = heartbeats.connection
+        name = f"service-api:rate:{name}"
         bucket = RedisBucket.init(rates, connection, name)
     lock = connection.lock(f"{name}:lock", timeout=TIMEOUT, blocking_timeout=TIMEOUT)
-    return _Budget(bucket, lock, in_redis.name, in_redis)
+    return _Budget(bucket, lock, heartbeats.name, heartbeats)
 
 
 class RateLimiter:
