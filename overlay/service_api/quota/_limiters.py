@@ -431,9 +431,8 @@ class AdaptiveRateLimiter:
         rate-limit headers."""
         status = response.status_code
         now = self._clock()
-        pause = None
-        if status == 429:
-            pause = parse_retry_after(response.headers.get("retry-after"))
+        # Read from a 429 only (learn's rule).
+        pause = parse_retry_after(response.headers.get("retry-after"))
         stated = stated_quota(response.headers, now)
         self._update(
             lambda quota: quota.learn(now, status, retry_after=pause, stated=stated)
