@@ -87,21 +87,22 @@ def stated_quota(
         stated_quota({"RateLimit-Policy": '"default";q=100;w=60'}, time.time())  # (1.66.., None)
     """
     fields = {name.lower(): value for name, value in headers.items()}
+    items = [
+        *re.split(r"[;,]", fields.get("ratelimit", "")),
+        *re.split(r"[;,]", fields.get("ratelimit-policy", "")),
+    ]
+    # One header each: ratelimit-limit, x-ratelimit-reset, ...
+    for prefix in ("ratelimit-", "x-ratelimit-"):
+        for name in ("limit", "remaining", "reset"):
+            items.append(f"{name}={fields.get(prefix + name, '')}")
     found: dict[str, float] = {}
-    for field in ("ratelimit", "ratelimit-policy", "ratelimit-", "x-ratelimit-"):
-        if field.endswith("-"):
-            # One header each: ratelimit-limit, x-ratelimit-reset, ...
-            names = ("limit", "remaining", "reset")
-            parts = [(name, "=", fields.get(field + name, "")) for name in names]
-        else:
-            items = re.split(r"[;,]", fields.get(field, ""))
-            parts = [item.strip().partition("=") for item in items]
-        for name, _, value in parts:
-            # A bare number is an early draft's limit: "100;w=60".
-            with contextlib.suppress(ValueError):
-                number = float((value or name).strip('"'))
-                if math.isfinite(number):
-                    found.setdefault(name.lower() if value else "limit", number)
+    for item in items:
+        name, _, value = item.strip().partition("=")
+        # A bare number is an early draft's limit: "100;w=60".
+        with contextlib.suppress(ValueError):
+            number = float((value or name).strip('"'))
+            if math.isfinite(number):
+                found.setdefault(name.lower() if value else "limit", number)
     remaining = found.get("r", found.get("remaining"))
     reset = found.get("t", found.get("reset"))
     if reset is not None and reset > 1e9:
