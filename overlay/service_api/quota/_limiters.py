@@ -37,6 +37,7 @@ from pyrate_limiter import (
     Decision,
     Rate,
     RateItem,
+    RedisBucket,
     SQLiteBucket,
     StateBucket,
 )
@@ -86,21 +87,22 @@ def stated_quota(
         stated_quota({"RateLimit-Policy": '"default";q=100;w=60'}, time.time())  # (1.66.., None)
     """
     fields = {name.lower(): value for name, value in headers.items()}
+    items = [
+        *re.split(r"[;,]", fields.get("ratelimit", "")),
+        *re.split(r"[;,]", fields.get("ratelimit-policy", "")),
+    ]
+    # One header each: ratelimit-limit, x-ratelimit-reset, ...
+    for prefix in ("ratelimit-", "x-ratelimit-"):
+        for name in ("limit", "remaining", "reset"):
+            items.append(f"{name}={fields.get(prefix + name, '')}")
     found: dict[str, float] = {}
-    for field in ("ratelimit", "ratelimit-policy", "ratelimit-", "x-ratelimit-"):
-        if field.endswith("-"):
-            # One header each: ratelimit-limit, x-ratelimit-reset, ...
-            names = ("limit", "remaining", "reset")
-            parts = [(name, "=", fields.get(field + name, "")) for name in names]
-        else:
-            items = re.split(r"[;,]", fields.get(field, ""))
-            parts = [item.strip().partition("=") for item in items]
-        for name, _, value in parts:
-            # A bare number is an early draft's limit: "100;w=60".
-            with contextlib.suppress(ValueError):
-                number = float((value or name).strip('"'))
-                if math.isfinite(number):
-                    found.setdefault(name.lower() if value else "limit", number)
+    for item in items:
+        name, _, value = item.strip().partition("=")
+        # A bare number is an early draft's limit: "100;w=60".
+        with contextlib.suppress(ValueError):
+            number = float((value or name).strip('"'))
+            if math.isfinite(number):
+                found.setdefault(name.lower() if value else "limit", number)
     remaining = found.get("r", found.get("remaining"))
     reset = found.get("t", found.get("reset"))
     if reset is not None and reset > 1e9:
@@ -246,13 +248,16 @@ class LearnedQuota:
 
 
 class RecordInMemory:
-    """The record in this process: alone, or in an outage of the shared store."""
+    """The record in this process: alone, or in an outage of the shared store.
+
+    ``quota`` is the record itself here; in a store, the record as last read there.
+    """
 
     errors: stores.Errors = ()
+    name = "in-process"
 
     def __init__(self, quota: LearnedQuota) -> None:
         self.quota = quota
-        self.name = "in-process"
 
     def update(self, change: Callable[[LearnedQuota], _T]) -> _T:
         """Apply ``change`` to the record (in one transaction, in a store); its result."""
@@ -268,8 +273,10 @@ class RecordInSQLite(RecordInMemory):
     errors = (sqlite3.Error, OSError, ValueError)
 
     def __init__(self, path: str, key: str) -> None:
+        self.path = path
         self.name = repr(str(stores.in_existing_directory(path, "rate store")))
         self._key = stores.digest(key)
+        self.quota = LearnedQuota()
         message = f"cannot use {self.name} as a rate store"
         with stores.store_errors(self.errors, message):
             self._db = sqlite3.connect(
@@ -291,12 +298,12 @@ class RecordInSQLite(RecordInMemory):
     def update(self, change: Callable[[LearnedQuota], _T]) -> _T:
         with self._db:  # commits, or rolls back on an error
             self._db.execute("BEGIN IMMEDIATE")
-            found = self._db.execute(
+            row = self._db.execute(
                 "SELECT quota FROM learned WHERE key=?", [self._key]
-            )
-            row = found.fetchone()
+            ).fetchone()
             quota = LearnedQuota.decode(None if row is None else row[0])
             result = change(quota)
+            self.quota = quota
             self._db.execute(
                 "REPLACE INTO learned VALUES (?, ?)", [self._key, quota.encode()]
             )
@@ -317,6 +324,7 @@ class RecordInRedis(RecordInMemory):
         self._key = f"service-api:learned:{stores.digest(key)}"
         self.errors = (redis.RedisError, ValueError)
         self.connection = stores.redis_connection(url, "SERVICE_API_RATE_STORE")
+        self.quota = LearnedQuota()
 
     def update(self, change: Callable[[LearnedQuota], _T]) -> _T:
         # The result of the last try: redis-py tries again after a WatchError.
@@ -325,6 +333,7 @@ class RecordInRedis(RecordInMemory):
         def transaction(pipe: redis.client.Pipeline) -> None:
             quota = LearnedQuota.decode(pipe.get(self._key))
             results[:] = [change(quota)]
+            self.quota = quota
             pipe.multi()
             # Forgotten after a day unused.
             pipe.set(self._key, quota.encode(), ex=86_400)
@@ -394,20 +403,14 @@ class AdaptiveRateLimiter:
         # This process's own record while the store fails; None while it answers.
         self._alone: RecordInMemory | None = None
         self._rejoin_at = 0.0
-        self._known = LearnedQuota()  # the shared record as last read
         self._clock = clock
         if store is not None:
             self._clock = time.time  # the store's: the wall clock
             self._shared = record_in_store(store, key)
-
         # Read and written once now: unreachable, unwritable or corrupt is an error here.
-        def seen(quota: LearnedQuota) -> None:
-            quota.seen[self._me] = self._clock()
-            self._known = quota
-
         message = f"cannot use {self._shared.name} as a rate store"
         with stores.store_errors(self._shared.errors, message):
-            self._shared.update(seen)
+            self._shared.update(self._join)
 
     def __repr__(self) -> str:
         where = self._shared.name if self._alone is None else "in-process fallback"
@@ -417,8 +420,8 @@ class AdaptiveRateLimiter:
     def per_minute(self) -> float | None:
         """The rate it allows now, or ``None`` while it has learnt none (in this process;
         from a store: as last read)."""
-        quota = self._known if self._alone is None else self._alone.quota
-        return None if quota.rate is None else quota.rate * 60.0
+        rate = (self._alone or self._shared).quota.rate
+        return None if rate is None else rate * 60.0
 
     def try_acquire(self) -> float:
         """``0.0`` and one slot taken, or the seconds until one frees."""
@@ -429,9 +432,8 @@ class AdaptiveRateLimiter:
         rate-limit headers."""
         status = response.status_code
         now = self._clock()
-        pause = None
-        if status == 429:
-            pause = parse_retry_after(response.headers.get("retry-after"))
+        # Read from a 429 only (learn's rule).
+        pause = parse_retry_after(response.headers.get("retry-after"))
         stated = stated_quota(response.headers, now)
         self._update(
             lambda quota: quota.learn(now, status, retry_after=pause, stated=stated)
@@ -443,24 +445,19 @@ class AdaptiveRateLimiter:
             self._shared.close()
 
     def _update(self, change: Callable[[LearnedQuota], _T]) -> _T:
-        def remembered(quota: LearnedQuota) -> _T:
-            result = change(quota)
-            self._known = quota
-            return result
-
         with self._lock:
             now = self._clock()
             if self._alone is not None and now >= self._rejoin_at:
                 self._rejoin(now)
             if self._alone is None:
                 try:
-                    return self._shared.update(remembered)
+                    return self._shared.update(change)
                 except self._shared.errors as exc:
                     self._alone = self._fall_back(now, exc)
             return self._alone.update(change)
 
     def _fall_back(self, now: float, exc: BaseException) -> RecordInMemory:
-        known = self._known
+        known = self._shared.quota
         live = max(1, sum(1 for seen in known.seen.values() if seen > now - LIVE))
         rate = None if known.rate is None else known.rate / live
         shown = "not learned yet" if rate is None else f"{rate * 60:.1f} a minute"
@@ -482,18 +479,18 @@ class AdaptiveRateLimiter:
         )
         return RecordInMemory(quota)
 
+    def _join(self, quota: LearnedQuota) -> None:
+        """Leave this process's heartbeat in the shared record."""
+        now = self._clock()
+        quota.seen[self._me] = now
+        if quota.rate is None:  # a store that came back empty: the rate it had
+            quota.rate = self._shared.quota.rate
+            quota.changed_at = now
+
     def _rejoin(self, now: float) -> None:
         self._rejoin_at = next_rejoin(now)
-        known = self._known
-
-        def join(quota: LearnedQuota) -> None:
-            quota.seen[self._me] = now
-            if quota.rate is None:  # a store that came back empty: the rate it had
-                quota.rate = known.rate
-                quota.changed_at = now
-
         try:
-            self._shared.update(join)
+            self._shared.update(self._join)
         except self._shared.errors:
             return
         logger.info("the shared rate store %s is back: shared again", self._shared.name)
@@ -506,10 +503,10 @@ class AdaptiveRateLimiter:
 @dataclasses.dataclass
 class _Budget:
     """Where a fixed budget is counted: its pyrate-limiter bucket, the lock held from
-    reading the clock to writing the entry, its name for messages and the errors it
-    fails with. In a store, the processes' heartbeats are kept beside it, in a learned
-    quota record of their own (only its heartbeats used: one format and one kind of
-    transaction for both limiters).
+    reading the clock to writing the entry, its name for messages, and the processes'
+    heartbeats beside it, in a learned quota record of their own (only its heartbeats
+    used: one format and one kind of transaction for both limiters), whose errors are
+    the budget's. In this process, that record is in memory and holds this process only.
 
     Every bucket is stamped in microseconds (pyrate-limiter reads them as milliseconds,
     its rates in the same unit): a wait rounded up to a whole millisecond would slow a
@@ -519,8 +516,7 @@ class _Budget:
     bucket: AbstractBucket
     lock: AbstractContextManager[object]
     name: str
-    errors: stores.Errors = ()
-    heartbeats: RecordInMemory | None = None
+    heartbeats: RecordInMemory
 
     def beat(self, me: str, now: float) -> int:
         """Leave process ``me``'s heartbeat; how many processes left one in the last
@@ -533,19 +529,19 @@ class _Budget:
             }
             return len(quota.seen)
 
-        assert self.heartbeats is not None
         return self.heartbeats.update(beat)
 
     def close(self) -> None:
-        with contextlib.suppress(*self.errors):
+        with contextlib.suppress(*self.heartbeats.errors):
             self.bucket.close()
-            if self.heartbeats is not None:
-                self.heartbeats.close()
+            self.heartbeats.close()
 
 
 def _in_memory(per_minute: float, name: str) -> _Budget:
     interval = max(1, round(60_000_000 / per_minute))
-    return _Budget(StateBucket([Rate(1, interval)]), contextlib.nullcontext(), name)
+    bucket = StateBucket([Rate(1, interval)])
+    heartbeats = RecordInMemory(LearnedQuota())
+    return _Budget(bucket, contextlib.nullcontext(), name, heartbeats)
 
 
 def _in_store(url: str, per_minute: float, *, key: str, window: float) -> _Budget:
@@ -556,26 +552,22 @@ def _in_store(url: str, per_minute: float, *, key: str, window: float) -> _Budge
     rates = [Rate(limit, max(1, math.ceil(limit * 60_000_000 / per_minute)))]
     name = stores.digest(key)
     # A key of their own: the heartbeats of a fixed budget are not a learned quota's.
-    heartbeats_key = f"{key}\nfixed budget"
-    path = stores.store_path(url, "rate_store", "sqlite")
-    if path is not None:
-        in_file = RecordInSQLite(path, heartbeats_key)
-        # filelock's Timeout is an OSError, one of the errors of the file.
-        with stores.store_errors(in_file.errors, f"cannot use {in_file.name}"):
+    heartbeats = record_in_store(url, f"{key}\nfixed budget")
+    # filelock's Timeout is an OSError, one of the errors of the file.
+    with stores.store_errors(heartbeats.errors, f"cannot use {heartbeats.name}"):
+        if isinstance(heartbeats, RecordInSQLite):
+            path = heartbeats.path
             bucket = SQLiteBucket.init_from_file(
                 rates, f"rate_{name}", path, use_file_lock=True
             )
-        return _Budget(bucket, bucket.lock, f"sqlite:{path}", in_file.errors, in_file)
-    from pyrate_limiter import RedisBucket
-
-    # One connection for both: the bucket's has nothing to close it.
-    in_redis = RecordInRedis(url, heartbeats_key)
-    connection = in_redis.connection
-    name = f"service-api:rate:{name}"
-    with stores.store_errors(in_redis.errors, f"cannot use {in_redis.name}"):
+            return _Budget(bucket, bucket.lock, f"sqlite:{path}", heartbeats)
+        assert isinstance(heartbeats, RecordInRedis)
+        # One connection for both: the bucket's has nothing to close it.
+        connection = heartbeats.connection
+        name = f"service-api:rate:{name}"
         bucket = RedisBucket.init(rates, connection, name)
     lock = connection.lock(f"{name}:lock", timeout=TIMEOUT, blocking_timeout=TIMEOUT)
-    return _Budget(bucket, lock, in_redis.name, in_redis.errors, in_redis)
+    return _Budget(bucket, lock, heartbeats.name, heartbeats)
 
 
 class RateLimiter:
@@ -648,10 +640,9 @@ class RateLimiter:
             budget = self._budget
             try:
                 wait = self._take(budget)
-                beat_due = self._clock() - self._beat_at >= HEARTBEAT
-                if budget.heartbeats is not None and beat_due:
+                if self._clock() - self._beat_at >= HEARTBEAT:
                     self._beat(budget)
-            except budget.errors as exc:
+            except budget.heartbeats.errors as exc:
                 self._fall_back(exc)
                 return self.try_acquire()
             return wait
@@ -690,7 +681,7 @@ class RateLimiter:
         :class:`StoreError` if it cannot be used."""
         budget = self._open()
         message = f"cannot use {budget.name} as a rate store"
-        with stores.store_errors(budget.errors, message):
+        with stores.store_errors(budget.heartbeats.errors, message):
             self._beat(budget)
         return budget
 

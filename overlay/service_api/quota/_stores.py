@@ -101,13 +101,13 @@ def redis_connection(url: str, variable: str) -> redis.Redis:
     try:
         import redis
     except ImportError:
-        message = (
-            "a redis:// store needs the redis package: pip install 'service-api[redis]'"
-        )
-        raise ConfigurationError(message, variable) from None
+        raise ConfigurationError(
+            "a redis:// store needs the redis package: pip install 'service-api[redis]'",
+            variable,
+        ) from None
     # The message of a connection error names host and port, never the password.
-    errors = (redis.RedisError, ValueError)
-    with store_errors(errors, f"cannot reach Redis at {redis_location(url)}"):
+    message = f"cannot reach Redis at {redis_location(url)}"
+    with store_errors((redis.RedisError, ValueError), message):
         connection = redis.Redis.from_url(
             url, socket_connect_timeout=STORE_TIMEOUT, socket_timeout=STORE_TIMEOUT
         )
@@ -124,8 +124,12 @@ def _decode(data: bytes | str, key: str, where: str) -> StoredToken | None:
     try:
         record = json.loads(data)
         token = StoredToken(record["access_token"], float(record["expires_at"]))
-        has_token = isinstance(token.access_token, str) and token.access_token
-        if not has_token or not math.isfinite(token.expires_at):
+        usable = (
+            isinstance(token.access_token, str)
+            and token.access_token
+            and math.isfinite(token.expires_at)
+        )
+        if not usable:
             raise ValueError("not a token")
     except (ValueError, TypeError, KeyError, OverflowError):
         raise StoreError(
