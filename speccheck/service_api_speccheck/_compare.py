@@ -1,25 +1,27 @@
 """What was seen against what the spec says, and the patch that makes it say what was seen.
 
-Each answer is found among its operation's declared responses (by status, ``NXX``, then
-``default``); its content types and headers against theirs; its body's shape walked down
-the declared schema, field by field and item by item (through ``$ref``, ``allOf``,
-``anyOf`` and ``oneOf``). jsonschema judges each place: a value of each JSON type seen
-there (and a string of each format guessed) must fit the schema, with what a shape
-cannot tell left out (bounds, enums, required fields). A type that does not fit is a
-difference the patch widens; a field the schema does not declare, one it adds with its
-type and format; a field declared and never seen, a note.
+Each answer of an observation is found among its operation's declared responses (by
+status, ``NXX``, then ``default``); its content types and headers against theirs; its
+body's shape walked down the declared schema, field by field and item by item (through
+``$ref``, ``allOf``, ``anyOf`` and ``oneOf``). What reaches one place of the spec is
+summed there, whichever answer it came in. Then jsonschema judges each place: a value
+of each JSON type seen there (and a string of each format guessed) must fit its
+schema, with what a shape cannot tell left out (bounds, enums, required fields). A type
+that does not fit is a difference the patch widens; a field the schema does not
+declare, one it adds with its type and format; a field declared and never seen, a note.
 
 An ``x-assumed`` is *confirmed* when something seen bears on its node (the node or one
 under it) and all of it fits, *refuted* when something there does not fit, *not
 observed* otherwise; the patch marks ``x-observed: DATE`` beside each one seen (one
-refuted holds once the patch fixed it). The pages a list answered are reported as facts.
+refuted holds once the patch fixed it). The pages a list answered, and the forms of the
+headers kept, are reported as facts.
 """
 
 from __future__ import annotations
 
 import datetime
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from jsonschema import (  # type: ignore[import-untyped]
@@ -31,23 +33,21 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from service_api_spec import Operation, Spec, is_json
+from service_api_spec._document import escape
 
-from ._observation import FORMATS, MAX_DEPTH, TYPES, Observation, Shape, merge
-from ._patch import Edit
-from ._report import Finding, Report
+from ._observation import MAX_DEPTH, TYPES, Shape, merge
+from ._report import Edit, Finding, Report
 
-#: A value of each JSON type, and a string of each format guessed: what a place of the
-#: spec is judged by.
+#: A value of each JSON type: what a place of the spec is judged by.
 _VALUES: dict[str, Any] = dict(
     zip(TYPES, ({}, [], "x", 1, 1.5, True, None), strict=True)
 )
-_STRINGS = {"date-time": "2026-01-05T08:00:00Z", "date": "2026-01-05", "integer": "42"}
-_STRINGS |= {"uuid": "4d0a8c3e-6f1b-4a2d-9c7e-1b2a3c4d5e6f", "uri": "https://x.io/y"}
-_STRINGS |= {"email": "someone@example.com", "text": "x"}
 STANDARD = ("date-time", "date", "uuid", "uri", "email")  # the formats the patch writes
+# The strings seen at a place are judged by the names of the formats guessed of them
+# (``date``, ``text``, ``integer``...): each standard format holds its own name only.
 _CHECKER = FormatChecker(formats=())
 for _name in STANDARD:
-    _CHECKER.checks(_name)(FORMATS[_name].fullmatch)
+    _CHECKER.checks(_name)(_name.__eq__)
 # A validator of types and formats only: what a shape cannot tell (values' bounds and
 # choices, required fields) is not checked, and a oneOf is an anyOf (a shape is of many
 # values, which may fit several options).
@@ -68,15 +68,6 @@ def _label(pointer: str) -> str:
     return text.replace("~1", "/").replace("~0", "~")
 
 
-def _escape(key: Any) -> str:
-    return str(key).replace("~", "~0").replace("/", "~1")
-
-
-def _under(pointer: str, places: Iterable[str]) -> bool:
-    """Whether one of ``places`` is the node at ``pointer`` or under it."""
-    return any(f"{place}/".startswith(f"{pointer}/") for place in places)
-
-
 def _assumed(node: Any, pointer: str = "#") -> Iterator[tuple[str, Any]]:
     """Each node of ``node`` that carries ``x-assumed``, and its pointer."""
     if isinstance(node, list):
@@ -85,17 +76,17 @@ def _assumed(node: Any, pointer: str = "#") -> Iterator[tuple[str, Any]]:
         if "x-assumed" in node:
             yield pointer, node
         for key, value in node.items():
-            yield from _assumed(value, f"{pointer}/{_escape(key)}")
+            yield from _assumed(value, f"{pointer}/{escape(str(key))}")
 
 
-def learned(shape: Shape, only: str | None = None) -> Shape:
-    """The schema of what ``shape`` saw (``only``: of its values of that type): its
+def learned(shape: Shape, only: tuple[str, ...] = ()) -> Shape:
+    """The schema of what ``shape`` saw (``only``: of its values of those types): its
     types (an ``anyOf`` where an object or array is one of several), the format every
     string had, its fields and items.
 
     Example::
 
-        learned({"n": 2, "types": {"string": 1, "null": 1}, "formats": {"date": 1}})
+        learned({"types": {"string": 1, "null": 1}, "formats": {"date": 1}})
         # {"type": ["string", "null"], "format": "date"}
     """
     types = [t for t in TYPES if t in (only or shape["types"])]
@@ -103,7 +94,7 @@ def learned(shape: Shape, only: str | None = None) -> Shape:
         types.remove("integer")  # an integer is a number
     kind = next((t for t in types if t != "null"), "null")
     if {"object", "array"} & set(types) and len(set(types) - {"null"}) > 1:
-        return {"anyOf": [learned(shape, t) for t in types]}
+        return {"anyOf": [learned(shape, (t,)) for t in types]}
     schema: Shape = {"type": types if len(types) > 1 else kind}
     if kind == "object":
         fields = shape.get("fields", {})
@@ -117,34 +108,34 @@ def learned(shape: Shape, only: str | None = None) -> Shape:
 
 
 class _Comparison:
-    """One comparison of an observation with a spec: findings, facts and edits, and the
-    places of the spec seen (``touched``) and seen not to fit (``misfits``)."""
+    """One comparison of an observation with a spec: the findings and their edits, and
+    the places of the spec seen (``touched``) and seen not to fit (``misfits``)."""
 
     def __init__(self, spec: Spec) -> None:
-        self.spec = spec
         self.doc = spec.document
+        self.operations = {f"{op.method} {op.path}": op for op in spec.operations}
         self.date = datetime.date.today().isoformat()
         resource = Resource.from_contents(self.doc.document, DRAFT202012)
         self.registry = Registry().with_resource(_URI, resource)
         self.findings: dict[tuple[str, str], Finding] = {}
-        self.edits: dict[tuple[str, str], Edit] = {}
-        self.facts: list[str] = []
-        # What was seen, merged: by schema pointer; the objects (their count and field
-        # names) by the schema that declares their fields, and their undeclared fields;
-        # the forms of each header.
-        self.shapes: dict[str, Shape] = defaultdict(dict)
+        self.edits: dict[str, Edit] = {}
+        # What was seen, summed: by schema pointer; the objects by the schema that
+        # declares their fields, and the fields it does not declare; each header's forms.
+        self.seen: dict[str, Shape] = defaultdict(dict)
         self.objects: dict[str, Shape] = defaultdict(dict)
-        self.undeclared: dict[tuple[str, str], Shape] = defaultdict(dict)
+        self.undeclared: dict[tuple[str, str], None] = {}
         self.headers: dict[str, dict[str, None]] = defaultdict(dict)
         self.touched: set[str] = set()
         self.misfits: set[str] = set()
 
-    def fits(self, pointer: str, value: Any, formats: bool = False) -> bool:
-        checker = _CHECKER if formats else None
-        typed = _Typed(
-            {"$ref": _URI + pointer}, registry=self.registry, format_checker=checker
-        )
-        return bool(typed.is_valid(value))
+    def touch(self, pointer: str, misfit: bool = False) -> str:
+        """Note the node at ``pointer`` (and where its ``$ref`` leads) as seen, and as
+        not fitting if ``misfit``; where it leads."""
+        where = self.doc.at(pointer)[1]
+        self.touched |= {pointer, where}
+        if misfit:
+            self.misfits |= {pointer, where}
+        return where
 
     def found(
         self, kind: str, where: str, detail: str, edit: Edit | None = None
@@ -154,18 +145,31 @@ class _Comparison:
             (kind, where), Finding(kind, where, detail, bool(edit))
         )
         if edit:
-            self.edits.setdefault((edit[1], str(edit[2])), edit)
+            self.edits.setdefault(edit[0], edit)
 
-    def find(self, raw: str, step: str, depth: int = 0) -> str | None:
-        """Where ``step`` (``properties``, ``properties/name``, ``items``) of the schema
-        at ``raw`` is: in it, else in one of its ``allOf`` / ``anyOf`` / ``oneOf``."""
+    def fits(self, pointer: str, value: Any, formats: bool = False) -> bool:
+        typed = _Typed(
+            {"$ref": _URI + pointer},
+            registry=self.registry,
+            format_checker=_CHECKER if formats else None,
+        )
+        return bool(typed.is_valid(value))
+
+    def branches(self, raw: str, depth: int = 0) -> Iterator[str]:
+        """Where the schema at ``raw`` is, then each of its ``allOf``, ``anyOf`` and
+        ``oneOf`` options, nested."""
         node, where = self.doc.at(raw)
-        if self.doc.get(f"{where}/{step}") is not None:
-            return f"{where}/{step}"
+        yield where
         for key in _CHOICES if isinstance(node, dict) and depth < MAX_DEPTH else ():
             for index, _ in enumerate(node.get(key) or ()):
-                if found := self.find(f"{where}/{key}/{index}", step, depth + 1):
-                    return found
+                yield from self.branches(f"{where}/{key}/{index}", depth + 1)
+
+    def find(self, raw: str, step: str) -> str | None:
+        """Where ``step`` (``properties``, ``properties/NAME``, ``items``) of the schema
+        at ``raw`` is: in it, else in one of its options."""
+        for where in self.branches(raw):
+            if self.doc.get(f"{where}/{step}") is not None:
+                return f"{where}/{step}"
         return None
 
     def home(self, raw: str) -> str | None:
@@ -177,101 +181,103 @@ class _Comparison:
             return None
         return where if "object" in node.get("type", "object") else None
 
-    def body(self, media: str, answer: Shape) -> Shape:
-        """The schema learned of the bodies of ``answer`` sent as ``media``."""
+    def media(self, media: str, answer: Shape) -> Shape:
+        """The declaration of the bodies of ``answer`` sent as ``media``."""
+        schema = {"type": "string"}
         if is_json(media) and "body" in answer:
-            return learned(answer["body"])
-        return {"type": "string"}
+            schema = learned(answer["body"])
+        return {"schema": schema, "x-observed": self.date}
 
     def answer(self, op: Operation, status: int, answer: Shape) -> None:
         """Check ``answer`` against the response ``op`` declares for ``status`` (else
         ``NXX``, else ``default``): its content types, bodies and headers. A response it
         does not declare is added, learned from what was seen."""
         label = f"{op.operation_id} {status}"
-        self.touched.add(op.pointer)
+        self.touch(op.pointer)
         keys = [
             k for k in (str(status), f"{status // 100}XX", "default") if k in op.answers
         ]
         if not keys:
-            new: Shape = {"description": f"Answered in a sample of {self.date}."}
-            if media := [m for m in answer["media"] if m]:
-                new["content"] = {m: {"schema": self.body(m, answer)} for m in media}
-            if answer["headers"]:
-                new["headers"] = {
+            new = {
+                "description": f"Answered in a sample of {self.date}.",
+                "content": {m: self.media(m, answer) for m in answer["media"]},
+                "headers": {
                     h: {"schema": {"type": "string"}} for h in answer["headers"]
-                }
-            new["x-observed"] = self.date
-            edit = ("add", f"{op.pointer}/responses", str(status), new)
+                },
+                "x-observed": self.date,
+            }
+            edit = (
+                f"{op.pointer}/responses/{status}",
+                "add",
+                {k: v for k, v in new.items() if v},
+            )
             self.found("status", label, "not declared", edit)
-            self.misfits.add(op.pointer)
+            self.touch(op.pointer, misfit=True)
             return
-        node, where = self.doc.at(f"{op.pointer}/responses/{keys[0]}")
-        self.touched.add(where)
+        where = self.touch(f"{op.pointer}/responses/{keys[0]}")
+        node = self.doc.get(where)
         if where.startswith("#/components/"):
             label = _label(where)
-        content = {str(m).lower(): _escape(m) for m in node.get("content") or {}}
+        content = {str(m).lower(): escape(str(m)) for m in node.get("content") or {}}
         for media in answer["media"]:
             schema = f"{where}/content/{content.get(media)}/schema"
-            if media and media not in content:
-                new = {"schema": self.body(media, answer), "x-observed": self.date}
-                edit = ("add", f"{where}/content", media, new)
+            if media not in content:
+                edit = (
+                    f"{where}/content/{escape(media)}",
+                    "add",
+                    self.media(media, answer),
+                )
                 self.found("content type", label, f"{media}, not declared", edit)
-                self.misfits.add(where)
+                self.touch(where, misfit=True)
             elif (
                 "body" in answer and is_json(media) and self.doc.get(schema) is not None
             ):
                 self.walk(answer["body"], schema)
-        declared = {str(k).lower(): _escape(k) for k in node.get("headers") or {}}
+        declared = {str(h).lower(): escape(str(h)) for h in node.get("headers") or {}}
         for name, forms in answer["headers"].items():
             self.headers[name].update(dict.fromkeys(forms))
             if name in declared:
-                pointer = f"{where}/headers/{declared[name]}"
-                self.touched.update((pointer, self.doc.at(pointer)[1]))
+                self.touch(f"{where}/headers/{declared[name]}")
             else:
                 new = {"schema": {"type": "string"}, "x-observed": self.date}
-                edit = ("add", f"{where}/headers", name, new)
+                edit = (f"{where}/headers/{escape(name)}", "add", new)
                 self.found("header", label, f"{name}, not declared", edit)
 
     def walk(self, shape: Shape, raw: str) -> None:
-        """Note what ``shape`` saw at the schema at ``raw``, then at its fields and items."""
-        self.touched.update((raw, self.doc.at(raw)[1]))
-        merge(
-            self.shapes[raw],
-            {k: v for k, v in shape.items() if k not in ("fields", "items")},
-        )
-        fields = shape.get("fields", {})
-        home = self.home(raw) if fields else None
+        """Sum what ``shape`` saw at the schema at ``raw``, then at its fields and items."""
+        self.touch(raw)
+        merge(self.seen[raw], shape)
+        home = self.home(raw) if "fields" in shape else None
         if home:
-            objects = shape["types"].get("object", 0)
-            merge(
-                self.objects[home], {"n": objects, "fields": dict.fromkeys(fields, 1)}
-            )
-        for name, field in fields.items():
-            if pointer := self.find(raw, f"properties/{_escape(name)}"):
+            merge(self.objects[home], shape)
+        for name, field in shape.get("fields", {}).items():
+            if pointer := self.find(raw, f"properties/{escape(name)}"):
                 self.walk(field, pointer)
             elif home:
-                merge(self.undeclared[home, name], field)
+                self.undeclared[home, name] = None
         if "items" in shape and (items := self.find(raw, "items")):
             self.walk(shape["items"], items)
 
     def judge(self, raw: str, shape: Shape) -> None:
         """Whether each type (and string format) seen at ``raw`` fits its schema."""
         types = shape["types"]
+        count = sum(types.values())
         bad = [t for t in TYPES if t in types and not self.fits(raw, _VALUES[t])]
         formats = {} if "string" in bad else shape.get("formats", {})
-        wrong = [f for f in formats if not self.fits(raw, _STRINGS[f], formats=True)]
-        edit = ("widen", raw, [learned(shape, t) for t in bad], bool(wrong))
+        wrong = [f for f in formats if not self.fits(raw, f, formats=True)]
+        options = [learned(shape, (t,)) for t in bad]
+        if wrong:
+            options.append({"type": "string"})  # a string of no format: drop it
+        edit = (raw, "widen", options)
         for kind in bad:
             like = f' like "{shape["example"]}"' if kind == "string" else ""
-            detail = f"{kind} in {types[kind]} of {shape['n']}{like}, not allowed"
+            detail = f"{kind} in {types[kind]} of {count}{like}, not allowed"
             self.found("null" if kind == "null" else "type", _label(raw), detail, edit)
         for form in wrong:
-            detail = (
-                f"{form} in {formats[form]} of {shape['n']}, not of the format declared"
-            )
+            detail = f"{form} in {formats[form]} of {count}, not of the format declared"
             self.found("format", _label(raw), detail, edit)
-        if bad or wrong:
-            self.misfits.update((raw, self.doc.at(raw)[1]))
+        if options:
+            self.touch(raw, misfit=True)
         self.words(_label(raw), shape, "enum" in self.doc.get(raw))
 
     def words(self, where: str, shape: Shape, closed: bool = False) -> None:
@@ -281,72 +287,73 @@ class _Comparison:
         if len(words) > 1 and every and not closed:
             self.found("enum candidate", where, ", ".join(words))
 
-    def run(self, observation: Observation) -> None:
-        """Compare everything ``observation`` holds."""
-        operations = {f"{op.method} {op.path}": op for op in self.spec.operations}
-        for key, answer in sorted(observation.data["answers"].items()):
+    def run(self, observation: Shape) -> list[str]:
+        """Compare everything ``observation`` holds; the facts."""
+        for key, answer in sorted(observation["answers"].items()):
             route, _, status = key.rpartition(" ")
-            if op := operations.get(route):
+            if op := self.operations.get(route):
                 self.answer(op, int(status), answer)
-        for operation_id, pages in observation.data["facts"].items():
-            self.facts.append(
-                f"{operation_id} pages (number/size asked): {'; '.join(pages)}"
-            )
-        for raw, shape in self.shapes.items():
+        for raw, shape in self.seen.items():
             self.judge(raw, shape)
-        for (home, name), shape in self.undeclared.items():
+        for home, name in self.undeclared:
+            shape = self.objects[home]["fields"][name]
             kinds = "/".join(t for t in TYPES if t in shape["types"])
             formats = list(shape.get("formats", {}))
             if len(formats) == 1 and formats != ["text"]:
                 kinds += f" ({formats[0]})"
             where = f"{_label(home)}.{name}"
+            objects = self.objects[home]["types"]["object"]
+            detail = f"{kinds} in {sum(shape['types'].values())} of {objects}"
             new = learned(shape) | {"x-observed": self.date}
-            edit = ("add", f"{home}/properties", name, new)
-            detail = f"{kinds} in {shape['n']} of {self.objects[home]['n']}"
+            edit = (f"{home}/properties/{escape(name)}", "add", new)
             self.found("undeclared field", where, detail, edit)
             self.words(where, shape)
         for home, seen in self.objects.items():
             for name in self.doc.get(home).get("properties") or {}:
                 if name not in seen["fields"]:
-                    where = f"{_label(home)}.{name}"
-                    self.found("never seen", where, f"in none of {seen['n']} objects")
-        for name, forms in self.headers.items():
-            self.facts.append(f"{name}: {' | '.join(forms) or 'seen'}")
-        if not any("rate" in name or name == "retry-after" for name in self.headers):
-            self.facts.append("rate-limit headers: none seen")
+                    objects = seen["types"]["object"]
+                    detail = f"in none of {objects} objects"
+                    self.found("never seen", f"{_label(home)}.{name}", detail)
+        facts = [
+            f"{operation_id} pages (number/size asked): {'; '.join(pages)}"
+            for operation_id, pages in observation["facts"].items()
+        ]
+        return facts + [
+            f"{name}: {' | '.join(forms) or 'seen'}"
+            for name, forms in self.headers.items()
+        ]
 
 
 def compare(
-    spec: Spec, observation: Observation, *, fingerprint: str | None = None
+    spec: Spec, observation: Shape, *, fingerprint: str | None = None
 ) -> Report:
-    """The report of ``observation`` against ``spec`` and its patch: the edits, and the
-    ``x-observed: DATE`` marks of each ``x-assumed`` seen.
+    """The report of ``observation`` (see :mod:`._observation`) against ``spec`` and its
+    patch: the edits, and the ``x-observed: DATE`` marks of each ``x-assumed`` seen.
     ``fingerprint``: of the spec file's bytes, for :meth:`Report.write` to check.
 
     Example::
 
-        report = compare(load_spec("openapi.yaml"), Observation.load("observed.json"))
+        report = compare(load_spec("openapi.yaml"), load("observed.json"))
         print(report.text())
     """
     check = _Comparison(spec)
-    check.run(observation)
+    facts = check.run(observation)
     verdicts = {}
     marks = []
     for pointer, node in _assumed(spec.document.document):
-        verdicts[pointer] = "not observed"
-        if _under(pointer, check.touched):
-            verdicts[pointer] = "confirmed"
-        if _under(pointer, check.misfits):
+        under = [p for p in check.touched if f"{p}/".startswith(f"{pointer}/")]
+        verdicts[pointer] = "confirmed" if under else "not observed"
+        if check.misfits.intersection(under):
             verdicts[pointer] = "refuted"
         # One refuted is marked too: it holds once the patch fixed it.
-        if verdicts[pointer] != "not observed" and "x-observed" not in node:
-            marks.append(("add", pointer, "x-observed", check.date))
+        if under and "x-observed" not in node:
+            marks.append((f"{pointer}/x-observed", "add", check.date))
     return Report(
         spec.document.path,
         fingerprint,
-        observation.data,
+        observation,
         list(check.findings.values()),
-        facts=check.facts,
+        facts=facts,
         assumptions=verdicts,
         edits=list(check.edits.values()),
         marks=marks,
