@@ -51,7 +51,9 @@ def _total(counts: dict[str, dict[str, int]]) -> int:
 def full_check(runs: int, folder: Path) -> dict[str, Any]:
     """Requests and wall time of a full check of openapi.yaml against the mock."""
     spec = Path(shutil.copy(ROOT / "openapi.yaml", folder / "openapi.yaml"))
-    times, requests, counted = [], set(), set()
+    times = []
+    requests = set()
+    counted = set()
     with MockProcess() as mock:
         for _ in range(runs):
             mock.reset()  # it primes the data set with a token and a page of its own

@@ -28,7 +28,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import copy
-import logging
+import operator
 import re
 import threading
 import time
@@ -39,11 +39,11 @@ import attrs
 import httpx
 
 from service_api import _errors as errors
+from service_api._logs import logger
 from service_api._protocols import StoredToken, TokenStore
 from service_api._transport import TOKEN_ERROR_EXTENSION
 from service_api_client.models.token_request import TokenRequest
 
-logger = logging.getLogger("service_api")
 _Flow = Generator["httpx.Request | _Refresh", "httpx.Response | None", None]
 _AsyncDriver = AsyncGenerator[httpx.Request, httpx.Response]
 _StoreAction = Callable[[TokenStore], StoredToken | None]
@@ -59,6 +59,8 @@ MAX_REFRESHES = 2
 #: (revoked ones, which do not count against ``MAX_REFRESHES``): a burst of revocations is
 #: survived, and "401 forever" still ends.
 MAX_REPLAYS = 8
+#: What a store without a token gives: an empty token, fetched anew whatever its expiry.
+_NO_TOKEN = StoredToken("", 0.0)  # pragma: no mutate
 #: Longest wait, in seconds, for a token fetch another flow leads; a waiter that waited
 #: that long (the leader's event loop stopped, say) fetches a token on its own.
 MAX_REFRESH_WAIT = 120.0
@@ -71,53 +73,47 @@ class _Refresh(concurrent.futures.Future["errors.ServiceApiError | None"]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.thread, self.loop = threading.get_ident(), None
+        self.thread = threading.get_ident()
+        self.loop = None
         with contextlib.suppress(RuntimeError):  # raised outside a running loop
             self.loop = asyncio.get_running_loop()
         self.set_running_or_notify_cancel()  # a cancelled waiter cannot cancel it
 
     def can_wait(self, loop: asyncio.AbstractEventLoop | None) -> bool:
         """Whether a waiter in this thread, in ``loop`` (``None``: a sync one), can wait."""
+        # Event loops compare by identity alone: operator.is_ says so.
         return self.thread != threading.get_ident() or (
-            loop is not None and loop is self.loop
+            loop is not None and operator.is_(loop, self.loop)
         )
 
 
 def _own_copy(error: errors.ServiceApiError) -> errors.ServiceApiError:
     """A copy of ``error`` for one caller, with notes of its own (``at_page()``)."""
     copied = copy.copy(error)
-    copied.__cause__, copied.__notes__ = (
-        error.__cause__,
-        list(getattr(error, "__notes__", [])),
-    )
+    copied.__cause__ = error.__cause__
+    copied.__notes__ = list(getattr(error, "__notes__", []))
     return copied
 
 
 def parse_token_response(response: httpx.Response) -> tuple[str, int]:
     """The token and its lifetime in seconds from the answer of ``POST /authenticate``
     (JSON whatever its content type), or a typed error that never contains the token."""
-    request, status = response.request, response.status_code
+    status = response.status_code
     if status in (400, 401):  # RFC 6749: a malformed or refused client authentication
-        why = f"the service refused the client credentials ({status}) for POST {request.url}"
-        raise errors.InvalidCredentialsError(
-            why, response=response
-        )  # .error has the code
+        why = f"the service refused the client credentials ({status})"
+        message = f"{why} for POST {response.request.url}"
+        # Its .error has the OAuth code.
+        raise errors.InvalidCredentialsError(message, response=response)
     if status != 200:
         raise errors.error_from_response(response)
-    data: dict[str, object] = {}
-    with contextlib.suppress(
-        ValueError, TypeError
-    ):  # not a JSON object: no access_token
-        data = {**response.json()}
-    token, kind, expires_in = (
-        data.get(k) for k in ("access_token", "token_type", "expires_in")
-    )
+    data = errors.json_object(response.text)  # not a JSON object: no access_token
+    token = data.get("access_token")
+    kind = data.get("token_type")
+    expires_in = data.get("expires_in")
     # The spec says a string holding an integer; a JSON integer is accepted too.
-    lifetime = (
-        int(str(expires_in))
-        if re.fullmatch(r"\s*[0-9]{1,9}\s*", str(expires_in))
-        else 0
-    )
+    lifetime = 0
+    if re.fullmatch(r"\s*[0-9]{1,9}\s*", str(expires_in)):
+        lifetime = int(str(expires_in))
     # A token is a header value: printable ASCII without spaces, or it could inject headers.
     if not isinstance(token, str) or not re.fullmatch(r"[!-~]{1,8192}", token):
         what = (
@@ -129,7 +125,8 @@ def parse_token_response(response: httpx.Response) -> tuple[str, int]:
         what = f"'s expires_in is {expires_in!r:.40}, not an integer from 1 to {MAX_TOKEN_LIFETIME}"
     else:
         return token, lifetime
-    raise errors.TokenResponseError(f"token response{what}", request=request)
+    message = f"token response{what}"
+    raise errors.TokenResponseError(message, request=response.request)
 
 
 def _without_slash(url: str) -> str:
@@ -194,6 +191,7 @@ class TokenAuth(httpx.Auth):
         Only the two drivers below call it, hence the wider type than httpx's.
         """
         refused: list[str] = []
+        replays_left = MAX_REPLAYS
         while True:
             token, leads = self.claim(self._clock())
             if isinstance(token, _Refresh) and leads:
@@ -203,9 +201,8 @@ class TokenAuth(httpx.Auth):
                 if not token.done():  # fetch alone, for a refresh nobody waits for
                     yield from self._fetch(_Refresh(), None)
                 elif (error := token.result()) is not None:
-                    raise _own_copy(
-                        error
-                    ) from error.__cause__  # at_page() is per caller
+                    # A copy: at_page() is per caller.
+                    raise _own_copy(error) from error.__cause__
             else:
                 request.headers["Authorization"] = f"Bearer {token}"
                 response = yield request
@@ -217,12 +214,13 @@ class TokenAuth(httpx.Auth):
                 # Only tokens that never worked count against MAX_REFRESHES: a server that
                 # refuses every token is given up on soon, a revoked token is replaced.
                 never_worked = sum(t not in self.proven for t in refused)
-                limit = never_worked >= MAX_REFRESHES or len(refused) >= MAX_REPLAYS
+                limit = never_worked >= MAX_REFRESHES or not replays_left
                 if not replay or token in refused or limit:
                     return
-                logger.info("401 for %s: replaying with a new token", request.url)
+                logger.info(f"401 for {request.url}: replaying with a new token")
                 self.invalidate(token)
                 refused.append(token)
+                replays_left -= 1
 
     def _fetch(self, refresh: _Refresh, store: TokenStore | None) -> _Flow:
         """Adopt the store's token (for its remaining lifetime), or fetch one and save it
@@ -231,34 +229,15 @@ class TokenAuth(httpx.Auth):
         turn into one ``/authenticate`` per request), copied before the leader's caller
         adds to it. When sending the token request fails, httpx closes the flow
         (``GeneratorExit``): the transport recorded the error on the request."""
-        form = TokenRequest(self.client_id, self._client_secret, "client_credentials")
-        # Requests yielded by an auth flow skip the client's request building,
-        # so the client's timeout must be set here or it would be unlimited.
-        extensions = {
-            "timeout": self._timeout.as_dict(),
-            errors.TOKEN_REQUEST_EXTENSION: True,
-        }
-        url, headers = (
-            f"{self.base_url}/authenticate",
-            {"accept": "text/plain"},
-        )  # as the seed
-        token_request = httpx.Request(
-            "POST",
-            url,
-            files=form.to_multipart(),
-            headers=headers,
-            extensions=extensions,
-        )
+        token_request = self._token_request()
         error: errors.ServiceApiError | None = None
         try:
-            with (
-                contextlib.ExitStack() as stack
-            ):  # the waiters hear once the lock is free
+            # The waiters hear once the lock is free.
+            with contextlib.ExitStack() as stack:
                 self._use(store, lambda store: stack.enter_context(store.lock()))
-                stored = self._use(store, lambda store: store.load()) or StoredToken(
-                    "", 0.0
-                )
-                token, lifetime = stored.access_token, stored.expires_at - time.time()
+                stored = self._use(store, lambda store: store.load()) or _NO_TOKEN
+                token = stored.access_token
+                lifetime = stored.expires_at - time.time()
                 sent_at = self._clock()
                 # Adopted if still valid and not the token this process holds (that one is
                 # due or was refused); else fetched.
@@ -267,12 +246,11 @@ class TokenAuth(httpx.Auth):
                     assert response is not None  # the drivers answer every request
                     token, lifetime = parse_token_response(response)
                     logger.info(
-                        "bearer token for %s, valid %d s", self.client_id, lifetime
+                        f"bearer token for {self.client_id}, valid {lifetime} s"
                     )
                     expires_at = time.time() + lifetime - (self._clock() - sent_at)
-                    self._use(
-                        store, lambda store: store.save(StoredToken(token, expires_at))
-                    )
+                    saved = StoredToken(token, expires_at)
+                    self._use(store, lambda store: store.save(saved))
                 # Its lifetime counts from when its request was sent, less a margin of at
                 # most half the lifetime (a short-lived token is still used).
                 with self._lock:
@@ -280,17 +258,33 @@ class TokenAuth(httpx.Auth):
                     self._refresh_at = sent_at + lifetime - min(self.skew, lifetime / 2)
         except BaseException as exc:
             failed = token_request.extensions.get(TOKEN_ERROR_EXTENSION, exc)
-            error = (
-                _own_copy(failed)
-                if isinstance(failed, errors.ServiceApiError)
-                else None
-            )
+            if isinstance(failed, errors.ServiceApiError):
+                error = _own_copy(failed)
             raise
         finally:
             with self._lock:
-                if self._refresh is refresh:  # never a newer one
+                # Never a newer one (a refresh is told by identity alone).
+                if operator.is_(self._refresh, refresh):
                     self._refresh = None
             refresh.set_result(error)
+
+    def _token_request(self) -> httpx.Request:
+        """``POST /authenticate`` with the client credentials, as the seed sends it."""
+        form = TokenRequest(self.client_id, self._client_secret, "client_credentials")
+        # Requests yielded by an auth flow skip the client's request building,
+        # so the client's timeout must be set here or it would be unlimited.
+        extensions = {
+            "timeout": self._timeout.as_dict(),
+            # Read by its presence only (is_token_request), never by its value.
+            errors.TOKEN_REQUEST_EXTENSION: True,  # pragma: no mutate
+        }
+        return httpx.Request(
+            "POST",
+            f"{self.base_url}/authenticate",
+            files=form.to_multipart(),
+            headers={"accept": "text/plain"},
+            extensions=extensions,
+        )
 
     def _use(
         self, store: TokenStore | None, action: _StoreAction
@@ -303,7 +297,7 @@ class TokenAuth(httpx.Auth):
             if not self._store_failed:
                 self._store_failed = True
                 logger.warning(
-                    "token store unusable (%s): fetching tokens", type(exc).__name__
+                    f"token store unusable ({type(exc).__name__}): fetching tokens"
                 )
             return None
 

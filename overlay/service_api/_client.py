@@ -1,12 +1,14 @@
 """The client: a generated ``service_api_client.Client`` that authenticates itself.
 
-Layers, top down: the retry loop (``send``, deciding with ``_ViewClient._next_delay``), the
-auth flow (:class:`~service_api._auth.TokenAuth`), redirects, then the transport httpx
-routes the URL to (direct, a proxy from ``proxy=`` or the environment, a mount), each
-one the family's pool (:mod:`service_api._pools`: sync, or that of the running event
-loop) or the user's transport, behind the guard. Each retry attempt therefore asks the
-auth flow for the token of that moment. The behaviour is documented in
-docs/guides/client.md ("Every setting and its default") and docs/guides/errors.md.
+Layers, top down: the retry loop (``send``, deciding with
+``_RetryingClient._next_delay``), the auth flow (:class:`~service_api._auth.TokenAuth`),
+redirects, then the transport httpx routes the URL to (direct, a proxy from ``proxy=`` or
+the environment, a mount): one of the pools the client shares with the clients made from
+it (:class:`~service_api._pools.SharedResources`: sync, or those of the running event
+loop) or the user's transport, behind the guard of :mod:`service_api._transport` (origin
+guard, size bound, rate limit). Each retry attempt therefore asks the auth flow for the
+token of that moment. The behaviour is documented in docs/guides/client.md ("Every
+setting and its default") and docs/guides/errors.md.
 """
 
 from __future__ import annotations
@@ -28,9 +30,16 @@ import service_api_client
 from service_api import _errors as errors
 from service_api._auth import TokenAuth
 from service_api._logs import log_response, logger
-from service_api._pools import Family
+from service_api._pagination import Pager
+from service_api._pools import SharedResources
 from service_api._protocols import TokenStore
-from service_api._retry import RetryPolicy, may_send_again, retry_delay, sleep_for
+from service_api._retry import (
+    RetryPolicy,
+    first_contact_policy,
+    may_send_again,
+    retry_delay,
+    sleep_for,
+)
 from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES
 
 #: The variables ``Client()`` reads for a setting it is not given (as the CLI does).
@@ -54,69 +63,95 @@ _AGENT = f"service-api/{_VERSION} python/{_PYTHON} httpx/{httpx.__version__}"
 _Outcome = httpx.Response | httpx.HTTPError | errors.ServiceApiError
 
 
-class _ViewClient:
-    """What both httpx clients of a view share: the view's family and retry policy, and
-    the routes httpx would build (from ``proxy``, ``transport`` and the environment's
-    proxies), each the family's pool behind the guard."""
+class _RetryingClient:
+    """The retry decision both httpx clients of a :class:`Client` share (sync and async
+    differ only in the sleep), with the client's retry policy and its shared resources:
+    the token flow, and as transports the pools of each route httpx would take (from
+    ``proxy``, ``transport`` and the environment's proxies), each behind the guard of
+    :mod:`service_api._transport` (origin guard, size bound, rate limit)."""
 
-    def __init__(self, view: Client) -> None:
-        self._family, self._policy = view._family, view._policy
-        mine = {
-            "base_url": view._base_url,
-            "headers": view._headers,
-            "timeout": view._timeout,
+    #: The class of the connection pools this httpx client sends through.
+    _pool_class: type
+
+    def __init__(self, client: Client) -> None:
+        self._shared = client._shared
+        self._policy = client._policy
+        settings = {
+            "base_url": client._base_url,
+            "headers": client._headers,
+            "timeout": client._timeout,
         }
-        pools = (
-            httpx.AsyncHTTPTransport
-            if isinstance(self, httpx.AsyncClient)
-            else httpx.HTTPTransport
-        )
-        super().__init__(**mine, **self._family.client_args(pools))
+        super().__init__(**settings, **self._shared.client_args(self._pool_class))
 
     def _next_delay(
         self, request: httpx.Request, attempt: int, outcome: _Outcome
     ) -> float:
-        """Seconds before the next attempt after ``outcome`` under the view's policy (no
-        I/O but the INFO log line of a retry and the test sleep switch); raises the typed
-        error when there is none."""
+        """Seconds before the next attempt after ``outcome`` under the client's policy (no
+        I/O but the WARNING line of a retry and the test sleep switch); raises the typed
+        error when there is none.
+
+        A connection refused before the service ever answered the client (nothing may
+        listen at the base URL) has the short budget of :func:`first_contact_policy`
+        and ends in an error that says so; once the service has answered, a refused
+        connection (a service restarting) has the whole policy."""
         error: errors.ServiceApiError
-        cause: BaseException | None = (
-            outcome if isinstance(outcome, Exception) else None
-        )
+        cause: BaseException | None = None
         if isinstance(outcome, httpx.Response):
             error = errors.error_from_response(outcome)
         elif isinstance(outcome, httpx.HTTPError):
             error = errors.error_from_httpx(outcome, request=request)
+            cause = outcome
         else:
-            error, cause = outcome, outcome.__cause__
+            error = outcome
+            cause = outcome.__cause__
+        # The request that failed: the token request, when the token was wanted.
+        failed = error.request or request
+        refused = errors.cause_of(cause, ConnectionRefusedError) is not None
+        nothing_listens = refused and not self._shared.answered.is_set()
+        policy = first_contact_policy(self._policy) if nothing_listens else self._policy
         # A failed token request never sent the request it was for: retrying it is safe.
-        safe = errors.is_token_request(error.request) or may_send_again(
+        safe = errors.is_token_request(failed) or may_send_again(
             request.method, outcome
         )
-        heals = not errors.lasting_cause(
-            cause
-        )  # a TLS failure or an unknown host does not
+        heals = errors.cause_of(cause, errors.LASTING_CAUSES) is None
         delay = None
         if (
             safe
             and heals
             and isinstance(error, errors.ApiStatusError | errors.ApiConnectionError)
         ):
-            status, after = (
-                getattr(error, "status_code", None),
-                getattr(error, "retry_after", None),
+            delay = retry_delay(
+                policy,
+                attempt,
+                status=getattr(error, "status_code", None),
+                retry_after=getattr(error, "retry_after", None),
             )
-            delay = retry_delay(self._policy, attempt, status=status, retry_after=after)
+        if delay is None and nothing_listens:
+            raise errors.ApiConnectionError(
+                f"nothing listens at the base URL {self._shared.auth.base_url} "
+                f"(connection refused for {failed.method} {failed.url})",
+                request=failed,
+            ) from cause
         if delay is None:
             raise error from cause
-        tries = (attempt + 1, self._policy.max_retries)
-        what = (request.method, request.url.path, type(error).__name__, delay, *tries)
-        logger.info("retrying %s %s after %s in %.2f s (retry %d of %d)", *what)
+        # A WARNING: a script that set no logging up still says why it waits. The
+        # figures stay arguments of the record, for handlers that count retries.
+        logger.warning(
+            "retrying %s %s after %s in %.2f s (retry %d of %d)",
+            failed.method,
+            failed.url.path,
+            type(error).__name__,
+            delay,
+            attempt + 1,
+            policy.max_retries,
+        )
         return sleep_for(delay)
 
 
-class _ServiceHttpxClient(_ViewClient, httpx.Client):
+class _ServiceHttpxClient(_RetryingClient, httpx.Client):
     """``httpx.Client`` whose ``send`` retries above authentication and raises typed errors."""
+
+    _pool_class = httpx.HTTPTransport
 
     def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         request.read()  # a body read once can be sent again
@@ -127,8 +162,8 @@ class _ServiceHttpxClient(_ViewClient, httpx.Client):
                 started = time.monotonic()
                 outcome = super().send(request, **kwargs)
                 log_response(outcome, time.monotonic() - started)
-                if self._family.observe:
-                    self._family.observe(outcome)
+                if self._shared.observe:
+                    self._shared.observe(outcome)
                 if outcome.status_code < 400:
                     return outcome
                 outcome.read()  # an error body: bounded by the transport
@@ -137,8 +172,10 @@ class _ServiceHttpxClient(_ViewClient, httpx.Client):
             time.sleep(self._next_delay(request, next(attempts), outcome))
 
 
-class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
+class _ServiceAsyncHttpxClient(_RetryingClient, httpx.AsyncClient):
     """Async twin of :class:`_ServiceHttpxClient`; differs only in the awaits."""
+
+    _pool_class = httpx.AsyncHTTPTransport
 
     async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         await request.aread()
@@ -149,8 +186,8 @@ class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
                 started = time.monotonic()
                 outcome = await super().send(request, **kwargs)
                 log_response(outcome, time.monotonic() - started)
-                if self._family.observe:
-                    self._family.observe(outcome)
+                if self._shared.observe:
+                    self._shared.observe(outcome)
                 if outcome.status_code < 400:
                     return outcome
                 await outcome.aread()
@@ -162,19 +199,21 @@ class _ServiceAsyncHttpxClient(_ViewClient, httpx.AsyncClient):
 def _check_httpx_args(args: dict[str, Any]) -> None:
     """Refuse what would reach the network around the guard, retries and size bound, or
     silently never be used."""
-    for name in filter(args.__contains__, ("app", "auth", "base_url", "proxies")):
+    around = [name for name in ("app", "auth", "base_url", "proxies") if name in args]
+    if around:
+        names = ", ".join(repr(name) for name in around)
         raise TypeError(
-            f"httpx_args must not contain {name!r} (docs: No way around the guard)"
+            f"httpx_args must not contain {names} (docs: No way around the guard)"
         )
     if args.get("transport") is not None and args.get("proxy") is not None:
-        message = "pass proxy or httpx_args 'transport', not both: a proxy route never reaches it"
-        raise TypeError(f"'transport' and 'proxy' exclude each other ({message})")
-    mounts, kinds = (
-        args.get("mounts") or {},
-        httpx.BaseTransport | httpx.AsyncBaseTransport | None,
-    )
+        raise TypeError(
+            "'transport' and 'proxy' exclude each other (pass proxy or httpx_args "
+            "'transport', not both: a proxy route never reaches it)"
+        )
+    mounts = args.get("mounts") or {}
+    kinds = httpx.BaseTransport | httpx.AsyncBaseTransport | None
     if not isinstance(mounts, Mapping) or not all(
-        isinstance(t, kinds) for t in mounts.values()
+        isinstance(transport, kinds) for transport in mounts.values()
     ):
         raise TypeError(
             "httpx_args 'mounts' must map URL patterns to httpx transports or None"
@@ -184,11 +223,13 @@ def _check_httpx_args(args: dict[str, Any]) -> None:
 def _setting(value: str | None, variable: str) -> str:
     """``value`` if given, else the variable's: unset or blank is a
     :class:`ConfigurationError` naming it."""
-    if value is None and not (value := os.environ.get(variable, "").strip()):
-        name = variable.removeprefix("SERVICE_API_").lower()
-        raise errors.ConfigurationError(
-            f"no {name}: pass {name}= or set {variable}", variable
-        )
+    if value is None:
+        value = os.environ.get(variable, "").strip()
+        if not value:
+            name = variable.removeprefix("SERVICE_API_").lower()
+            raise errors.ConfigurationError(
+                f"no {name}: pass {name}= or set {variable}", variable
+            )
     return value
 
 
@@ -198,21 +239,35 @@ def _base_url(given: str | None) -> str:
     base_url = _setting(given, ENV_BASE_URL)
     try:
         url = httpx.URL(base_url)
-        good = (
-            url.scheme in ("http", "https")
-            and url.host
-            and not {"?", "#", "@"} & set(base_url)
-        )
     except httpx.InvalidURL:
-        good = False
-    if not good:
+        url = httpx.URL()
+    # No user:password@ either: the URL is quoted in messages and logs.
+    if (
+        url.scheme not in ("http", "https")
+        or not url.host
+        or {"?", "#", "@"} & set(base_url)
+    ):
         where = "" if given else f"{ENV_BASE_URL}: "
-        # No user:password@ either: the URL is quoted in messages and logs.
-        problem = (
-            "base_url must be an absolute http(s) URL, no query, no fragment, no user@"
+        raise errors.ConfigurationError(
+            f"{where}base_url must be an absolute http(s) URL, no query, no fragment, "
+            "no user@",
+            ENV_BASE_URL,
         )
-        raise errors.ConfigurationError(f"{where}{problem}", ENV_BASE_URL)
     return base_url
+
+
+def _account_id(given: str | EllipsisType | None) -> str | None:
+    """The account given, else that of its variable (unset or blank: none)."""
+    if not isinstance(given, EllipsisType):
+        return given
+    account_id = os.environ.get(ENV_ACCOUNT_ID, "").strip() or None
+    if account_id and "," in account_id:  # the CLI's list form
+        raise errors.ConfigurationError(
+            f"{ENV_ACCOUNT_ID} names several accounts: pass account_id=, and "
+            "with_account() for others",
+            ENV_ACCOUNT_ID,
+        )
+    return account_id
 
 
 def _policy(
@@ -232,18 +287,13 @@ def _quota(option: str, url: str | None) -> Any:
     try:
         from service_api import quota
     except ImportError as exc:
-        if (exc.name or "").partition(".")[0] not in (
-            "pyrate_limiter",
-            "filelock",
-            "redis",
-        ):
+        missing = (exc.name or "").partition(".")[0]
+        if missing not in ("pyrate_limiter", "filelock", "redis"):
             raise
         extra = "redis" if (url or "").lower().startswith("redis") else "quota"
-        message = (
-            f"{option}= needs the [{extra}] extra: pip install 'service-api[{extra}]'"
-        )
         raise errors.ConfigurationError(
-            message, f"SERVICE_API_{option.upper()}"
+            f"{option}= needs the [{extra}] extra: pip install 'service-api[{extra}]'",
+            f"SERVICE_API_{option.upper()}",
         ) from None
     return quota
 
@@ -257,6 +307,10 @@ class Client(service_api_client.Client):
     loops and :meth:`with_account` children; retries per ``retry`` (or
     ``RetryPolicy(max_retries=...)``, not both), each attempt with the token of that
     moment; honours ``proxy`` or the ``*_PROXY`` environment; raises the typed errors.
+    Each retry waited out is logged at WARNING on the ``service_api`` logger. A connection
+    refused before the service ever answered gives up after at most 3 short retries,
+    saying nothing listens at the base URL (a wrong port, most likely); once it has
+    answered, refused connections have the whole policy (a restarting service).
 
     A setting not given is read from ``SERVICE_API_BASE_URL``, ``SERVICE_API_CLIENT_ID``,
     ``SERVICE_API_CLIENT_SECRET`` or ``SERVICE_API_ACCOUNT_ID`` (a missing one of the
@@ -287,7 +341,8 @@ class Client(service_api_client.Client):
         client = service_api.Client()   # all four settings from SERVICE_API_*
     """
 
-    #: Whether this client made its family (and closes its pools), not a view or child.
+    #: Whether this client made its shared resources (and closes its pools): not a
+    #: client made from another by ``with_account()`` or ``with_options()``.
     _owner = False
     _policy: RetryPolicy
 
@@ -314,19 +369,13 @@ class Client(service_api_client.Client):
         policy = _policy(RetryPolicy(), max_retries, retry)
         if max_response_bytes < 1:
             raise ValueError("max_response_bytes must be at least 1")
-        url, client_id = _base_url(base_url), _setting(client_id, ENV_CLIENT_ID)
+        url = _base_url(base_url)
+        client_id = _setting(client_id, ENV_CLIENT_ID)
         secret = _setting(client_secret, ENV_CLIENT_SECRET)
-        if isinstance(
-            account_id, EllipsisType
-        ):  # not given: the variable's (unset, blank: none)
-            account_id = os.environ.get(ENV_ACCOUNT_ID, "").strip() or None
-            if account_id and "," in account_id:  # the CLI's list form
-                message = "names several accounts: pass account_id=, and with_account() for others"
-                raise errors.ConfigurationError(
-                    f"{ENV_ACCOUNT_ID} {message}", ENV_ACCOUNT_ID
-                )
-        # A proxy given is routed as httpx would, through the family's guarded pools.
-        args = dict(httpx_args or {}) | ({} if proxy is None else {"proxy": proxy})
+        account_id = _account_id(account_id)
+        args = dict(httpx_args or {})
+        if proxy is not None:  # routed as httpx would, through the guarded pools
+            args["proxy"] = proxy
         _check_httpx_args(args)
         timeout = httpx.Timeout(timeout)
         if isinstance(token_store, str):  # a shared token named by URL
@@ -347,50 +396,62 @@ class Client(service_api_client.Client):
             quota = _quota("rate_store" if rate_store else "rate_limit", rate_store)
             limiter = quota.limiter(rate_limit, rate_store, key=client_id)
         headers = dict(args.pop("headers", None) or {})
-        if (
-            agent := httpx.Headers(headers).get("user-agent")
-        ) is None:  # theirs wins whole
-            agent = headers["User-Agent"] = f"{_AGENT} {user_agent or ''}".strip()
-        guard = {
-            "limiter": limiter,
-            "max_response_bytes": max_response_bytes,
-            "user_agent": agent,
-        }
-        family = Family(auth, args, **guard)
+        agent = httpx.Headers(headers).get("user-agent")
+        if agent is None:  # a User-Agent of the user's wins whole
+            agent = f"{_AGENT} {user_agent or ''}".strip()
+            headers["User-Agent"] = agent
+        shared = SharedResources(
+            auth,
+            args,
+            limiter=limiter,
+            max_response_bytes=max_response_bytes,
+            user_agent=agent,
+        )
         if observe := observe or os.environ.get(ENV_OBSERVE, "").strip():
             # The spec extra's; without its dependencies, the import names the extra.
             from service_api_speccheck import Observer
 
-            family.observe = Observer(observe, url)
-        self._setup(family, account_id, headers, timeout, policy)
+            shared.observe = Observer(observe, url)
+        self._setup(shared, account_id, headers=headers, timeout=timeout, policy=policy)
         self._owner = True
 
-    def _setup(self, family: Family, account_id: str | None, *settings: Any) -> Self:
-        """Set up a client (or a view) of ``family`` for ``account_id`` with the settings
-        ``headers``, ``timeout`` and retry ``policy``; the settings of the connections are
-        the family's (``Family.client_args``)."""
-        headers, timeout, policy = settings
+    def _setup(
+        self,
+        shared: SharedResources,
+        account_id: str | None,
+        *,
+        headers: Mapping[str, str],
+        timeout: httpx.Timeout,
+        policy: RetryPolicy,
+    ) -> Self:
+        """Set this client up on ``shared`` (a new one's, or those of the client it is
+        made from) for ``account_id``; the settings of its connections are the shared
+        ones (``SharedResources.client_args``)."""
         headers = {k: v for k, v in headers.items() if k.lower() != ACCOUNT_HEADER}
         if account_id is not None:
             if not account_id or not account_id.isprintable():
                 raise ValueError("account_id must be a non-empty printable string")
             headers[ACCOUNT_HEADER] = account_id
         super().__init__(
-            base_url=family.auth.base_url, headers=headers, timeout=timeout
+            base_url=shared.auth.base_url, headers=headers, timeout=timeout
         )
-        self._family, self._policy, self._account_id = family, policy, account_id
+        self._shared = shared
+        self._policy = policy
+        self._account_id = account_id
         return self
 
-    def _view(self, account_id: str | None, *settings: Any) -> Client:
-        """A client of this one's family for ``account_id`` with the settings of
-        :meth:`_setup`."""
-        return (
-            type(self).__new__(type(self))._setup(self._family, account_id, *settings)
-        )
+    def _made_from_this(self, account_id: str | None, **settings: Any) -> Client:
+        """A client sharing this one's resources, for ``account_id`` with the settings
+        (``headers``, ``timeout``, ``policy``) of :meth:`_setup`: for
+        :meth:`with_account` and :meth:`with_options`."""
+        made = type(self).__new__(type(self))
+        return made._setup(self._shared, account_id, **settings)
 
     def __repr__(self) -> str:
-        client_id, account_id = self._family.auth.client_id, self._account_id
-        return f"{type(self).__name__}(base_url={self._base_url!r}, {client_id=}, {account_id=})"
+        return (
+            f"{type(self).__name__}(base_url={self._base_url!r}, "
+            f"client_id={self._shared.auth.client_id!r}, account_id={self._account_id!r})"
+        )
 
     @property
     def account_id(self) -> str | None:
@@ -399,7 +460,7 @@ class Client(service_api_client.Client):
 
     @property
     def retry_policy(self) -> RetryPolicy:
-        """The retry policy in force for this client (or view, see :meth:`with_options`)."""
+        """The retry policy in force for this client (see :meth:`with_options`)."""
         return self._policy
 
     def with_options(
@@ -410,14 +471,14 @@ class Client(service_api_client.Client):
         timeout: float | httpx.Timeout | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> Client:
-        """A light view of this client with other retries, timeout or extra headers.
+        """A client like this one with other retries, timeout or extra headers.
 
-        The view shares the token, the connection pools, the rate limiter and the
-        account; only what is given changes, for the requests sent through the view
-        (the token request keeps the client's own timeout and retries). A header
-        replaces one of the same name whatever its case (``User-Agent`` included); an
-        ``x-service-account-id`` header sets the view's account. Make one for a single
-        call or a single iteration; there is nothing to close.
+        It shares this one's token, connection pools, rate limiter and account; only
+        what is given changes, for the requests sent through it (the token request keeps
+        the original client's own timeout and retries). A header replaces one of the same
+        name whatever its case (``User-Agent`` included); an ``x-service-account-id``
+        header sets its account. Make one for a single call or a single iteration; there
+        is nothing to close.
 
         Example::
 
@@ -426,22 +487,19 @@ class Client(service_api_client.Client):
             for shipment in service_api.paginate(list_shipments, client.with_options(
                 headers={"x-trace": "nightly"})): ...
         """
-        policy = _policy(self._policy, max_retries, retry)
         given = dict(headers or {})
-        account = httpx.Headers(given).get(ACCOUNT_HEADER, self._account_id)
-        kept = {
-            k: v
-            for k, v in self._headers.items()
-            if k.lower() not in httpx.Headers(given)
-        }
-        timeout = self._timeout if timeout is None else httpx.Timeout(timeout)
-        return self._view(account, kept | given, timeout, policy)
+        names = httpx.Headers(given)
+        account = names.get(ACCOUNT_HEADER, self._account_id)
+        kept = {k: v for k, v in self._headers.items() if k.lower() not in names}
+        return self._made_from_this(
+            account,
+            headers=kept | given,
+            timeout=self._timeout if timeout is None else httpx.Timeout(timeout),
+            policy=_policy(self._policy, max_retries, retry),
+        )
 
     def _pager(self, operation: Any, /, **options: Any) -> Any:
-        from service_api._pagination import (
-            Pager,
-        )  # what the generated client.<tag>.list() returns
-
+        """What the generated ``client.<tag>.list()`` returns."""
         return Pager(operation, self, **options)
 
     def _unexpected_answer(
@@ -450,13 +508,16 @@ class Client(service_api_client.Client):
         """What ``client.<tag>.<operation>()`` raises for an answer that is not its success:
         a status the operation does not declare (a 3xx, a 200 for a 201: :meth:`send`
         raised those of 400 and up) or a body it cannot read (``cause``)."""
-        if cause is None or isinstance(
-            cause, errors.ServiceApiError
-        ):  # a body not JSON: its own
-            return cause or errors.error_from_response(response)
-        where = f"{response.request.method} {response.request.url.path}"
-        message = f"{where}: unreadable answer ({type(cause).__name__}: {cause})"[:300]
-        return errors.InvalidResponseError(message, request=response.request)
+        if cause is None:
+            return errors.error_from_response(response)
+        if isinstance(cause, errors.ServiceApiError):  # a body not JSON: its own error
+            return cause
+        request = response.request
+        message = (
+            f"{request.method} {request.url.path}: unreadable answer "
+            f"({type(cause).__name__}: {cause})"
+        )
+        return errors.InvalidResponseError(message[:300], request=request)
 
     def with_account(self, account_id: str | None) -> Client:
         """A client for another account, sharing this one's token and pools.
@@ -465,7 +526,12 @@ class Client(service_api_client.Client):
 
             list_shipments.sync(client=client.with_account("acct-2"))
         """
-        return self._view(account_id, self._headers, self._timeout, self._policy)
+        return self._made_from_this(
+            account_id,
+            headers=self._headers,
+            timeout=self._timeout,
+            policy=self._policy,
+        )
 
     def with_headers(self, headers: dict[str, str]) -> Client:
         """A client like this one that also sends ``headers`` (sharing token and pool)."""
@@ -483,8 +549,9 @@ class Client(service_api_client.Client):
 
     def get_async_httpx_client(self) -> httpx.AsyncClient:
         """The ``httpx.AsyncClient`` the generated async functions use, in any event loop:
-        each loop gets its own pool, shared by the client's family (views and children)
-        and closed by the original's :meth:`aclose` in that loop or when the loop ends."""
+        each loop gets its own pool, shared with the clients made from this one (and the
+        one it was made from) and closed by the original's :meth:`aclose` in that loop or
+        when the loop ends."""
         self._async_client = self._async_client or _ServiceAsyncHttpxClient(self)
         return self._async_client
 
@@ -495,7 +562,8 @@ class Client(service_api_client.Client):
             "service_api.Client builds its httpx clients: pass httpx_args instead"
         )
 
-    set_async_httpx_client = with_cookies = set_httpx_client
+    set_async_httpx_client = set_httpx_client
+    with_cookies = set_httpx_client
 
     def __enter__(self) -> Self:
         return self
@@ -510,13 +578,13 @@ class Client(service_api_client.Client):
         await self.aclose()
 
     def close(self) -> None:
-        """Close the connections: for the original, the family's shared sync pools (an
-        event loop's pools close when the loop ends, or by :meth:`aclose` in it); for a
-        child or a view, nothing is shared to close."""
+        """Close the connections: for the original, the shared sync pools (an event loop's
+        pools close when the loop ends, or by :meth:`aclose` in it); for a client made
+        from another (``with_account()``, ``with_options()``), nothing: it owns nothing."""
         if self._owner:
-            self._family.close()
+            self._shared.close()
 
     async def aclose(self) -> None:
         """As :meth:`close`; the original also closes the running loop's pools now."""
         if self._owner:
-            await self._family.aclose()
+            await self._shared.aclose()

@@ -30,6 +30,7 @@ import json
 import re
 import socket
 import ssl
+from typing import Any
 
 import httpx
 
@@ -62,7 +63,7 @@ class ServiceApiError(Exception):
 
     def __init__(self, message: str, *, request: httpx.Request | None = None) -> None:
         super().__init__(message)
-        self.request = request and redacted_request(request)
+        self.request = None if request is None else redacted_request(request)
 
     @property
     def resumable(self) -> bool:
@@ -80,7 +81,8 @@ class ServiceApiError(Exception):
 
     def at_page(self, page_number: int, *, items_yielded: int) -> None:
         """Record that this error stopped an iteration at ``page_number``."""
-        self.page_number = self.start_page = page_number
+        self.page_number = page_number
+        self.start_page = page_number
         self.items_yielded = items_yielded
         if self.resumable:
             self.add_note(f"resume with start_page={page_number}")
@@ -98,19 +100,19 @@ class ApiStatusError(ServiceApiError):
         response: httpx.Response | None = None,
         status_code: int = 0,
     ) -> None:
-        response, request = response or httpx.Response(status_code), None
-        with contextlib.suppress(
-            RuntimeError
-        ):  # a response built by hand may have none
+        response = response or httpx.Response(status_code)
+        request = None
+        # A response built by hand may have no request.
+        with contextlib.suppress(RuntimeError):
             request = response.request
         super().__init__(message, request=request)
-        self.status_code, self.headers = (
-            response.status_code,
-            httpx.Headers(response.headers),
-        )
+        self.status_code = response.status_code
+        self.headers = httpx.Headers(response.headers)
         # Credential fields of a JSON body are blanked where they stand.
-        data = _json_object(body := response.text)
-        if hidden := _SECRET_FIELDS & data.keys():
+        body = response.text
+        data = json_object(body)
+        hidden = _SECRET_FIELDS & data.keys()
+        if hidden:
             body = json.dumps(
                 {k: "[redacted]" if k in hidden else v for k, v in data.items()}
             )
@@ -123,7 +125,7 @@ class ApiStatusError(ServiceApiError):
 
     def _field(self, name: str) -> str | None:
         # A string field of the body, if it is a JSON object.
-        value = _json_object(self.body).get(name)
+        value = json_object(self.body).get(name)
         return value if isinstance(value, str) else None
 
 
@@ -214,6 +216,16 @@ class ApiTimeoutError(ApiConnectionError, TimeoutError):
     """No answer within the configured timeout, after retries."""
 
 
+#: The error class of each status that has its own (401: see ``TokenExpiredError``).
+_STATUS_ERRORS = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    429: RateLimitError,
+}
+
+
 class PaginationWarning(UserWarning):
     """A page misbehaved in a way the iteration absorbs and goes on.
 
@@ -253,10 +265,12 @@ def challenge(headers: httpx.Headers, name: str) -> str | None:
     # Headers longer than 4096 characters are not worth reading; the cap keeps parsing cheap.
     param = rf'(?<![\w!#$%&\'*+.^`|~-]){name}\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]+))'
     found = re.search(param, headers.get("www-authenticate", "")[:4096], re.IGNORECASE)
-    return found and (found[2] or re.sub(r"\\(.)", r"\1", found[1]))
+    if found is None:
+        return None
+    return found[2] or re.sub(r"\\(.)", r"\1", found[1])
 
 
-def _json_object(text: str) -> dict[str, object]:
+def json_object(text: str) -> dict[str, object]:
     """``text`` parsed if it is a JSON object, else empty (a hostile body never raises)."""
     with contextlib.suppress(ValueError, RecursionError):
         if isinstance(data := json.loads(text), dict):
@@ -271,21 +285,25 @@ def error_from_response(response: httpx.Response) -> ApiStatusError:
 
         raise error_from_response(response)   # e.g. NotFoundError for a 404
     """
-    status, request = response.status_code, response.request
+    status = response.status_code
+    request = response.request
     read = AuthenticationError("", response=response)  # the headers and body, read once
-    expired = "expired" in (read.error_description or "").lower()
-    statuses = {400: BadRequestError, 403: PermissionDeniedError, 404: NotFoundError}
-    statuses |= {
-        401: TokenExpiredError if expired else AuthenticationError,
-        429: RateLimitError,
-    }
-    cls = statuses.get(status, ServerError if status >= 500 else ApiStatusError)
+    cls = _STATUS_ERRORS.get(status, ServerError if status >= 500 else ApiStatusError)
+    if (
+        cls is AuthenticationError
+        and "expired" in (read.error_description or "").lower()
+    ):
+        cls = TokenExpiredError
     # What the server said: the body's title and detail, the OAuth code and description.
-    said = [read._field("title"), read._field("detail")]
+    said = [
+        read._field("title"),
+        read._field("detail"),
+        read.error,
+        read.error_description,
+    ]
+    parts = [part[:200] for part in said if part]
     message = f"{status} {response.reason_phrase or 'error'} for {request.method} {request.url}"
-    if parts := [
-        part[:200] for part in [*said, read.error, read.error_description] if part
-    ]:
+    if parts:
         message += ": " + "; ".join(parts)
     # Advice only where it applies: the prefix is absent from the URL, the header was not sent.
     if status == 404 and "/public/v3/" not in request.url.path:
@@ -295,10 +313,20 @@ def error_from_response(response: httpx.Response) -> ApiStatusError:
     return cls(message, response=response)
 
 
-def lasting_cause(exc: BaseException | None) -> BaseException | None:
-    """The TLS failure (a wrong scheme or certificate) or failed host name lookup that
-    caused ``exc``, if any: retrying cannot heal those."""
-    while exc is not None and not isinstance(exc, ssl.SSLError | socket.gaierror):
+#: Causes retrying cannot heal: a TLS failure (a wrong scheme or certificate) and a
+#: failed host name lookup.
+LASTING_CAUSES = (ssl.SSLError, socket.gaierror)
+
+
+def cause_of(exc: BaseException | None, kinds: Any) -> BaseException | None:
+    """The first exception of ``kinds`` (a class or a tuple of them) in the chain of
+    causes of ``exc``, itself included, or ``None``.
+
+    Example::
+
+        cause_of(exc, ConnectionRefusedError)   # nothing listens at that host and port
+    """
+    while exc is not None and not isinstance(exc, kinds):
         exc = exc.__cause__ or exc.__context__
     return exc
 
@@ -323,7 +351,8 @@ def error_from_httpx(
         exc, httpx.LocalProtocolError | httpx.UnsupportedProtocol
     )
     detail = type(exc).__name__ if quiet else f"{type(exc).__name__}: {exc}"
-    if isinstance(cause := lasting_cause(exc), ssl.SSLError):
+    cause = cause_of(exc, LASTING_CAUSES)
+    if isinstance(cause, ssl.SSLError):
         detail = (
             "TLS failed: an https:// URL for a plain-HTTP server, or a bad certificate"
         )
@@ -333,6 +362,6 @@ def error_from_httpx(
         return InvalidResponseError(
             f"unusable answer{where} ({detail})", request=request
         )
-    timeout = isinstance(exc, httpx.TimeoutException)
-    cls = ApiTimeoutError if timeout else ApiConnectionError
-    return cls(f"no answer{' in time' * timeout}{where} ({detail})", request=request)
+    if isinstance(exc, httpx.TimeoutException):
+        return ApiTimeoutError(f"no answer in time{where} ({detail})", request=request)
+    return ApiConnectionError(f"no answer{where} ({detail})", request=request)

@@ -6,8 +6,10 @@ handler on the ``service_api`` logger only, so an application's own logging set-
 left alone; when the application has handlers on the root logger (the CLI does), those
 print the lines and the switch only sets the level, as ``logging.basicConfig`` would not
 add a second handler. With the variable unset the package logs through ``logging`` as
-usual and prints nothing by itself. No line ever holds a secret: URLs carry none here, and headers
-and bodies are never logged.
+usual: each retry it waits out is a WARNING (the rest is INFO or DEBUG), so a script that
+set no logging up still sees those lines, bare, through Python's last-resort handler on
+stderr. No line ever holds a secret: URLs carry none here, and headers and bodies are
+never logged.
 """
 
 from __future__ import annotations

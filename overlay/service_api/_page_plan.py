@@ -35,15 +35,6 @@ REPEAT_WINDOW_PAGES = 8
 #: A record's identity: equal keys are the same record; ``None`` means "unknown", so
 #: the record is never taken for a repeat.
 KeyFunction = Callable[[Any], Hashable | None]
-# What the plan warns of, once per kind, after "page N".
-_NOTES = {
-    "total": ": totalRecords changed from {first} to {total}; keeping the {last} pages planned",
-    "long": " holds {n} items, more than pageSize {size}; the extra items are ignored",
-    "beyond-total": " holds {n} items but its totalRecords ({total}) allows {allowed}; "
-    "the rest are ignored, stopping",
-    "shrank": " is empty: the result set shrank to {total} records; stopping",
-    "repeat": ": {n} items already yielded were dropped",
-}
 # The counts of the envelope: their names on the wire and in the page models.
 _COUNTS = {
     "totalRecords": "total_records",
@@ -99,7 +90,8 @@ class PagePlan:
     """
 
     def __init__(self, options: PageOptions, *, warn: Callable[[str], None]):
-        self.page_size, self.start_page = options.page_size, options.start_page
+        self.page_size = options.page_size
+        self.start_page = options.start_page
         # No max_items, no max_pages: as good as unbounded.
         self.max_items = sys.maxsize if options.max_items is None else options.max_items
         self.key = options.key or (lambda item: None)  # no key: no record is a repeat
@@ -112,7 +104,11 @@ class PagePlan:
         self.last_page = (
             self.start_page - 1 + min(cap, math.ceil(self.max_items / self.page_size))
         )
-        self.items_yielded = self.pages_accepted = self._asked = self._end = 0
+        self.items_yielded = 0
+        self.pages_accepted = 0
+        # The last page named by pages_ahead(), and the first page's end by its count.
+        self._asked = 0
+        self._end = 0
         self._first_total: int | None = None
         # Keys handed over, oldest first, bounded: memory does not grow with the set.
         self._recent: dict[Hashable, None] = {}
@@ -128,12 +124,10 @@ class PagePlan:
         """The pages after ``number`` (the page in hand) up to ``number + window`` and
         within the plan that no earlier call named: what concurrent drivers fetch ahead,
         once ``number`` was accepted (the first page tells how many pages there are)."""
-        first, stop = (
-            max(self._asked, number) + 1,
-            min(self.last_page, number + self.window) + 1,
-        )
-        self._asked = max(self._asked, stop - 1)
-        return list(range(first, stop))
+        first = max(self._asked, number) + 1
+        last = min(self.last_page, number + self.window)
+        self._asked = max(self._asked, last)
+        return list(range(first, last + 1))
 
     def accept(self, number: int, model: Any) -> list[int]:
         """Check the page ``number``; the places in its ``data`` of the items to hand
@@ -146,9 +140,8 @@ class PagePlan:
         self._track_total(total, number)
         data, cut = self._fit(data, total, number)
         kept = self._drop_repeats(data, number)
-        kept = kept[
-            : self.max_items - self.items_yielded
-        ]  # the page bound ends on the last
+        # The page bound ends on the last.
+        kept = kept[: self.max_items - self.items_yielded]
         self.items_yielded += len(kept)
         self.pages_accepted += 1
         if cut:  # a page at or past the first page's end is already the last planned
@@ -166,13 +159,16 @@ class PagePlan:
                     f"page {number}: envelope field {wire!r} is missing or not a count"
                 )
                 raise InvalidResponseError(msg)
-        echo = {
-            "page": (number, model.page_number),
-            "pageSize": (self.page_size, model.page_size),
-        }
-        for what, (want, got) in echo.items():
-            if got != want:
-                msg = f"page {number}: asked for {what} {want}, the server answered {what} {got}"
+        echoes = [
+            ("page", number, model.page_number),
+            ("pageSize", self.page_size, model.page_size),
+        ]
+        for what, asked, answered in echoes:
+            if answered != asked:
+                msg = (
+                    f"page {number}: asked for {what} {asked}, "
+                    f"the server answered {what} {answered}"
+                )
                 raise InconsistentPageError(msg, page_number=number)
         return model.total_records, model.data
 
@@ -185,10 +181,8 @@ class PagePlan:
         elif total != self._first_total:  # reported once: the first change is the news
             self._note(
                 "total",
-                number,
-                first=self._first_total,
-                total=total,
-                last=self.last_page,
+                f"page {number}: totalRecords changed from {self._first_total} to "
+                f"{total}; keeping the {self.last_page} pages planned",
             )
 
     def _fit(
@@ -199,12 +193,18 @@ class PagePlan:
         (no page can follow by that count); none before the planned end only if
         something explains it (the set shrank)."""
         if len(data) > self.page_size:
-            self._note("long", number, n=len(data), size=self.page_size)
+            self._note(
+                "long",
+                f"page {number} holds {len(data)} items, more than pageSize "
+                f"{self.page_size}; the extra items are ignored",
+            )
             data = data[: self.page_size]
         allowed = max(0, total - (number - 1) * self.page_size)
         if len(data) > allowed:
             self._note(
-                "beyond-total", number, n=len(data), total=total, allowed=allowed
+                "beyond-total",
+                f"page {number} holds {len(data)} items but its totalRecords ({total}) "
+                f"allows {allowed}; the rest are ignored, stopping",
             )
             return data[:allowed], True
         if data or number > self._end:
@@ -212,7 +212,10 @@ class PagePlan:
         if allowed:
             msg = f"page {number} is empty although totalRecords is {total}"
             raise InconsistentPageError(msg, page_number=number)
-        self._note("shrank", number, total=total)
+        self._note(
+            "shrank",
+            f"page {number} is empty: the result set shrank to {total} records; stopping",
+        )
         return data, True
 
     def _drop_repeats(self, data: Sequence[Any], number: int) -> list[int]:
@@ -231,11 +234,13 @@ class PagePlan:
             msg = f"page {number} repeats items already yielded (a page served twice?)"
             raise InconsistentPageError(msg, page_number=number)
         if dropped := len(data) - len(kept):
-            self._note("repeat", number, n=dropped)
+            self._note(
+                "repeat", f"page {number}: {dropped} items already yielded were dropped"
+            )
         return kept
 
-    def _note(self, kind: str, number: int, **facts: int | None) -> None:
+    def _note(self, kind: str, message: str) -> None:
         # Once per kind: a server that repeats a fault on every page should not flood.
         if kind not in self._warned:
             self._warned.add(kind)
-            self._warn(f"page {number}" + _NOTES[kind].format(**facts))
+            self._warn(message)

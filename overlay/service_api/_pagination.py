@@ -37,8 +37,9 @@ from service_api._page_plan import MAX_PAGE_SIZE, PageOptions, PagePlan, id_key
 from service_api_client import Client
 
 T = TypeVar("T")
-T_co = TypeVar("T_co", covariant=True)
-M_co = TypeVar("M_co", bound="PageModel[Any]", covariant=True)
+# A variance is read by type checkers only (make typecheck), never at run time.
+T_co = TypeVar("T_co", covariant=True)  # pragma: no mutate
+M_co = TypeVar("M_co", bound="PageModel[Any]", covariant=True)  # pragma: no mutate
 
 
 class PageModel(Protocol[T_co]):
@@ -51,10 +52,12 @@ class PageModel(Protocol[T_co]):
             return len(page.data)
     """
 
-    @property
+    # The protocols are read by type checkers only (not runtime_checkable): their
+    # decorators do nothing at run time.
+    @property  # pragma: no mutate
     def data(self) -> Sequence[T_co]: ...
 
-    @property
+    @property  # pragma: no mutate
     def total_records(self) -> int: ...
 
 
@@ -69,7 +72,7 @@ class ListOperation(Protocol[M_co]):
             return list(service_api.paginate(endpoint, client))
     """
 
-    @property
+    @property  # pragma: no mutate (read by type checkers only)
     def SUCCESS_MODEL(self) -> type[M_co]: ...
 
 
@@ -124,8 +127,10 @@ class Page(Generic[M_co]):
         return tuple(data[index] for index in self._kept)
 
     def __repr__(self) -> str:
-        model = type(self.model).__name__
-        return f"Page(number={self.number}, items={len(self._kept)}, model={model})"
+        return (
+            f"Page(number={self.number}, items={len(self._kept)}, "
+            f"model={type(self.model).__name__})"
+        )
 
 
 class InvalidRecordError(errors.InvalidResponseError):
@@ -143,14 +148,17 @@ class InvalidRecordError(errors.InvalidResponseError):
     Example::
 
         except service_api.InvalidRecordError as exc:
-            quarantine(exc.raw_items); resume_from = exc.start_page + 1
+            quarantine(exc.raw_items)
+            resume_from = exc.start_page + 1
     """
 
     def __init__(
         self, message: str, *, index: int, raw_item: Any, raw_items: list[Any]
     ) -> None:
         super().__init__(message)
-        self.index, self.raw_item, self.raw_items = index, raw_item, raw_items
+        self.index = index
+        self.raw_item = raw_item
+        self.raw_items = raw_items
 
     #: Always false: the page fails again the same way.
     resumable = False
@@ -173,11 +181,13 @@ _PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError)
 def _warn(message: str) -> None:
     """Warn at the first frame outside this package: the caller's loop or call, however
     many generators and drivers lie between (their number differs per path)."""
-    frame, level = sys._getframe(1), 2
+    frame = sys._getframe(1)
+    level = 2
     while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
         _PACKAGES
     ):
-        frame, level = frame.f_back, level + 1
+        frame = frame.f_back
+        level += 1
     warnings.warn(message, errors.PaginationWarning, stacklevel=level)
 
 
@@ -238,12 +248,8 @@ class Pager(Generic[M_co]):
         """Every check of the arguments, before any request."""
         # The iteration's options (PageOptions, with their defaults); the rest are the
         # endpoint's own parameters.
-        params = {
-            name: v for name, v in given.items() if name not in PageOptions._fields
-        }
-        options = PageOptions(
-            **{name: v for name, v in given.items() if name not in params}
-        )
+        params = {k: v for k, v in given.items() if k not in PageOptions._fields}
+        options = PageOptions(**{k: v for k, v in given.items() if k not in params})
         if not isinstance(endpoint, ModuleType) or not hasattr(
             endpoint, "SUCCESS_MODEL"
         ):
@@ -256,10 +262,8 @@ class Pager(Generic[M_co]):
             )
         for name, least in _LEAST.items():
             value = getattr(options, name)
-            if not (
-                (type(value) is int and value >= least)
-                or (value is None and "max_" in name)
-            ):
+            counted = type(value) is int and value >= least
+            if not counted and not (value is None and "max_" in name):
                 raise ValueError(
                     f"{name} must be an integer of at least {least}, not {value!r}"
                 )
@@ -275,23 +279,23 @@ class Pager(Generic[M_co]):
                 **params, page_number=None, page_size=None
             )
         except TypeError as exc:
-            msg = f"{self._name}: {exc} (for page_number / page_size use start_page / page_size)"
-            raise TypeError(msg) from None
+            raise TypeError(
+                f"{self._name}: {exc} "
+                "(for page_number / page_size use start_page / page_size)"
+            ) from None
         if options.page_size > MAX_PAGE_SIZE:
             _warn(
                 f"page_size {options.page_size} is above the service's maximum; using 50"
             )
-        options = options._replace(
-            page_size=min(options.page_size, MAX_PAGE_SIZE), key=key
-        )
-        self._model, self._client, self._options = (
-            endpoint.SUCCESS_MODEL,
-            client,
-            options,
-        )
+        page_size = min(options.page_size, MAX_PAGE_SIZE)
+        self._options = options._replace(page_size=page_size, key=key)
+        self._model = endpoint.SUCCESS_MODEL
+        self._client = client
         # The page request of the generated module, built against the client's base URL.
         self._args = functools.partial(
-            endpoint._get_kwargs, **params, page_size=options.page_size
+            endpoint._get_kwargs,
+            **params,
+            page_size=page_size,
         )
 
     def __repr__(self) -> str:
@@ -329,15 +333,13 @@ class Pager(Generic[M_co]):
             while (number := plan.next_page_info()) is not None:
                 future = pending.pop(number, None)
                 response = self._fetch(number) if future is None else future.result()
-                page = self._judge(plan, number, response)
+                page = self._checked_page(plan, number, response)
                 # The pool works through the pages asked ahead while this thread parses.
                 for ahead in plan.pages_ahead(number):
                     pending[ahead] = pool.submit(self._fetch, ahead)
                 yield page
-        except errors.ServiceApiError as exc:  # the plan stays on the page that failed
-            exc.at_page(
-                plan.start_page + plan.pages_accepted, items_yielded=plan.items_yielded
-            )
+        except errors.ServiceApiError as exc:
+            _stopped_at(plan, exc)
             raise
         finally:
             # Early exit, error or garbage collection: no thread outlives the iterator.
@@ -355,19 +357,17 @@ class Pager(Generic[M_co]):
                     pending.get(number) or self._afetch(number, in_flight)
                 )
                 pending.pop(number, None)
-                await asyncio.sleep(
-                    0
-                )  # let a queued task send its request before this parse
-                page = self._judge(plan, number, response)
+                # Let a queued task send its request before this parse.
+                # (sleep treats any delay <= 0 alike: one pass of the loop).
+                await asyncio.sleep(0)  # pragma: no mutate
+                page = self._checked_page(plan, number, response)
                 for ahead in plan.pages_ahead(number):
                     pending[ahead] = asyncio.ensure_future(
                         self._afetch(ahead, in_flight)
                     )
                 yield page
-        except errors.ServiceApiError as exc:  # the plan stays on the page that failed
-            exc.at_page(
-                plan.start_page + plan.pages_accepted, items_yielded=plan.items_yielded
-            )
+        except errors.ServiceApiError as exc:
+            _stopped_at(plan, exc)
             raise
         finally:
             for task in pending.values():
@@ -394,14 +394,13 @@ class Pager(Generic[M_co]):
             except httpx.HTTPError as exc:
                 raise errors.error_from_httpx(exc) from exc
 
-    def _judge(
+    def _checked_page(
         self, plan: PagePlan, number: int, response: httpx.Response
     ) -> Page[Any]:
-        """Parse the page and let the plan judge it; the page to hand over."""
+        """Parse the page and have the plan check it; the page to hand over."""
         where = f"{self._name}: page {number}"
-        if (
-            response.status_code != 200
-        ):  # from a plain generated client (ours raises them)
+        # An error status comes from a plain generated client (ours raises them).
+        if response.status_code != 200:
             raise errors.error_from_response(response)
         try:
             doc = response.json()
@@ -424,9 +423,12 @@ class Pager(Generic[M_co]):
         envelope_fine = isinstance(data, list) and _builds(self._model, doc, [])
         for index, raw in enumerate(data if envelope_fine else []):
             if not _builds(self._model, doc, [raw]):
-                msg = f"{where}: record {index} of data is not a record: {json.dumps(raw)[:80]}"
                 return InvalidRecordError(
-                    msg, index=index, raw_item=raw, raw_items=data
+                    f"{where}: record {index} of data is not a record: "
+                    f"{json.dumps(raw)[:80]}",
+                    index=index,
+                    raw_item=raw,
+                    raw_items=data,
                 )
         shape = "object" if isinstance(doc, dict) else type(doc).__name__
         return errors.InvalidResponseError(
@@ -448,13 +450,20 @@ class Pages(Generic[M_co]):
                 print(page.number, len(page.items))
     """
 
-    _pager: Pager[M_co]
+    pager: Pager[M_co]
 
     def __iter__(self) -> Generator[Page[M_co], None, None]:
-        return self._pager._pages()
+        return self.pager._pages()
 
     def __aiter__(self) -> AsyncGenerator[Page[M_co], None]:
-        return self._pager._apages()
+        return self.pager._apages()
+
+
+def _stopped_at(plan: PagePlan, error: errors.ServiceApiError) -> None:
+    """Record in ``error`` where the iteration stopped: on the page that failed, where
+    the plan stays."""
+    number = plan.start_page + plan.pages_accepted
+    error.at_page(number, items_yielded=plan.items_yielded)
 
 
 #: ``paginate(endpoint_module, client, **options)``: the :class:`Pager` of a list

@@ -1,6 +1,7 @@
-"""The connection pools a client shares with its views and children (its :class:`Family`),
-by route (``None`` for direct, else a proxy): one sync pool each, and one async pool each
-per event loop.
+"""What a client shares with the clients made from it (``with_account()``,
+``with_options()``): :class:`SharedResources`, among them the connection pools, by route
+(``None`` for direct, else a proxy): one sync pool each, and one async pool each per
+event loop.
 
 An async connection belongs to the event loop that opened it: used from another loop it
 fails ("Event loop is closed"), left open when its loop closes it leaks its socket. So
@@ -48,18 +49,14 @@ def proxy_routes(proxy: Any, trust_env: bool) -> dict[str, httpx.Proxy | None]:
     routes: dict[str, httpx.Proxy | None] = {}
     found = urllib.request.getproxies() if trust_env else {}
     for scheme, url in found.items():
-        if scheme in (
-            "http",
-            "https",
-            "all",
-        ):  # a variable holding a host only is http://
+        # A variable holding a host only is http://.
+        if scheme in ("http", "https", "all"):
             routes[f"{scheme}://"] = httpx.Proxy(
                 url if "://" in url else f"http://{url}"
             )
     bypassed = set(filter(None, found.get("no", "").replace(" ", "").split(",")))
-    for (
-        host
-    ) in bypassed:  # a domain covers its subdomains; an IPv6 address is in brackets
+    for host in bypassed:
+        # A domain covers its subdomains; an IPv6 address is in brackets.
         pattern = f"all://[{host}]" if ":" in host else f"all://*{host}"
         routes[host if "://" in host else pattern] = None
     return {} if "*" in bypassed else routes
@@ -76,18 +73,17 @@ class LoopPools(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` through the running loop's transport."""
         loop = asyncio.get_running_loop()
-        entry = self._open.get(
-            loop
-        )  # every request asks: no lock once the entry exists
+        # Every request asks: no lock once the entry exists.
+        entry = self._open.get(loop)
         if entry is None:
             transport = self._build()
             holder = self._close_at_end(transport)
-            await anext(
-                holder
-            )  # started in this loop: it is finalized when the loop ends
+            # Started in this loop: it is finalized when the loop ends.
+            await anext(holder)
             self.drop_closed()
+            entry = (transport, holder)
             with self._lock:
-                entry = self._open[loop] = (transport, holder)
+                self._open[loop] = entry
         return await entry[0].handle_async_request(request)
 
     async def _close_at_end(
@@ -98,7 +94,8 @@ class LoopPools(httpx.AsyncBaseTransport):
         finally:
             loop = asyncio.get_running_loop()
             with self._lock:
-                if self._open.get(loop, (None,))[0] is transport:  # the loop ends
+                # The loop ends: forget its entry, unless aclose() already replaced it.
+                if transport in self._open.get(loop, ()):
                     del self._open[loop]
             await transport.aclose()
 
@@ -107,7 +104,8 @@ class LoopPools(httpx.AsyncBaseTransport):
         with self._lock:
             entry = self._open.pop(asyncio.get_running_loop(), None)
         if entry is not None:
-            await entry[1].aclose()  # its ``finally`` closes the transport
+            _, holder = entry
+            await holder.aclose()  # its ``finally`` closes the transport
 
     def drop_closed(self) -> None:
         """Forget the transports of loops closed by hand (``asyncio.run`` finalizes its
@@ -117,65 +115,73 @@ class LoopPools(httpx.AsyncBaseTransport):
                 del self._open[loop]
 
 
-class Family:
-    """What a client shares with its views and children: the token (``auth``), the guard
-    (with the rate limiter), the arguments of its httpx clients and the connection
-    pools, by route: one sync pool each, one async pool each per event loop."""
+class SharedResources:
+    """What a client shares with the clients made from it: the token flow (``auth``),
+    the guard's settings (``guard_args``: the origin, the size bound, the rate limiter
+    and the user agent of :class:`~service_api._transport.GuardedTransport`), the
+    arguments of its httpx clients, whether the service ever ``answered`` one of them,
+    and the connection pools, by route: one sync pool each, one async pool each per
+    event loop."""
 
     #: Called with every answer whose body the client has read (``Client(observe=)``).
     observe: Any = None
 
-    def __init__(self, auth: Any, args: dict[str, Any], **guard: Any) -> None:
-        """``args`` are the checked ``httpx_args``, for every httpx client of the family;
-        ``guard`` configures :class:`GuardedTransport`."""
-        self.auth, self.transport = (
-            auth,
-            args.pop("transport", None),
-        )  # the user's, if any
-        self.guard_args = {"base_url": httpx.URL(auth.base_url), **guard}
+    def __init__(self, auth: Any, args: dict[str, Any], **guard_args: Any) -> None:
+        """``args`` are the checked ``httpx_args``, for every httpx client made here;
+        ``guard_args`` configure :class:`GuardedTransport`."""
+        self.auth = auth
+        self.transport = args.pop("transport", None)  # the user's, if any
+        #: Set at the first answer of the service, whatever its status.
+        self.answered = threading.Event()
+        self.guard_args = {
+            "base_url": httpx.URL(auth.base_url),
+            "answered": self.answered,
+            **guard_args,
+        }
         # The user's mounts sit behind the same guard (theirs to close).
+        mounts = args.pop("mounts", None) or {}
         self.mounts = {
-            k: t and self.guard(t) for k, t in (args.pop("mounts", None) or {}).items()
+            pattern: None if mount is None else self.guarded(mount)
+            for pattern, mount in mounts.items()
         }
         self.pool_args = {name: args[name] for name in _POOL_ARGS if name in args}
         # Read once, as httpx reads the environment once per client.
-        self.proxies = proxy_routes(
-            args.pop("proxy", None), args.get("trust_env", True)
-        )
+        proxy = args.pop("proxy", None)
+        self.proxies = proxy_routes(proxy, args.get("trust_env", True))
         self.args = {"auth": auth, **args}
         self.sync_pools: dict[Hashable, httpx.BaseTransport] = {}
         self.loop_pools: dict[Hashable, LoopPools] = {}
 
     def client_args(self, pool_class: type) -> dict[str, Any]:
-        """The arguments of an httpx client of the family, but base URL, headers and
-        timeout: the auth, the ``httpx_args``, and as ``transport`` and ``mounts`` the
-        user's transport, or the pools of each route httpx would take (direct, ``proxy``,
-        or the environment's proxies), then the user's mounts; each behind the guard."""
+        """The arguments of an httpx client, but base URL, headers and timeout: the auth,
+        the ``httpx_args``, and as ``transport`` and ``mounts`` the user's transport, or
+        the pools of each route httpx would take (direct, ``proxy``, or the environment's
+        proxies), then the user's mounts; each behind the guard."""
         if self.transport is not None:  # httpx ignores the environment's proxies then
-            return self.args | {
-                "transport": self.guard(self.transport),
-                "mounts": self.mounts,
-            }
+            transport = self.guarded(self.transport)
+            return self.args | {"transport": transport, "mounts": self.mounts}
+        # A pattern without a proxy (NO_PROXY) is served by the direct pool.
         mounts = {
-            k: p and self.pool(pool_class, p) for k, p in self.proxies.items()
-        } | self.mounts
-        return self.args | {"transport": self.pool(pool_class, None), "mounts": mounts}
+            pattern: self.pool(pool_class, proxy)
+            for pattern, proxy in self.proxies.items()
+        }
+        transport = self.pool(pool_class, None)
+        return self.args | {"transport": transport, "mounts": mounts | self.mounts}
 
-    def guard(self, inner: Any) -> GuardedTransport:
-        """``inner`` (a sync or async transport) behind the family's guard."""
+    def guarded(self, inner: Any) -> GuardedTransport:
+        """``inner`` (a sync or async transport) behind the guard."""
         return GuardedTransport(inner, **self.guard_args)
 
     def pool(self, pool_class: type, proxy: httpx.Proxy | None) -> GuardedTransport:
         """The guarded pool of the route, direct or through ``proxy``: sync, or per loop for
         ``httpx.AsyncHTTPTransport``; built with the transport's ``httpx_args`` the first
-        time (building costs an SSL context, too much for each view)."""
+        time (building costs an SSL context, too much for each client made)."""
         build = functools.partial(pool_class, proxy=proxy, **self.pool_args)
-        route = proxy and (proxy.url, proxy.auth)
+        route = None if proxy is None else (proxy.url, proxy.auth)
         if issubclass(pool_class, httpx.AsyncBaseTransport):
-            return self.guard(self.loop_pools.setdefault(route, LoopPools(build)))
-        return self.guard(
-            self.sync_pools.get(route) or self.sync_pools.setdefault(route, build())
-        )
+            return self.guarded(self.loop_pools.setdefault(route, LoopPools(build)))
+        pool = self.sync_pools.get(route) or self.sync_pools.setdefault(route, build())
+        return self.guarded(pool)
 
     def close(self) -> None:
         """Close the sync pools (a call made afterwards opens them again) and the user's

@@ -12,18 +12,21 @@ import datetime
 import email.utils
 import math
 import random
+from typing import Any
 
 import attrs
 import httpx
 
 #: Statuses that say "try again later" without implying the request did anything.
-RETRY_STATUSES: frozenset[int] = frozenset({429, 502, 503, 504})
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
 #: Methods that can be sent twice without a second effect (idempotent, RFC 9110 9.2.2).
-IDEMPOTENT_METHODS: frozenset[str] = frozenset(
-    {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
-)
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 #: Failures that prove nothing was sent: no connection was made.
 UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout)
+
+
+#: The validator of every count and delay of a policy (ints and floats alike).
+_NOT_NEGATIVE: Any = attrs.validators.ge(0)
 
 
 @attrs.frozen(kw_only=True)
@@ -39,7 +42,9 @@ class RetryPolicy:
     The defaults ride out a bad half-minute: 8 retries, waits capped at 0.25 s, 0.5 s, 1 s,
     2 s, 4 s, then 8 s (at most ~32 s in all), so that a page survives one answer in
     four failing (the chaos test in ``tests/reliability`` exports through that with
-    these defaults). A page request has no other retry layer.
+    these defaults). A page request has no other retry layer. A connection refused before
+    the service ever answered the client has a shorter budget
+    (:func:`first_contact_policy`): nothing may listen at the base URL.
 
     Example::
 
@@ -47,11 +52,11 @@ class RetryPolicy:
         client = service_api.Client(url, client_id, secret, retry=policy)
     """
 
-    max_retries: int = attrs.field(default=8, validator=attrs.validators.ge(0))
-    initial_delay: float = attrs.field(default=0.25, validator=attrs.validators.ge(0))
-    max_delay: float = attrs.field(default=8.0, validator=attrs.validators.ge(0))
+    max_retries: int = attrs.field(default=8, validator=_NOT_NEGATIVE)
+    initial_delay: float = attrs.field(default=0.25, validator=_NOT_NEGATIVE)
+    max_delay: float = attrs.field(default=8.0, validator=_NOT_NEGATIVE)
     jitter: bool = True
-    max_retry_after: float = attrs.field(default=60.0, validator=attrs.validators.ge(0))
+    max_retry_after: float = attrs.field(default=60.0, validator=_NOT_NEGATIVE)
     retry_statuses: frozenset[int] = attrs.field(
         default=RETRY_STATUSES, converter=frozenset
     )
@@ -76,12 +81,10 @@ def parse_retry_after(
         when = email.utils.parsedate_to_datetime(text)
     except (ValueError, OverflowError):  # not a date either (or empty, or out of range)
         return None
-    when = when.replace(
-        tzinfo=when.tzinfo or datetime.UTC
-    )  # "-0000" gives a naive time
-    return max(
-        0.0, (when - (now or datetime.datetime.now(datetime.UTC))).total_seconds()
-    )
+    # "-0000" gives a naive time.
+    when = when.replace(tzinfo=when.tzinfo or datetime.UTC)
+    now = now or datetime.datetime.now(datetime.UTC)
+    return max(0.0, (when - now).total_seconds())
 
 
 def may_send_again(method: str, outcome: httpx.Response | BaseException) -> bool:
@@ -128,11 +131,26 @@ def retry_delay(
     # Exponential backoff, capped, with full jitter if enabled.
     try:
         ceiling = min(policy.max_delay, math.ldexp(policy.initial_delay, attempt))
-    except (
-        OverflowError
-    ):  # initial_delay * 2 ** attempt is past any float: past the cap
+    except OverflowError:  # initial_delay * 2 ** attempt is past any float: the cap
         ceiling = policy.max_delay
     return (rng or random).uniform(0.0, ceiling) if policy.jitter else ceiling
+
+
+def first_contact_policy(policy: RetryPolicy) -> RetryPolicy:
+    """``policy`` for a connection refused before the service ever answered the client:
+    nothing may listen at the base URL (a wrong port), so at most 3 retries, waiting at
+    most 0.5 s each (1.5 s in all, 1.25 s with the default policy), which gives a
+    service that is still starting a moment to come up.
+
+    Example::
+
+        first_contact_policy(RetryPolicy())   # max_retries=3, max_delay=0.5
+    """
+    return attrs.evolve(
+        policy,
+        max_retries=min(policy.max_retries, 3),
+        max_delay=min(policy.max_delay, 0.5),
+    )
 
 
 #: The delays asked for while retry sleeping is off (see :mod:`service_api.testing`);

@@ -1,4 +1,5 @@
-"""The transport guard: origin guard, size bound and the client-side rate limit.
+"""The guard around every transport: it keeps credentials to the base URL's origin (the
+origin guard), bounds the size of every body and asks the client-side rate limiter.
 
 It wraps every transport httpx sends through (the pools, each proxy route, the user's
 transport and mounts), the lowest layer that sees every request (redirects and the token
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -45,10 +47,8 @@ class ServiceResponse(httpx.Response):
         """The parsed body; :class:`InvalidResponseError` (a ``ValueError``) if not JSON."""
         try:
             return super().json(**kwargs)
-        except (
-            ValueError,
-            RecursionError,
-        ):  # too deeply nested is not JSON for us either
+        # Too deeply nested is not JSON for us either.
+        except (ValueError, RecursionError):
             raise self._refused("is not valid JSON") from None
 
     def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
@@ -72,14 +72,19 @@ class ServiceResponse(httpx.Response):
             yield chunk
 
     def _refused(self, problem: str) -> errors.InvalidResponseError:
-        what = f"{self.status_code} answer to {self.request.method} {self.request.url}"
-        return errors.InvalidResponseError(f"{what} {problem}", request=self.request)
+        return errors.InvalidResponseError(
+            f"{self.status_code} answer to {self.request.method} {self.request.url} "
+            f"{problem}",
+            request=self.request,
+        )
 
 
 @attrs.frozen
 class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
-    """Guard, size bound and rate limit around an inner (sync or async) transport,
-    which it never closes (the client closes its pools; a mount is the user's).
+    """The guard around an inner (sync or async) transport, which it never closes (the
+    client closes its pools; a mount is the user's): credentials only to the origin of
+    ``base_url``, bodies of at most ``max_response_bytes``, a slot of ``limiter`` for each
+    request, the ``user_agent``; ``answered`` is set at the first answer.
 
     Example::
 
@@ -91,6 +96,7 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     limiter: RequestLimiter | None = None
     user_agent: str | None = None
+    answered: threading.Event = attrs.field(factory=threading.Event)
 
     def strip_credentials(self, request: httpx.Request) -> None:
         """Off the base origin: no ``Authorization``, no account header, and no token
@@ -98,11 +104,13 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         # The origin: scheme, host and port (httpx gives a default port as None).
         if request.url.join("/") != self.base_url.join("/"):
             if errors.is_token_request(request):
-                message = f"the token request never leaves the base origin ({request.url.host})"
-                error = errors.TokenResponseError(message, request=request)
-                request.extensions[TOKEN_ERROR_EXTENSION] = (
-                    error  # for the auth flow's waiters
+                error = errors.TokenResponseError(
+                    "the token request never leaves the base origin "
+                    f"({request.url.host})",
+                    request=request,
                 )
+                # For the auth flow's waiters.
+                request.extensions[TOKEN_ERROR_EXTENSION] = error
                 raise error
             request.headers.pop(ACCOUNT_HEADER, None)
             request.headers.pop("authorization", None)
@@ -115,13 +123,16 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         # I/O-free, for both twins: the guard, and an inner transport that serves this side.
         self.strip_credentials(request)
         if not isinstance(self._inner, side):
-            name = type(self._inner).__name__
-            raise TypeError(f"the transport ({name}) serves {served} requests only")
+            raise TypeError(
+                f"the transport ({type(self._inner).__name__}) serves {served} "
+                "requests only"
+            )
 
     def _bound(
         self, request: httpx.Request, response: httpx.Response
     ) -> ServiceResponse:
         # I/O-free, for both twins: tells the limiter, puts the body behind its bound.
+        self.answered.set()
         if self.limiter is not None:
             self.limiter.observe(response)
         wrapped = ServiceResponse(
@@ -129,8 +140,9 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             headers=response.headers,
             stream=response.stream,
             request=request,
+            extensions=response.extensions,
         )
-        wrapped.extensions, wrapped.limit = response.extensions, self.max_response_bytes
+        wrapped.limit = self.max_response_bytes
         return wrapped
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -138,7 +150,8 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         with _token_error_kept(request):
             self._before_sending(request, httpx.BaseTransport, "async")
             # Here every request on the wire asks the limiter (token requests too).
-            while self.limiter is not None and (wait := self.limiter.try_acquire()):
+            limiter = self.limiter
+            while limiter is not None and (wait := limiter.try_acquire()):
                 time.sleep(wait)
             return self._bound(request, self._inner.handle_request(request))
 
@@ -147,7 +160,8 @@ class GuardedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         with _token_error_kept(request):
             self._before_sending(request, httpx.AsyncBaseTransport, "sync")
             # The limiter is polled (it may be shared with other processes): no event to await.
-            while self.limiter is not None and (wait := self.limiter.try_acquire()):  # noqa: ASYNC110
+            limiter = self.limiter
+            while limiter is not None and (wait := limiter.try_acquire()):  # noqa: ASYNC110
                 await asyncio.sleep(wait)
             return self._bound(request, await self._inner.handle_async_request(request))
 
@@ -160,5 +174,7 @@ def _token_error_kept(request: httpx.Request) -> Iterator[None]:
     except httpx.HTTPError as exc:
         if errors.is_token_request(request):
             typed = errors.error_from_httpx(exc, request=request)
+            # The waiters' retries read the cause (a refused connection, a TLS failure).
+            typed.__cause__ = exc
             request.extensions[TOKEN_ERROR_EXTENSION] = typed
         raise

@@ -53,7 +53,8 @@ def no_retry_sleep() -> Iterator[list[float]]:
             client_call()
         print(delays)   # e.g. [0.31, 0.77]
     """
-    previous, _retry.recorded_delays = _retry.recorded_delays, []
+    previous = _retry.recorded_delays
+    _retry.recorded_delays = []
     try:
         yield _retry.recorded_delays
     finally:

@@ -452,6 +452,8 @@ def test_the_documented_bounds_of_waiting_and_replaying() -> None:
         ({"access_token": None}, "has no access_token that is a header value"),
         ({"access_token": "two words"}, "has no access_token that is a header value"),
         ({"token_type": "MAC"}, "not Bearer"),
+        ({"token_type": "Basic"}, "not Bearer"),  # sorts before Bearer: none other is
+        ({"token_type": "bear"}, "not Bearer"),
         ({"expires_in": "0"}, "expires_in"),
         ({"expires_in": "3600.5"}, "expires_in"),
         ({"expires_in": "99999999"}, "expires_in"),
@@ -993,7 +995,7 @@ def test_waiters_stop_waiting_for_a_leader_whose_loop_stopped_for_good(
     sync_status = in_thread(lambda: client.get_httpx_client().get("/x").status_code)
     assert sync_status == 200
     assert server.token_requests == 2
-    client._family.auth.invalidate("loopback-token-2")  # the next call needs a new one
+    client._shared.auth.invalidate("loopback-token-2")  # the next call needs a new one
 
     async def async_call() -> int:
         response = await client.get_async_httpx_client().get("/x")
@@ -1165,7 +1167,7 @@ def test_a_post_is_retried_only_when_its_token_request_failed() -> None:
         answers["token"] = [
             503
         ] * 9  # now every token request fails: retried, then raised
-        c._family.auth.invalidate("tok-marker")
+        c._shared.auth.invalidate("tok-marker")
         with pytest.raises(ServerError) as failed:
             c.get_httpx_client().post("/shipments", json={})
     assert failed.value.request is not None
@@ -1180,3 +1182,13 @@ def test_the_token_request_accepts_text_plain_and_reads_the_json_it_gets(
     with service_api.Client(server.base_url, "cid", SECRET, None) as client:
         assert client.get_httpx_client().get("/shipments").status_code == 200
     assert server.accepts == ["text/plain"]
+
+
+def test_each_token_auth_is_its_own_and_hashable() -> None:
+    # Two with the same settings hold two tokens: they are never equal, and each can key
+    # a dict or a set.
+    first = TokenAuth(BASE, "cid", SECRET)
+    second = TokenAuth(BASE, "cid", SECRET)
+    assert first != second
+    assert first == first
+    assert len({first, second}) == 2

@@ -4,6 +4,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import socket
 import subprocess
 import sys
 import threading
@@ -12,15 +13,24 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import attrs
 import httpx
 import pytest
+import uvicorn
 
 import service_api
 import service_api._client
 from service_api import testing
 from service_api_client.api.shipments import list_shipments
 from service_api_client.models.shipment_page import ShipmentPage
-from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
+from service_api_mock import (
+    DEMO_CLIENT_ID,
+    DEMO_CLIENT_SECRET,
+    MockConfig,
+    MockService,
+    RunningMock,
+    running_mock,
+)
 
 
 def make_client(
@@ -59,11 +69,11 @@ def test_repr_shows_no_secret(client: service_api.Client) -> None:
 def test_the_token_is_refreshed_60_s_before_it_expires_by_default() -> None:
     # The documented default; a token of a shorter life is refreshed halfway (test_auth).
     client = service_api.Client("https://api.test/public/v3", "cid", "s3cret")
-    assert client._family.auth.skew == 60.0
+    assert client._shared.auth.skew == 60.0
     assert (
         service_api.Client(
             client._base_url, "cid", "s3cret", refresh_skew=5.0
-        )._family.auth.skew
+        )._shared.auth.skew
         == 5.0
     )
 
@@ -250,18 +260,196 @@ def test_retry_after_beyond_the_cap_raises_at_once(mock: RunningMock) -> None:
     assert mock.service.count("listShipments") == 1 + 1
 
 
-def test_connection_errors_are_typed_and_retried() -> None:
+def closed_port() -> int:
+    """A loopback port nothing listens at: bound, then closed."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def call(client: service_api.Client, twin: str) -> ShipmentPage:
+    """One page of shipments through the sync function or its async twin."""
+    if twin == "sync":
+        page = list_shipments.sync(client=client)
+    else:
+        page = asyncio.run(list_shipments.asyncio(client=client))
+    assert isinstance(page, ShipmentPage)
+    return page
+
+
+@contextlib.contextmanager
+def serve_on(port: int, service: MockService) -> Iterator[None]:
+    """Serve ``service`` on a loopback port of the test's choosing (the mock's own
+    fixtures take a free one): a service that stops and comes back where it was."""
+    config = uvicorn.Config(
+        service.app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert thread.is_alive(), "stopped while starting"
+        assert time.monotonic() < deadline, "did not start in time"
+        time.sleep(0.01)
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        thread.join(20)
+
+
+@pytest.mark.parametrize(
+    ("policy", "ceilings"),
+    [
+        # At most 3 retries of at most 0.5 s each, whatever the policy allows beyond.
+        (service_api.RetryPolicy(), [0.25, 0.5, 0.5]),
+        (service_api.RetryPolicy(initial_delay=5.0, max_retries=20), [0.5, 0.5, 0.5]),
+        (service_api.RetryPolicy(max_retries=2), [0.25, 0.5]),
+        (service_api.RetryPolicy(max_retries=0), []),
+        (service_api.RetryPolicy(initial_delay=0.1, max_delay=0.3), [0.1, 0.2, 0.3]),
+    ],
+)
+def test_a_refused_first_connection_gives_up_soon_saying_nothing_listens(
+    twin: str,
+    policy: service_api.RetryPolicy,
+    ceilings: list[float],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    base_url = f"http://127.0.0.1:{closed_port()}/public/v3"
+    client = service_api.Client(base_url, "cid", "some-secret-1", retry=policy)
     with (
-        service_api.Client(
-            "http://127.0.0.1:9/public/v3", "cid", "some-secret-1"
-        ) as client,
+        client,
         testing.no_retry_sleep() as delays,
         pytest.raises(service_api.ApiConnectionError) as info,
     ):
+        call(client, twin)
+    assert len(delays) == len(ceilings)
+    assert all(0 <= delay <= most for delay, most in zip(delays, ceilings, strict=True))
+    exact = service_api.Client(
+        base_url, "cid", "some-secret-1", retry=attrs.evolve(policy, jitter=False)
+    )
+    with (
+        exact,
+        testing.no_retry_sleep() as delays,
+        pytest.raises(service_api.ApiConnectionError, match="nothing listens"),
+    ):
+        call(exact, twin)
+    assert delays == ceilings
+    error = info.value
+    assert str(error) == (
+        f"nothing listens at the base URL {base_url} "
+        f"(connection refused for POST {base_url}/authenticate)"
+    )
+    assert type(error) is service_api.ApiConnectionError
+    assert isinstance(error.__cause__, httpx.ConnectError)
+    assert error.request is not None
+    assert str(error.request.url) == f"{base_url}/authenticate"
+    assert "some-secret-1" not in str(error)
+    # Each retry says so at WARNING, naming the request that failed: the token request.
+    retries = [r for r in caplog.records if r.getMessage().startswith("retrying")]
+    assert [r.levelno for r in retries] == [logging.WARNING] * 2 * len(ceilings)
+    assert all(
+        r.getMessage().startswith(
+            "retrying POST /public/v3/authenticate after ApiConnectionError in "
+        )
+        for r in retries
+    )
+
+
+def test_a_refused_first_connection_of_a_child_has_the_short_budget_too() -> None:
+    base_url = f"http://127.0.0.1:{closed_port()}/public/v3"
+    with service_api.Client(base_url, "cid", "some-secret-1", "acct-1") as client:
+        child = client.with_account("acct-2").with_options(max_retries=6)
+        with (
+            testing.no_retry_sleep() as delays,
+            pytest.raises(service_api.ApiConnectionError, match="nothing listens"),
+        ):
+            list_shipments.sync(client=child)
+    assert len(delays) == 3
+
+
+def test_refused_connections_after_an_answer_keep_the_whole_budget(twin: str) -> None:
+    policy = service_api.RetryPolicy(max_retries=4, jitter=False)
+    with running_mock() as server:
+        client = make_client(server, retry=policy)
+        call(client, twin)  # the service answered this client
+    # Stopped now: what refuses the connection was listening, and may come back.
+    with (
+        client,
+        testing.no_retry_sleep() as delays,
+        pytest.raises(service_api.ApiConnectionError) as info,
+    ):
+        call(client, twin)
+    assert delays == [0.25, 0.5, 1.0, 2.0]
+    assert str(info.value).startswith(f"no answer for GET {server.base_url}/shipments")
+    assert "nothing listens" not in str(info.value)
+
+
+def test_an_answer_to_a_child_counts_for_the_whole_family_of_clients() -> None:
+    with running_mock() as server:
+        client = make_client(server, max_retries=4)
+        list_shipments.sync(client=client.with_account("acct-2"))
+    with (
+        client,
+        testing.no_retry_sleep() as delays,
+        pytest.raises(service_api.ApiConnectionError, match="no answer for GET"),
+    ):
+        list_shipments.sync(client=client.with_options(timeout=5.0))
+    assert len(delays) == 4
+
+
+def test_an_error_answer_counts_as_an_answer() -> None:
+    with running_mock() as server:
+        client = make_client(server, max_retries=4)
+        server.service.set_faults(fault_rate=1.0, retry_after=0.001)
+        with testing.no_retry_sleep(), pytest.raises(RETRYABLE):
+            list_shipments.sync(client=client)
+    with (
+        client,
+        testing.no_retry_sleep() as delays,
+        pytest.raises(service_api.ApiConnectionError, match="no answer for"),
+    ):
         list_shipments.sync(client=client)
-    assert len(delays) == service_api.RetryPolicy().max_retries  # the default
-    assert isinstance(info.value.__cause__, httpx.ConnectError)
-    assert "some-secret-1" not in str(info.value)
+    assert len(delays) == 4
+
+
+class RestartAtFirstRetry(logging.Handler):
+    """Brings the service back up when the client logs its first retry, before it sleeps:
+    the next attempt finds it listening again."""
+
+    def __init__(self, port: int, service: MockService) -> None:
+        super().__init__(logging.WARNING)
+        self.port, self.service = port, service
+        self.serving = contextlib.ExitStack()
+        self.retries: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.retries.append(record.getMessage())
+        if len(self.retries) == 1:
+            self.serving.enter_context(serve_on(self.port, self.service))
+
+
+def test_a_service_that_comes_back_heals_the_retries(twin: str) -> None:
+    port = closed_port()
+    service = MockService(MockConfig())
+    base_url = f"http://127.0.0.1:{port}/public/v3"
+    client = service_api.Client(base_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, "acct-1")
+    with serve_on(port, service):
+        first = call(client, twin)
+    restart = RestartAtFirstRetry(port, service)
+    logger = logging.getLogger("service_api")
+    logger.addHandler(restart)
+    try:
+        with client, restart.serving, testing.no_retry_sleep():
+            assert call(client, twin) == first
+    finally:
+        logger.removeHandler(restart)
+    assert len(restart.retries) == 1
+    assert restart.retries[0].startswith(
+        "retrying GET /public/v3/shipments after ApiConnectionError in "
+    )
 
 
 def test_storm_of_threads_and_tasks_makes_one_token_request(
@@ -541,7 +729,7 @@ def test_401_forever_between_retries_ends_after_a_bounded_number_of_token_reques
     assert service.issued == 4  # the first token, 1 rotation, 2 refreshes
 
 
-def test_retries_and_refreshes_are_logged_at_info(
+def test_retries_are_logged_at_warning_and_refreshes_at_info(
     mock: RunningMock, client: service_api.Client, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="service_api")
@@ -560,8 +748,13 @@ def test_retries_and_refreshes_are_logged_at_info(
     assert all(
         m.startswith("retrying GET /public/v3/shipments after ") for m in retries
     )
-    assert any("token" in r.getMessage() for r in mine)
-    assert {r.levelno for r in mine} == {logging.INFO}
+    # A retry waited out is news even to a script that set no logging up: WARNING.
+    assert {r.levelno for r in mine if r.getMessage().startswith("retrying")} == {
+        logging.WARNING
+    }
+    tokens = [r for r in mine if "token" in r.getMessage()]
+    assert tokens
+    assert {r.levelno for r in tokens} == {logging.INFO}
 
 
 def test_a_debug_line_gives_each_answer_s_time(
@@ -641,7 +834,7 @@ def test_every_answer_below_400_is_given_back_and_the_rest_raise(
 
 def loop_pools(client: service_api.Client) -> Any:
     """The client's per-loop pools of the direct route."""
-    return client._family.loop_pools[None]
+    return client._shared.loop_pools[None]
 
 
 def test_one_client_serves_consecutive_asyncio_runs_sharing_its_token(
@@ -734,7 +927,7 @@ async def test_async_401_forever_with_a_new_token_each_time_ends_after_three_tok
 def test_a_call_after_close_opens_the_pools_again(mock: RunningMock) -> None:
     client = make_client(mock)
     list_shipments.sync(client=client)
-    pool: Any = client._family.sync_pools[None]  # the direct route's sync pool
+    pool: Any = client._shared.sync_pools[None]  # the direct route's sync pool
     assert pool._pool.connections
     client.close()
     assert pool._pool.connections == []  # closed

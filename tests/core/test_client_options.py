@@ -128,6 +128,9 @@ def test_with_options_refuses_both_retry_forms_and_a_negative_count() -> None:
         client.with_options(max_retries=1, retry=service_api.RetryPolicy())
     with pytest.raises(ValueError, match="max_retries"):
         client.with_options(max_retries=-1)
+    # Keywords only: a bare number could be taken for a count or a timeout.
+    with pytest.raises(TypeError, match="positional"):
+        client.with_options(5)  # type: ignore[call-arg]
 
 
 # ---- with_options: timeout and headers ------------------------------------------------------
@@ -197,7 +200,7 @@ def test_a_view_shares_the_sync_pool_of_its_client() -> None:
 
 def loop_pool(client: service_api.Client) -> Any:
     """The running loop's pool of the client's direct route."""
-    return client._family.loop_pools[None]._open[asyncio.get_running_loop()][0]
+    return client._shared.loop_pools[None]._open[asyncio.get_running_loop()][0]
 
 
 @pytest.mark.anyio

@@ -554,11 +554,13 @@ def test_a_server_that_never_answers_is_still_retried(twin: str) -> None:
 
 
 def test_a_refused_connection_is_still_retried(twin: str) -> None:
+    # Before any answer, on the short budget (the whole one after an answer: test_client).
     with testing.no_retry_sleep() as delays:
         error, _ = failure("http://127.0.0.1:9/public/v3", twin)
-    assert len(delays) == service_api.RetryPolicy().max_retries
+    assert len(delays) == 3
     assert type(error) is service_api.ApiConnectionError
     assert "unknown host" not in str(error)
+    assert str(error).startswith("nothing listens at the base URL http://127.0.0.1:9/")
 
 
 def test_a_missing_account_header_names_account_id_and_with_account(
@@ -636,3 +638,36 @@ def test_only_a_404_from_a_url_without_the_prefix_advises_on_the_base_url(
             status,
             message,
         )
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [(404, "Not Found"), (503, "Service Unavailable"), (599, "error")],
+)
+def test_a_status_error_begins_with_the_status_and_its_reason(
+    status: int, said: str
+) -> None:
+    # A status without a reason phrase of its own says "error".
+    message = str(error_from_response(answer(status)))
+    assert message.startswith(f"{status} {said} for GET {BASE}/shipments")
+
+
+def test_a_challenge_is_read_in_its_first_4096_characters_only() -> None:
+    # The cap keeps a hostile header cheap to parse: a value is cut where the cap falls.
+    header = "Bearer error=" + "a" * 10_000
+    assert challenge(www(header), "error") == "a" * (4096 - len("Bearer error="))
+    late = "Bearer " + " " * 4096 + 'error="x"'
+    assert challenge(www(late), "error") is None
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (499, service_api.ApiStatusError),
+        (500, service_api.ServerError),
+        (599, service_api.ServerError),
+        (418, service_api.ApiStatusError),
+    ],
+)
+def test_from_500_up_a_status_is_a_server_error(status: int, kind: type) -> None:
+    assert type(error_from_response(answer(status))) is kind

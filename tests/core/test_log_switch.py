@@ -85,7 +85,7 @@ def test_debug_logs_one_line_per_answer_retries_and_refreshes(
         sum("-> 503 in" in line or "-> 429 in" in line for line in answers)
         == 1 + retries
     )
-    assert any(" INFO service_api] retrying GET" in line for line in lines)
+    assert any(" WARNING service_api] retrying GET" in line for line in lines)
     assert sum(" INFO service_api] bearer token for " in line for line in lines) == 2
     assert_no_secret(output, mock)
 
@@ -93,16 +93,68 @@ def test_debug_logs_one_line_per_answer_retries_and_refreshes(
 def test_info_logs_retries_and_refreshes_but_not_each_answer(mock: RunningMock) -> None:
     mock.service.reset(token_ttl=2)
     output = run_child(mock, "INFO")
-    assert " INFO service_api] retrying GET" in output
+    assert " WARNING service_api] retrying GET" in output
+    assert " INFO service_api] bearer token for " in output
     assert " DEBUG " not in output
     assert_no_secret(output, mock)
 
 
 @pytest.mark.parametrize("level", [None, "", "verbose"])
-def test_unset_or_unknown_prints_nothing(mock: RunningMock, level: str | None) -> None:
+def test_unset_or_unknown_prints_only_the_retries_as_plain_lines(
+    mock: RunningMock, level: str | None
+) -> None:
     output = run_child(mock, level)
     assert "service_api]" not in output
-    assert "retrying" not in output
+    assert "bearer token" not in output
+    # A WARNING with no logging set up: Python's last resort prints the message alone.
+    retries = [line for line in output.splitlines() if "retrying" in line]
+    assert len(retries) == RetryPolicy().max_retries
+    assert all(
+        line.startswith("retrying GET /public/v3/shipments after ") for line in retries
+    )
+
+
+# Runs in the child: a script that sets no logging up, against a closed port.
+NOTHING_LISTENS = """
+import socket
+import sys
+
+import service_api
+from service_api_client.api.shipments import list_shipments
+
+with socket.socket() as sock:
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+with service_api.Client(f"http://127.0.0.1:{port}/public/v3", "cid", "s3cret") as client:
+    try:
+        list_shipments.sync(client=client)
+    except service_api.ApiConnectionError as exc:
+        print(f"failed: {exc}", file=sys.stderr)
+"""
+
+
+def test_a_script_with_no_logging_says_it_retries_and_why_it_gave_up() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_API_")}
+    done = subprocess.run(
+        [sys.executable, "-c", NOTHING_LISTENS],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    lines = done.stderr.splitlines()
+    assert [line.partition(" in ")[0] for line in lines[:3]] == [
+        "retrying POST /public/v3/authenticate after ApiConnectionError"
+    ] * 3
+    assert [line.partition(" s ")[2] for line in lines[:3]] == [
+        f"(retry {n} of 3)" for n in (1, 2, 3)
+    ]
+    assert lines[3].startswith(
+        "failed: nothing listens at the base URL http://127.0.0.1:"
+    )
+    assert len(lines) == 4
+    assert "s3cret" not in done.stderr
 
 
 def test_a_debug_line_gives_method_url_status_and_milliseconds(

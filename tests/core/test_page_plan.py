@@ -169,6 +169,7 @@ def test_the_window_ahead_is_twice_the_concurrency() -> None:
 
 def test_without_concurrency_no_page_is_fetched_ahead() -> None:
     plan = plan_of(page_size=10, start_page=1)
+    assert plan.window == 0  # one request in flight: no page ahead of the one in hand
     plan.judge(1, page_of(records(95), 1, 10))
     assert plan.pages_ahead(1) == []
     assert plan.pages_ahead(2) == []  # page 2, in hand, is never named
@@ -207,6 +208,14 @@ def test_another_page_number_than_asked_is_an_error() -> None:
     with pytest.raises(InconsistentPageError, match="asked for page 2") as info:
         plan.judge(2, page_of(records(30), 1, 10))
     assert info.value.page_number == 2
+
+
+def test_a_page_far_on_is_accepted_when_it_names_itself() -> None:
+    # Past 256, Python's equal ints are distinct objects: the echo compares values.
+    plan = plan_of(page_size=10, start_page=1000)
+    rows = records(10_010)
+    plan.judge(1000, page_of(rows, int("1000"), int("10")))
+    assert plan.next_page_info() == 1001
 
 
 def test_another_page_size_than_asked_is_an_error() -> None:

@@ -5,6 +5,7 @@ import pickle
 import traceback
 import types
 
+import httpx
 import pytest
 
 import service_api
@@ -53,3 +54,40 @@ def test_a_public_error_still_pickles_by_its_public_name() -> None:
     copied = pickle.loads(pickle.dumps(error))  # noqa: S301 - our own bytes
     assert type(copied) is service_api.NotFoundError
     assert copied.status_code == 404
+
+
+def test_what_a_user_meets_is_public_and_reads_plainly() -> None:
+    def serve(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/authenticate"):
+            token = {"access_token": "tk", "token_type": "Bearer", "expires_in": "60"}
+            return httpx.Response(200, json=token)
+        page = {"totalRecords": 1, "pageNumber": 1, "pageSize": 50}
+        return httpx.Response(200, json=page | {"data": [{"shipmentId": "s-1"}]})
+
+    transport = httpx.MockTransport(serve)
+    with service_api.Client(
+        "https://api.test/public/v3",
+        "cid",
+        "s3cret",
+        httpx_args={"transport": transport},
+    ) as client:
+        pager = client.shipments.list()
+        pages = pager.pages()
+        page = next(iter(pages))
+        met = [
+            (
+                client,
+                "Client(base_url='https://api.test/public/v3', client_id='cid', "
+                "account_id=None)",
+            ),
+            (client.with_options(max_retries=1), "Client(base_url="),
+            (pager, "Pager(list_shipments, page_size=50)"),
+            (pages, "Pages(pager=Pager(list_shipments, page_size=50))"),
+            (page, "Page(number=1, items=1, model=ShipmentPage)"),
+            (client.retry_policy, "RetryPolicy(max_retries=8, initial_delay=0.25, "),
+        ]
+        for thing, shown in met:
+            assert type(thing).__module__ == "service_api", type(thing)
+            assert type(thing).__name__ in service_api.__all__
+            assert repr(thing).startswith(shown)
+            assert " at 0x" not in repr(thing)

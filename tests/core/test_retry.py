@@ -11,6 +11,7 @@ import pytest
 from service_api import RetryPolicy, testing
 from service_api._retry import (
     IDEMPOTENT_METHODS,
+    first_contact_policy,
     may_send_again,
     parse_retry_after,
     retry_delay,
@@ -225,5 +226,45 @@ def test_a_write_is_sent_again_only_where_it_cannot_have_taken_effect(
     assert may_send_again(method, failure) is not may_have_taken_effect
 
 
+@pytest.mark.parametrize("status", [400, 404, 409, 428, 430, 500])
+def test_a_write_is_not_sent_again_after_another_status_a_policy_may_retry(
+    status: int,
+) -> None:
+    # Only a 429 says the service did nothing; a policy may list 409 or 500 among its
+    # retry statuses, and a POST is still not sent twice after one.
+    assert not may_send_again("POST", httpx.Response(status))
+    assert may_send_again("PUT", httpx.Response(status))
+
+
 def test_the_idempotent_methods_are_those_of_rfc_9110() -> None:
     assert {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"} == IDEMPOTENT_METHODS
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        # At most 3 retries, at most 0.5 s each: the rest of the policy stays.
+        (RetryPolicy(), RetryPolicy(max_retries=3, max_delay=0.5)),
+        (
+            RetryPolicy(max_retries=20, initial_delay=5.0, jitter=False),
+            RetryPolicy(max_retries=3, initial_delay=5.0, max_delay=0.5, jitter=False),
+        ),
+        # Lower limits of the policy's own are kept.
+        (
+            RetryPolicy(max_retries=1, max_delay=0.1),
+            RetryPolicy(max_retries=1, max_delay=0.1),
+        ),
+        (
+            RetryPolicy(max_retries=0, max_delay=0.0),
+            RetryPolicy(max_retries=0, max_delay=0.0),
+        ),
+    ],
+)
+def test_a_first_contact_has_at_most_3_retries_of_at_most_half_a_second(
+    policy: RetryPolicy, expected: RetryPolicy
+) -> None:
+    assert first_contact_policy(policy) == expected
+    delays = [retry_delay(expected, attempt) for attempt in range(5)]
+    waited = [delay for delay in delays if delay is not None]
+    assert len(waited) == expected.max_retries
+    assert sum(waited) <= 1.5

@@ -899,6 +899,7 @@ def test_a_proxy_with_a_transport_is_refused() -> None:
     ("args", "named"),
     [
         ({"app": object()}, "'app'"),
+        ({"app": object(), "auth": ("user", "password")}, "'app', 'auth'"),
         ({"base_url": "https://elsewhere.test"}, "'base_url'"),
         ({"proxies": {"all://": "http://127.0.0.1:3"}}, "'proxies'"),
         (

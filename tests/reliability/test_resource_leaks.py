@@ -57,7 +57,7 @@ def test_closing_the_root_after_its_children_closes_the_pool_they_shared(
         assert wait_for_no_connections(mock.base_url) == 0
     finally:
         # Close what leaked, so its ResourceWarning cannot fail an unrelated test later.
-        root._family.close()
+        root._shared.close()
 
 
 def test_a_root_used_as_a_context_manager_closes_the_shared_pool(

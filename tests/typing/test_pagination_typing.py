@@ -54,7 +54,11 @@ async def async_items(client: service_api.Client) -> list[Device]:
 
 def pages(client: service_api.Client) -> int:
     total = 0
-    for page in service_api.paginate(list_shipments, client, max_pages=3).pages():
+    # The pages are a public type, named as such.
+    shipment_pages = service_api.paginate(list_shipments, client, max_pages=3).pages()
+    assert_type(shipment_pages, service_api.Pages[ShipmentPage])
+    assert_type(shipment_pages.pager, service_api.Pager[ShipmentPage])
+    for page in shipment_pages:
         assert_type(page, service_api.Page[ShipmentPage])
         assert_type(page.model, ShipmentPage)
         assert_type(page.items, Sequence[Shipment])

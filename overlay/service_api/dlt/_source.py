@@ -122,10 +122,10 @@ def _pages(
     starts = _start_pages(state, accounts, options["page_size"])
     state["page_size"] = options["page_size"]
     # Accounts no longer asked for are forgotten: they cannot hold a pass open.
-    pending = state["pending"] = dict(starts)
-    done = state["done"] = [
-        a for a in state.get("done") or () if a in accounts and a not in starts
-    ]
+    pending = dict(starts)
+    state["pending"] = pending
+    done = [a for a in state.get("done") or () if a in accounts and a not in starts]
+    state["done"] = done
     ids = {name: options.get(key) for name, key in _path(endpoint).items()}
     for account, start_page in starts.items():
         if errors:

@@ -276,7 +276,17 @@ class RecordInSQLite(RecordInMemory):
                 path, timeout=TIMEOUT, isolation_level=None, check_same_thread=False
             )
             # WAL: readers never wait for the writer; a rate lost in a crash is relearnt.
-            self._db.executescript(_SCHEMA)
+            # Turning it on needs the file alone, and SQLite does not wait for that:
+            # processes that start together take turns until TIMEOUT.
+            deadline = time.monotonic() + TIMEOUT
+            while True:
+                try:
+                    self._db.executescript(_SCHEMA)
+                    break
+                except sqlite3.OperationalError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.01)
 
     def update(self, change: Callable[[LearnedQuota], _T]) -> _T:
         with self._db:  # commits, or rolls back on an error

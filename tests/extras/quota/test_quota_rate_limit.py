@@ -147,11 +147,11 @@ def test_clients_of_one_integration_share_one_budget_in_a_process() -> None:
         limiter = build_limiter(60, None, key="integration-a")
         assert limiter is not None
         assert (
-            first._family.guard_args["limiter"]
-            is second._family.guard_args["limiter"]
+            first._shared.guard_args["limiter"]
+            is second._shared.guard_args["limiter"]
             is limiter
         )
-        assert other._family.guard_args["limiter"] is not limiter
+        assert other._shared.guard_args["limiter"] is not limiter
         assert limiter.try_acquire() == 0.0  # the slot of this second is taken ...
         again, apart = (
             build_limiter(60, None, key=k) for k in ("integration-a", "integration-b")
