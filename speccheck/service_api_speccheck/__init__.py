@@ -42,7 +42,6 @@ from service_api_spec import SpecError, load_spec
 from ._command import main
 from ._compare import compare, learned
 from ._observation import Observer, SpecCheckError, load, packaged_spec
-from ._patch import digest
 from ._report import Finding, Report
 from ._sample import sample
 
@@ -85,13 +84,13 @@ def check_spec(
     """
     path = Path(spec_path)
     try:
-        fingerprint = digest(path.read_bytes())
+        original = path.read_bytes()
         spec = load_spec(path)
     except (OSError, SpecError) as exc:
         raise SpecCheckError(f"{path}: cannot be checked ({exc})") from None
     if observed:
         try:
-            return compare(spec, load(observed), fingerprint=fingerprint)
+            return compare(spec, load(observed), original=original)
         except (KeyError, TypeError, AttributeError) as exc:  # a file of another shape
             problem = f"not an observation file of service-api ({exc!r:.60})"
             raise SpecCheckError(f"{observed}: {problem}") from None
@@ -99,4 +98,4 @@ def check_spec(
         raise TypeError("pass client= to sample the service, or observed= a file")
     options = {"allow_writes": allow_writes, "enums": enums}
     observation = sample(client, spec, budget=budget, **options)
-    return compare(spec, observation, fingerprint=fingerprint)
+    return compare(spec, observation, original=original)

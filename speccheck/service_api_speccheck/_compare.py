@@ -38,16 +38,18 @@ from service_api_spec._document import escape
 from ._observation import MAX_DEPTH, TYPES, Shape, merge
 from ._report import Edit, Finding, Report
 
-#: A value of each JSON type: what a place of the spec is judged by.
-_VALUES: dict[str, Any] = dict(
-    zip(TYPES, ({}, [], "x", 1, 1.5, True, None), strict=True)
-)
 STANDARD = ("date-time", "date", "uuid", "uri", "email")  # the formats the patch writes
-# The strings seen at a place are judged by the names of the formats guessed of them
-# (``date``, ``text``, ``integer``...): each standard format holds its own name only.
+#: What a place of the spec is judged by: a value of each JSON type seen there, and for
+#: the strings, the name of each format guessed of them (``date``, ``text``...). A
+#: string holds a standard format if it is its name, or empty (a string of any format);
+#: a value of another type holds every format.
+_VALUES = {"object": {}, "array": [], "string": "", "integer": 1, "number": 1.5}
+_VALUES |= {"boolean": True, "null": None}
 _CHECKER = FormatChecker(formats=())
 for _name in STANDARD:
-    _CHECKER.checks(_name)(_name.__eq__)
+    _CHECKER.checks(_name)(
+        lambda v, name=_name: not isinstance(v, str) or v in ("", name)
+    )
 # A validator of types and formats only: what a shape cannot tell (values' bounds and
 # choices, required fields) is not checked, and a oneOf is an anyOf (a shape is of many
 # values, which may fit several options).
@@ -59,6 +61,8 @@ _Typed = validators.create(
 )
 _URI = "urn:service-api-speccheck:spec"
 _CHOICES = ("allOf", "anyOf", "oneOf")
+# What does not fit refutes an x-assumed there; a field or a header more does not.
+_MISFITS = ("type", "null", "format", "status", "content type")
 
 
 def _label(pointer: str) -> str:
@@ -92,17 +96,16 @@ def learned(shape: Shape, only: tuple[str, ...] = ()) -> Shape:
     types = [t for t in TYPES if t in (only or shape["types"])]
     if {"integer", "number"} <= set(types):
         types.remove("integer")  # an integer is a number
-    kind = next((t for t in types if t != "null"), "null")
     if {"object", "array"} & set(types) and len(set(types) - {"null"}) > 1:
         return {"anyOf": [learned(shape, (t,)) for t in types]}
-    schema: Shape = {"type": types if len(types) > 1 else kind}
-    if kind == "object":
+    schema: Shape = {"type": types if len(types) > 1 else types[0]}
+    if "object" in types:
         fields = shape.get("fields", {})
         schema["properties"] = {name: learned(field) for name, field in fields.items()}
-    if kind == "array" and "items" in shape:
+    if "array" in types and "items" in shape:
         schema["items"] = learned(shape["items"])
     formats = list(shape.get("formats", {}))
-    if kind == "string" and len(formats) == 1 and formats[0] in STANDARD:
+    if "string" in types and len(formats) == 1 and formats[0] in STANDARD:
         schema["format"] = formats[0]
     return schema
 
@@ -113,28 +116,23 @@ class _Comparison:
 
     def __init__(self, spec: Spec) -> None:
         self.doc = spec.document
-        self.operations = {f"{op.method} {op.path}": op for op in spec.operations}
         self.date = datetime.date.today().isoformat()
         resource = Resource.from_contents(self.doc.document, DRAFT202012)
         self.registry = Registry().with_resource(_URI, resource)
         self.findings: dict[tuple[str, str], Finding] = {}
         self.edits: dict[str, Edit] = {}
-        # What was seen, summed: by schema pointer; the objects by the schema that
-        # declares their fields, and the fields it does not declare; each header's forms.
+        # What was seen, summed: by schema pointer; the objects by the ``properties``
+        # that declare their fields; the pointers of the fields those do not declare.
         self.seen: dict[str, Shape] = defaultdict(dict)
         self.objects: dict[str, Shape] = defaultdict(dict)
-        self.undeclared: dict[tuple[str, str], None] = {}
-        self.headers: dict[str, dict[str, None]] = defaultdict(dict)
+        self.undeclared: set[str] = set()
         self.touched: set[str] = set()
         self.misfits: set[str] = set()
 
-    def touch(self, pointer: str, misfit: bool = False) -> str:
-        """Note the node at ``pointer`` (and where its ``$ref`` leads) as seen, and as
-        not fitting if ``misfit``; where it leads."""
+    def touch(self, pointer: str) -> str:
+        """Note the node at ``pointer`` and where its ``$ref`` leads as seen; the latter."""
         where = self.doc.at(pointer)[1]
         self.touched |= {pointer, where}
-        if misfit:
-            self.misfits |= {pointer, where}
         return where
 
     def found(
@@ -146,40 +144,34 @@ class _Comparison:
         )
         if edit:
             self.edits.setdefault(edit[0], edit)
+        if edit and kind in _MISFITS:
+            self.misfits.add(edit[0])
 
-    def fits(self, pointer: str, value: Any, formats: bool = False) -> bool:
-        typed = _Typed(
-            {"$ref": _URI + pointer},
-            registry=self.registry,
-            format_checker=_CHECKER if formats else None,
-        )
+    def fits(self, pointer: str, value: Any) -> bool:
+        schema = {"$ref": _URI + pointer}
+        typed = _Typed(schema, registry=self.registry, format_checker=_CHECKER)
         return bool(typed.is_valid(value))
 
-    def branches(self, raw: str, depth: int = 0) -> Iterator[str]:
-        """Where the schema at ``raw`` is, then each of its ``allOf``, ``anyOf`` and
-        ``oneOf`` options, nested."""
+    def find(self, raw: str, step: str, depth: int = 0) -> str | None:
+        """Where ``step`` (``properties``, ``properties/NAME``, ``items``) of the schema
+        at ``raw`` is: in it, else in one of its ``allOf``, ``anyOf``, ``oneOf``."""
         node, where = self.doc.at(raw)
-        yield where
+        if self.doc.get(f"{where}/{step}") is not None:
+            return f"{where}/{step}"
         for key in _CHOICES if isinstance(node, dict) and depth < MAX_DEPTH else ():
             for index, _ in enumerate(node.get(key) or ()):
-                yield from self.branches(f"{where}/{key}/{index}", depth + 1)
-
-    def find(self, raw: str, step: str) -> str | None:
-        """Where ``step`` (``properties``, ``properties/NAME``, ``items``) of the schema
-        at ``raw`` is: in it, else in one of its options."""
-        for where in self.branches(raw):
-            if self.doc.get(f"{where}/{step}") is not None:
-                return f"{where}/{step}"
+                if found := self.find(f"{where}/{key}/{index}", step, depth + 1):
+                    return found
         return None
 
     def home(self, raw: str) -> str | None:
-        """The object schema that declares (or would) the fields of the schema at ``raw``."""
-        if found := self.find(raw, "properties"):
-            return found.removesuffix("/properties")
+        """The ``properties`` that declare the fields of the schema at ``raw``, or would:
+        its own, one of its options', or those a plain object schema lacks."""
         node, where = self.doc.at(raw)
-        if not isinstance(node, dict) or set(_CHOICES) & set(node):
-            return None
-        return where if "object" in node.get("type", "object") else None
+        plain = isinstance(node, dict) and not set(_CHOICES) & set(node)
+        if plain and "object" in node.get("type", "object"):
+            return f"{where}/properties"
+        return self.find(raw, "properties")
 
     def media(self, media: str, answer: Shape) -> Shape:
         """The declaration of the bodies of ``answer`` sent as ``media``."""
@@ -190,7 +182,7 @@ class _Comparison:
 
     def answer(self, op: Operation, status: int, answer: Shape) -> None:
         """Check ``answer`` against the response ``op`` declares for ``status`` (else
-        ``NXX``, else ``default``): its content types, bodies and headers. A response it
+        ``NXX``, else ``default``): its content types, body and headers. A response it
         does not declare is added, learned from what was seen."""
         label = f"{op.operation_id} {status}"
         self.touch(op.pointer)
@@ -206,38 +198,27 @@ class _Comparison:
                 },
                 "x-observed": self.date,
             }
-            edit = (
-                f"{op.pointer}/responses/{status}",
-                "add",
-                {k: v for k, v in new.items() if v},
-            )
+            new = {k: v for k, v in new.items() if v}
+            edit = (f"{op.pointer}/responses/{status}", "add", new)
             self.found("status", label, "not declared", edit)
-            self.touch(op.pointer, misfit=True)
             return
         where = self.touch(f"{op.pointer}/responses/{keys[0]}")
         node = self.doc.get(where)
         if where.startswith("#/components/"):
             label = _label(where)
-        content = {str(m).lower(): escape(str(m)) for m in node.get("content") or {}}
+        content = [str(m).lower() for m in node.get("content") or {}]
         for media in answer["media"]:
-            schema = f"{where}/content/{content.get(media)}/schema"
             if media not in content:
-                edit = (
-                    f"{where}/content/{escape(media)}",
-                    "add",
-                    self.media(media, answer),
-                )
+                new = self.media(media, answer)
+                edit = (f"{where}/content/{escape(media)}", "add", new)
                 self.found("content type", label, f"{media}, not declared", edit)
-                self.touch(where, misfit=True)
-            elif (
-                "body" in answer and is_json(media) and self.doc.get(schema) is not None
-            ):
-                self.walk(answer["body"], schema)
-        declared = {str(h).lower(): escape(str(h)) for h in node.get("headers") or {}}
-        for name, forms in answer["headers"].items():
-            self.headers[name].update(dict.fromkeys(forms))
-            if name in declared:
-                self.touch(f"{where}/headers/{declared[name]}")
+        declared = op.answers[keys[0]]
+        if "body" in answer and declared.pointer and is_json(str(declared.media)):
+            self.walk(answer["body"], declared.pointer)
+        headers = {str(h).lower(): escape(str(h)) for h in node.get("headers") or {}}
+        for name in answer["headers"]:
+            if name in headers:
+                self.touch(f"{where}/headers/{headers[name]}")
             else:
                 new = {"schema": {"type": "string"}, "x-observed": self.date}
                 edit = (f"{where}/headers/{escape(name)}", "add", new)
@@ -247,14 +228,15 @@ class _Comparison:
         """Sum what ``shape`` saw at the schema at ``raw``, then at its fields and items."""
         self.touch(raw)
         merge(self.seen[raw], shape)
-        home = self.home(raw) if "fields" in shape else None
-        if home:
-            merge(self.objects[home], shape)
-        for name, field in shape.get("fields", {}).items():
+        fields = shape.get("fields", {})
+        declared = self.home(raw) if fields else None
+        if declared:
+            merge(self.objects[declared], shape)
+        for name, field in fields.items():
             if pointer := self.find(raw, f"properties/{escape(name)}"):
                 self.walk(field, pointer)
-            elif home:
-                self.undeclared[home, name] = None
+            elif declared:
+                self.undeclared.add(f"{declared}/{escape(name)}")
         if "items" in shape and (items := self.find(raw, "items")):
             self.walk(shape["items"], items)
 
@@ -264,7 +246,7 @@ class _Comparison:
         count = sum(types.values())
         bad = [t for t in TYPES if t in types and not self.fits(raw, _VALUES[t])]
         formats = {} if "string" in bad else shape.get("formats", {})
-        wrong = [f for f in formats if not self.fits(raw, f, formats=True)]
+        wrong = [f for f in formats if not self.fits(raw, f)]
         options = [learned(shape, (t,)) for t in bad]
         if wrong:
             options.append({"type": "string"})  # a string of no format: drop it
@@ -276,60 +258,50 @@ class _Comparison:
         for form in wrong:
             detail = f"{form} in {formats[form]} of {count}, not of the format declared"
             self.found("format", _label(raw), detail, edit)
-        if options:
-            self.touch(raw, misfit=True)
-        self.words(_label(raw), shape, "enum" in self.doc.get(raw))
+        self.words(raw, shape)
 
-    def words(self, where: str, shape: Shape, closed: bool = False) -> None:
+    def words(self, pointer: str, shape: Shape) -> None:
         """Report the few words a string field took (``--enums``) as enum candidates."""
         words = shape.get("values", {})
         every = sum(words.values()) == shape["types"].get("string")
-        if len(words) > 1 and every and not closed:
-            self.found("enum candidate", where, ", ".join(words))
+        if len(words) > 1 and every:
+            self.found("enum candidate", _label(pointer), ", ".join(words))
 
-    def run(self, observation: Shape) -> list[str]:
-        """Compare everything ``observation`` holds; the facts."""
+    def undeclare(self, pointer: str, shape: Shape, objects: int) -> None:
+        """Report the field at ``pointer`` the spec does not declare, and add it."""
+        kinds = "/".join(t for t in TYPES if t in shape["types"])
+        formats = list(shape.get("formats", {}))
+        if len(formats) == 1 and formats != ["text"]:
+            kinds += f" ({formats[0]})"
+        detail = f"{kinds} in {sum(shape['types'].values())} of {objects}"
+        new = learned(shape) | {"x-observed": self.date}
+        self.found("undeclared field", _label(pointer), detail, (pointer, "add", new))
+        self.words(pointer, shape)
+
+    def run(self, spec: Spec, observation: Shape) -> None:
+        """Compare everything ``observation`` holds."""
+        operations = {f"{op.method} {op.path}": op for op in spec.operations}
         for key, answer in sorted(observation["answers"].items()):
             route, _, status = key.rpartition(" ")
-            if op := self.operations.get(route):
+            if op := operations.get(route):
                 self.answer(op, int(status), answer)
         for raw, shape in self.seen.items():
             self.judge(raw, shape)
-        for home, name in self.undeclared:
-            shape = self.objects[home]["fields"][name]
-            kinds = "/".join(t for t in TYPES if t in shape["types"])
-            formats = list(shape.get("formats", {}))
-            if len(formats) == 1 and formats != ["text"]:
-                kinds += f" ({formats[0]})"
-            where = f"{_label(home)}.{name}"
-            objects = self.objects[home]["types"]["object"]
-            detail = f"{kinds} in {sum(shape['types'].values())} of {objects}"
-            new = learned(shape) | {"x-observed": self.date}
-            edit = (f"{home}/properties/{escape(name)}", "add", new)
-            self.found("undeclared field", where, detail, edit)
-            self.words(where, shape)
-        for home, seen in self.objects.items():
-            for name in self.doc.get(home).get("properties") or {}:
+        for declared, seen in self.objects.items():
+            objects = seen["types"]["object"]
+            for name in self.doc.get(declared) or {}:
                 if name not in seen["fields"]:
-                    objects = seen["types"]["object"]
-                    detail = f"in none of {objects} objects"
-                    self.found("never seen", f"{_label(home)}.{name}", detail)
-        facts = [
-            f"{operation_id} pages (number/size asked): {'; '.join(pages)}"
-            for operation_id, pages in observation["facts"].items()
-        ]
-        return facts + [
-            f"{name}: {' | '.join(forms) or 'seen'}"
-            for name, forms in self.headers.items()
-        ]
+                    where = _label(f"{declared}/{escape(str(name))}")
+                    self.found("never seen", where, f"in none of {objects} objects")
+            for name, field in seen["fields"].items():
+                if f"{declared}/{escape(name)}" in self.undeclared:
+                    self.undeclare(f"{declared}/{escape(name)}", field, objects)
 
 
-def compare(
-    spec: Spec, observation: Shape, *, fingerprint: str | None = None
-) -> Report:
+def compare(spec: Spec, observation: Shape, *, original: bytes | None = None) -> Report:
     """The report of ``observation`` (see :mod:`._observation`) against ``spec`` and its
     patch: the edits, and the ``x-observed: DATE`` marks of each ``x-assumed`` seen.
-    ``fingerprint``: of the spec file's bytes, for :meth:`Report.write` to check.
+    ``original``: the spec file's bytes, which :meth:`Report.write` finds unchanged.
 
     Example::
 
@@ -337,20 +309,29 @@ def compare(
         print(report.text())
     """
     check = _Comparison(spec)
-    facts = check.run(observation)
+    check.run(spec, observation)
     verdicts = {}
     marks = []
     for pointer, node in _assumed(spec.document.document):
-        under = [p for p in check.touched if f"{p}/".startswith(f"{pointer}/")]
-        verdicts[pointer] = "confirmed" if under else "not observed"
-        if check.misfits.intersection(under):
-            verdicts[pointer] = "refuted"
-        # One refuted is marked too: it holds once the patch fixed it.
-        if under and "x-observed" not in node:
+        seen = [p for p in check.touched if f"{p}/".startswith(f"{pointer}/")]
+        misfits = [p for p in check.misfits if f"{p}/".startswith(f"{pointer}/")]
+        verdicts[pointer] = "refuted" if misfits else "confirmed"
+        if not seen + misfits:
+            verdicts[pointer] = "not observed"
+        elif "x-observed" not in node:  # one refuted too: it holds once patched
             marks.append((f"{pointer}/x-observed", "add", check.date))
+    facts = [
+        f"{operation_id} pages (number/size asked): {'; '.join(pages)}"
+        for operation_id, pages in observation["facts"].items()
+    ]
+    forms: dict[str, dict[str, None]] = defaultdict(dict)
+    for answer in observation["answers"].values():
+        for name, seen in answer["headers"].items():
+            forms[name].update(dict.fromkeys(seen))
+    facts += [f"{name}: {' | '.join(seen)}" for name, seen in forms.items() if seen]
     return Report(
         spec.document.path,
-        fingerprint,
+        original,
         observation,
         list(check.findings.values()),
         facts=facts,

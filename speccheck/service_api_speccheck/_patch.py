@@ -8,7 +8,6 @@ key is already there changes nothing: applying a patch twice is applying it once
 
 from __future__ import annotations
 
-import hashlib
 import io
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,11 +27,6 @@ an ``anyOf`` of what it was and of them."""
 
 # Kept on a schema whose other keywords move into the first option of an anyOf.
 ANNOTATIONS = {"description", "title", "examples", "example", "default", "deprecated"}
-
-
-def digest(data: bytes) -> str:
-    """The fingerprint of a spec file's bytes: a file changed since has another one."""
-    return hashlib.sha256(data).hexdigest()
 
 
 def _widen(node: CommentedMap, options: list[dict[str, Any]]) -> None:
@@ -85,17 +79,17 @@ def _dumped(yaml: YAML, document: Any) -> str:
     return out.getvalue()
 
 
-def write_patch(path: Path, fingerprint: str, edits: Sequence[Edit]) -> int:
+def write_patch(path: Path, original: bytes, edits: Sequence[Edit]) -> int:
     """Apply ``edits`` to the spec file at ``path``, whole or not at all; refused with a
-    :class:`SpecCheckError` if the file no longer has the ``fingerprint`` it had when the
-    check started. Returns the number of edits.
+    :class:`SpecCheckError` if the file no longer holds the ``original`` bytes it held
+    when the check started. Returns the number of edits.
 
     Example::
 
-        write_patch(Path("openapi.yaml"), report.fingerprint, report.edits)
+        write_patch(Path("openapi.yaml"), report.original, report.edits)
     """
     data = path.read_bytes()
-    if digest(data) != fingerprint:
+    if data != original:
         raise SpecCheckError(f"{path} changed since the check started: check again")
     if not edits:
         return 0

@@ -55,7 +55,7 @@ class Report:
     """
 
     spec_path: Path | None
-    fingerprint: str | None
+    original: bytes | None = attrs.field(repr=False)
     observed: dict[str, Any] = attrs.field(repr=False)
     findings: list[Finding]
     facts: list[str] = attrs.Factory(list)
@@ -128,6 +128,6 @@ class Report:
 
             report.write()  # 9
         """
-        if self.spec_path is None or self.fingerprint is None:
+        if self.spec_path is None or self.original is None:
             raise SpecCheckError("the check did not start from a spec file")
-        return write_patch(self.spec_path, self.fingerprint, [*self.edits, *self.marks])
+        return write_patch(self.spec_path, self.original, [*self.edits, *self.marks])

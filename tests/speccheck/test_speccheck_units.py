@@ -9,9 +9,9 @@ import pytest
 from planted import read_yaml
 
 from service_api_spec import SpecDocument, read_spec
-from service_api_speccheck import Observer, SpecCheckError, learned
+from service_api_speccheck import Observer, SpecCheckError, compare, learned
 from service_api_speccheck._observation import add
-from service_api_speccheck._patch import digest, write_patch
+from service_api_speccheck._patch import write_patch
 
 SPEC = """\
 openapi: 3.1.0
@@ -165,7 +165,7 @@ def test_the_patch_keeps_comments_anchors_and_layout_and_applies_once(
         ("#/components/schemas/Thing/properties/name", "widen", [{"type": "integer"}]),
         ("#/paths/~1things/get/responses/200/x-observed", "add", "2026-01-05"),
     ]
-    assert write_patch(path, digest(SPEC.encode()), edits) == 5
+    assert write_patch(path, SPEC.encode(), edits) == 5
     written = path.read_text("utf-8")
     # What is added goes after the blank lines that closed the mapping: ruamel.yaml
     # keeps them with the key before.
@@ -182,7 +182,7 @@ def test_the_patch_keeps_comments_anchors_and_layout_and_applies_once(
         "    Other:\n      type: object\n      properties:\n        at:\n          type: string\n"
         "          format: date\n",
     )
-    assert write_patch(path, digest(written.encode()), edits) == 5
+    assert write_patch(path, written.encode(), edits) == 5
     assert path.read_text("utf-8") == written  # applied twice: as once
 
 
@@ -193,9 +193,49 @@ def test_a_file_changed_or_not_written_back_unchanged_is_refused(
     path.write_text(SPEC, "utf-8")
     edit = [("#/components/schemas/Other/x-observed", "add", "2026-01-05")]
     with pytest.raises(SpecCheckError, match="changed since the check started"):
-        write_patch(path, digest(b"before"), edit)
+        write_patch(path, b"before", edit)
     folded = "openapi: 3.1.0\ninfo:\n  title: a long title\n    folded on two lines\n"
     path.write_text(folded, "utf-8")
     with pytest.raises(SpecCheckError, match="cannot write it back unchanged"):
-        write_patch(path, digest(folded.encode()), edit)
+        write_patch(path, folded.encode(), edit)
     assert path.read_text("utf-8") == folded
+
+
+def test_a_null_fits_a_nullable_format_and_a_plain_object_learns_its_fields() -> None:
+    spec = read_spec(SpecDocument(read_yaml(SPEC_WITH_BODY)))
+    body = add({}, {"at": None, "more": {"count": 1}})
+    add(body, {"at": "2026-01-05T08:00:00Z"})
+    add(body, {"at": "2026-01-05"})  # not of the format declared
+    answer = {"media": {"application/json": 3}, "headers": {}, "body": body}
+    observation = {"answers": {"GET /things 200": answer}, "facts": {}, "requests": 3}
+    report = compare(spec, observation)
+    found = [(f.kind, f.where) for f in report.differences]
+    assert found == [("format", "Thing.at"), ("undeclared field", "Thing.more.count")]
+    assert (
+        report.edits[-1][0]
+        == "#/components/schemas/Thing/properties/more/properties/count"
+    )
+    assert report.assumptions == {"#/components/schemas/Thing/properties/at": "refuted"}
+
+
+SPEC_WITH_BODY = """\
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /things:
+    get:
+      operationId: getThing
+      responses:
+        "200":
+          description: A thing.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Thing"}
+components:
+  schemas:
+    Thing:
+      type: object
+      properties:
+        at: {type: [string, "null"], format: date-time, x-assumed: A guess.}
+        more: {type: object}
+"""
