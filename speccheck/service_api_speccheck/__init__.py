@@ -96,6 +96,7 @@ def check_spec(
             raise SpecCheckError(f"{observed}: {problem}") from None
     if client is None:
         raise TypeError("pass client= to sample the service, or observed= a file")
-    options = {"allow_writes": allow_writes, "enums": enums}
-    observation = sample(client, spec, budget=budget, **options)
+    observation = sample(
+        client, spec, budget=budget, allow_writes=allow_writes, enums=enums
+    )
     return compare(spec, observation, original=original)

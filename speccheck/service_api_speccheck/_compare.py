@@ -29,8 +29,6 @@ from jsonschema import (  # type: ignore[import-untyped]
     FormatChecker,
     validators,
 )
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
 
 from service_api_spec import Operation, Spec, is_json
 from service_api_spec._document import escape
@@ -59,7 +57,6 @@ _Typed = validators.create(
     validators={k: _KEYWORDS[k] for k in ("$ref", "allOf", "anyOf", "type", "format")}
     | {"oneOf": _KEYWORDS["anyOf"]},
 )
-_URI = "urn:service-api-speccheck:spec"
 _CHOICES = ("allOf", "anyOf", "oneOf")
 # What does not fit refutes an x-assumed there; a field or a header more does not.
 _MISFITS = ("type", "null", "format", "status", "content type")
@@ -117,8 +114,6 @@ class _Comparison:
     def __init__(self, spec: Spec) -> None:
         self.doc = spec.document
         self.date = datetime.date.today().isoformat()
-        resource = Resource.from_contents(self.doc.document, DRAFT202012)
-        self.registry = Registry().with_resource(_URI, resource)
         self.findings: dict[tuple[str, str], Finding] = {}
         self.edits: dict[str, Edit] = {}
         # What was seen, summed: by schema pointer; the objects by the ``properties``
@@ -148,9 +143,10 @@ class _Comparison:
             self.misfits.add(edit[0])
 
     def fits(self, pointer: str, value: Any) -> bool:
-        schema = {"$ref": _URI + pointer}
-        typed = _Typed(schema, registry=self.registry, format_checker=_CHECKER)
-        return bool(typed.is_valid(value))
+        # The document is the root schema: the pointer's $ref resolves in it, and what
+        # else it holds is no keyword of the validator.
+        schema = {**self.doc.document, "$ref": pointer}
+        return bool(_Typed(schema, format_checker=_CHECKER).is_valid(value))
 
     def find(self, raw: str, step: str, depth: int = 0) -> str | None:
         """Where ``step`` (``properties``, ``properties/NAME``, ``items``) of the schema

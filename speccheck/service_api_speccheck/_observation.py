@@ -223,14 +223,14 @@ class Observer:
     def __call__(self, response: httpx.Response) -> None:
         """Record ``response`` (an answer whose body was not read is left alone)."""
         request = response.request
-        found = (
+        found = [
             op
             for op, route in self.routes
             if op.method == request.method and route.fullmatch(request.url.path)
-        )
-        op = next(found, None)
-        if op is None:
+        ]
+        if not found:
             return
+        op = found[0]
         key = f"{op.method} {op.path} {response.status_code}"
         with self.lock:
             answer = self.data["answers"].setdefault(key, {"media": {}, "headers": {}})
