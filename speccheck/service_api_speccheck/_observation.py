@@ -125,10 +125,10 @@ def add(shape: Shape, value: Any, words: bool = False, depth: int = 0) -> Shape:
         form = next((f for f, rule in FORMATS.items() if rule.fullmatch(value)), "text")
         masked = re.sub(r"[0-9]+", "9", re.sub(r"[^\W\d_]+", "a", value[:64]))
         merge(shape, {"formats": {form: 1}, "example": masked[:24]})
-        known = shape.setdefault("values", {}) if words else {}
+        known = shape.get("values", {})
         # Past MAX_WORDS words, one is left out: the field is no enum candidate then.
         if words and _WORD.fullmatch(value) and len(known | {value: 0}) <= MAX_WORDS:
-            known[value] = known.get(value, 0) + 1
+            merge(shape, {"values": {value: 1}})
     if depth > MAX_DEPTH:
         return shape
     if kind == "object":
