@@ -32,7 +32,7 @@ from ._mock_process import MockProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "speccheck"))
-from planted import PLANTS, Plant, dump, serving, specs  # noqa: E402
+from planted import PLANTS, Plant, dump, edits, serving, specs  # noqa: E402
 
 
 def _check(base_url: str, spec: Path) -> tuple[Report, float]:
@@ -81,7 +81,7 @@ def _learned(
     with testing.no_retry_sleep():
         report, _ = _check(base_url, dump(checked, folder / "openapi.yaml"))
     found = {(f.kind, f.where) for f in report.findings}
-    made = {(e[0], e[1], e[2] if e[0] == "add" else None) for e in report.edits}
+    made = edits(report.edits)
     wanted = {p.edit for p in plants if p.edit}
     hits = sum(p.finding in found for p in plants)
     return len(plants), hits, len(made), len(made & wanted)

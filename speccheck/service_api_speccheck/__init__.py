@@ -41,20 +41,19 @@ from service_api_spec import SpecError, load_spec
 
 from ._command import main
 from ._compare import compare, learned
-from ._observation import Observation, Observer, SpecCheckError, packaged_spec
-from ._patch import digest
+from ._observation import Observer, SpecCheckError, load, packaged_spec
 from ._report import Finding, Report
 from ._sample import sample
 
 __all__ = [
     "Finding",
-    "Observation",
     "Observer",
     "Report",
     "SpecCheckError",
     "check_spec",
     "compare",
     "learned",
+    "load",
     "main",
     "packaged_spec",
     "sample",
@@ -72,8 +71,8 @@ def check_spec(
 ) -> Report:
     """Check the spec at ``spec_path`` against a sample of at most ``budget`` requests
     sent by ``client`` for its account, or (``observed``) against an observation file,
-    sending nothing. ``allow_writes``: also create, change and delete a record of its
-    own; ``enums``: report the few words string fields take.
+    sending nothing. ``allow_writes``: also create and delete a record of its own;
+    ``enums``: report the few words string fields take.
 
     Raises :class:`SpecCheckError` for a spec file that cannot be read or a sample that
     saw no page, ``service_api_spec.SpecError`` for a file that is no OpenAPI document,
@@ -85,21 +84,19 @@ def check_spec(
     """
     path = Path(spec_path)
     try:
-        fingerprint = digest(path.read_bytes())
+        original = path.read_bytes()
         spec = load_spec(path)
     except (OSError, SpecError) as exc:
         raise SpecCheckError(f"{path}: cannot be checked ({exc})") from None
-    if observed is None:
-        if client is None:
-            raise TypeError("pass client= to sample the service, or observed= a file")
-        options = {"allow_writes": allow_writes, "enums": enums}
-        return compare(
-            spec,
-            sample(client, spec, budget=budget, **options),
-            fingerprint=fingerprint,
-        )
-    try:
-        return compare(spec, Observation.load(observed), fingerprint=fingerprint)
-    except (KeyError, TypeError, AttributeError) as exc:  # a file of another shape
-        problem = f"not an observation file of service-api ({exc!r:.60})"
-        raise SpecCheckError(f"{observed}: {problem}") from None
+    if observed:
+        try:
+            return compare(spec, load(observed), original=original)
+        except (KeyError, TypeError, AttributeError) as exc:  # a file of another shape
+            problem = f"not an observation file of service-api ({exc!r:.60})"
+            raise SpecCheckError(f"{observed}: {problem}") from None
+    if client is None:
+        raise TypeError("pass client= to sample the service, or observed= a file")
+    observation = sample(
+        client, spec, budget=budget, allow_writes=allow_writes, enums=enums
+    )
+    return compare(spec, observation, original=original)

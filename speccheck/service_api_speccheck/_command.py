@@ -86,8 +86,13 @@ def main(
     else:
         with client() as made:
             account = made.with_account(accounts(args.account)[0])
-            options = {"allow_writes": args.allow_writes, "enums": args.enums}
-            report = check_spec(args.spec, account, budget=args.budget, **options)
+            report = check_spec(
+                args.spec,
+                account,
+                budget=args.budget,
+                allow_writes=args.allow_writes,
+                enums=args.enums,
+            )
     print(json.dumps(report.to_json()) if args.format == "json" else report.text())
     if args.write:
         report.write()

@@ -1,16 +1,22 @@
 """What was seen, kept as shapes: field names, JSON types, guessed formats, statuses,
 content types and a few headers of every answer, never a value.
 
-A *shape* is a JSON object: ``n`` (values seen), ``types`` and ``formats`` (how many of
-each), ``example`` (one string masked: each run of letters is ``a``, of digits ``9``, so
-``PO-ACCT-1-00042`` is ``a-a-9-9``), ``fields`` (the shape of each field of the objects
-seen), ``items`` (of the arrays' items) and, for ``--enums`` only, ``values`` (the few
-short words a string field took, never of a field named like an identifier, a name, a
-code or a secret). An :class:`Observation` keeps, by answer (``"GET /shipments 200"``),
-how many were seen, their content types, a few headers (the value of
-``www-authenticate``, ``retry-after`` and the rate-limit headers as a form: numbers are
-``9``, quoted strings ``"..."`` but RFC 6750's error codes) and the shape of the bodies.
-The live sample and ``Client(observe=...)`` both write one; the comparison reads it.
+A *shape* summarises the JSON values seen at one place: ``types`` and ``formats`` (how
+many of each), ``example`` (one string masked: each run of letters is ``a``, of digits
+``9``, so ``PO-ACCT-1-00042`` is ``a-a-9-9``), ``fields`` (the shape of each field of the
+objects seen), ``items`` (of the arrays' items) and, for ``--enums`` only, ``values``
+(the few short words a string field took, never of a field named like an identifier, a
+name, a code or a secret).
+
+An *observation* is a JSON object: ``answers`` by key (``"GET /shipments 200"``), each
+with ``met`` (how many were met), ``n`` (how many were recorded), ``media`` (its content
+types), ``headers`` (a few: the value of ``www-authenticate``, ``retry-after`` and the
+rate-limit headers as a form, numbers as ``9``, quoted strings as ``"..."`` but RFC
+6750's error codes; of request ids the name only) and ``body`` (the shape of its JSON
+bodies); ``facts`` (the pages of each list
+the sample asked for), ``requests`` sent and, when the sample's budget ran out,
+``stopped``. The live sample and ``Client(observe=...)`` both build one with an
+:class:`Observer`; the comparison reads it, whichever made it.
 
 Passive learning: ``Client(observe=PATH)`` calls an :class:`Observer` with every answer
 whose body it has read. It samples (every answer of an operation and status up to
@@ -30,18 +36,16 @@ import os
 import re
 import threading
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from service_api_spec import Operation, Spec, is_json, load_spec
+from service_api_spec import Spec, is_json, load_spec
 
 Shape = dict[str, Any]
 
-#: The format guessed for a string: the first that matches it whole, else ``text``. The
-#: comparison judges the spec's formats by the same patterns.
+#: The format guessed for a string: the first that matches it whole, else ``text``.
 FORMATS = {
     "date-time": re.compile(
         r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?"
@@ -53,10 +57,9 @@ FORMATS = {
     "email": re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+"),
     "integer": re.compile(r"-?[0-9]{1,18}"),
 }
-#: The JSON type of a value read by ``json.loads``; in this order, the patch writes them.
-_KINDS = {dict: "object", list: "array", str: "string", int: "integer", float: "number"}
-_KINDS |= {bool: "boolean", type(None): "null"}
-TYPES = tuple(_KINDS.values())
+#: The JSON types, in the order the patch writes them.
+TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
+_KINDS = dict(zip((dict, list, str, int, float, bool, type(None)), TYPES, strict=True))
 # The bounds of a shape: what a huge or hostile answer can make it hold.
 MAX_DEPTH = 8
 MAX_FIELDS = 200
@@ -91,43 +94,12 @@ class SpecCheckError(ValueError):
     """
 
 
-def add(shape: Shape, value: Any, words: bool = False, depth: int = 0) -> None:
-    """Add the shape of ``value`` to ``shape``; ``words``: keep short words (``--enums``).
-
-    Example::
-
-        add(shape := {}, {"status": "Planned"})  # shape["fields"]["status"]["n"] == 1
-    """
-    kind = _KINDS[type(value)]
-    merge(shape, {"n": 1, "types": {kind: 1}})
-    if kind == "string":
-        form = next(
-            (f for f, pattern in FORMATS.items() if pattern.fullmatch(value)), "text"
-        )
-        masked = re.sub(r"[0-9]+", "9", re.sub(r"[^\W\d_]+", "a", value[:64]))
-        merge(shape, {"formats": {form: 1}, "example": masked[:24]})
-        known = shape.setdefault("values", {}) if words else {}
-        # Past MAX_WORDS words, one is left out: the field is no enum candidate then.
-        if words and _WORD.fullmatch(value) and len(known | {value: 0}) <= MAX_WORDS:
-            known[value] = known.get(value, 0) + 1
-    if depth > MAX_DEPTH:
-        return
-    if kind == "object":
-        fields = shape.setdefault("fields", {})
-        for name, item in value.items():
-            if name in fields or len(fields) < MAX_FIELDS:
-                keep = words and not _NOT_WORDS.fullmatch(name)
-                add(fields.setdefault(name, {}), item, keep, depth + 1)
-    for item in value[:MAX_ITEMS] if kind == "array" else ():
-        add(shape.setdefault("items", {}), item, words, depth + 1)
-
-
 def merge(into: Shape, shape: Shape) -> Shape:
     """``into`` with ``shape`` added to it: counts summed, nested shapes merged.
 
     Example::
 
-        merge({"n": 1, "types": {"string": 1}}, {"n": 2, "types": {"null": 2}})
+        merge({"types": {"string": 1}}, {"types": {"string": 2, "null": 1}})
     """
     for key, value in shape.items():
         if isinstance(value, dict):
@@ -139,99 +111,58 @@ def merge(into: Shape, shape: Shape) -> Shape:
     return into
 
 
-class Matcher:
-    """Finds the operation of an answer by its method and its path under the base URL.
+def add(shape: Shape, value: Any, words: bool = False, depth: int = 0) -> Shape:
+    """``shape`` with the shape of ``value`` (read by ``json.loads``) added to it;
+    ``words``: keep short words (``--enums``).
 
     Example::
 
-        operation = Matcher(spec, base_url)(response)  # the spec's listShipments
+        add({}, {"status": "Planned"})["fields"]["status"]["types"]  # {"string": 1}
     """
+    kind = _KINDS[type(value)]
+    merge(shape, {"types": {kind: 1}})
+    if kind == "string":
+        form = next((f for f, rule in FORMATS.items() if rule.fullmatch(value)), "text")
+        masked = re.sub(r"[0-9]+", "9", re.sub(r"[^\W\d_]+", "a", value[:64]))
+        merge(shape, {"formats": {form: 1}, "example": masked[:24]})
+        known = shape.get("values", {})
+        # Past MAX_WORDS words, one is left out: the field is no enum candidate then.
+        if words and _WORD.fullmatch(value) and len(known | {value: 0}) <= MAX_WORDS:
+            merge(shape, {"values": {value: 1}})
+    if depth > MAX_DEPTH:
+        return shape
+    if kind == "object":
+        fields = shape.setdefault("fields", {})
+        for name, item in value.items():
+            if name in fields or len(fields) < MAX_FIELDS:
+                keep = words and not _NOT_WORDS.fullmatch(name)
+                add(fields.setdefault(name, {}), item, keep, depth + 1)
+    for item in value[:MAX_ITEMS] if kind == "array" else ():
+        add(shape.setdefault("items", {}), item, words, depth + 1)
+    return shape
 
-    def __init__(self, spec: Spec, base_url: str | httpx.URL) -> None:
-        self.base = httpx.URL(str(base_url)).path.rstrip("/")
-        # Literal paths first: /things/search is not /things/{thingId}.
-        self.operations = sorted(spec.operations, key=lambda op: "{" in op.path)
 
-    def __call__(self, response: httpx.Response) -> Operation | None:
-        """The operation ``response`` answers, or None for an answer of no operation."""
-        request = response.request
-        for op in self.operations:
-            pattern = re.sub(r"\\\{.*?\\\}", "[^/]+", re.escape(self.base + op.path))
-            if op.method == request.method and re.fullmatch(pattern, request.url.path):
-                return op
-        return None
-
-
-class Observation:
-    """Shapes of answers seen (see the module docstring); ``data`` is JSON as is:
-    ``answers`` by key, ``facts`` (the pages of each list the sample asked for),
-    ``requests`` sent and, when the sample's budget ran out, ``stopped``.
+def load(path: str | Path) -> Shape:
+    """The observation written at ``path``; :class:`SpecCheckError` if it is none.
 
     Example::
 
-        observation = Observation.load("observed.json")
-        observation.data["answers"]["GET /shipments 200"]["body"]["fields"]
+        load("observed.json")["requests"]
     """
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SpecCheckError(f"{path}: cannot be read as JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
+        raise SpecCheckError(f"{path}: not an observation file of service-api")
+    return data
 
-    def __init__(self, data: Shape | None = None) -> None:
-        self.data: Shape = {"answers": {}, "facts": {}, "requests": 0, **(data or {})}
 
-    def record(
-        self, response: httpx.Response, op: Operation, words: bool = False
-    ) -> None:
-        """Add the shape of ``response``, whose body was read, an answer of ``op``.
-
-        Example::
-
-            observation.record(response, spec.operation("listShipments"))
-        """
-        body = response.content  # first: an unread body raises before anything is kept
-        media = (
-            response.headers.get("content-type", "").partition(";")[0].strip().lower()
-        )
-        media = media if body else ""
-        key = f"{op.method} {op.path} {response.status_code}"
-        answer = merge(
-            self.data["answers"].setdefault(key, {"headers": {}}),
-            {"n": 1, "media": {media: 1}},
-        )
-        declared = {name for a in op.answers.values() for name in a.headers}
-        for name, value in response.headers.items():
-            kept = _HEADERS.fullmatch(name)
-            if kept or name in declared:
-                forms = answer["headers"].setdefault(name, [])
-                quoted = re.sub(
-                    r'"([^"]*)"', lambda m: m[0] if m[1] in _CODES else '"..."', value
-                )
-                form = re.sub(r"[0-9]+", "9", quoted)[:80]
-                if kept and kept[1] and form not in forms and len(forms) < 5:
-                    forms.append(form)
-        if is_json(media):
-            # A body that is not JSON: its content type says what it claimed.
-            with contextlib.suppress(ValueError, RecursionError):
-                add(answer.setdefault("body", {}), json.loads(body), words)
-
-    def dump(self, path: str | Path) -> None:
-        """Write to ``path`` as JSON, whole or not at all (a file beside it, renamed)."""
-        part = Path(f"{path}.part")
-        part.write_text(json.dumps(self.data, indent=1, sort_keys=True), "utf-8")
-        os.replace(part, path)
-
-    @classmethod
-    def load(cls, path: str | Path) -> Observation:
-        """The observation written at ``path``; :class:`SpecCheckError` if it is none.
-
-        Example::
-
-            Observation.load("observed.json").data["requests"]
-        """
-        try:
-            data = json.loads(Path(path).read_text("utf-8"))
-        except (OSError, ValueError) as exc:
-            raise SpecCheckError(f"{path}: cannot be read as JSON ({exc})") from None
-        if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
-            raise SpecCheckError(f"{path}: not an observation file of service-api")
-        return cls(data)
+def replace(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: a file beside it, renamed."""
+    part = path.with_name(f".{path.name}.part")
+    part.write_text(text, "utf-8")
+    os.replace(part, path)
 
 
 def packaged_spec() -> Path:
@@ -247,8 +178,10 @@ def packaged_spec() -> Path:
     return next((p for p in copies if p.is_file()), copies[-1])
 
 
-class Observer(Observation):
-    """Records the shapes of the answers it is called with into ``path`` (JSON).
+class Observer:
+    """Records the shapes of the answers it is called with (the operations of ``spec``
+    found by their method and path under ``base_url``) into ``data``, an observation,
+    and saves it in ``path`` (JSON) if given.
 
     An existing file is read first and added to; one that is not an observation file is
     a :class:`SpecCheckError` (a ``ValueError``), so that nothing is lost.
@@ -262,40 +195,80 @@ class Observer(Observation):
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | None,
         base_url: str | httpx.URL,
         spec: Spec | None = None,
+        words: bool = False,
     ) -> None:
-        self.path = Path(path).absolute()  # saved there at exit too, whatever the cwd
-        super().__init__(
-            Observation.load(self.path).data if self.path.is_file() else None
+        self.path = Path(path).absolute() if path else None  # the same file at exit
+        self.data: Shape = {"answers": {}, "facts": {}, "requests": 0}
+        if self.path and self.path.is_file():
+            self.data = load(self.path)
+        self.words = words
+        base = re.escape(httpx.URL(str(base_url)).path.rstrip("/"))
+        # Literal paths first: /things/search is not /things/{thingId}.
+        operations = sorted(
+            (spec or load_spec(packaged_spec())).operations,
+            key=lambda op: "{" in op.path,
         )
-        self.match = Matcher(spec or load_spec(packaged_spec()), base_url)
-        self.counts: Counter[tuple[str, int]] = Counter()
+        self.routes = [
+            (op, re.compile(base + re.sub(r"\\\{.*?\\\}", "[^/]+", re.escape(op.path))))
+            for op in operations
+        ]
         self.lock = threading.RLock()
         self.saved = -math.inf  # the first answer is saved at once
-        atexit.register(self.save)
+        if path:
+            atexit.register(self.save)
 
     def __call__(self, response: httpx.Response) -> None:
         """Record ``response`` (an answer whose body was not read is left alone)."""
-        op = self.match(response)
-        if op is None:
+        request = response.request
+        found = [
+            op
+            for op, route in self.routes
+            if op.method == request.method and route.fullmatch(request.url.path)
+        ]
+        if not found:
             return
+        op = found[0]
+        key = f"{op.method} {op.path} {response.status_code}"
         with self.lock:
-            key = (op.operation_id, response.status_code)
-            self.counts[key] += 1
-            if self.counts[key] > SAMPLED and self.counts[key] % SAMPLE_EVERY:
-                return
-            with contextlib.suppress(httpx.ResponseNotRead):
-                self.record(response, op)
-            if time.monotonic() - self.saved > SAVE_EVERY:
+            answer = self.data["answers"].setdefault(key, {"media": {}, "headers": {}})
+            answer["met"] = answer.get("met", 0) + 1
+            if answer["met"] <= SAMPLED or answer["met"] % SAMPLE_EVERY == 0:
+                with contextlib.suppress(httpx.ResponseNotRead):
+                    self.record(response, answer)
+            if self.path and time.monotonic() - self.saved > SAVE_EVERY:
                 self.save()
 
+    def record(self, response: httpx.Response, answer: Shape) -> None:
+        """Add the shape of ``response``, whose body was read, to ``answer``."""
+        body = response.content  # first: an unread body raises before anything is kept
+        content_type = response.headers.get("content-type", "")
+        media = content_type.partition(";")[0].strip().lower()
+        merge(answer, {"n": 1, "media": {media: 1} if body else {}})
+        for name, value in response.headers.items():
+            if kept := _HEADERS.fullmatch(name):
+                forms = answer["headers"].setdefault(name, [])
+                quoted = re.sub(
+                    r'"([^"]*)"', lambda m: m[0] if m[1] in _CODES else '"..."', value
+                )
+                form = re.sub(r"[0-9]+", "9", quoted)[:80]
+                if kept[1] and form not in forms and len(forms) < 5:
+                    forms.append(form)
+        if body and is_json(media):
+            # A body that is not JSON: its content type says what it claimed.
+            with contextlib.suppress(ValueError, RecursionError):
+                add(answer.setdefault("body", {}), json.loads(body), self.words)
+
     def save(self) -> None:
-        """Write what was recorded (also called at exit)."""
+        """Write what was recorded to ``path`` (also called at exit)."""
         with self.lock:
             try:
-                self.dump(self.path)
+                replace(
+                    Path(str(self.path)),
+                    json.dumps(self.data, indent=1, sort_keys=True),
+                )
             except OSError as exc:
                 logger.warning(
                     "cannot save the observed shapes to %s: %s", self.path, exc

@@ -6,17 +6,19 @@ formats, counts, masked examples (``a-a-9-9``) and header forms (numbers as ``9`
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
 from ._observation import SpecCheckError
 from ._patch import Edit, write_patch
 
+__all__ = ["Edit", "Finding", "Report"]
 
-@attrs.frozen
-class Finding:
+
+class Finding(NamedTuple):
     """One thing the check found: a ``difference`` (the patch fixes it) or a note.
 
     ``kind`` is one of ``undeclared field``, ``type``, ``null``, ``format``, ``status``,
@@ -38,10 +40,11 @@ class Finding:
 class Report:
     """What a check found, and the patch that makes the spec say what was seen.
 
-    ``assumptions`` maps the JSON pointer of each ``x-assumed`` to ``confirmed``,
-    ``refuted`` or ``not observed``; ``edits`` add or widen (``--write``), ``marks``
-    add ``x-observed: DATE`` beside each ``x-assumed`` seen (confirmed, or refuted where
-    the patch fixes it).
+    ``observed`` is the observation compared (``requests`` sent, ``stopped`` when the
+    budget ran out); ``assumptions`` maps the JSON pointer of each ``x-assumed`` to
+    ``confirmed``, ``refuted`` or ``not observed``; ``edits`` add or widen
+    (``--write``), ``marks`` add ``x-observed: DATE`` beside each ``x-assumed`` seen
+    (confirmed, or refuted where the patch fixes it).
 
     Example::
 
@@ -52,9 +55,8 @@ class Report:
     """
 
     spec_path: Path | None
-    fingerprint: str | None
+    original: bytes | None = attrs.field(repr=False)
     observed: dict[str, Any] = attrs.field(repr=False)
-    """The observation's own facts: ``requests`` sent, ``stopped`` by the budget."""
     findings: list[Finding]
     facts: list[str] = attrs.Factory(list)
     assumptions: dict[str, str] = attrs.Factory(dict)
@@ -85,14 +87,13 @@ class Report:
             f"{len(self.differences)} differences, {len(notes)} notes"
         ]
         for title, found in (("differences", self.differences), ("notes", notes)):
-            lines += [f"{title}:"] if found else []
+            if found:
+                lines.append(f"{title}:")
             lines += [f"  {f.kind:<17} {f.where}: {f.detail}" for f in found]
-        verdicts = list(self.assumptions.values())
-        counts = [
-            f"{verdicts.count(v)} {v}" for v in ("confirmed", "refuted", "not observed")
-        ]
         lines += ["facts:", *(f"  {fact}" for fact in self.facts)]
-        lines.append(f"x-assumed: {', '.join(counts)}")
+        counts = Counter(self.assumptions.values())
+        verdicts = ("confirmed", "refuted", "not observed")
+        lines.append("x-assumed: " + ", ".join(f"{counts[v]} {v}" for v in verdicts))
         lines += [
             f"  refuted {p}" for p, v in self.assumptions.items() if v == "refuted"
         ]
@@ -111,7 +112,7 @@ class Report:
         return {
             "spec": str(self.spec_path),
             "matched": self.matched,
-            "findings": [attrs.asdict(finding) for finding in self.findings],
+            "findings": [finding._asdict() for finding in self.findings],
             "facts": self.facts,
             "assumptions": self.assumptions,
             "patch": {"changes": len(self.edits), "marks": len(self.marks)},
@@ -127,6 +128,6 @@ class Report:
 
             report.write()  # 9
         """
-        if self.spec_path is None or self.fingerprint is None:
+        if self.spec_path is None or self.original is None:
             raise SpecCheckError("the check did not start from a spec file")
-        return write_patch(self.spec_path, self.fingerprint, [*self.edits, *self.marks])
+        return write_patch(self.spec_path, self.original, [*self.edits, *self.marks])

@@ -5,15 +5,15 @@ token call first), the probes the seed leaves open on each list (no account head
 account of nobody, an invalid token), the other pages of each list (``pageSize`` above
 50, a later page, the last page, a page past the end, with ``pageSize`` 50), the gets of
 identifiers taken from those pages and of one of nobody; with ``allow_writes``, last, a
-create of a copy of a listed record, its update or replace and its delete (only where
-the spec can delete it). Nothing but GET and the token POST is sent otherwise.
+create of a copy of a listed record and its delete (only where the spec can delete it).
+Nothing but GET and the token POST is sent otherwise.
 
 Every request (retries and the token call included) passes the client's request hook,
 which counts it and stops the sample when the budget is spent; every answer, refused
-probes included, its response hook, into an :class:`Observation`, beside the facts of
-each page (its records, ``pageSize``, ``totalRecords``, which links it has). The client
-paces the requests by its quota (``rate_limit``, ``rate_store``), and its retries wait
-out 429 and ``Retry-After``, as far as the budget allows.
+probes included, its response hook, into the observation (see :mod:`._observation`),
+beside the facts of each page (its records, ``pageSize``, ``totalRecords``, which links
+it has). The client paces the requests by its quota (``rate_limit``, ``rate_store``),
+and its retries wait out 429 and ``Retry-After``, as far as the budget allows.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import httpx
 import service_api
 from service_api_spec import Operation, Spec
 
-from ._observation import Matcher, Observation, SpecCheckError
+from ._observation import Observer, Shape, SpecCheckError
 
 #: The account, and the identifier, of nobody: what the probes send.
 NOBODY = "service-api-spec-check-nobody"
@@ -41,8 +41,8 @@ class _BudgetSpent(Exception):
 
 
 class _Sampler:
-    """Sends the sample's requests, and keeps what they answer in ``seen``: the shapes,
-    and the facts of each page of a list (``facts``, by operation)."""
+    """Sends the sample's requests and records what they answer (``seen``), with the
+    facts of each page of a list."""
 
     def __init__(
         self, client: service_api.Client, spec: Spec, budget: int, words: bool
@@ -50,9 +50,7 @@ class _Sampler:
         self.client = client.with_options()  # a view: its hooks are the sample's only
         self.spec = spec
         self.budget = budget
-        self.words = words
-        self.seen = Observation()
-        self.match = Matcher(spec, client.get_httpx_client().base_url)
+        self.seen = Observer(None, client.get_httpx_client().base_url, spec, words)
         self.totals: dict[str, int] = {}  # totalRecords, by list
         self.ids: dict[str, list[Any]] = defaultdict(list)  # listed, by path parameter
         self.records: dict[str, Any] = {}  # one listed record, by resource
@@ -65,17 +63,18 @@ class _Sampler:
 
     def keep(self, response: httpx.Response) -> None:
         response.read()
-        if op := self.match(response):
-            self.seen.record(response, op, self.words)
+        self.seen(response)
 
     def send(
         self, method: str, path: str | None, view: Any = None, **options: Any
     ) -> Any:
-        """The JSON body of the answer (None if not JSON), or its error's status."""
+        """The JSON body of the answer (None if none), or its error's status."""
+        if path is None:
+            return None
         http = (view or self.client).get_httpx_client()
         http.event_hooks = {"request": [self.spend], "response": [self.keep]}
         try:
-            return http.request(method, path, **options).json() if path else None
+            return http.request(method, path, **options).json()
         except service_api.InvalidCredentialsError:
             raise
         except service_api.ApiStatusError as exc:
@@ -93,36 +92,30 @@ class _Sampler:
         except KeyError:
             return None
 
-    def page(self, op: Operation, number: int | None = None, size: int = SIZE) -> None:
+    def page(self, op: Operation, number: int = 1, size: int | None = None) -> None:
         """Ask for a page of the list ``op``; say in its facts what it answered."""
-        asked = {"pageNumber": number, "pageSize": size} if number else {}
+        asked = {"pageNumber": number, "pageSize": size} if size else {}
         body = self.send("GET", self.fill(op.path), params=asked)
         data = body.get("data") if isinstance(body, dict) else None
         answer = f"answered {body}"  # its status, or None: a body of no page
         if isinstance(data, list):
             # Numbers, and which links are there: never a value.
-            numbers = {
-                k: body[k]
-                for k in ("pageSize", "totalRecords")
-                if type(body.get(k)) is int
-            }
+            numbers = [
+                k for k in ("pageSize", "totalRecords") if type(body.get(k)) is int
+            ]
             links = [k for k in ("next", "previous") if body.get(k) is not None]
-            answer = ", ".join(
-                [
-                    f"{len(data)} records",
-                    *(f"{k} {v}" for k, v in numbers.items()),
-                    *links,
-                ]
-            )
-            self.totals.setdefault(op.operation_id, numbers.get("totalRecords", 0))
+            facts = [f"{len(data)} records", *(f"{k} {body[k]}" for k in numbers)]
+            answer = ", ".join(facts + links)
+            total = body["totalRecords"] if "totalRecords" in numbers else 0
+            self.totals.setdefault(op.operation_id, total)
             resource = self.spec.resources[str(op.resource)]
             key = str(resource.item_parameter or resource.id_field)
-            for record in data[:1] + data[-1:]:
+            for record in data[:2]:
                 if isinstance(record, dict) and resource.id_field in record:
                     self.records.setdefault(resource.name, record)
                     self.ids[key].append(record[resource.id_field])
         facts = self.seen.data["facts"].setdefault(op.operation_id, [])
-        facts.append(f"{number or 1}/{asked.get('pageSize', '-')}: {answer}")
+        facts.append(f"{number}/{size or '-'}: {answer}")
 
     def pages(self, op: Operation) -> None:
         """The other pages of the list ``op``: a page above the maximum size, a later
@@ -131,7 +124,7 @@ class _Sampler:
             last = max(1, math.ceil(self.totals[op.operation_id] / SIZE))
             self.page(op, 1, 2 * SIZE)
             for number in sorted({min(2, last), last, last + 1} - {1}):
-                self.page(op, number)
+                self.page(op, number, SIZE)
 
     def probes(self, op: Operation) -> None:
         path = self.fill(op.path)
@@ -148,35 +141,23 @@ class _Sampler:
             self.send("GET", self.fill(op.path, **{name: value}))
 
     def writes(self, create: Operation) -> None:
-        """A copy of a listed record created, updated or replaced, deleted: only where
-        the spec can delete it and the budget holds the whole sequence."""
+        """A copy of a listed record created, then deleted: only where the spec can
+        delete it and the budget holds both (and a retry)."""
         resource = self.spec.resources[str(create.resource)]
-        mine = {
-            op.kind: op for op in self.spec.operations if op.resource == resource.name
-        }
+        delete = [
+            op
+            for op in self.spec.operations
+            if op.kind == "delete" and op.resource == resource.name
+        ]
         record = self.records.get(resource.name, {})
-        body = {
-            k: v
-            for k, v in record.items()
-            if k not in (resource.id_field, *resource.parent_parameters)
-        }
-        if (
-            not body
-            or "delete" not in mine
-            or self.seen.data["requests"] + 8 > self.budget
-        ):
+        leave = (resource.id_field, *resource.parent_parameters)
+        body = {k: v for k, v in record.items() if k not in leave}
+        if not body or not delete or self.seen.data["requests"] + 4 > self.budget:
             return
         made = self.send("POST", self.fill(create.path), json=body)
         if isinstance(made, dict) and resource.id_field in made:
             item = {str(resource.item_parameter): made[resource.id_field]}
-            for kind, method in (
-                ("update", "PATCH"),
-                ("replace", "PUT"),
-                ("delete", "DELETE"),
-            ):
-                if kind in mine:
-                    path = self.fill(mine[kind].path, **item)
-                    self.send(method, path, json=None if kind == "delete" else body)
+            self.send("DELETE", self.fill(delete[0].path, **item))
 
     def run(self, allow_writes: bool) -> None:
         """Send the sample, in the order of the module docstring."""
@@ -200,12 +181,12 @@ def sample(
     budget: int = 100,
     allow_writes: bool = False,
     enums: bool = False,
-) -> Observation:
-    """The shapes of the answers to a sample of at most ``budget`` requests (see the
-    module docstring), sent by ``client`` for its account. ``enums``: keep the few short
-    words string fields take. Raises :class:`SpecCheckError` when no list answered a page
-    (the budget too small, or every list refused), the client's typed errors when the
-    credentials are refused or the service cannot be reached.
+) -> Shape:
+    """The observation (see :mod:`._observation`) of a sample of at most ``budget``
+    requests (see the module docstring), sent by ``client`` for its account. ``enums``:
+    keep the few short words string fields take. Raises :class:`SpecCheckError` when no
+    list answered a page (the budget too small, or every list refused), the client's
+    typed errors when the credentials are refused or the service cannot be reached.
 
     Example::
 
@@ -219,4 +200,4 @@ def sample(
         sampler.seen.data["stopped"] = True
     if not sampler.totals:
         raise SpecCheckError(f"no list answered a page within {budget} requests")
-    return sampler.seen
+    return sampler.seen.data

@@ -261,6 +261,19 @@ def specs(plants: Sequence[Plant]) -> tuple[Document, Document]:
     return true, checked
 
 
+def edits(edits: Sequence[tuple[str, str, Any]]) -> set[tuple[str, str, str | None]]:
+    """A patch's edits ``(pointer, action, value)`` as :attr:`Plant.edit` names them:
+    ``("add", parent pointer, key)``, ``("widen", pointer, None)``."""
+    named: set[tuple[str, str, str | None]] = set()
+    for pointer, action, _ in edits:
+        parent, _, key = pointer.rpartition("/")
+        if action == "add":
+            named.add((action, parent, key.replace("~1", "/").replace("~0", "~")))
+        else:
+            named.add((action, pointer, None))
+    return named
+
+
 def dump(document: Document, path: Path) -> Path:
     """Write ``document`` as YAML ruamel.yaml can write back unchanged."""
     path.write_text(yaml.safe_dump(document, sort_keys=False, width=4096), "utf-8")

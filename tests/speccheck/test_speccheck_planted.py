@@ -22,6 +22,7 @@ from planted import (
     Served,
     disagreements,
     dump,
+    edits,
     read_yaml,
     schemas,
     serving,
@@ -57,11 +58,6 @@ def run_check(base_url: str, spec: Path) -> Report:
         return check_spec(spec, client)
 
 
-def edits(report: Report) -> set[tuple[str, str, str | None]]:
-    """The patch's changes as :attr:`Plant.edit` names them."""
-    return {(e[0], e[1], e[2] if e[0] == "add" else None) for e in report.edits}
-
-
 def learn(
     plants: list[Plant], server: tuple[Served, str], folder: Path
 ) -> tuple[Report, Path, dict[str, Any]]:
@@ -85,7 +81,7 @@ def assert_learned(
     answers, and a second check and write leave it as it is."""
     found = {(f.kind, f.where) for f in report.findings}
     assert {p.finding for p in plants} <= found, report.text()  # recall
-    assert edits(report) == {p.edit for p in plants if p.edit}, (
+    assert edits(report.edits) == {p.edit for p in plants if p.edit}, (
         report.text()
     )  # precision
     for plant in plants:

@@ -9,9 +9,9 @@ import pytest
 from planted import read_yaml
 
 from service_api_spec import SpecDocument, read_spec
-from service_api_speccheck import SpecCheckError, learned
-from service_api_speccheck._observation import Matcher, Observation, add
-from service_api_speccheck._patch import digest, write_patch
+from service_api_speccheck import Observer, SpecCheckError, compare, learned
+from service_api_speccheck._observation import add
+from service_api_speccheck._patch import write_patch
 
 SPEC = """\
 openapi: 3.1.0
@@ -110,22 +110,23 @@ def test_the_schema_learned_from_a_shape(
 
 def test_an_answer_is_matched_to_its_operation_literal_paths_first() -> None:
     spec = read_spec(SpecDocument(read_yaml(SPEC)))
-    match = Matcher(spec, "http://h/base/v3/")
 
-    def operation(path: str) -> str | None:
-        request = httpx.Request("GET", f"http://h{path}")
-        found = match(httpx.Response(200, request=request))
-        return found.operation_id if found else None
+    def operation(path: str) -> list[str]:
+        observer = Observer(None, "http://h/base/v3/", spec)
+        answer = httpx.Response(200, request=httpx.Request("GET", f"http://h{path}"))
+        answer.read()
+        observer(answer)
+        return list(observer.data["answers"])
 
-    assert operation("/base/v3/things/search") == "searchThings"
-    assert operation("/base/v3/things") == "listThings"
-    assert operation("/things") is None
-    assert operation("/base/v3/things/1/2") is None
+    assert operation("/base/v3/things/search") == ["GET /things/search 200"]
+    assert operation("/base/v3/things") == ["GET /things 200"]
+    assert operation("/things") == []
+    assert operation("/base/v3/things/1/2") == []
 
 
 def test_an_answer_records_a_header_form_not_its_value() -> None:
     spec = read_spec(SpecDocument(read_yaml(SPEC)))
-    observation = Observation()
+    observer = Observer(None, "http://h", spec)
     challenge = (
         'Bearer error="invalid_token", error_description="expired at 01/05/2026 08:00"'
     )
@@ -135,8 +136,9 @@ def test_an_answer_records_a_header_form_not_its_value() -> None:
         headers={"www-authenticate": challenge, "x-request-id": "abc"},
         request=request,
     )
-    observation.record(answer, spec.operation("listThings"))
-    headers = observation.data["answers"]["GET /things 401"]["headers"]
+    answer.read()
+    observer(answer)
+    headers = observer.data["answers"]["GET /things 401"]["headers"]
     assert headers["www-authenticate"] == [
         'Bearer error="invalid_token", error_description="..."'
     ]
@@ -149,43 +151,38 @@ def test_the_patch_keeps_comments_anchors_and_layout_and_applies_once(
     path = tmp_path / "openapi.yaml"
     path.write_text(SPEC, "utf-8")
     edits = [
-        ("add", "#/components/schemas/Thing/properties", "status", {"type": "string"}),
+        ("#/components/schemas/Thing/properties/status", "add", {"type": "string"}),
         (
+            "#/components/schemas/Other/properties/at",
             "add",
-            "#/components/schemas/Other/properties",
-            "at",
             {"type": "string", "format": "date"},
         ),
         (
+            "#/paths/~1things/get/responses/404",
             "add",
-            "#/paths/~1things/get/responses",
-            "404",
             {"$ref": "#/components/responses/X"},
         ),
-        (
-            "widen",
-            "#/components/schemas/Thing/properties/name",
-            [{"type": "integer"}],
-            False,
-        ),
-        ("add", "#/paths/~1things/get/responses/200", "x-observed", "2026-01-05"),
+        ("#/components/schemas/Thing/properties/name", "widen", [{"type": "integer"}]),
+        ("#/paths/~1things/get/responses/200/x-observed", "add", "2026-01-05"),
     ]
-    assert write_patch(path, digest(SPEC.encode()), edits) == 5
+    assert write_patch(path, SPEC.encode(), edits) == 5
     written = path.read_text("utf-8")
+    # What is added goes after the blank lines that closed the mapping: ruamel.yaml
+    # keeps them with the key before.
     assert written == SPEC.replace(
-        "          x-assumed: A guess.\n",
-        '          x-assumed: A guess.\n          x-observed: "2026-01-05"\n        "404":\n'
-        '          $ref: "#/components/responses/X"\n',
+        "          x-assumed: A guess.\n\n",
+        "          x-assumed: A guess.\n\n          x-observed: '2026-01-05'\n"
+        "        '404':\n          $ref: '#/components/responses/X'\n",
     ).replace(
-        '          type: [string, "null"]\n          x-assumed: Named somewhere.\n',
-        '          type: [string, "null", integer]\n          x-assumed: Named somewhere.\n'
+        '          type: [string, "null"]\n          x-assumed: Named somewhere.\n\n',
+        '          type: [string, "null", integer]\n          x-assumed: Named somewhere.\n\n'
         "        status:\n          type: string\n",
     ).replace(
         "    Other:\n      type: object\n",
         "    Other:\n      type: object\n      properties:\n        at:\n          type: string\n"
         "          format: date\n",
     )
-    assert write_patch(path, digest(written.encode()), edits) == 5
+    assert write_patch(path, written.encode(), edits) == 5
     assert path.read_text("utf-8") == written  # applied twice: as once
 
 
@@ -194,11 +191,51 @@ def test_a_file_changed_or_not_written_back_unchanged_is_refused(
 ) -> None:
     path = tmp_path / "openapi.yaml"
     path.write_text(SPEC, "utf-8")
-    edit = [("add", "#/components/schemas/Other", "x-observed", "2026-01-05")]
+    edit = [("#/components/schemas/Other/x-observed", "add", "2026-01-05")]
     with pytest.raises(SpecCheckError, match="changed since the check started"):
-        write_patch(path, digest(b"before"), edit)
+        write_patch(path, b"before", edit)
     folded = "openapi: 3.1.0\ninfo:\n  title: a long title\n    folded on two lines\n"
     path.write_text(folded, "utf-8")
     with pytest.raises(SpecCheckError, match="cannot write it back unchanged"):
-        write_patch(path, digest(folded.encode()), edit)
+        write_patch(path, folded.encode(), edit)
     assert path.read_text("utf-8") == folded
+
+
+def test_a_null_fits_a_nullable_format_and_a_plain_object_learns_its_fields() -> None:
+    spec = read_spec(SpecDocument(read_yaml(SPEC_WITH_BODY)))
+    body = add({}, {"at": None, "more": {"count": 1}})
+    add(body, {"at": "2026-01-05T08:00:00Z"})
+    add(body, {"at": "2026-01-05"})  # not of the format declared
+    answer = {"media": {"application/json": 3}, "headers": {}, "body": body}
+    observation = {"answers": {"GET /things 200": answer}, "facts": {}, "requests": 3}
+    report = compare(spec, observation)
+    found = [(f.kind, f.where) for f in report.differences]
+    assert found == [("format", "Thing.at"), ("undeclared field", "Thing.more.count")]
+    assert (
+        report.edits[-1][0]
+        == "#/components/schemas/Thing/properties/more/properties/count"
+    )
+    assert report.assumptions == {"#/components/schemas/Thing/properties/at": "refuted"}
+
+
+SPEC_WITH_BODY = """\
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /things:
+    get:
+      operationId: getThing
+      responses:
+        "200":
+          description: A thing.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Thing"}
+components:
+  schemas:
+    Thing:
+      type: object
+      properties:
+        at: {type: [string, "null"], format: date-time, x-assumed: A guess.}
+        more: {type: object}
+"""
