@@ -84,7 +84,7 @@ class _Sampler:
 
     def fill(self, template: str, **given: Any) -> str | None:
         """``template`` with each path parameter given or taken from a listed record."""
-        known = {name: ids[0] for name, ids in self.ids.items()} | given
+        known = {name: ids[0] for name, ids in self.ids.items() if ids} | given
         try:
             return re.sub(
                 r"\{(.*?)\}", lambda m: quote(str(known[m[1]]), safe=""), template
