@@ -43,10 +43,24 @@ def per_account(sql: Sql, table: str) -> dict[str, tuple[int, int]]:
     return {str(account): (int(n), int(ids)) for account, n, ids in rows}
 
 
+#: A value of each kind a parameter may be.
+SAMPLE = {"string": "x", "integer": 1, "number": 1.0, "boolean": True}
+
+
 def test_one_resource_per_list_endpoint_with_merge_keys(
     client: service_api.Client,
 ) -> None:
-    built = source(client, ACCOUNTS)
+    # A value for each parameter a list requires besides its parents' ids (these
+    # load every parent's records when left out).
+    params = {
+        name: {
+            p.python_name: p.choices[0] if p.choices else SAMPLE[p.kind]
+            for p in endpoint.parameters
+            if p.required and p.location != "path"
+        }
+        for name, endpoint in LIST_ENDPOINTS.items()
+    }
+    built = source(client, ACCOUNTS, params=params)
     assert sorted(built.resources) == sorted(list_endpoints()) == sorted(LIST_ENDPOINTS)
     shipments = built.resources["shipments"]
     assert shipments.write_disposition == "merge"
@@ -88,7 +102,7 @@ def test_load_twice_updates_rows_in_place(
     client: service_api.Client, mock: RunningMock, make_pipeline: MakePipeline, sql: Sql
 ) -> None:
     mock.service.reset(records=120)
-    load(make_pipeline(), client, ACCOUNTS)
+    load(make_pipeline(), client, ACCOUNTS, endpoints=["shipments", "devices"])
     assert per_account(sql, "shipments") == {"acct-1": (120, 120), "acct-2": (120, 120)}
     assert per_account(sql, "devices") == {"acct-1": (120, 120), "acct-2": (120, 120)}
     first = mock.service.dataset("shipments", "acct-1")[0]
@@ -108,7 +122,7 @@ def test_load_twice_updates_rows_in_place(
         "shipments", "acct-2", 119, {"referenceNumber": "PO-NEW"}
     )
     mock.service.update_record("devices", "acct-2", 5, {"battery": 1.0})
-    load(make_pipeline(), client, ACCOUNTS)
+    load(make_pipeline(), client, ACCOUNTS, endpoints=["shipments", "devices"])
 
     assert per_account(sql, "shipments") == {"acct-1": (120, 120), "acct-2": (120, 120)}
     assert per_account(sql, "devices") == {"acct-1": (120, 120), "acct-2": (120, 120)}

@@ -100,7 +100,12 @@ def test_bad_arguments_are_refused_with_a_clear_error(
 def test_an_identifier_can_be_named_for_an_endpoint(
     offline_client: service_api.Client,
 ) -> None:
-    built = source(offline_client, ["acct-1"], primary_keys={"devices": "serialNumber"})
+    built = source(
+        offline_client,
+        ["acct-1"],
+        endpoints=["devices"],
+        primary_keys={"devices": "serialNumber"},
+    )
     columns = built.resources["devices"].compute_table_schema()["columns"]
     assert columns["serialNumber"]["primary_key"]
     assert "deviceId" not in columns
