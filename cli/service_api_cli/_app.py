@@ -30,9 +30,9 @@ from service_api_cli._connection import (
 from service_api_cli._exit_codes import (
     EXIT_CODES_HELP,
     UsageError,
-    describe_error,
     exit_code_for,
     say,
+    say_error,
 )
 from service_api_cli._formats import FORMATS
 from service_api_cli._spec_check import add_spec_parser
@@ -616,8 +616,5 @@ def main(argv: Sequence[str] | None = None) -> int:
                 command.print_usage(sys.stderr)
             elif debug:
                 traceback.print_exc()
-            if isinstance(exc, KeyboardInterrupt):
-                say("interrupted")
-            else:
-                say(f"error: {describe_error(exc)}")
+            say_error(exc)
             return exit_code_for(exc)

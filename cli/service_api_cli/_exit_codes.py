@@ -126,6 +126,20 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def say_error(exc: BaseException) -> None:
+    """The line that says what ended a command: ``interrupted`` for Ctrl-C or SIGTERM,
+    else the error.
+
+    Example::
+
+        say_error(UsageError("no account"))   # service-api: error: no account
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        say("interrupted")
+    else:
+        say(f"error: {describe_error(exc)}")
+
+
 def say(message: str) -> None:
     """One line of the command on stderr, after its name, printed at once.
 

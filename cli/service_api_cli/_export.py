@@ -21,6 +21,7 @@ import shutil
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any
 
@@ -35,6 +36,7 @@ from service_api_cli._exit_codes import (
     describe_error,
     exit_code_for,
     say,
+    say_error,
 )
 from service_api_cli._job import ListJob
 from service_api_cli._output import jsonl_line, render, tagged
@@ -233,18 +235,15 @@ def _records(spool: IO[str]) -> Iterator[dict[str, Any]]:
         yield json.loads(line)
 
 
-def _on_terminal(job: ListJob) -> bool:
-    # Records drawn on the terminal: a progress bar on it would tear them.
-    return sys.stdout.isatty() and job.output is None and job.format != "table"
-
-
 def _export(
     job: ListJob, client: service_api.Client, sink: KeptPages | _Stream
 ) -> BaseException | None:
     """Fetch what each account still misses, from where it stopped; the error that
     stopped the export, if any. An account the credentials may not act for (403) is set
     aside and the others go on."""
-    shown = sys.stderr.isatty() and not _on_terminal(job) and not job.quiet
+    # Records drawn on the terminal: a progress bar on it would tear them.
+    on_terminal = sys.stdout.isatty() and job.output is None and job.format != "table"
+    shown = sys.stderr.isatty() and not on_terminal and not job.quiet
     progress = Bars(Console(stderr=True), shown=shown)
     try:
         for state in sink.accounts:
@@ -353,18 +352,13 @@ def _say_error(
     job: ListJob, accounts: Sequence[AccountState], error: BaseException
 ) -> None:
     """The error first: each account refused, then what stopped the export, once."""
-    if isinstance(error, KeyboardInterrupt):
-        say("interrupted")
-        return
     if job.debug:
-        import traceback
-
         traceback.print_exception(error)
     for state in accounts:
         if state.refused is not None:
             say(f"error: {state.account}: {describe_error(state.refused)}")
     if not any(state.refused is error for state in accounts):
-        say(f"error: {describe_error(error)}")
+        say_error(error)
 
 
 def _say_kept(job: ListJob, sink: KeptPages, error: BaseException) -> None:

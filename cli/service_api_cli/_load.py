@@ -25,6 +25,7 @@ from service_api_cli._exit_codes import (
     describe_error,
     exit_code_for,
     say,
+    say_error,
 )
 from service_api_cli._job import LoadJob
 from service_api_client.api import LIST_ENDPOINTS
@@ -229,13 +230,9 @@ def _stopped(
     pipeline: Any, before: dict[str, int | None], error: BaseException, *, began: float
 ) -> int:
     """The error first, then what was loaded before it, then whether a rerun resumes."""
-    interrupted = isinstance(error, KeyboardInterrupt)
-    if interrupted:
-        say("interrupted")
-    else:
-        say(f"error: {describe_error(error)}")
+    say_error(error)
     say(_summary(pipeline, before, time.monotonic() - began))
-    if interrupted or getattr(error, "resumable", False):
+    if isinstance(error, KeyboardInterrupt) or getattr(error, "resumable", False):
         say(_RESUME)
     return exit_code_for(error)
 

@@ -72,11 +72,6 @@ def flatten_record(record: Mapping[str, Any], prefix: str = "") -> dict[str, Sca
     return out
 
 
-def _text(value: Any) -> Scalar:
-    # Booleans as JSON spells them, so that "true"/"false" read the same as in JSON Lines.
-    return json.dumps(value) if isinstance(value, bool) else value
-
-
 def _csv(records: Records, stream: IO[str]) -> None:
     columns: dict[str, None] = {}
     for record in records():
@@ -86,11 +81,12 @@ def _csv(records: Records, stream: IO[str]) -> None:
     writer = csv.DictWriter(stream, fieldnames=list(columns))
     writer.writeheader()
     for record in records():
-        writer.writerow({k: _text(v) for k, v in flatten_record(record).items()})
+        writer.writerow({k: _cell(v) for k, v in flatten_record(record).items()})
 
 
 def _cell(value: Any) -> str:
-    # Nested values as compact JSON, nothing for null, booleans as JSON spells them.
+    # Nested values as compact JSON, nothing for null, booleans as JSON spells them (so
+    # that "true"/"false" read the same as in JSON Lines).
     if isinstance(value, Mapping | list | bool):
         return json.dumps(value, separators=(",", ":"))
     return "" if value is None else str(value)
