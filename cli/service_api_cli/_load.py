@@ -257,11 +257,12 @@ def _rows(pipeline: Any, endpoints: Sequence[str]) -> dict[str, int | None]:
     counts: dict[str, int | None] = {}
     for name in endpoints:
         try:
-            if _table_name(pipeline, name) not in pipeline.default_schema.tables:
+            table = _table_name(pipeline, name)
+            if table not in pipeline.default_schema.tables:
                 counts[name] = 0
                 continue
             with pipeline.sql_client() as sql:
-                table = sql.make_qualified_table_name(_table_name(pipeline, name))
+                table = sql.make_qualified_table_name(table)
                 # The table name is dlt's own, quoted by its SQL client.
                 query = f"select count(*) from {table}"  # noqa: S608
                 counts[name] = int(sql.execute_sql(query)[0][0])
@@ -284,8 +285,8 @@ def _summary(pipeline: Any, before: dict[str, int | None], elapsed: float) -> st
         table = _table_name(pipeline, name)
         rows = counts.get(table, 0)
         part = f"{name}: {rows} rows"
-        first = before.get(name)
-        then = after.get(name)
+        first = before[name]
+        then = after[name]
         if first is not None and then is not None:
             part += f", {then - first} new, {rows - (then - first)} already there"
         children = sum(n for t, n in counts.items() if t.startswith(f"{table}__"))
