@@ -508,9 +508,9 @@ def _logging_to_stderr(*, debug: bool, quiet: bool) -> Iterator[None]:
     )
     if not debug:
         handler.addFilter(lambda record: _shown(record, retries=not quiet))
-    root, client = logging.getLogger(), logging.getLogger("service_api")
-    transport = logging.getLogger("httpcore")
-    saved = (root.level, transport.level, client.level)
+    loggers = [logging.getLogger(name) for name in ("", "service_api", "httpcore")]
+    root, client, transport = loggers
+    saved = [logger.level for logger in loggers]
     root.addHandler(handler)
     if debug or root.level in (logging.NOTSET, logging.WARNING):
         root.setLevel(logging.DEBUG if debug else logging.WARNING)
@@ -527,9 +527,8 @@ def _logging_to_stderr(*, debug: bool, quiet: bool) -> Iterator[None]:
     finally:
         warnings.showwarning = saved_show
         root.removeHandler(handler)
-        root.setLevel(saved[0])
-        transport.setLevel(saved[1])
-        client.setLevel(saved[2])
+        for logger, level in zip(loggers, saved, strict=True):
+            logger.setLevel(level)
 
 
 def _warning_line(located: bool) -> Callable[..., None]:

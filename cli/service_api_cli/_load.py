@@ -14,7 +14,7 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import service_api
@@ -121,16 +121,15 @@ def state_folder(job: LoadJob) -> tuple[Any, str | None]:
     import dlt
     from dlt.common.configuration import resolve_configuration
 
-    if job.destination != "duckdb":
-        return job.destination, job.pipelines_dir
-    try:
-        spec = dlt.destinations.duckdb().spec()
-        sections = ("destination", "duckdb")
-        config = resolve_configuration(spec, sections=sections, accept_partial=True)
-        database = getattr(config.credentials, "database", None)
-    except Exception:  # a setting dlt itself will refuse, and say why, at set-up
-        return job.destination, job.pipelines_dir
-    database = database or f"{job.pipeline_name}.duckdb"
+    database: Any = None
+    if job.destination == "duckdb":
+        # A setting dlt itself will refuse (it says why at set-up): no file here then.
+        with contextlib.suppress(Exception):
+            spec = dlt.destinations.duckdb().spec()
+            sections = ("destination", "duckdb")
+            config = resolve_configuration(spec, sections=sections, accept_partial=True)
+            database = getattr(config.credentials, "database", None)
+            database = database or f"{job.pipeline_name}.duckdb"
     if not isinstance(database, str) or database.startswith(":"):
         return job.destination, job.pipelines_dir  # :memory:, :pipeline:, no file
     database = os.path.abspath(database)
@@ -251,7 +250,7 @@ def _dlt_failed(exc: Any) -> int:
     return ExitCode.FAILURE
 
 
-def _rows(pipeline: Any, endpoints: Sequence[str]) -> dict[str, int | None]:
+def _rows(pipeline: Any, endpoints: Iterable[str]) -> dict[str, int | None]:
     """Rows in each endpoint's table now (0 before the first load; ``None`` where the
     destination cannot be asked, such as files)."""
     counts: dict[str, int | None] = {}
@@ -275,13 +274,12 @@ def _summary(pipeline: Any, before: dict[str, int | None], elapsed: float) -> st
     # Row counts of this run's normalize step: the tables of the endpoints (the keys of
     # before) and their child tables (shipments__shipment_legs), as loaded (empty when
     # nothing reached dlt); the new rows are those the table did not have before.
-    endpoints = list(before)
     trace = pipeline.last_trace
     normalize = None if trace is None else trace.last_normalize_info
     counts = {} if normalize is None else dict(normalize.row_counts)
-    after = _rows(pipeline, endpoints)
+    after = _rows(pipeline, before)
     parts = []
-    for name in endpoints:
+    for name in before:
         table = _table_name(pipeline, name)
         rows = counts.get(table, 0)
         part = f"{name}: {rows} rows"

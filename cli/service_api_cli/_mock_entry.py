@@ -9,8 +9,6 @@ Example::
     $ service-api-mock --port 8080
 """
 
-from __future__ import annotations
-
 import sys
 from collections.abc import Callable, Sequence
 
