@@ -102,8 +102,7 @@ def run_token(job: TokenJob) -> int:
         pass
     answer = _ask_token(job.connection)
     token, lifetime = _usable_token(answer, job.connection.base_url)
-    now = datetime.datetime.now(datetime.UTC)
-    expires = now + datetime.timedelta(seconds=lifetime)
+    expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=lifetime)
     print(f"token_type: {token.token_type}")
     print(f"expires_in: {lifetime} s (at {expires.isoformat(timespec='seconds')})")
     if job.show_token:

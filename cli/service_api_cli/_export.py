@@ -175,8 +175,7 @@ class KeptPages:
         """Every kept record, account after account, tagged with it if ``tag``."""
         for state in self.accounts:
             with open(self._path(state), encoding="utf-8") as lines:
-                for line in lines:
-                    record = json.loads(line)
+                for record in _records(lines):
                     yield tagged(record, state.account) if tag else record
 
     def finish(self, fmt: str, *, tag: bool, complete: bool) -> None:
@@ -230,6 +229,7 @@ class _Stream:
 
 
 def _records(spool: IO[str]) -> Iterator[dict[str, Any]]:
+    # From the start: a spool is read again (a CSV reads its records twice).
     spool.seek(0)
     for line in spool:
         yield json.loads(line)
@@ -361,10 +361,12 @@ def _say_error(
         say_error(error)
 
 
-def _say_kept(job: ListJob, sink: KeptPages, error: BaseException) -> None:
-    """What became of ``--output`` and its kept pages, and how to go on."""
+def _say_kept(
+    job: ListJob, sink: KeptPages, error: BaseException, *, records: int
+) -> None:
+    """What became of ``--output`` and its kept pages (``records`` of them), and how
+    to go on."""
     accounts = sink.accounts
-    records = sum(a.records for a in accounts)
     sink.drop_if_empty()
     if records == 0:
         say(f"{job.output} was left as it was: no page was kept")
@@ -408,7 +410,7 @@ def _report(
     if records:
         say(_summary(accounts, elapsed))
     if isinstance(sink, KeptPages):
-        _say_kept(job, sink, error)
+        _say_kept(job, sink, error, records=records)
     elif _resumable(error) and records:
         say(
             f"the {_count(records, 'record')} went to {job.output or 'stdout'}; "

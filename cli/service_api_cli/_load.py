@@ -14,6 +14,7 @@ import contextlib
 import os
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -46,14 +47,14 @@ def _progress(quiet: bool) -> Any:
 
     class StatusCollector(Collector):
         def _start(self, step: str) -> None:
-            self.counts: dict[str, int] = {}
+            self.counts: Counter[str] = Counter()
             self.status = Console(stderr=True).status(step)
             self.status.start()
 
         def update(self, name: str, inc: int = 1, *_: Any, **more: Any) -> None:
             if more.get("label") or name.startswith("_dlt"):
                 return  # sub-counters (failed jobs), dlt's own tables
-            self.counts[name] = self.counts.get(name, 0) + inc
+            self.counts[name] += inc
             counted = ", ".join(f"{n} {count}" for n, count in self.counts.items())
             # The step is "Extract <source> in <load id>".
             self.status.update(f"{self.step.split()[0]}: {counted}")

@@ -48,7 +48,7 @@ def tagged(record: Mapping[str, Any], account: str) -> dict[str, Any]:
     return {"account": account, **{k: v for k, v in record.items() if k != "account"}}
 
 
-def flatten_record(record: Mapping[str, Any], prefix: str = "") -> dict[str, Scalar]:
+def flatten_record(record: Mapping[Any, Any], prefix: str = "") -> dict[str, Scalar]:
     """Flatten nested objects and lists into dotted keys, in the record's own order.
 
     Lists are indexed (``shipmentLegs.0.mode``); an empty object or list keeps its key with
@@ -62,11 +62,12 @@ def flatten_record(record: Mapping[str, Any], prefix: str = "") -> dict[str, Sca
     out: dict[str, Scalar] = {}
     for key, value in record.items():
         name = f"{prefix}{key}"
-        if isinstance(value, Mapping | list) and not value:
-            out[name] = json.dumps(value)  # "{}" or "[]": the column still exists
+        # A list's items are named by their index, as an object's by their key.
+        items = dict(enumerate(value)) if isinstance(value, list) else value
+        if isinstance(items, Mapping) and items:
+            out.update(flatten_record(items, f"{name}."))
         elif isinstance(value, Mapping | list):
-            items = value.items() if isinstance(value, Mapping) else enumerate(value)
-            out.update(flatten_record({str(k): v for k, v in items}, f"{name}."))
+            out[name] = json.dumps(value)  # "{}" or "[]": the column still exists
         else:
             out[name] = value
     return out
