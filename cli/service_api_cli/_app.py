@@ -168,7 +168,6 @@ def _whole_number(least: int, most: float = math.inf) -> Callable[[str], int]:
     return parse
 
 
-_non_negative_int = _whole_number(0)
 _positive_int = _whole_number(1)
 
 
@@ -201,7 +200,7 @@ def _add_connection(parser: argparse.ArgumentParser) -> None:
         "--retries",
         "N",
         f"retries of a failed request (0: none; default: {RetryPolicy().max_retries})",
-        type=_non_negative_int,
+        type=_whole_number(0),
     )
     sharing = parser.add_argument_group(
         "shared between processes (flags win over the environment)"
@@ -565,7 +564,7 @@ def _run(job: Job) -> int:
     if {"-h", "--help"} & set(job.argv):
         # The mock's own help lists its options; ours adds how to call it from here.
         print(f"usage: {PROG} mock [options of the mock]\n\n{_MOCK_EPILOG}\n")
-    return _commands.run_mock(list(job.argv))
+    return _commands.run_mock(job.argv)
 
 
 def _terminated(signum: int, frame: object) -> None:

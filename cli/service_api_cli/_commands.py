@@ -2,6 +2,7 @@
 
 import datetime
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -110,7 +111,7 @@ def run_token(job: TokenJob) -> int:
     return ExitCode.OK
 
 
-def run_mock(argv: list[str]) -> int:
+def run_mock(argv: Sequence[str]) -> int:
     """``service-api mock``: hand the arguments to the mock's own entry point.
 
     Example::

@@ -44,7 +44,6 @@ ENV_ACCOUNT_ID = "SERVICE_API_ACCOUNT_ID"
 ENV_RATE_LIMIT = "SERVICE_API_RATE_LIMIT"
 ENV_RATE_STORE = "SERVICE_API_RATE_STORE"
 ENV_TOKEN_STORE = "SERVICE_API_TOKEN_STORE"  # noqa: S105 -- a variable name, not a secret
-ADAPTIVE = "adaptive"
 
 
 @attrs.frozen
@@ -166,15 +165,15 @@ def parse_rate_limit(text: str, source: str = "--rate-limit") -> float | str:
         >>> parse_rate_limit("Adaptive")
         'adaptive'
     """
-    if text.strip().lower() == ADAPTIVE:
-        return ADAPTIVE
+    if text.strip().lower() == "adaptive":
+        return "adaptive"
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
         raise UsageError(
-            f"{source} must be a positive number of requests per minute or {ADAPTIVE!r}, "
+            f"{source} must be a positive number of requests per minute or 'adaptive', "
             f"got {text[:40]!r}"
         )
     return value

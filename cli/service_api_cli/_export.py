@@ -141,7 +141,7 @@ class KeptPages:
                 account: AccountState(**{**state, "kept": state["records"]})
                 for account, state in saved["accounts"].items()
             }
-            return dict(saved["command"]), accounts
+            return saved["command"], accounts
         except FileNotFoundError:
             return self.command, {}
         # Not a state this command wrote: unreadable, or of another shape.

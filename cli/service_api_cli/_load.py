@@ -31,8 +31,6 @@ from service_api_cli._exit_codes import (
 from service_api_cli._job import LoadJob
 from service_api_client.api import LIST_ENDPOINTS
 
-_RESUME = "run the same command again to resume (rows are merged, never duplicated)"
-
 
 def _progress(quiet: bool) -> Any:
     """dlt's progress on a terminal: one line with the step and what it has counted so
@@ -233,7 +231,7 @@ def _stopped(
     say_error(error)
     say(_summary(pipeline, before, time.monotonic() - began))
     if isinstance(error, KeyboardInterrupt) or getattr(error, "resumable", False):
-        say(_RESUME)
+        say("run the same command again to resume (rows are merged, never duplicated)")
     return exit_code_for(error)
 
 

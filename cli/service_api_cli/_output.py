@@ -45,7 +45,8 @@ def tagged(record: Mapping[str, Any], account: str) -> dict[str, Any]:
         >>> tagged({"id": 1, "account": "x"}, "acct-1")
         {'account': 'acct-1', 'id': 1}
     """
-    return {"account": account, **{k: v for k, v in record.items() if k != "account"}}
+    # The union sets the tag's value and keeps its place, first.
+    return {"account": account, **record} | {"account": account}
 
 
 def flatten_record(record: Mapping[Any, Any], prefix: str = "") -> dict[str, Scalar]:
