@@ -30,9 +30,9 @@ from service_api_cli._connection import (
 from service_api_cli._exit_codes import (
     EXIT_CODES_HELP,
     UsageError,
-    describe_error,
     exit_code_for,
     say,
+    say_error,
 )
 from service_api_cli._formats import FORMATS
 from service_api_cli._spec_check import add_spec_parser
@@ -168,7 +168,6 @@ def _whole_number(least: int, most: float = math.inf) -> Callable[[str], int]:
     return parse
 
 
-_non_negative_int = _whole_number(0)
 _positive_int = _whole_number(1)
 
 
@@ -201,7 +200,7 @@ def _add_connection(parser: argparse.ArgumentParser) -> None:
         "--retries",
         "N",
         f"retries of a failed request (0: none; default: {RetryPolicy().max_retries})",
-        type=_non_negative_int,
+        type=_whole_number(0),
     )
     sharing = parser.add_argument_group(
         "shared between processes (flags win over the environment)"
@@ -508,9 +507,9 @@ def _logging_to_stderr(*, debug: bool, quiet: bool) -> Iterator[None]:
     )
     if not debug:
         handler.addFilter(lambda record: _shown(record, retries=not quiet))
-    root, client = logging.getLogger(), logging.getLogger("service_api")
-    transport = logging.getLogger("httpcore")
-    saved = (root.level, transport.level, client.level)
+    loggers = [logging.getLogger(name) for name in ("", "service_api", "httpcore")]
+    root, client, transport = loggers
+    saved = [logger.level for logger in loggers]
     root.addHandler(handler)
     if debug or root.level in (logging.NOTSET, logging.WARNING):
         root.setLevel(logging.DEBUG if debug else logging.WARNING)
@@ -527,9 +526,8 @@ def _logging_to_stderr(*, debug: bool, quiet: bool) -> Iterator[None]:
     finally:
         warnings.showwarning = saved_show
         root.removeHandler(handler)
-        root.setLevel(saved[0])
-        transport.setLevel(saved[1])
-        client.setLevel(saved[2])
+        for logger, level in zip(loggers, saved, strict=True):
+            logger.setLevel(level)
 
 
 def _warning_line(located: bool) -> Callable[..., None]:
@@ -566,7 +564,7 @@ def _run(job: Job) -> int:
     if {"-h", "--help"} & set(job.argv):
         # The mock's own help lists its options; ours adds how to call it from here.
         print(f"usage: {PROG} mock [options of the mock]\n\n{_MOCK_EPILOG}\n")
-    return _commands.run_mock(list(job.argv))
+    return _commands.run_mock(job.argv)
 
 
 def _terminated(signum: int, frame: object) -> None:
@@ -616,8 +614,5 @@ def main(argv: Sequence[str] | None = None) -> int:
                 command.print_usage(sys.stderr)
             elif debug:
                 traceback.print_exc()
-            if isinstance(exc, KeyboardInterrupt):
-                say("interrupted")
-            else:
-                say(f"error: {describe_error(exc)}")
+            say_error(exc)
             return exit_code_for(exc)

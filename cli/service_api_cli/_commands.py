@@ -2,6 +2,7 @@
 
 import datetime
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -102,8 +103,7 @@ def run_token(job: TokenJob) -> int:
         pass
     answer = _ask_token(job.connection)
     token, lifetime = _usable_token(answer, job.connection.base_url)
-    now = datetime.datetime.now(datetime.UTC)
-    expires = now + datetime.timedelta(seconds=lifetime)
+    expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=lifetime)
     print(f"token_type: {token.token_type}")
     print(f"expires_in: {lifetime} s (at {expires.isoformat(timespec='seconds')})")
     if job.show_token:
@@ -111,7 +111,7 @@ def run_token(job: TokenJob) -> int:
     return ExitCode.OK
 
 
-def run_mock(argv: list[str]) -> int:
+def run_mock(argv: Sequence[str]) -> int:
     """``service-api mock``: hand the arguments to the mock's own entry point.
 
     Example::

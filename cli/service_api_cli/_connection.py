@@ -31,8 +31,6 @@ import service_api
 from service_api_cli._exit_codes import UsageError, say
 
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
-RATE_STORE_SCHEMES = ("sqlite", "redis", "rediss")
-TOKEN_STORE_SCHEMES = ("file", "redis", "rediss")
 
 # The variables the library reads too, each with the flag that wins over it.
 FLAGS = {
@@ -40,15 +38,12 @@ FLAGS = {
     "SERVICE_API_CLIENT_ID": "--client-id",
     "SERVICE_API_CLIENT_SECRET": "--client-secret",
 }
-ENV_BASE_URL = "SERVICE_API_BASE_URL"
-ENV_CLIENT_ID = "SERVICE_API_CLIENT_ID"
 ENV_CLIENT_SECRET = "SERVICE_API_CLIENT_SECRET"  # noqa: S105 -- a variable name
 # The list form (acct-1,acct-2) is the command line's own.
 ENV_ACCOUNT_ID = "SERVICE_API_ACCOUNT_ID"
 ENV_RATE_LIMIT = "SERVICE_API_RATE_LIMIT"
 ENV_RATE_STORE = "SERVICE_API_RATE_STORE"
 ENV_TOKEN_STORE = "SERVICE_API_TOKEN_STORE"  # noqa: S105 -- a variable name, not a secret
-ADAPTIVE = "adaptive"
 
 
 @attrs.frozen
@@ -69,20 +64,21 @@ class Connection:
     options: Mapping[str, Any]
 
 
-def _flag_or_variable(
-    args: argparse.Namespace, variable: str, flag: str
-) -> tuple[str | None, str]:
+def _flag_or_variable(args: argparse.Namespace, flag: str) -> tuple[str | None, str]:
     # The flag wins; empty or blank counts as unset. The second item names where the
-    # value came from, for the message when it is refused.
-    given = getattr(args, flag[2:].replace("-", "_"))
+    # value came from, for the message when it is refused. Each flag's variable is its
+    # name after SERVICE_API_ (--rate-limit: SERVICE_API_RATE_LIMIT).
+    name = flag[2:].replace("-", "_")
+    given = getattr(args, name)
     if given is not None:
         return (given.strip() or None), flag
+    variable = f"SERVICE_API_{name.upper()}"
     return (os.environ.get(variable, "").strip() or None), variable
 
 
 def _required(args: argparse.Namespace, variable: str) -> tuple[str, str]:
     flag = FLAGS[variable]
-    value, source = _flag_or_variable(args, variable, flag)
+    value, source = _flag_or_variable(args, flag)
     if value is None:
         words = flag[2:].replace("-", " ")
         raise UsageError(f"no {words}: pass {flag} or set {variable}")
@@ -90,7 +86,7 @@ def _required(args: argparse.Namespace, variable: str) -> tuple[str, str]:
 
 
 def _secret(args: argparse.Namespace) -> str:
-    secret, _ = _flag_or_variable(args, ENV_CLIENT_SECRET, "--client-secret")
+    secret, _ = _flag_or_variable(args, "--client-secret")
     if args.client_secret:
         say(
             "warning: --client-secret on the command line is kept in your shell "
@@ -109,15 +105,13 @@ def _secret(args: argparse.Namespace) -> str:
 def _shared(args: argparse.Namespace) -> dict[str, Any]:
     # The request budget and the token shared with other processes, where given.
     options: dict[str, Any] = {}
-    rate, source = _flag_or_variable(args, ENV_RATE_LIMIT, "--rate-limit")
+    rate, source = _flag_or_variable(args, "--rate-limit")
     if rate is not None:
         options["rate_limit"] = parse_rate_limit(rate, source)
-    url, source = _flag_or_variable(args, ENV_RATE_STORE, "--rate-store")
-    if url is not None:
-        options["rate_store"] = check_store(url, source, RATE_STORE_SCHEMES)
-    url, source = _flag_or_variable(args, ENV_TOKEN_STORE, "--token-store")
-    if url is not None:
-        options["token_store"] = check_store(url, source, TOKEN_STORE_SCHEMES)
+    for name, local in (("rate_store", "sqlite"), ("token_store", "file")):
+        url, source = _flag_or_variable(args, f"--{name.replace('_', '-')}")
+        if url is not None:
+            options[name] = check_store(url, source, local)
     return options
 
 
@@ -129,9 +123,9 @@ def resolve_connection(args: argparse.Namespace) -> Connection:
 
         resolve_connection(build_parser().parse_args(["--retries", "3", "token"]))
     """
-    base_url, source = _required(args, ENV_BASE_URL)
+    base_url, source = _required(args, "SERVICE_API_BASE_URL")
     check_base_url(base_url, source)
-    client_id, _ = _required(args, ENV_CLIENT_ID)
+    client_id, _ = _required(args, "SERVICE_API_CLIENT_ID")
     options = _shared(args)
     if args.proxy is not None:
         options["proxy"] = check_proxy(args.proxy)
@@ -171,39 +165,40 @@ def parse_rate_limit(text: str, source: str = "--rate-limit") -> float | str:
         >>> parse_rate_limit("Adaptive")
         'adaptive'
     """
-    if text.strip().lower() == ADAPTIVE:
-        return ADAPTIVE
+    if text.strip().lower() == "adaptive":
+        return "adaptive"
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
         raise UsageError(
-            f"{source} must be a positive number of requests per minute or {ADAPTIVE!r}, "
+            f"{source} must be a positive number of requests per minute or 'adaptive', "
             f"got {text[:40]!r}"
         )
     return value
 
 
-def check_store(url: str, source: str, schemes: tuple[str, ...]) -> str:
-    """``url`` if its scheme is one of ``schemes``, else a :class:`UsageError` naming
-    ``source`` and the scheme only (the URL may hold a password). Whether the store can
-    be used is the library's to find out, when the client is built.
+def check_store(url: str, source: str, local: str) -> str:
+    """``url`` if its scheme is ``local`` (``sqlite`` or ``file``, a store on this host)
+    or ``redis`` / ``rediss``, else a :class:`UsageError` naming ``source`` and the
+    scheme only (the URL may hold a password). Whether the store can be used is the
+    library's to find out, when the client is built.
 
     Example::
 
-        >>> check_store("sqlite:///var/tmp/quota.db", "--rate-store", RATE_STORE_SCHEMES)
+        >>> check_store("sqlite:///var/tmp/quota.db", "--rate-store", "sqlite")
         'sqlite:///var/tmp/quota.db'
     """
     try:
         scheme = urlsplit(url).scheme.lower()
     except ValueError:
         scheme = ""
-    if scheme not in schemes:
-        local = "sqlite:///PATH" if "sqlite" in schemes else "file:///PATH"
+    if scheme not in (local, "redis", "rediss"):
         got = f"a {scheme}: URL" if scheme else "no URL scheme"
         raise UsageError(
-            f"{source} must be {local} or redis://HOST:PORT/DB (rediss:// for TLS), got {got}"
+            f"{source} must be {local}:///PATH or redis://HOST:PORT/DB (rediss:// for TLS), "
+            f"got {got}"
         )
     return url
 

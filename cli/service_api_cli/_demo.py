@@ -28,7 +28,6 @@ from service_api_mock import (
     running_mock,
 )
 
-DEFAULT_OUTPUT = Path("build/demo/shipments.jsonl")
 DATABASE_NAME = "service_api.duckdb"
 _COUNT_SQL = (
     "select 'shipments' as table_name, account, count(*) as rows from raw.shipments "
@@ -73,7 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--records", type=int, default=500, help="shipments per account"
     )
     parser.add_argument(
-        "--output", type=Path, default=DEFAULT_OUTPUT, help="export file"
+        "--output",
+        type=Path,
+        default=Path("build/demo/shipments.jsonl"),
+        help="export file",
     )
     args = parser.parse_args(argv)
     database = args.output.parent / DATABASE_NAME

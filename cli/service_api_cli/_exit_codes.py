@@ -99,31 +99,36 @@ def describe_error(exc: BaseException) -> str:
         >>> describe_error(ValueError("bad value"))
         'bad value'
     """
-    text = _first_line(exc)
-    request = getattr(exc, "request", None)
+    text = str(exc).strip()
+    text = text.splitlines()[0] if text else type(exc).__name__
     if (
         isinstance(exc, NotFoundError)
-        and request
-        and not lacks_version(str(request.url))
+        and exc.request
+        and not lacks_version(str(exc.request.url))
     ):
         text = text.replace(_LIBRARY_VERSION_HINT, "")
     if isinstance(exc, ServiceApiError) and exc.page_number is not None:
         return f"page {exc.page_number} failed: {text}"
-    if (
-        isinstance(exc, OSError)
-        and not isinstance(exc, ServiceApiError)
-        and exc.strerror
-        and exc.filename is None
-    ):
+    if isinstance(exc, OSError) and exc.strerror and exc.filename is None:
         # A failed write to the output (disk full, file too large) has no file name
-        # attached: say what failed rather than "[Errno 28] ...".
+        # attached: say what failed rather than "[Errno 28] ...". (The client's own
+        # errors that are an OSError, such as ApiConnectionError, carry a message only.)
         return f"cannot write the output: {exc.strerror}"
     return text
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+def say_error(exc: BaseException) -> None:
+    """The line that says what ended a command: ``interrupted`` for Ctrl-C or SIGTERM,
+    else the error.
+
+    Example::
+
+        say_error(UsageError("no account"))   # service-api: error: no account
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        say("interrupted")
+    else:
+        say(f"error: {describe_error(exc)}")
 
 
 def say(message: str) -> None:

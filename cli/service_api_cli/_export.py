@@ -21,6 +21,7 @@ import shutil
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any
 
@@ -35,6 +36,7 @@ from service_api_cli._exit_codes import (
     describe_error,
     exit_code_for,
     say,
+    say_error,
 )
 from service_api_cli._job import ListJob
 from service_api_cli._output import jsonl_line, render, tagged
@@ -139,7 +141,7 @@ class KeptPages:
                 account: AccountState(**{**state, "kept": state["records"]})
                 for account, state in saved["accounts"].items()
             }
-            return dict(saved["command"]), accounts
+            return saved["command"], accounts
         except FileNotFoundError:
             return self.command, {}
         # Not a state this command wrote: unreadable, or of another shape.
@@ -173,8 +175,7 @@ class KeptPages:
         """Every kept record, account after account, tagged with it if ``tag``."""
         for state in self.accounts:
             with open(self._path(state), encoding="utf-8") as lines:
-                for line in lines:
-                    record = json.loads(line)
+                for record in _records(lines):
                     yield tagged(record, state.account) if tag else record
 
     def finish(self, fmt: str, *, tag: bool, complete: bool) -> None:
@@ -228,14 +229,10 @@ class _Stream:
 
 
 def _records(spool: IO[str]) -> Iterator[dict[str, Any]]:
+    # From the start: a spool is read again (a CSV reads its records twice).
     spool.seek(0)
     for line in spool:
         yield json.loads(line)
-
-
-def _on_terminal(job: ListJob) -> bool:
-    # Records drawn on the terminal: a progress bar on it would tear them.
-    return sys.stdout.isatty() and job.output is None and job.format != "table"
 
 
 def _export(
@@ -244,7 +241,9 @@ def _export(
     """Fetch what each account still misses, from where it stopped; the error that
     stopped the export, if any. An account the credentials may not act for (403) is set
     aside and the others go on."""
-    shown = sys.stderr.isatty() and not _on_terminal(job) and not job.quiet
+    # Records drawn on the terminal: a progress bar on it would tear them.
+    on_terminal = sys.stdout.isatty() and job.output is None and job.format != "table"
+    shown = sys.stderr.isatty() and not on_terminal and not job.quiet
     progress = Bars(Console(stderr=True), shown=shown)
     try:
         for state in sink.accounts:
@@ -353,24 +352,21 @@ def _say_error(
     job: ListJob, accounts: Sequence[AccountState], error: BaseException
 ) -> None:
     """The error first: each account refused, then what stopped the export, once."""
-    if isinstance(error, KeyboardInterrupt):
-        say("interrupted")
-        return
     if job.debug:
-        import traceback
-
         traceback.print_exception(error)
     for state in accounts:
         if state.refused is not None:
             say(f"error: {state.account}: {describe_error(state.refused)}")
     if not any(state.refused is error for state in accounts):
-        say(f"error: {describe_error(error)}")
+        say_error(error)
 
 
-def _say_kept(job: ListJob, sink: KeptPages, error: BaseException) -> None:
-    """What became of ``--output`` and its kept pages, and how to go on."""
+def _say_kept(
+    job: ListJob, sink: KeptPages, error: BaseException, *, records: int
+) -> None:
+    """What became of ``--output`` and its kept pages (``records`` of them), and how
+    to go on."""
     accounts = sink.accounts
-    records = sum(a.records for a in accounts)
     sink.drop_if_empty()
     if records == 0:
         say(f"{job.output} was left as it was: no page was kept")
@@ -414,7 +410,7 @@ def _report(
     if records:
         say(_summary(accounts, elapsed))
     if isinstance(sink, KeptPages):
-        _say_kept(job, sink, error)
+        _say_kept(job, sink, error, records=records)
     elif _resumable(error) and records:
         say(
             f"the {_count(records, 'record')} went to {job.output or 'stdout'}; "

@@ -273,24 +273,19 @@ def resolve_job(args: argparse.Namespace) -> Job:
     return _list_job(args)
 
 
-def _check_output(path: str) -> None:
-    folder = os.path.dirname(path)
-    if os.path.isdir(path):
-        raise UsageError(f"cannot write --output {path!r}: it is a directory")
-    if not os.path.isdir(folder or "."):
-        raise UsageError(
-            f"cannot write --output {path!r}: the folder {folder!r} does not exist"
-        )
-
-
 def _list_job(args: argparse.Namespace) -> ListJob:
     endpoint = find_endpoint(args.endpoint)
     params = parse_params(endpoint, args.param)
     accounts = tuple(resolve_accounts(args.account))
     output = None if args.output in (None, "-") else args.output
     fmt = choose_format(args.format, output)
-    if output is not None:
-        _check_output(output)
+    folder = os.path.dirname(output or "")
+    if output is not None and os.path.isdir(output):
+        raise UsageError(f"cannot write --output {output!r}: it is a directory")
+    if folder and not os.path.isdir(folder):
+        raise UsageError(
+            f"cannot write --output {output!r}: the folder {folder!r} does not exist"
+        )
     return ListJob(
         endpoint=endpoint,
         params=params,

@@ -14,7 +14,8 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import service_api
@@ -25,11 +26,10 @@ from service_api_cli._exit_codes import (
     describe_error,
     exit_code_for,
     say,
+    say_error,
 )
 from service_api_cli._job import LoadJob
 from service_api_client.api import LIST_ENDPOINTS
-
-_RESUME = "run the same command again to resume (rows are merged, never duplicated)"
 
 
 def _progress(quiet: bool) -> Any:
@@ -45,14 +45,14 @@ def _progress(quiet: bool) -> Any:
 
     class StatusCollector(Collector):
         def _start(self, step: str) -> None:
-            self.counts: dict[str, int] = {}
+            self.counts: Counter[str] = Counter()
             self.status = Console(stderr=True).status(step)
             self.status.start()
 
         def update(self, name: str, inc: int = 1, *_: Any, **more: Any) -> None:
             if more.get("label") or name.startswith("_dlt"):
                 return  # sub-counters (failed jobs), dlt's own tables
-            self.counts[name] = self.counts.get(name, 0) + inc
+            self.counts[name] += inc
             counted = ", ".join(f"{n} {count}" for n, count in self.counts.items())
             # The step is "Extract <source> in <load id>".
             self.status.update(f"{self.step.split()[0]}: {counted}")
@@ -120,16 +120,15 @@ def state_folder(job: LoadJob) -> tuple[Any, str | None]:
     import dlt
     from dlt.common.configuration import resolve_configuration
 
-    if job.destination != "duckdb":
-        return job.destination, job.pipelines_dir
-    try:
-        spec = dlt.destinations.duckdb().spec()
-        sections = ("destination", "duckdb")
-        config = resolve_configuration(spec, sections=sections, accept_partial=True)
-        database = getattr(config.credentials, "database", None)
-    except Exception:  # a setting dlt itself will refuse, and say why, at set-up
-        return job.destination, job.pipelines_dir
-    database = database or f"{job.pipeline_name}.duckdb"
+    database: Any = None
+    if job.destination == "duckdb":
+        # A setting dlt itself will refuse (it says why at set-up): no file here then.
+        with contextlib.suppress(Exception):
+            spec = dlt.destinations.duckdb().spec()
+            sections = ("destination", "duckdb")
+            config = resolve_configuration(spec, sections=sections, accept_partial=True)
+            database = getattr(config.credentials, "database", None)
+            database = database or f"{job.pipeline_name}.duckdb"
     if not isinstance(database, str) or database.startswith(":"):
         return job.destination, job.pipelines_dir  # :memory:, :pipeline:, no file
     database = os.path.abspath(database)
@@ -229,14 +228,10 @@ def _stopped(
     pipeline: Any, before: dict[str, int | None], error: BaseException, *, began: float
 ) -> int:
     """The error first, then what was loaded before it, then whether a rerun resumes."""
-    interrupted = isinstance(error, KeyboardInterrupt)
-    if interrupted:
-        say("interrupted")
-    else:
-        say(f"error: {describe_error(error)}")
+    say_error(error)
     say(_summary(pipeline, before, time.monotonic() - began))
-    if interrupted or getattr(error, "resumable", False):
-        say(_RESUME)
+    if isinstance(error, KeyboardInterrupt) or getattr(error, "resumable", False):
+        say("run the same command again to resume (rows are merged, never duplicated)")
     return exit_code_for(error)
 
 
@@ -254,17 +249,18 @@ def _dlt_failed(exc: Any) -> int:
     return ExitCode.FAILURE
 
 
-def _rows(pipeline: Any, endpoints: Sequence[str]) -> dict[str, int | None]:
+def _rows(pipeline: Any, endpoints: Iterable[str]) -> dict[str, int | None]:
     """Rows in each endpoint's table now (0 before the first load; ``None`` where the
     destination cannot be asked, such as files)."""
     counts: dict[str, int | None] = {}
     for name in endpoints:
         try:
-            if _table_name(pipeline, name) not in pipeline.default_schema.tables:
+            table = _table_name(pipeline, name)
+            if table not in pipeline.default_schema.tables:
                 counts[name] = 0
                 continue
             with pipeline.sql_client() as sql:
-                table = sql.make_qualified_table_name(_table_name(pipeline, name))
+                table = sql.make_qualified_table_name(table)
                 # The table name is dlt's own, quoted by its SQL client.
                 query = f"select count(*) from {table}"  # noqa: S608
                 counts[name] = int(sql.execute_sql(query)[0][0])
@@ -277,18 +273,17 @@ def _summary(pipeline: Any, before: dict[str, int | None], elapsed: float) -> st
     # Row counts of this run's normalize step: the tables of the endpoints (the keys of
     # before) and their child tables (shipments__shipment_legs), as loaded (empty when
     # nothing reached dlt); the new rows are those the table did not have before.
-    endpoints = list(before)
     trace = pipeline.last_trace
     normalize = None if trace is None else trace.last_normalize_info
     counts = {} if normalize is None else dict(normalize.row_counts)
-    after = _rows(pipeline, endpoints)
+    after = _rows(pipeline, before)
     parts = []
-    for name in endpoints:
+    for name in before:
         table = _table_name(pipeline, name)
         rows = counts.get(table, 0)
         part = f"{name}: {rows} rows"
-        first = before.get(name)
-        then = after.get(name)
+        first = before[name]
+        then = after[name]
         if first is not None and then is not None:
             part += f", {then - first} new, {rows - (then - first)} already there"
         children = sum(n for t, n in counts.items() if t.startswith(f"{table}__"))

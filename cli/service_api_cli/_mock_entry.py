@@ -9,18 +9,19 @@ Example::
     $ service-api-mock --port 8080
 """
 
-from __future__ import annotations
-
 import sys
 from collections.abc import Callable, Sequence
 
 from service_api_cli._exit_codes import ExitCode, UsageError
 
-__all__ = ["MOCK_EXTRA_MODULES", "load_mock_main", "main"]
-
 #: Top-level modules the ``mock`` extra provides (and the mock package itself).
 MOCK_EXTRA_MODULES = {
-    *("starlette", "uvicorn", "multipart", "python_multipart", "yaml", "jsonschema"),
+    "starlette",
+    "uvicorn",
+    "multipart",
+    "python_multipart",
+    "yaml",
+    "jsonschema",
     "service_api_mock",
 }
 

@@ -45,10 +45,11 @@ def tagged(record: Mapping[str, Any], account: str) -> dict[str, Any]:
         >>> tagged({"id": 1, "account": "x"}, "acct-1")
         {'account': 'acct-1', 'id': 1}
     """
-    return {"account": account, **{k: v for k, v in record.items() if k != "account"}}
+    # The union sets the tag's value and keeps its place, first.
+    return {"account": account, **record} | {"account": account}
 
 
-def flatten_record(record: Mapping[str, Any], prefix: str = "") -> dict[str, Scalar]:
+def flatten_record(record: Mapping[Any, Any], prefix: str = "") -> dict[str, Scalar]:
     """Flatten nested objects and lists into dotted keys, in the record's own order.
 
     Lists are indexed (``shipmentLegs.0.mode``); an empty object or list keeps its key with
@@ -62,19 +63,15 @@ def flatten_record(record: Mapping[str, Any], prefix: str = "") -> dict[str, Sca
     out: dict[str, Scalar] = {}
     for key, value in record.items():
         name = f"{prefix}{key}"
-        if isinstance(value, Mapping | list) and not value:
-            out[name] = json.dumps(value)  # "{}" or "[]": the column still exists
+        # A list's items are named by their index, as an object's by their key.
+        items = dict(enumerate(value)) if isinstance(value, list) else value
+        if isinstance(items, Mapping) and items:
+            out.update(flatten_record(items, f"{name}."))
         elif isinstance(value, Mapping | list):
-            items = value.items() if isinstance(value, Mapping) else enumerate(value)
-            out.update(flatten_record({str(k): v for k, v in items}, f"{name}."))
+            out[name] = json.dumps(value)  # "{}" or "[]": the column still exists
         else:
             out[name] = value
     return out
-
-
-def _text(value: Any) -> Scalar:
-    # Booleans as JSON spells them, so that "true"/"false" read the same as in JSON Lines.
-    return json.dumps(value) if isinstance(value, bool) else value
 
 
 def _csv(records: Records, stream: IO[str]) -> None:
@@ -86,11 +83,12 @@ def _csv(records: Records, stream: IO[str]) -> None:
     writer = csv.DictWriter(stream, fieldnames=list(columns))
     writer.writeheader()
     for record in records():
-        writer.writerow({k: _text(v) for k, v in flatten_record(record).items()})
+        writer.writerow({k: _cell(v) for k, v in flatten_record(record).items()})
 
 
 def _cell(value: Any) -> str:
-    # Nested values as compact JSON, nothing for null, booleans as JSON spells them.
+    # Nested values as compact JSON, nothing for null, booleans as JSON spells them (so
+    # that "true"/"false" read the same as in JSON Lines).
     if isinstance(value, Mapping | list | bool):
         return json.dumps(value, separators=(",", ":"))
     return "" if value is None else str(value)

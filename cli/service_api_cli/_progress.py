@@ -30,12 +30,6 @@ class _RecordRateColumn(ProgressColumn):
         )
 
 
-class _PagesColumn(ProgressColumn):
-    def render(self, task: Task) -> Text:
-        pages = int(task.fields.get("pages", 0))
-        return Text(f"{pages} page{'' if pages == 1 else 's'}")
-
-
 class Bars:
     """One bar per account of an export: records of the total, pages, rate, elapsed
     and time left; with ``shown`` false nothing is drawn.
@@ -53,7 +47,7 @@ class Bars:
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("records"),
-            _PagesColumn(),
+            TextColumn("{task.fields[pages]} page{task.fields[plural]}"),
             _RecordRateColumn(),
             TimeElapsedColumn(),
             TextColumn("ETA"),
@@ -68,8 +62,11 @@ class Bars:
         ``total``, and ``pages``."""
         if account not in self._tasks:
             self._progress.start()
-            self._tasks[account] = self._progress.add_task(account, total=None, pages=0)
-        self._progress.update(self._tasks[account], **fields)
+            self._tasks[account] = self._progress.add_task(
+                account, total=None, pages=0, plural="s"
+            )
+        plural = "" if fields.get("pages") == 1 else "s"
+        self._progress.update(self._tasks[account], plural=plural, **fields)
 
     def close(self) -> None:
         """Draw the bars one last time and leave them on screen."""
