@@ -90,11 +90,13 @@ def stated_quota(
     items = [
         *re.split(r"[;,]", fields.get("ratelimit", "")),
         *re.split(r"[;,]", fields.get("ratelimit-policy", "")),
+        # One header each: ratelimit-limit, x-ratelimit-reset, ...
+        *(
+            f"{name}={fields.get(prefix + name, '')}"
+            for prefix in ("ratelimit-", "x-ratelimit-")
+            for name in ("limit", "remaining", "reset")
+        ),
     ]
-    # One header each: ratelimit-limit, x-ratelimit-reset, ...
-    for prefix in ("ratelimit-", "x-ratelimit-"):
-        for name in ("limit", "remaining", "reset"):
-            items.append(f"{name}={fields.get(prefix + name, '')}")
     found: dict[str, float] = {}
     for item in items:
         name, _, value = item.strip().partition("=")
@@ -104,16 +106,17 @@ def stated_quota(
             if math.isfinite(number):
                 found.setdefault(name.lower() if value else "limit", number)
     remaining = found.get("r", found.get("remaining"))
-    reset = found.get("t", found.get("reset"))
-    if reset is not None and reset > 1e9:
+    # Unstated: 0, as good as no reset, no limit, no window.
+    reset = found.get("t", found.get("reset", 0.0))
+    if reset > 1e9:
         reset -= now
-    if remaining is not None and reset is not None and reset > 0:
+    if remaining is not None and reset > 0:
         if remaining < 1:
             return None, reset
         return remaining / reset, None
-    limit = found.get("q", found.get("limit"))
-    window = found.get("w")
-    if limit is not None and window is not None and limit > 0 and window > 0:
+    limit = found.get("q", found.get("limit", 0.0))
+    window = found.get("w", 0.0)
+    if limit > 0 and window > 0:
         return limit / window, None
     return None, None
 
@@ -145,17 +148,17 @@ class LearnedQuota:
         """The record in ``data`` (a new one for ``None``); ``ValueError`` if it is not one."""
         try:
             quota = cls() if data is None else cls(**json.loads(data))
-            fields = dataclasses.asdict(quota)
-            accepted = fields.pop("accepted")
-            seen = fields.pop("seen")
-            # Only the rate and the rate on trial may be unknown (None).
-            unknown = [fields.pop("rate"), fields.pop("probe_from")]
+            # Every field a number; only the rate and the rate on trial may be unknown.
             numbers = [
-                *fields.values(),
-                *(number for number in unknown if number is not None),
-                *accepted.values(),
-                *seen.values(),
-                *(int(second) for second in accepted),
+                quota.next_at,
+                quota.paused_until,
+                quota.changed_at,
+                quota.probe_every,
+                quota.first_answer,
+                *(rate for rate in (quota.rate, quota.probe_from) if rate is not None),
+                *quota.accepted.values(),
+                *quota.seen.values(),
+                *map(int, quota.accepted),  # whole seconds
             ]
             if not all(
                 isinstance(n, int | float) and math.isfinite(n) for n in numbers
