@@ -120,12 +120,11 @@ def _pages(
     """
     state = resource_state()
     starts = _start_pages(state, accounts, options["page_size"])
-    state["page_size"] = options["page_size"]
     # Accounts no longer asked for are forgotten: they cannot hold a pass open.
     pending = dict(starts)
-    state["pending"] = pending
-    done = [a for a in state.get("done") or () if a in accounts and a not in starts]
-    state["done"] = done
+    # Those asked for again that the pass left out: done before.
+    done = [a for a in accounts if a not in starts]
+    state.update(page_size=options["page_size"], pending=pending, done=done)
     ids = {name: options.get(key) for name, key in _path(endpoint).items()}
     for account, start_page in starts.items():
         if errors:

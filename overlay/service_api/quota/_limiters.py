@@ -301,10 +301,11 @@ class RecordInSQLite(RecordInMemory):
     def update(self, change: Callable[[LearnedQuota], _T]) -> _T:
         with self._db:  # commits, or rolls back on an error
             self._db.execute("BEGIN IMMEDIATE")
-            row = self._db.execute(
+            # No row yet: a new record.
+            (data,) = self._db.execute(
                 "SELECT quota FROM learned WHERE key=?", [self._key]
-            ).fetchone()
-            quota = LearnedQuota.decode(None if row is None else row[0])
+            ).fetchone() or [None]
+            quota = LearnedQuota.decode(data)
             result = change(quota)
             self.quota = quota
             self._db.execute(
@@ -541,8 +542,7 @@ class _Budget:
 
 
 def _in_memory(per_minute: float, name: str) -> _Budget:
-    interval = max(1, round(60_000_000 / per_minute))
-    bucket = StateBucket([Rate(1, interval)])
+    bucket = StateBucket([Rate(1, max(1, round(60_000_000 / per_minute)))])
     heartbeats = RecordInMemory(LearnedQuota())
     return _Budget(bucket, contextlib.nullcontext(), name, heartbeats)
 

@@ -124,12 +124,11 @@ def _decode(data: bytes | str, key: str, where: str) -> StoredToken | None:
     try:
         record = json.loads(data)
         token = StoredToken(record["access_token"], float(record["expires_at"]))
-        usable = (
+        if not (
             isinstance(token.access_token, str)
             and token.access_token
             and math.isfinite(token.expires_at)
-        )
-        if not usable:
+        ):
             raise ValueError("not a token")
     except (ValueError, TypeError, KeyError, OverflowError):
         raise StoreError(
