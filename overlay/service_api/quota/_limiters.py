@@ -160,11 +160,16 @@ class LearnedQuota:
                 *quota.seen.values(),
                 *map(int, quota.accepted),  # whole seconds
             ]
-            if not all(
-                isinstance(n, int | float) and math.isfinite(n) for n in numbers
-            ):
+            # isfinite refuses what is not a number (TypeError) or too large (Overflow).
+            if not all(map(math.isfinite, numbers)):
                 raise TypeError
-        except (ValueError, TypeError, AttributeError, RecursionError) as exc:
+        except (
+            ValueError,
+            TypeError,
+            AttributeError,
+            RecursionError,
+            OverflowError,
+        ) as exc:
             raise ValueError("not a learned quota") from exc
         return quota
 
@@ -434,8 +439,8 @@ class AdaptiveRateLimiter:
     def observe(self, response: httpx.Response) -> None:
         """Learn from an answer: a 429 (and its ``Retry-After``), an accepted answer, the
         rate-limit headers."""
-        status = response.status_code
         now = self._clock()
+        status = response.status_code
         # Read from a 429 only (learn's rule).
         pause = parse_retry_after(response.headers.get("retry-after"))
         stated = stated_quota(response.headers, now)
@@ -475,9 +480,7 @@ class AdaptiveRateLimiter:
         )
         self._rejoin_at = next_rejoin(now)
         # Spread over one interval: the processes do not all send at the same instant.
-        start = now
-        if rate is not None:
-            start += random.uniform(0.0, 1.0 / rate)  # noqa: S311
+        start = now if rate is None else now + random.uniform(0.0, 1.0 / rate)  # noqa: S311
         quota = LearnedQuota(
             rate, start, known.paused_until, changed_at=now, first_answer=now
         )
