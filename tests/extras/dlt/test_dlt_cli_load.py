@@ -280,11 +280,17 @@ def test_usage_errors_end_with_one_line_and_code_2(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_help_names_the_extra_and_the_resume(mock: RunningMock, tmp_path: Path) -> None:
+def test_help_names_the_extra_the_resume_and_where_the_state_goes(
+    mock: RunningMock, tmp_path: Path
+) -> None:
     done = run_load(["--help"], mock, tmp_path)
     assert done.returncode == 0
     assert "pip install 'service-api[dlt]'" in done.stdout
     assert "run the same" in done.stdout
+    # Where the state goes (test_without_pipelines_dir_...).
+    shown = " ".join(done.stdout.split())
+    assert "beside the DuckDB file, in FILE.dlt/" in shown
+    assert "(service_api.duckdb.dlt/)" in shown
 
 
 @pytest.mark.parametrize("database", ["service_api.duckdb", "sub/other.duckdb"])
@@ -315,9 +321,6 @@ def test_without_pipelines_dir_the_state_goes_beside_the_duckdb_file(
     # Loaded packages keep no copy of the rows: the folder stays small.
     assert not [p for p in state.rglob("*.jsonl") if "completed_jobs" in str(p)]
     assert counts(tmp_path / database, "devices") == [("acct-1", 10, 10)]
-    shown = " ".join(run_load(["--help"], mock, tmp_path).stdout.split())
-    assert "beside the DuckDB file, in FILE.dlt/" in shown
-    assert "(service_api.duckdb.dlt/)" in shown
 
 
 def test_another_destination_keeps_its_state_in_dlt_s_own_place(
