@@ -413,20 +413,23 @@ def markdown(results: dict[str, Any]) -> str:
             " (smoke run: sizes too small to mean anything)" if results["smoke"] else ""
         ),
         "",
-        f"Measured {results['started_at']} at revision {m.get('revision', 'unknown')} "
-        f"on {m['cores']} cores, {m['cpu_model']}, "
-        f"{m['implementation']} {m['python']}, httpx {m['httpx']}, uvicorn {m['uvicorn']} "
-        f"({m['platform']}); 1-minute load average {load[0]:.2f} at start, {load[1]:.2f} at end; "
-        f"the whole run took {results['total_seconds']:.0f} s.",
+        # One paragraph whatever was measured again: the performance page includes
+        # this file from line 3 and expects "## Targets" on line 5.
+        " ".join(
+            [
+                f"Measured {results['started_at']} at revision "
+                f"{m.get('revision', 'unknown')} on {m['cores']} cores, {m['cpu_model']}, "
+                f"{m['implementation']} {m['python']}, httpx {m['httpx']}, "
+                f"uvicorn {m['uvicorn']} ({m['platform']}); 1-minute load average "
+                f"{load[0]:.2f} at start, {load[1]:.2f} at end; "
+                f"the whole run took {results['total_seconds']:.0f} s.",
+                *[
+                    _rerun(name, rerun)
+                    for name, rerun in results.get("reruns", {}).items()
+                ],
+            ]
+        ),
         "",
-        *[
-            f"{_CASE_TITLES[name]}: measured again {rerun['started_at']} at revision "
-            f"{rerun['machine'].get('revision', 'unknown')}; 1-minute load average "
-            f"{rerun['machine']['load_average_at_start'][0]:.2f} at start, "
-            f"{rerun['machine'].get('load_average_at_end', [float('nan')])[0]:.2f} at end."
-            for name, rerun in results.get("reruns", {}).items()
-        ],
-        *([""] if results.get("reruns") else []),
         "## Targets",
         "",
         *_targets(results),
@@ -434,6 +437,17 @@ def markdown(results: dict[str, Any]) -> str:
     for name, case in results["cases"].items():
         lines += [f"## {_CASE_TITLES[name]}", "", *_SECTIONS[name](case)]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _rerun(name: str, rerun: dict[str, Any]) -> str:
+    """The sentence saying when case ``name`` was measured again."""
+    machine = rerun["machine"]
+    end = machine.get("load_average_at_end", [float("nan")])[0]
+    return (
+        f"{_CASE_TITLES[name]}: measured again {rerun['started_at']} at revision "
+        f"{machine.get('revision', 'unknown')}; 1-minute load average "
+        f"{machine['load_average_at_start'][0]:.2f} at start, {end:.2f} at end."
+    )
 
 
 def write_markdown(results: dict[str, Any], path: Path) -> None:
