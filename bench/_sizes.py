@@ -72,5 +72,5 @@ SMOKE = Sizes(
     quota_records=100,
     quota_processes=2,
     quota_token_processes=(2,),
-    load_records=(100, 200),
+    load_records=(100,),  # one size: the harness runs, the growth is not measured
 )

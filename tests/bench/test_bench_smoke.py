@@ -178,7 +178,7 @@ def test_targets_table_markdown_and_chart_are_written(
         assert len(chart) > 5_000
 
 
-def test_load_case_runs_three_contenders_twice_at_each_size(
+def test_load_case_runs_three_contenders_twice(
     smoke_run: tuple[Path, dict[str, Any]],
 ) -> None:
     case = smoke_run[1]["cases"]["load"]
@@ -186,7 +186,7 @@ def test_load_case_runs_three_contenders_twice_at_each_size(
     assert runs == {
         (contender, records, run)
         for contender in ("service_api", "floor", "rest_api")
-        for records in (200, 400)
+        for records in (200,)  # the smoke size, for two accounts
         for run in (1, 2)
     }
     assert all(r["rows"] == r["records"] for r in case["rows"])
