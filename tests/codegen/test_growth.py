@@ -82,21 +82,7 @@ def test_the_grown_spec_has_the_shapes_this_module_is_about(model: Spec) -> None
 
 
 def test_the_grown_package_type_checks(grown: SpecCopy) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--strict",
-            "--no-incremental",
-            str(grown.generated / "service_api_client"),
-        ],
-        cwd=grown.root,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = grown.type_check()
     assert done.returncode == 0, done.stdout + done.stderr
 
 

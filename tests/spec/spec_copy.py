@@ -60,6 +60,25 @@ class SpecCopy:
         """The edited ``openapi.yaml``."""
         return self.root / "openapi.yaml"
 
+    def type_check(self) -> subprocess.CompletedProcess[str]:
+        """``mypy --strict`` over the generated package, run in the copy's folder."""
+        package = self.generated / "service_api_client"
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mypy",
+                "--strict",
+                "--no-incremental",
+                str(package),
+            ],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+
     def env(self, base_url: str | None = None, **extra: str) -> dict[str, str]:
         """The environment of a child process that uses the generated client: its package
         first on the path, ahead of the repository's own, and with ``base_url`` the mock's
