@@ -60,6 +60,22 @@ class SpecCopy:
         """The edited ``openapi.yaml``."""
         return self.root / "openapi.yaml"
 
+    def cli(
+        self, args: list[str], base_url: str, cwd: Path
+    ) -> subprocess.CompletedProcess[str]:
+        """``service-api ARGS`` with the generated client, against the mock at
+        ``base_url``, in ``cwd``."""
+        return subprocess.run(
+            [sys.executable, "-m", "service_api_cli", *args],
+            cwd=cwd,
+            env=self.env(base_url),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
     def type_check(self) -> subprocess.CompletedProcess[str]:
         """``mypy --strict`` over the generated package, run in the copy's folder."""
         package = self.generated / "service_api_client"

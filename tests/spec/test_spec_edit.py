@@ -67,16 +67,7 @@ def run_python(
 
 
 def run_cli(args: list[str], copy: SpecCopy, base_url: str, cwd: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "service_api_cli", *args],
-        cwd=cwd,
-        env=copy.env(base_url),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = copy.cli(args, base_url, cwd)
     assert done.returncode == 0, (
         f"service-api {' '.join(args)}: exit {done.returncode}\n{done.stderr}"
     )

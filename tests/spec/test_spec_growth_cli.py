@@ -123,26 +123,11 @@ def registry(grown: SpecCopy) -> dict[str, Any]:
     return found
 
 
-def cli(
-    args: list[str], copy: SpecCopy, base_url: str, cwd: Path
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "service_api_cli", *args],
-        cwd=cwd,
-        env=copy.env(base_url),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-
-
 def listed(
     args: list[str], copy: SpecCopy, base_url: str, cwd: Path
 ) -> list[dict[str, Any]]:
     """The records ``service-api list ARGS`` writes, as JSON Lines."""
-    done = cli(["list", *args, "--account", ACCOUNT], copy, base_url, cwd)
+    done = copy.cli(["list", *args, "--account", ACCOUNT], base_url, cwd)
     assert done.returncode == 0, f"service-api list {args}: {done.stderr}"
     return [json.loads(line) for line in done.stdout.splitlines()]
 
@@ -188,8 +173,8 @@ def test_every_list_of_the_registry_exports(
     assert {"shipment-events", "routes", "lanes"} <= registry.keys()
     for name, entry in registry.items():
         args = required(name, registry, grown, base_url, tmp_path)
-        done = cli(
-            ["list", name, *args, "--account", ACCOUNT], grown, base_url, tmp_path
+        done = grown.cli(
+            ["list", name, *args, "--account", ACCOUNT], base_url, tmp_path
         )
         assert done.returncode == 0, f"service-api list {name}: {done.stderr}"
         records = [json.loads(line) for line in done.stdout.splitlines()]
@@ -205,10 +190,10 @@ def test_every_list_of_the_registry_exports(
 def test_a_missing_parent_id_or_header_is_a_usage_error_naming_the_option(
     grown: SpecCopy, base_url: str, tmp_path: Path
 ) -> None:
-    events = cli(["list", "shipment-events"], grown, base_url, tmp_path)
+    events = grown.cli(["list", "shipment-events"], base_url, tmp_path)
     assert events.returncode == 2
     assert "needs --shipment-id VALUE" in events.stderr
-    routes = cli(["list", "routes"], grown, base_url, tmp_path)
+    routes = grown.cli(["list", "routes"], base_url, tmp_path)
     assert routes.returncode == 2
     assert "needs --x-request-source VALUE" in routes.stderr
 
@@ -281,7 +266,7 @@ def test_bad_values_are_usage_errors_naming_the_parameter(
     grown: SpecCopy, base_url: str, tmp_path: Path, pair: str, said: str
 ) -> None:
     args = ["list", "routes", "--x-request-source", "cli", "--param", pair]
-    done = cli(args, grown, base_url, tmp_path)
+    done = grown.cli(args, base_url, tmp_path)
     assert done.returncode == 2, done.stderr
     assert said in done.stderr
     assert "Traceback" not in done.stderr
@@ -297,7 +282,7 @@ def load(
         "dlt", reason="dlt is not installed: pip install 'service-api[dlt]'"
     )
     argv = ["load", *args, "--account", ACCOUNT, "--pipelines-dir", "state"]
-    return cli(argv, copy, base_url, cwd)
+    return copy.cli(argv, base_url, cwd)
 
 
 def query(cwd: Path, sql: str) -> list[Any]:
