@@ -22,7 +22,7 @@ import math
 import operator
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
@@ -233,41 +233,97 @@ def _holds(field: Any, compare: str, wanted: Any) -> bool:
 
 # ---- the control API -----------------------------------------------------------------
 
-_CONTROL = {"GET": ("counts", "tokens"), "POST": ("revoke", "faults", "clock", "reset")}
+
+def _problem(status: int, detail: str) -> JSONResponse:
+    body = problem_body(status, detail[:300])
+    return JSONResponse(body, status_code=status, media_type="application/problem+json")
 
 
-async def _control(state: MockState, request: Request) -> Response:
-    name = request.url.path.rpartition("/")[2]
-    try:
-        if name == "counts":
-            by_op = state.counts().items()
-            return JSONResponse(
-                {op: {str(c): n for c, n in by.items()} for op, by in by_op}
-            )
-        if name == "tokens":
-            return JSONResponse({"tokens": state.issued_tokens()})
-        raw = await request.body()
-        body = json.loads(raw) if raw.strip() else {}
-        if not isinstance(body, dict):
-            raise ValueError("The body must be a JSON object.")
-        if name == "faults":
-            config = state.set_faults(**body)
-            return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
-        if name == "clock":
-            advance = body.get("advance")
-            if isinstance(advance, bool) or not isinstance(advance, int | float):
-                raise ValueError('Expected {"advance": <seconds>}.')
-            return JSONResponse({"offset": state.advance_clock(float(advance))})
-        if name == "revoke":
-            state.revoke_tokens()
-        else:
-            state.reset(**body)
-        return Response(status_code=204)
-    except (TypeError, ValueError) as exc:  # JSON that is not, settings that are not
-        body = problem_body(400, str(exc)[:300])
-        return JSONResponse(
-            body, status_code=400, media_type="application/problem+json"
-        )
+async def _settings(request: Request) -> dict[str, Any]:
+    """The JSON object a control request carries (none: an empty one); ValueError if
+    it carries something else."""
+    raw = await request.body()
+    body = json.loads(raw) if raw.strip() else {}
+    if not isinstance(body, dict):
+        raise ValueError("The body must be a JSON object.")
+    return body
+
+
+def _refusing_bad_settings(
+    handler: Callable[[MockState, Request], Awaitable[Response]],
+) -> Callable[[MockState, Request], Awaitable[Response]]:
+    """``handler`` answering 400 (a problem) for JSON that is not, or settings that are
+    not, rather than failing."""
+
+    @functools.wraps(handler)
+    async def checked(state: MockState, request: Request) -> Response:
+        try:
+            return await handler(state, request)
+        except (TypeError, ValueError) as exc:
+            return _problem(400, str(exc))
+
+    return checked
+
+
+async def _counts(state: MockState, request: Request) -> Response:
+    by_op = state.counts().items()
+    return JSONResponse({op: {str(c): n for c, n in by.items()} for op, by in by_op})
+
+
+async def _tokens(state: MockState, request: Request) -> Response:
+    return JSONResponse({"tokens": state.issued_tokens()})
+
+
+async def _invalid_answers(state: MockState, request: Request) -> Response:
+    return JSONResponse({"invalid_answers": state.invalid_answers()})
+
+
+@_refusing_bad_settings
+async def _revoke(state: MockState, request: Request) -> Response:
+    await _settings(request)
+    state.revoke_tokens()
+    return Response(status_code=204)
+
+
+@_refusing_bad_settings
+async def _faults(state: MockState, request: Request) -> Response:
+    config = state.set_faults(**await _settings(request))
+    return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
+
+
+@_refusing_bad_settings
+async def _clock(state: MockState, request: Request) -> Response:
+    advance = (await _settings(request)).get("advance")
+    if isinstance(advance, bool) or not isinstance(advance, int | float):
+        raise ValueError('Expected {"advance": <seconds>}.')
+    return JSONResponse({"offset": state.advance_clock(float(advance))})
+
+
+@_refusing_bad_settings
+async def _reset(state: MockState, request: Request) -> Response:
+    state.reset(**await _settings(request))
+    return Response(status_code=204)
+
+
+# Each route of the control API, its method and what answers it.
+_CONTROL: tuple[
+    tuple[str, str, Callable[[MockState, Request], Awaitable[Response]]], ...
+] = (
+    ("GET", "counts", _counts),
+    ("GET", "tokens", _tokens),
+    ("GET", "invalid-answers", _invalid_answers),
+    ("POST", "revoke", _revoke),
+    ("POST", "faults", _faults),
+    ("POST", "clock", _clock),
+    ("POST", "reset", _reset),
+)
+
+
+async def _unknown_control(scope: Scope, receive: Receive, send: Send) -> None:
+    path = scope.get("path", "")
+    known = ", ".join(f"{method} {name}" for method, name, _ in _CONTROL)
+    detail = f"{path} is no route of the mock's control API ({known})."
+    await _problem(404, detail)(scope, receive, send)
 
 
 async def _drop_connection(receive: Receive, send: Send) -> None:
@@ -653,12 +709,16 @@ def build_app(state: MockState) -> ASGIApp:
 
         app = build_app(MockState(MockConfig(), load_spec()))
     """
-    control = functools.partial(_control, state)
     routes = [
-        Route(f"{CONTROL_PREFIX}/{name}", control, methods=[method])
-        for method, names in _CONTROL.items()
-        for name in names
+        Route(
+            f"{CONTROL_PREFIX}/{name}",
+            functools.partial(handler, state),
+            methods=[method],
+        )
+        for method, name, handler in _CONTROL
     ]
     # A bare Router rather than a Starlette application: the application's error
     # middleware would answer 500 before the front door could step in.
-    return MockApp(state, ApiHandler(state), Router(routes=routes))
+    return MockApp(
+        state, ApiHandler(state), Router(routes=routes, default=_unknown_control)
+    )

@@ -126,8 +126,17 @@ class MockService:
             service.set_faults(rate_limit=None)  # no rate limit
             service.set_faults(rate_limit=600, rate_window=6.0)  # 60 requests per 6 s
         """
-        # The keyword arguments as given: every local but self, the ones left unset dropped.
-        given = {k: v for k, v in locals().items() if k != "self" and v is not _UNSET}
+        settings = {
+            "fault_rate": fault_rate,
+            "drop_rate": drop_rate,
+            "latency_ms": latency_ms,
+            "latency_jitter_ms": latency_jitter_ms,
+            "retry_after": retry_after,
+            "rate_limit": rate_limit,
+            "rate_window": rate_window,
+        }
+        # Only the settings given change: the others keep their value in force.
+        given = {name: value for name, value in settings.items() if value is not _UNSET}
         self._state.set_faults(**given)
 
     def advance_clock(self, seconds: float) -> None:

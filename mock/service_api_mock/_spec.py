@@ -33,16 +33,15 @@ from urllib.parse import unquote
 
 import attrs
 
+import service_api_spec
 from service_api_spec import (
     Answer,
+    Kind,
     Operation,
     Resource,
     Spec,
     SpecError,
     is_json,
-)
-from service_api_spec import (
-    load_spec as load_model,
 )
 
 from ._data import REALISTIC, build_records
@@ -50,7 +49,7 @@ from ._schemas import Schemas
 
 __all__ = [
     "DEFAULT_SPEC",
-    "ITEM_KINDS",
+    "ONE_RECORD_KINDS",
     "MockSpec",
     "Route",
     "SpecError",
@@ -72,7 +71,9 @@ DEFAULT_SPEC = next(
     ),
     _HERE / "openapi.yaml",
 )
-ITEM_KINDS = ("get", "replace", "update", "delete")
+ONE_RECORD_KINDS: frozenset[Kind] = frozenset(("get", "replace", "update", "delete"))
+"""The kinds of operation that act on one record, named by its id in the path: an
+unknown id is their 404."""
 _PARAMETER = re.compile(r"\{([^{}/]+)\}")
 TOKEN_SAMPLE = {"access_token": "sample", "token_type": "Bearer", "expires_in": "3600"}
 OAUTH_SAMPLE = {"error": "invalid_request", "error_description": "sample"}
@@ -165,7 +166,7 @@ def sends(op: Operation) -> dict[int, str]:
         found[403] = "for another's account"
     if op.parameters or op.body is not None:
         found[input_status(op)] = "for bad input"
-    if op.kind in ITEM_KINDS:
+    if op.kind in ONE_RECORD_KINDS:
         found[404] = "for an unknown id"
     return found
 
@@ -347,7 +348,7 @@ class _Checks:
 
 @functools.lru_cache(maxsize=16)
 def _read(path: Path, _mtime_ns: int) -> MockSpec:
-    model = load_model(path)
+    model = service_api_spec.load_spec(path)
     schemas = Schemas(model.document)
     checks = _Checks(model, schemas)
     for resource in model.resources.values():

@@ -113,6 +113,8 @@ class MockState:
             # Every token issued since the reset, in order; a revoked one maps to None.
             self._tokens: dict[str, IssuedToken | None] = {}
             self._counts: dict[str, collections.Counter[int]] = {}
+            # Why each answer that did not fit its schema was refused (validate_answers).
+            self._invalid: list[str] = []
             self._hits: dict[str, collections.deque[float]] = {}
             self._data: dict[Collection, tuple[list[dict[str, Any]], list[bytes]]] = {}
             self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults, not crypto
@@ -188,6 +190,16 @@ class MockState:
             return {
                 op: dict(sorted(c.items())) for op, c in sorted(self._counts.items())
             }
+
+    def note_invalid_answer(self, reason: str) -> None:
+        """Keep ``reason``: an answer the mock built did not fit its schema."""
+        with self._lock:
+            self._invalid.append(reason)
+
+    def invalid_answers(self) -> list[str]:
+        """Why each answer refused since the reset did not fit its schema, in order."""
+        with self._lock:
+            return list(self._invalid)
 
     def count(self, operation: str | None = None, status: int | None = None) -> int:
         # The per-status counts of the operations asked for, then those of the status.
