@@ -143,7 +143,9 @@ def _convert(schemas: Schemas, parameter: Parameter, given: tuple[str, ...]) -> 
         raise _Refused(400, f"{name} is given more than once.")
     else:
         value = _scalar(given[0], parameter.kind)
-    error = schemas.error(parameter.pointer, value) if parameter.pointer else None
+    error = None
+    if parameter.pointer is not None:
+        error = schemas.error(parameter.pointer, value, "writing")
     if error is not None:
         shown = ",".join(given)[:50]
         raise _Refused(400, f"The value '{shown}' is not valid for {name}: {error}.")
@@ -194,7 +196,9 @@ async def _json_body(schemas: Schemas, op: Operation, request: Request) -> Any:
         encode_json(value)
     except (ValueError, RecursionError):
         raise _Refused(400, "The body is not JSON.") from None
-    error = schemas.error(declared.pointer, value) if declared.pointer else None
+    error = None
+    if declared.pointer is not None:
+        error = schemas.error(declared.pointer, value, "writing")
     if error is not None:
         raise _Refused(400, f"The body does not fit its schema: {error}")
     return value

@@ -302,7 +302,8 @@ class _Checks:
         requests = [p.pointer for p in op.parameters]
         for pointer in [*requests, op.body.pointer if op.body else None]:
             if pointer is not None:
-                self.schemas.error(pointer, self.schemas.build(pointer, self.rng))
+                built = self.schemas.build(pointer, self.rng, direction="writing")
+                self.schemas.error(pointer, built, "writing")
         for parameter in op.unapplied:
             self.warnings.append(
                 f"{name}: the query parameter {parameter} is not applied "
