@@ -431,6 +431,32 @@ class ApiHandler:
                 value = self.schemas.build(answer.pointer, rng, op.operation_id)
         return self.send(answer, answer.code, value)
 
+    def checked(self, op: Operation, response: Response) -> Response:
+        """``response`` if its body fits the schema ``op`` declares for its status, else
+        a 500 whose problem says why (logged, and kept for the tests to see)."""
+        status = response.status_code
+        answer = answer_of(op, status)
+        if answer is None or answer.pointer is None or not is_json(str(answer.media)):
+            return response
+        try:
+            value = json.loads(bytes(response.body))
+        except ValueError:
+            error: str | None = "the body is not JSON"
+        else:
+            error = self.schemas.error(answer.pointer, value)
+        if error is None:
+            return response
+        reason = (
+            f"{op.operation_id}: its {status} answer does not fit its schema: {error}"
+        )
+        logger.error("%s", reason)
+        self.state.note_invalid_answer(reason)
+        return JSONResponse(
+            problem_body(500, reason),
+            status_code=500,
+            media_type="application/problem+json",
+        )
+
     # ---- requests --------------------------------------------------------------------
 
     async def serve(
@@ -698,7 +724,10 @@ class MockApp:
             retry = _seconds_header(self.state.config.retry_after)
             refused = _Refused(plan.status, headers={"retry-after": retry})
             return self.handler.refuse(operation, refused)
-        return await self.handler.serve(operation, Request(scope, receive), path)
+        response = await self.handler.serve(operation, Request(scope, receive), path)
+        if self.state.config.validate_answers:
+            return self.handler.checked(operation, response)
+        return response
 
     def log(self, method: str, path: str, shown: str, started: float) -> None:
         elapsed_ms = (time.perf_counter() - started) * 1000.0

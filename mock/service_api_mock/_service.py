@@ -51,6 +51,8 @@ class MockService:
         served = load_spec(config.spec)
         for warning in served.warnings:
             logger.warning("%s", warning)
+        for problem in served.problems:
+            logger.error("%s", problem)
         self._state = MockState(config, served)
         self._app = build_app(self._state)
 
@@ -167,6 +169,16 @@ class MockService:
             assert not any(t in caplog.text for t in service.issued_tokens())
         """
         return self._state.issued_tokens()
+
+    def invalid_answers(self) -> list[str]:
+        """Why each answer built since the last reset did not fit its schema (with
+        ``validate_answers`` on; each was sent as a 500): empty when all fit.
+
+        Example::
+
+            assert service.invalid_answers() == []
+        """
+        return self._state.invalid_answers()
 
     def dataset(
         self, resource: str, account: str, *, parents: tuple[Any, ...] = ()

@@ -10,14 +10,15 @@ always served; what the mock cannot serve as declared is a warning, printed by
 - a status the mock must send that the operation does not declare (401 for a missing or
   expired token, 400 and 403 for the account header, 400 for bad input, 404 for an
   unknown id, 429 and 503 for the quota and the faults): sent anyway, as problem+json;
-- a body it cannot build to fit the declared schema (a string ``pattern`` without
-  ``examples``, a page envelope with fields of its own...): sent anyway, as near as it can;
 - a query parameter of a list tied to no field (``Operation.unapplied``): not applied;
 - a resource without an identifier field: its get, replace, update and delete answer
   data built from their schemas.
 
-Only a file the model cannot read (not YAML, not OpenAPI, a ``$ref`` that points nowhere)
-is a :class:`SpecError`.
+An answer it cannot build to fit its schema (a schema no value fits, a page envelope
+with required fields of its own...) is a *problem*, naming the operation:
+``--check-spec`` fails for it, and the mock, started anyway, logs it as an error. Only a
+file the model cannot read (not YAML, not OpenAPI, a ``$ref`` that points nowhere) is a
+:class:`SpecError`.
 """
 
 from __future__ import annotations
@@ -208,6 +209,10 @@ class MockSpec:
     record_answers: frozenset[str]
     """The operations (by operationId) whose success answers the record itself."""
     warnings: tuple[str, ...]
+    """What the mock does that the spec does not say (it serves the spec anyway)."""
+    problems: tuple[str, ...] = ()
+    """What the mock cannot serve as declared, each naming its operation: an answer it
+    cannot build to fit its schema. ``--check-spec`` fails for any."""
 
     @property
     def operations(self) -> tuple[Operation, ...]:
@@ -254,6 +259,7 @@ class _Checks:
         self.model = model
         self.schemas = schemas
         self.warnings: list[str] = []
+        self.problems: list[str] = []
         self.samples: dict[str, dict[str, Any]] = {}
         self.realistic: set[str] = set()
         self.record_answers: set[str] = set()
@@ -275,8 +281,9 @@ class _Checks:
         self.samples[resource.name] = sample
         error = self.schemas.error(pointer, sample)
         if error is not None:
+            why = self.schemas.unbuildable(pointer) or error
             self.warnings.append(
-                f"{resource.name}: a record built does not fit its schema: {error}"
+                f"{resource.name}: a record built does not fit its schema: {why}"
             )
         if resource.id_field is None:
             self.warnings.append(
@@ -335,14 +342,16 @@ class _Checks:
     def body(
         self, op: Operation, answer: Answer, value: object, *, warn: bool = True
     ) -> bool:
-        """Whether ``value`` fits the schema of ``answer`` (of ``op``), warning if not."""
+        """Whether ``value`` fits the schema of ``answer`` (of ``op``); a problem if
+        not, unless ``warn`` is false (another value will be tried)."""
         if answer.pointer is None or not is_json(str(answer.media)):
             return True
         error = self.schemas.error(answer.pointer, value)
         if error is not None and warn:
-            self.warnings.append(
-                f"{op.operation_id}: its {answer.status} body does not fit its "
-                f"schema: {error}"
+            why = self.schemas.unbuildable(answer.pointer) or error
+            self.problems.append(
+                f"{op.operation_id}: its {answer.status} answer cannot be built to fit "
+                f"its schema: {why}"
             )
         return error is None
 
@@ -365,6 +374,7 @@ def _read(path: Path, _mtime_ns: int) -> MockSpec:
         realistic=frozenset(checks.realistic),
         record_answers=frozenset(checks.record_answers),
         warnings=tuple(dict.fromkeys(checks.warnings)),
+        problems=tuple(dict.fromkeys(checks.problems)),
     )
 
 
