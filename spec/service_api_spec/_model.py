@@ -11,6 +11,7 @@ from typing import Any, Literal
 import attrs
 
 from ._document import SpecDocument
+from ._schemas import Schemas
 
 __all__ = [
     "Answer",
@@ -197,6 +198,9 @@ class Spec:
     operations: tuple[Operation, ...]
     resources: Mapping[str, Resource]
     tags: Mapping[str, Tag]
+    schemas: Schemas = attrs.field(repr=False, eq=False)
+    """Its schemas as JSON Schema (``schemas.json_schema``) and as views
+    (``schemas.view``)."""
 
     def operation(self, operation_id: str) -> Operation:
         """The operation of this ``operationId``; KeyError if none has it."""

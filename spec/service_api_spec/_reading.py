@@ -19,6 +19,7 @@ from ._model import (
     Tag,
 )
 from ._names import python_identifier, singular, snake_case
+from ._schemas import Schemas
 
 __all__ = [
     "CLIENT_ATTRIBUTES",
@@ -452,4 +453,4 @@ def read_spec(document: SpecDocument) -> Spec:
                 unapplied=unapplied,
             )
         )
-    return Spec(document, tuple(operations), resources, tags)
+    return Spec(document, tuple(operations), resources, tags, Schemas(document))
