@@ -1,5 +1,6 @@
-"""Values built to fit a JSON Schema (the form :mod:`._view` gives the spec's schemas),
-drawn from a random generator: the same draws give the same value.
+"""Values built to fit a self-contained JSON Schema 2020-12 (the form the spec model's
+``Schemas.json_schema`` gives the spec's schemas, references under ``$defs``), drawn
+from a random generator: the same draws give the same value.
 
 The builder flattens ``$ref`` and ``allOf`` into one set of constraints, picks one
 branch of an ``anyOf`` / ``oneOf`` (the discriminator's property set to the branch's
@@ -25,7 +26,7 @@ from typing import Any
 
 import rstr
 
-from ._view import SchemaView
+from service_api_spec import steps
 
 __all__ = ["EPOCH", "Unbuildable", "ValueBuilder", "iso"]
 
@@ -114,19 +115,27 @@ def _common_types(first: list[str], second: list[str]) -> list[str]:
 
 
 class ValueBuilder:
-    """Builds values to fit the schemas of one :class:`SchemaView`, drawing from
-    ``rng``; ``name`` (a property's, an operation's) starts the strings it makes up.
+    """Builds values to fit the self-contained JSON Schema ``root`` (its references
+    inside it), drawing from ``rng``; ``name`` (a property's, an operation's) starts
+    the strings it makes up.
 
     Example::
 
-        builder = ValueBuilder(view, random.Random(0))
-        builder.value({"$ref": view.ref("#/components/schemas/Pet")}, "pet", 0)
+        root = spec.schemas.json_schema("#/components/schemas/Pet", "reading")
+        ValueBuilder(root, random.Random(0)).value(root, "pet", 0)
     """
 
-    def __init__(self, view: SchemaView, rng: random.Random) -> None:
-        self.view = view
+    def __init__(self, root: Mapping[str, Any], rng: random.Random) -> None:
+        self.root = root
         self.rng = rng
         self._ends: dict[str, float] = {}
+
+    def target(self, ref: str) -> Any:
+        """The schema the reference ``ref`` (``#/$defs/Pet``) names inside the root."""
+        node: Any = self.root
+        for step in steps(ref):
+            node = node[step] if isinstance(node, Mapping) else True
+        return node
 
     def value(self, schema: Any, name: str, depth: int) -> Any:
         """A value for ``schema`` at ``depth`` (how deep inside the value built)."""
@@ -168,7 +177,7 @@ class ValueBuilder:
             if not isinstance(part, Mapping):
                 continue
             if isinstance(part.get("$ref"), str):
-                parts.append(self.view.target(part["$ref"]))
+                parts.append(self.target(part["$ref"]))
             if isinstance(part.get("allOf"), list):
                 parts.extend(part["allOf"])
             _merge(flat, {k: v for k, v in part.items() if k not in ("$ref", "allOf")})
@@ -192,13 +201,12 @@ class ValueBuilder:
         ):
             return chosen
         ref = chosen.get("$ref") if isinstance(chosen, Mapping) else None
-        mapping = discriminator.get("mapping") or {}
-        keys = [key for key, target in mapping.items() if target == ref]
-        if not keys and ref is None:
+        if not isinstance(ref, str):
             return chosen
+        mapping = discriminator.get("mapping") or {}
+        keys = [key for key, target in mapping.items() if _last(target) == _last(ref)]
         # Without a mapping entry, the schema's own name is the value (OpenAPI's rule).
-        pointer = self.view.pointers.get(str(ref).rpartition("/")[2], "")
-        key = keys[0] if keys else pointer.rpartition("/")[2]
+        key = keys[0] if keys else _last(ref)
         tag = {"properties": {discriminator["propertyName"]: {"const": key}}}
         return {"allOf": [chosen, tag]}
 
@@ -213,7 +221,7 @@ class ValueBuilder:
                 return math.inf
             if not seen and ref in self._ends:
                 return self._ends[ref]
-            found = self.end(self.view.target(ref), seen | {ref})
+            found = self.end(self.target(ref), seen | {ref})
             if not seen:
                 self._ends[ref] = found
             return found
@@ -331,14 +339,13 @@ class ValueBuilder:
         return out
 
     def number(self, kind: str, flat: Mapping[str, Any]) -> int | float:
-        limits = _INT_RANGES.get(str(flat.get("format")), (-math.inf, math.inf))
-        low = max(flat.get("minimum", -math.inf), limits[0])
-        high = min(flat.get("maximum", math.inf), limits[1])
+        low = flat.get("minimum", -math.inf)
+        high = flat.get("maximum", math.inf)
         above = flat.get("exclusiveMinimum")
         below = flat.get("exclusiveMaximum")
         step = flat.get("multipleOf")
         if kind == "integer" or isinstance(step, int):
-            return self.whole(low, high, above, below, step)
+            return self.whole(flat)
         if above is not None:
             low = max(low, above + min(1e-6, abs(above) * 1e-9 + 1e-9))
         if below is not None:
@@ -354,12 +361,20 @@ class ValueBuilder:
         found = round(self.rng.uniform(low, high), 2)
         return found if low <= found <= high else (low + high) / 2
 
-    def whole(self, low: float, high: float, above: Any, below: Any, step: Any) -> int:
+    def whole(self, flat: Mapping[str, Any]) -> int:
+        low = flat.get("minimum", -math.inf)
+        high = flat.get("maximum", math.inf)
+        above = flat.get("exclusiveMinimum")
+        below = flat.get("exclusiveMaximum")
+        step = flat.get("multipleOf")
+        limits = _INT_RANGES.get(str(flat.get("format")), (-math.inf, math.inf))
         if above is not None:
             low = max(low, math.floor(above) + 1)
         if below is not None:
             high = min(high, math.ceil(below) - 1)
         low, high = _span(math.ceil(low) if low > -math.inf else low, high)
+        # An int32 or int64 holds its value: a span drawn near zero stays inside.
+        low, high = max(low, limits[0]), min(high, limits[1])
         first, last = math.ceil(low), math.floor(high)
         if isinstance(step, int | float) and step > 0:
             lowest, highest = math.ceil(first / step), math.floor(last / step)
@@ -400,6 +415,13 @@ class ValueBuilder:
             if fits and compiled.search(text):
                 return text
         return None
+
+
+def _last(pointer: str) -> str:
+    """The name a pointer (or a mapping's bare name) ends with: ``Cat`` of
+    ``#/components/schemas/Cat`` and of ``#/$defs/Cat``."""
+    found = steps(pointer) if pointer.startswith("#") else [pointer]
+    return found[-1] if found else pointer
 
 
 def _span(low: float, high: float) -> tuple[float, float]:

@@ -1,8 +1,9 @@
 """The spec's JSON Schemas as the mock uses them: validators, and values built to fit.
 
-The ground floor of the mock: it reads the spec model (:mod:`service_api_spec`) and no
-other module of the mock but the JSON Schema view (:mod:`._view`) and the builder
-(:mod:`._build`); every other module of the mock may read it.
+The ground floor of the mock: it reads the spec model (:mod:`service_api_spec`, whose
+``Schemas.json_schema`` gives each schema as plain JSON Schema for a direction) and no
+other module of the mock but the builder (:mod:`._build`); every other module of the
+mock may read it.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # n
 from jsonschema.protocols import Validator  # type: ignore[import-untyped]
 from referencing.exceptions import Unresolvable
 
-from service_api_spec import SpecDocument
+import service_api_spec
+from service_api_spec import Direction
 
 from ._build import EPOCH, Unbuildable, ValueBuilder, iso
-from ._view import Direction, SchemaView, json_schema_view
 
 __all__ = ["EPOCH", "Direction", "Schemas", "Unbuildable", "iso"]
 
@@ -34,29 +35,33 @@ class Schemas:
 
     Example::
 
-        schemas = Schemas(spec.document)
+        schemas = Schemas(spec.schemas)
         schemas.error("#/components/schemas/Shipment", {"shipmentId": 1})  # "shipmentId: ..."
         schemas.build("#/components/schemas/Shipment", random.Random(0))
     """
 
-    def __init__(self, document: SpecDocument) -> None:
-        self.document = document
-        self.views: Mapping[Direction, SchemaView] = {
-            direction: json_schema_view(document, direction)
-            for direction in ("reading", "writing")
-        }
+    def __init__(self, model: service_api_spec.Schemas) -> None:
+        self.model = model
+        self.document = model.document
+        self._json: dict[tuple[str, Direction], Mapping[str, Any]] = {}
         self._validators: dict[tuple[str, Direction], Validator] = {}
 
-    def json_schema(self, pointer: str, direction: Direction = "reading") -> Any:
+    def json_schema(
+        self, pointer: str, direction: Direction = "reading"
+    ) -> Mapping[str, Any]:
         """The schema at ``pointer`` as plain JSON Schema (2020-12), as ``direction``
-        sees it, every schema it refers to under ``$defs``.
+        sees it, every schema it refers to under ``$defs`` (the model's conversion,
+        made once).
 
         Example::
 
             jsonschema.validate(answer, schemas.json_schema(pointer))
         """
-        view = self.views[direction]
-        return {"$ref": view.ref(pointer), "$defs": view.defs}
+        found = self._json.get((pointer, direction))
+        if found is None:
+            found = self.model.json_schema(pointer, direction)
+            self._json[pointer, direction] = found
+        return found
 
     def validator(self, pointer: str, direction: Direction = "reading") -> Validator:
         """The validator of the schema at ``pointer`` (formats checked)."""
@@ -109,13 +114,11 @@ class Schemas:
         A value that does not fit is built again with the next draws, a few times;
         :meth:`error` says what the last one lacks.
         """
-        view = self.views[direction]
+        root = self.json_schema(pointer, direction)
         value = None
         for _ in range(_ATTEMPTS):
             try:
-                value = ValueBuilder(view, rng).value(
-                    {"$ref": view.ref(pointer)}, name, 0
-                )
+                value = ValueBuilder(root, rng).value(root, name, 0)
             except (Unbuildable, RecursionError):
                 return None
             if self.error(pointer, value, direction) is None:
@@ -124,10 +127,10 @@ class Schemas:
 
     def unbuildable(self, pointer: str, direction: Direction = "reading") -> str | None:
         """Why no value of the schema at ``pointer`` can be built; None if one can."""
-        view = self.views[direction]
+        root = self.json_schema(pointer, direction)
         rng = random.Random(0)  # noqa: S311 -- sample data, not crypto
         try:
-            ValueBuilder(view, rng).value({"$ref": view.ref(pointer)}, "value", 0)
+            ValueBuilder(root, rng).value(root, "value", 0)
         except Unbuildable as exc:
             return str(exc)
         except RecursionError:

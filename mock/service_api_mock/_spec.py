@@ -359,7 +359,7 @@ class _Checks:
 @functools.lru_cache(maxsize=16)
 def _read(path: Path, _mtime_ns: int) -> MockSpec:
     model = service_api_spec.load_spec(path)
-    schemas = Schemas(model.document)
+    schemas = Schemas(model.schemas)
     checks = _Checks(model, schemas)
     for resource in model.resources.values():
         if resource.pointer is not None:
