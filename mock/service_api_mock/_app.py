@@ -630,6 +630,10 @@ class ApiHandler:
         record = stored
         if op.kind in ("replace", "update"):
             record = {**(stored if op.kind == "update" else {}), **body}
+            rng = seeded(state.config.seed, op.operation_id, call.item)
+            record = self.schemas.answerable(
+                str(state.spec.resources[place.resource].pointer), record, rng
+            )
             resource = state.spec.resources[place.resource]
             # The record stays where it is: its identifier and its parents' ids.
             for name in (resource.id_field, *resource.parent_parameters):

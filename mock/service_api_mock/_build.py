@@ -385,17 +385,14 @@ class ValueBuilder:
         low = int(flat.get("minLength", 0))
         high = flat.get("maxLength")
         pattern = flat.get("pattern")
-        text = None
-        if isinstance(pattern, str):
-            text = self.matching(pattern, low, high)
+        made = _FORMATS.get(str(flat.get("format")))
+        text = made(self.rng, name) if made else None
+        if isinstance(pattern, str) and not (text and re.search(pattern, text)):
+            # A pattern beside a format: the format's value where the pattern finds it.
+            text = self.matching(pattern, low, high) or text
         if text is None:
-            made = _FORMATS.get(str(flat.get("format")))
-            text = (
-                made(self.rng, name)
-                if made
-                else f"{name}-{self.rng.randrange(1000, 10000)}"
-            )
-            text = text.ljust(low, "x")
+            text = f"{name}-{self.rng.randrange(1000, 10000)}"
+        text = text.ljust(low, "x")
         return text[:high] if isinstance(high, int) else text
 
     def matching(self, pattern: str, low: int, high: Any) -> str | None:

@@ -125,6 +125,31 @@ class Schemas:
                 break
         return value
 
+    def answerable(
+        self, pointer: str, record: Mapping[str, Any], rng: random.Random
+    ) -> dict[str, Any]:
+        """``record``, as a client sent it, made an answer of the schema at ``pointer``:
+        without the properties answers never carry (``writeOnly``), with the required
+        ones it lacks (``readOnly`` ids, dates...) built from ``rng``.
+
+        Example::
+
+            schemas.answerable(pointer, {"name": "n", "password": "p"}, rng)
+        """
+        node = self.document.at(pointer)[0]
+        hidden = self.model.hidden(node, "reading") if isinstance(node, Mapping) else ()
+        answer = {k: v for k, v in record.items() if k not in hidden}
+        missing = [
+            name
+            for name in self.model.view(pointer).required
+            if name not in answer and name not in hidden
+        ]
+        if missing:
+            built = self.build(pointer, rng)
+            if isinstance(built, dict):
+                answer.update({name: built[name] for name in missing if name in built})
+        return answer
+
     def unbuildable(self, pointer: str, direction: Direction = "reading") -> str | None:
         """Why no value of the schema at ``pointer`` can be built; None if one can."""
         root = self.json_schema(pointer, direction)

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from ._config import MockConfig
-from ._data import build_records, new_id
+from ._data import build_records, fresh_id
 from ._spec import MockSpec
 
 __all__ = [
@@ -310,7 +310,8 @@ class MockState:
         """Add ``record`` at the end under a new identifier (and its parents' ids); the
         record as stored."""
         resource = self.spec.resources[place.resource]
-        created = dict(record)
+        pointer = str(resource.pointer)
+        created = self.spec.schemas.answerable(pointer, record, self._ids)
         for name, value in zip(resource.parent_parameters, place.parents, strict=False):
             if name in resource.fields:
                 created[name] = value
@@ -318,7 +319,14 @@ class MockState:
         if field is not None:
             used = [r.get(field) for r in self.records(place)[0]]
             number = max((u for u in used if isinstance(u, int)), default=0) + 1
-            created[field] = new_id(resource.id_kind, self._ids, number)
+            created[field] = fresh_id(
+                self.spec.schemas,
+                resource,
+                self._ids,
+                number,
+                used={str(u) for u in used},
+                record=created,
+            )
         self.store(place, None, created)
         return created
 
