@@ -365,7 +365,7 @@ class Call:
     account: str
     values: dict[str, Any]
     body: Any
-    item: str | None
+    item: Any
 
 
 @attrs.frozen
@@ -468,7 +468,9 @@ class ApiHandler:
             account = self.account(op, request)
             values = _parameters(self.schemas, op, request, path)
             body = await _json_body(self.schemas, op, request)
-            item = list(path.values())[-1] if path else None
+            # The last path parameter's value, typed as its schema says (7, not "7").
+            last = list(path)[-1] if path else None
+            item = values.get(last, path[last]) if last is not None else None
             call = Call(op, request, account, values, body, item)
             resource = self.state.spec.resources.get(str(op.resource))
             if op.kind == "list":
@@ -554,7 +556,7 @@ class ApiHandler:
         path. A parent the parent resource does not have is the declared 404, if any."""
         resource = self.state.spec.resources[str(call.op.resource)]
         parents = tuple(call.values.get(name) for name in resource.parent_parameters)
-        place = Collection(resource.name, call.account, parents)
+        place = self.state.collection(resource.name, call.account, parents)
         if answer_of(call.op, 404) is not None and not self.state.has_parent(place):
             detail = (
                 f"No record of {resource.parent} has the identifier {parents[-1]!r}."
@@ -623,6 +625,8 @@ class ApiHandler:
         if op.kind == "create":
             return self.succeed(call, state.create(place, body))
         index = state.find(place, call.item)
+        if index is None and place.resource in state.spec.unlisted:
+            index = state.adopt(place, call.item)
         if index is None:
             detail = f"No record of {place.resource} has the identifier {call.item!r}."
             raise _Refused(404, detail)

@@ -266,7 +266,7 @@ def build_records(
             )
             used.add(str(record[field]))
         for name, value in zip(resource.parent_parameters, parents, strict=False):
-            if name in resource.fields:
+            if name in resource.fields and value is not None:
                 record[name] = value
         records.append(record)
     return records

@@ -193,7 +193,7 @@ class MockService:
             service.dataset("shipment-events", "acct-1", parents=(shipment_id,))
         """
         # A deep copy: a test that edits what it got must not change what the mock serves.
-        place = Collection(resource, account, tuple(parents))
+        place = self._state.collection(resource, account, tuple(parents))
         return copy.deepcopy(self._state.records(place)[0])
 
     def update_record(

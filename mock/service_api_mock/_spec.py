@@ -110,14 +110,26 @@ def answer_of(op: Operation, status: int) -> Answer | None:
     return None
 
 
+# The statuses the mock sends of its own accord (refusals, quota, faults): never taken
+# for an operation's success.
+_REFUSALS = ("400", "401", "403", "404", "422", "429")
+
+
 def success_of(op: Operation) -> Answer | None:
-    """The answer ``op`` succeeds with: its first 2xx, else its default.
+    """The answer ``op`` succeeds with: its first 2xx; else the first other status it
+    declares that is no refusal of the mock's (a 3xx, a 410, the Swagger Petstore's
+    lone 405); else its default.
 
     Example::
 
         success_of(spec.model.operation("createShipment")).code  # 201
     """
-    return op.success or op.answers.get("default")
+    if op.success is not None:
+        return op.success
+    for key, answer in op.answers.items():
+        if key.isdigit() and key not in _REFUSALS and not key.startswith("5"):
+            return answer
+    return op.answers.get("default")
 
 
 def input_status(op: Operation) -> int:
@@ -210,6 +222,9 @@ class MockSpec:
     """The operations (by operationId) whose success answers the record itself."""
     warnings: tuple[str, ...]
     """What the mock does that the spec does not say (it serves the spec anyway)."""
+    unlisted: frozenset[str] = frozenset()
+    """The resources no operation lists or creates: no client can know which of their
+    ids exist, so every id names one (built on first use)."""
     problems: tuple[str, ...] = ()
     """What the mock cannot serve as declared, each naming its operation: an answer it
     cannot build to fit its schema. ``--check-spec`` fails for any."""
@@ -375,6 +390,10 @@ def _read(path: Path, _mtime_ns: int) -> MockSpec:
         record_answers=frozenset(checks.record_answers),
         warnings=tuple(dict.fromkeys(checks.warnings)),
         problems=tuple(dict.fromkeys(checks.problems)),
+        unlisted=frozenset(model.resources)
+        - {
+            str(op.resource) for op in model.operations if op.kind in ("list", "create")
+        },
     )
 
 

@@ -292,6 +292,32 @@ class MockState:
                     return index
         return None
 
+    def collection(
+        self, resource: str, account: str, parents: tuple[Any, ...] = ()
+    ) -> Collection:
+        """Where the records of ``resource`` under the path parameters ``parents`` (in
+        the order of its ``parent_parameters``) are. Only a parameter naming a record
+        of an ancestor resource tells collections apart: one that names no record
+        (``{owner}`` of ``/repos/{owner}/{repo}/comments``) is left out (None), so any
+        value of it finds the same records."""
+        found = self.spec.resources.get(resource)
+        if found is None:
+            return Collection(resource, account, parents)
+        naming = set()
+        ancestor = self.spec.resources.get(str(found.parent))
+        names = found.parent_parameters
+        while ancestor is not None:
+            # The parameter after the ancestor's own names one of its records.
+            at = len(ancestor.parent_parameters)
+            if ancestor.id_field is not None and at < len(names):
+                naming.add(names[at])
+            ancestor = self.spec.resources.get(str(ancestor.parent))
+        kept = tuple(
+            value if name in naming else None
+            for name, value in zip(found.parent_parameters, parents, strict=False)
+        )
+        return Collection(resource, account, kept)
+
     def has_parent(self, place: Collection) -> bool:
         """Whether the parent record ``place`` belongs to exists: always for a resource
         whose parent is no resource with an identifier (or that has no parent)."""
@@ -313,7 +339,7 @@ class MockState:
         pointer = str(resource.pointer)
         created = self.spec.schemas.answerable(pointer, record, self._ids)
         for name, value in zip(resource.parent_parameters, place.parents, strict=False):
-            if name in resource.fields:
+            if name in resource.fields and value is not None:
                 created[name] = value
         field = resource.id_field
         if field is not None:
@@ -329,6 +355,24 @@ class MockState:
             )
         self.store(place, None, created)
         return created
+
+    def adopt(self, place: Collection, record_id: object) -> int:
+        """Add a record built for ``record_id`` to ``place`` (of a resource no operation
+        lists or creates, whose every id names a record); its position."""
+        resource = self.spec.resources[place.resource]
+        pointer = str(resource.pointer)
+        rng = random.Random(f"{self.config.seed}/{place}/{record_id}")  # noqa: S311
+        record = self.spec.schemas.build(pointer, rng, resource.name)
+        record = record if isinstance(record, dict) else {}
+        field = str(resource.id_field)
+        # The id as asked for where the schema takes it, else the built one.
+        if (
+            self.spec.schemas.error(pointer, {**record, field: record_id}) is None
+            or field not in record
+        ):
+            record[field] = record_id
+        self.store(place, None, record)
+        return len(self.records(place)[0]) - 1
 
     def store(
         self, place: Collection, index: int | None, record: dict[str, Any] | None
