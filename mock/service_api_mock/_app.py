@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 import anyio
 import attrs
@@ -40,6 +40,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from service_api_spec import PAGE_PARAMETERS, Answer, Operation, Parameter, is_json
 
 from ._data import seeded
+from ._forms import nested, typed
 from ._schemas import Schemas
 from ._spec import (
     Route as SpecRoute,
@@ -143,6 +144,8 @@ def _convert(schemas: Schemas, parameter: Parameter, given: tuple[str, ...]) -> 
         raise _Refused(400, f"{name} is given more than once.")
     else:
         value = _scalar(given[0], parameter.kind)
+        if parameter.kind == "object" and parameter.pointer is not None:
+            value = typed(value, schemas.json_schema(parameter.pointer, "writing"))
     error = None
     if parameter.pointer is not None:
         error = schemas.error(parameter.pointer, value, "writing")
@@ -156,11 +159,27 @@ def _given(parameter: Parameter, request: Request, path: dict[str, str]) -> list
     """The strings sent for ``parameter``, where it is sent."""
     name = parameter.name
     if parameter.location == "query":
-        return request.query_params.getlist(name)
+        return request.query_params.getlist(name) or _deep_object(parameter, request)
     if parameter.location == "header" and name.lower() not in _OWN_HEADERS:
         return request.headers.getlist(name)
     found = {"path": path, "cookie": request.cookies}.get(parameter.location, {})
     return [found[name]] if name in found else []
+
+
+def _deep_object(parameter: Parameter, request: Request) -> list[str]:
+    """A query parameter sent as a deepObject (``filter[name]=x``, ``ids[]=1``): the
+    items of an array, else the object as JSON text (typed as its schema says later)."""
+    pairs = [
+        (key, value)
+        for key, value in request.query_params.multi_items()
+        if key.startswith(f"{parameter.name}[")
+    ]
+    if not pairs:
+        return []
+    value = nested(pairs).get(parameter.name)
+    if parameter.kind == "array" and isinstance(value, dict):
+        return [str(v) for _, v in sorted(value.items(), key=lambda kv: kv[0].zfill(9))]
+    return [json.dumps(value)]
 
 
 def _parameters(
@@ -179,29 +198,95 @@ def _parameters(
     return values
 
 
-async def _json_body(schemas: Schemas, op: Operation, request: Request) -> Any:
-    """The request's JSON body, checked against the operation's schema; else a 400 naming
-    what does not fit. None where the operation takes no JSON body, or none was sent."""
+_FORM = "application/x-www-form-urlencoded"
+_MULTIPART = "multipart/form-data"
+# A multipart body holds at most this many parts: a form, not a flood.
+_MAX_PARTS = 1000
+
+
+async def _body(schemas: Schemas, op: Operation, request: Request) -> Any:
+    """The request's body as a JSON value (a JSON body as sent, a form's fields typed
+    as its schema says, a file part as its name), checked against the operation's
+    schema; else a 400 naming what does not fit. None where the operation takes no
+    body, or none was sent; the bytes are not read into a value for any other media
+    type (a binary upload)."""
     declared = op.body
-    if declared is None or not is_json(declared.media):
+    if declared is None:
         return None
     raw = await request.body()
-    if not raw.strip() and not declared.required:
+    if not raw.strip():
+        if declared.required:
+            raise _Refused(400, f"A {declared.media} body is required.")
         return None
-    if not is_json(_media_type(request)):
-        raise _Refused(400, f"The body must be {declared.media}.")
+    media, sent = declared.media, _media_type(request)
+    wrong = not is_json(sent) if is_json(media) else media in _FORMS and sent != media
+    if wrong:
+        raise _Refused(400, f"The body must be {media}.")
+    if is_json(media):
+        value = _json(raw)
+    elif media == _FORM:
+        value = _form(raw)
+    elif media == _MULTIPART:
+        value = await _multipart(request)
+    else:
+        return None
+    error = None
+    if declared.pointer is not None:
+        if not is_json(media):
+            value = typed(value, schemas.json_schema(declared.pointer, "writing"))
+        error = schemas.error(declared.pointer, value, "writing")
+    if error is not None:
+        raise _Refused(400, f"The body does not fit its schema: {error}")
+    return value
+
+
+_FORMS = (_FORM, _MULTIPART)
+
+
+def _json(raw: bytes) -> Any:
     try:
         value = json.loads(raw)
         # NaN and infinities are no JSON: they could not be sent back.
         encode_json(value)
     except (ValueError, RecursionError):
         raise _Refused(400, "The body is not JSON.") from None
-    error = None
-    if declared.pointer is not None:
-        error = schemas.error(declared.pointer, value, "writing")
-    if error is not None:
-        raise _Refused(400, f"The body does not fit its schema: {error}")
     return value
+
+
+def _form(raw: bytes) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Refused(400, "The form is not UTF-8.") from None
+    pairs = parse_qsl(text, keep_blank_values=True, max_num_fields=_MAX_PARTS)
+    return nested(pairs)
+
+
+async def _multipart(request: Request) -> dict[str, Any]:
+    pairs: list[tuple[str, Any]] = []
+    try:
+        async with request.form(max_files=_MAX_PARTS, max_fields=_MAX_PARTS) as form:
+            for name, part in form.multi_items():
+                value: Any = part
+                if isinstance(part, UploadFile):
+                    value = await _part(part)
+                pairs.append((name, value))
+    except _Refused:
+        raise
+    except Exception:
+        # Any failure to read the body is the request's fault: a broken boundary,
+        # bytes that are not UTF-8, too many parts...
+        raise _Refused(400, "The multipart body cannot be read.") from None
+    return nested(pairs)
+
+
+async def _part(part: UploadFile) -> Any:
+    """A file part as a JSON value: an object part (sent as JSON) as its value, a file
+    as its name (a ``format: binary`` string takes any text)."""
+    content = await part.read()
+    if is_json(str(part.content_type)):
+        return _json(content)
+    return part.filename or ""
 
 
 def _whole(value: Any, default: int) -> int:
@@ -400,6 +485,9 @@ class ApiHandler:
             content = f"<html><body><h1>{status} {title}</h1></body></html>".encode()
         elif media.startswith("text/"):
             content = title.encode()
+        else:
+            # Bytes of a binary download (a file, an image): the same for one answer.
+            content = f"{status} {title} {media}\n".encode()
         return Response(content, status_code=status, media_type=media, headers=headers)
 
     def refuse(self, op: Operation, refused: _Refused) -> Response:
@@ -467,7 +555,7 @@ class ApiHandler:
                 return await self.authenticate(op, request)
             account = self.account(op, request)
             values = _parameters(self.schemas, op, request, path)
-            body = await _json_body(self.schemas, op, request)
+            body = await _body(self.schemas, op, request)
             # The last path parameter's value, typed as its schema says (7, not "7").
             last = list(path)[-1] if path else None
             item = values.get(last, path[last]) if last is not None else None

@@ -11,13 +11,19 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from conftest import FORM, SPEC
 
-from service_api_mock import MockConfig, MockService
+from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, MockConfig, MockService
 from service_api_mock.__main__ import main as mock_main
 from service_api_mock.__main__ import parser
 
 pytestmark = pytest.mark.anyio
+
+SPEC = Path(__file__).resolve().parents[2] / "openapi.yaml"
+FORM = {
+    "client_id": (None, DEMO_CLIENT_ID),
+    "client_secret": (None, DEMO_CLIENT_SECRET),
+    "grant_type": (None, "client_credentials"),
+}
 
 # A string no value fits: at least 5 characters, at most 2.
 NOTHING_FITS = {"type": "string", "minLength": 5, "maxLength": 2}
