@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import rstr
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs kept
 
 from service_api_spec import steps
 
@@ -125,10 +126,18 @@ class ValueBuilder:
         ValueBuilder(root, random.Random(0)).value(root, "pet", 0)
     """
 
-    def __init__(self, root: Mapping[str, Any], rng: random.Random) -> None:
+    def __init__(
+        self,
+        root: Mapping[str, Any],
+        rng: random.Random,
+        fits: dict[str, bool] | None = None,
+    ) -> None:
         self.root = root
         self.rng = rng
         self._ends: dict[str, float] = {}
+        self._fits = fits if fits is not None else {}
+        """Whether an example fits its schema, by both as JSON: shared by builders of
+        one spec so each example is checked once."""
 
     def target(self, ref: str) -> Any:
         """The schema the reference ``ref`` (``#/$defs/Pet``) names inside the root."""
@@ -153,6 +162,13 @@ class ValueBuilder:
             return copy.deepcopy(flat["const"])
         if isinstance(flat.get("enum"), list):
             return self.member(flat)
+        examples = self.examples(flat)
+        if examples:
+            return copy.deepcopy(self.rng.choice(examples))
+        return self.typed(flat, name, depth)
+
+    def typed(self, flat: dict[str, Any], name: str, depth: int) -> Any:
+        """A value of the type ``flat`` allows (no choice, const, enum or example left)."""
         kind = self.kind(flat, depth)
         if kind == "object":
             return self.object(flat, depth)
@@ -239,6 +255,33 @@ class ValueBuilder:
         if schema.get("minItems", 0) > 0:
             levels.append(1 + self.end(schema.get("items", True), seen))
         return max(levels)
+
+    def examples(self, flat: Mapping[str, Any]) -> list[Any]:
+        """The schema's ``examples`` (and 3.0's ``example``) that fit it: what the API's
+        authors wrote is likelier than anything drawn, where it is right."""
+        given = flat.get("examples")
+        found = list(given) if isinstance(given, list) else []
+        if "example" in flat:
+            found.append(flat["example"])
+        if not found:
+            return []
+        schema = {k: v for k, v in flat.items() if k not in ("examples", "example")}
+        schema["$defs"] = self.root.get("$defs", {})
+        text = _key(schema)
+        fitting = []
+        for example in found:
+            key = f"{text}\n{_key(example)}"
+            if key not in self._fits:
+                validator = Draft202012Validator(
+                    schema, format_checker=Draft202012Validator.FORMAT_CHECKER
+                )
+                try:
+                    self._fits[key] = bool(validator.is_valid(example))
+                except re.error:  # a pattern Python cannot read
+                    self._fits[key] = False
+            if self._fits[key]:
+                fitting.append(example)
+        return fitting
 
     def member(self, flat: Mapping[str, Any]) -> Any:
         """A member of the enum, of a type the schema allows where one is."""

@@ -45,6 +45,7 @@ class Schemas:
         self.document = model.document
         self._json: dict[tuple[str, Direction], Mapping[str, Any]] = {}
         self._validators: dict[tuple[str, Direction], Validator] = {}
+        self._fits: dict[str, bool] = {}
 
     def json_schema(
         self, pointer: str, direction: Direction = "reading"
@@ -118,7 +119,7 @@ class Schemas:
         value = None
         for _ in range(_ATTEMPTS):
             try:
-                value = ValueBuilder(root, rng).value(root, name, 0)
+                value = ValueBuilder(root, rng, self._fits).value(root, name, 0)
             except (Unbuildable, RecursionError):
                 return None
             if self.error(pointer, value, direction) is None:
@@ -155,7 +156,7 @@ class Schemas:
         root = self.json_schema(pointer, direction)
         rng = random.Random(0)  # noqa: S311 -- sample data, not crypto
         try:
-            ValueBuilder(root, rng).value(root, "value", 0)
+            ValueBuilder(root, rng, self._fits).value(root, "value", 0)
         except Unbuildable as exc:
             return str(exc)
         except RecursionError:
