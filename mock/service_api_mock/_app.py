@@ -803,7 +803,7 @@ class MockApp:
         if not path.startswith(f"{API_PREFIX}/"):
             return None
         raw = scope.get("raw_path", b"").decode("latin-1") or path
-        return self.state.spec.match(raw.removeprefix(API_PREFIX))
+        return self.state.spec.match(raw.removeprefix(API_PREFIX), scope["method"])
 
     async def respond(
         self,

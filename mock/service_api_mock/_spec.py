@@ -239,15 +239,24 @@ class MockSpec:
         """The resources of the spec by name, as the model reads them."""
         return self.model.resources
 
-    def match(self, path: str) -> tuple[Route, dict[str, str]] | None:
+    def match(
+        self, path: str, method: str = "GET"
+    ) -> tuple[Route, dict[str, str]] | None:
         """The route ``path`` (percent-encoded, as sent) fits and its path parameters,
-        decoded: an encoded ``/`` stays inside a parameter."""
+        decoded: an encoded ``/`` stays inside a parameter. Of two templates of one
+        shape (``/pets/{id}`` for GET, ``/pets/{petId}`` for DELETE), the one that
+        declares ``method``."""
+        fitting = None
         for route in self.routes:
             found = route.pattern.fullmatch(path)
-            if found is not None:
-                values = [unquote(value) for value in found.groups()]
-                return route, dict(zip(route.names, values, strict=True))
-        return None
+            if found is None:
+                continue
+            values = [unquote(value) for value in found.groups()]
+            here = route, dict(zip(route.names, values, strict=True))
+            if method in route.methods:
+                return here
+            fitting = fitting or here
+        return fitting
 
 
 def _routes(operations: tuple[Operation, ...]) -> tuple[Route, ...]:
@@ -354,6 +363,22 @@ class _Checks:
             value = self.schemas.build(success.pointer, self.rng, name)
         self.body(op, success, value)
 
+    def reachable(self, operations: tuple[Operation, ...]) -> None:
+        """A problem for each operation whose path another template of the same shape
+        takes first (``/pets/{id}`` beside ``/pets/{petId}``): no request reaches it."""
+        first: dict[tuple[str, str], str] = {}
+        for path in sorted({op.path for op in operations}):
+            for op in operations:
+                if op.path != path:
+                    continue
+                shape = (_PARAMETER.sub("{}", path), op.method)
+                taken = first.setdefault(shape, path)
+                if taken != path:
+                    self.problems.append(
+                        f"{op.operation_id}: {op.method} {path} is never reached: "
+                        f"{taken} takes the same requests"
+                    )
+
     def body(
         self, op: Operation, answer: Answer, value: object, *, warn: bool = True
     ) -> bool:
@@ -381,6 +406,7 @@ def _read(path: Path, _mtime_ns: int) -> MockSpec:
             checks.resource(resource)
     for op in model.operations:
         checks.operation(op)
+    checks.reachable(model.operations)
     return MockSpec(
         path=path,
         model=model,

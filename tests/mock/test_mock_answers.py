@@ -116,3 +116,57 @@ def test_the_switch_from_the_environment_and_the_command_line(
     assert MockConfig().validate_answers is False
     assert parser().parse_args(["--validate-answers"]).validate_answers is True
     assert parser().parse_args([]).validate_answers is False
+
+
+def _widgets(folder: Path, *, twice: bool) -> Path:
+    """A copy of the spec with templates of one shape: GET /widgets/{a}, DELETE
+    /widgets/{b}, and (``twice``) GET /widgets/{c}, which no request can reach."""
+    document: dict[str, Any] = yaml.safe_load(SPEC.read_text("utf-8"))
+    answer = {
+        "description": "A widget.",
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    }
+    templates = [("a", "get"), ("b", "delete")] + ([("c", "get")] if twice else [])
+    for name, method in templates:
+        parameter = {"name": name, "in": "path", "required": True}
+        parameter["schema"] = {"type": "integer"}
+        document["paths"][f"/widgets/{{{name}}}"] = {
+            method: {
+                "operationId": f"{method}Widget{name.upper()}",
+                "parameters": [parameter],
+                "responses": {"200": answer}
+                if method == "get"
+                else {"204": {"description": "Deleted."}},
+            }
+        }
+    path = folder / "openapi.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
+    return path
+
+
+def test_an_operation_no_request_reaches_fails_the_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert mock_main(["--check-spec", str(_widgets(tmp_path, twice=True))]) == 1
+    said = capsys.readouterr().err
+    assert "error: getWidgetC: GET /widgets/{c} is never reached: /widgets/{a}" in said
+
+
+async def test_templates_of_one_shape_serve_their_own_methods(tmp_path: Path) -> None:
+    spec = _widgets(tmp_path, twice=False)
+    assert mock_main(["--check-spec", str(spec)]) == 0
+    service = MockService(MockConfig(records=1, validate_answers=True), spec=spec)
+    transport = httpx.ASGITransport(app=service.app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://mock.test/public/v3"
+    ) as client:
+        token = (await client.post("/authenticate", files=FORM)).json()["access_token"]
+        headers = {"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"}
+        assert (await client.get("/widgets/1", headers=headers)).status_code == 200
+        assert (await client.delete("/widgets/1", headers=headers)).status_code == 204
+        assert (await client.put("/widgets/1", headers=headers)).status_code == 405
+    assert service.counts() == {
+        "authenticate": {200: 1},
+        "getWidgetA": {200: 1},
+        "deleteWidgetB": {204: 1},
+    }
