@@ -482,16 +482,23 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
-def _shown(record: logging.LogRecord, *, retries: bool) -> bool:
-    # Warnings always; of the client's INFO lines, the retries it waits out (each says
-    # what failed, how long it waits and which retry of how many), unless --quiet.
-    # SERVICE_API_LOG asks for the client's lines as its level says: all of them.
-    if (
+def _is_retry(record: logging.LogRecord) -> bool:
+    # The client's line for a retry it waits out (a WARNING, see service_api's
+    # _client.py): "retrying GET /public/v3/shipments after ServerError in ...".
+    return record.name == "service_api" and str(record.msg).startswith("retrying")
+
+
+def _shown(record: logging.LogRecord, *, quiet: bool) -> bool:
+    # --quiet hides each retry waited out, whatever its level and SERVICE_API_LOG;
+    # else warnings always, and the client's INFO lines only when SERVICE_API_LOG asks
+    # for the client's lines as its level says.
+    if quiet and _is_retry(record):
+        return False
+    return (
         record.levelno >= logging.WARNING
-        or os.environ.get("SERVICE_API_LOG", "").strip()
-    ):
-        return True
-    return retries and str(record.msg).startswith("retrying")
+        or bool(os.environ.get("SERVICE_API_LOG", "").strip())
+        or _is_retry(record)
+    )
 
 
 @contextlib.contextmanager
@@ -506,7 +513,7 @@ def _logging_to_stderr(*, debug: bool, quiet: bool) -> Iterator[None]:
         )
     )
     if not debug:
-        handler.addFilter(lambda record: _shown(record, retries=not quiet))
+        handler.addFilter(lambda record: _shown(record, quiet=quiet))
     loggers = [logging.getLogger(name) for name in ("", "service_api", "httpcore")]
     root, client, transport = loggers
     saved = [logger.level for logger in loggers]

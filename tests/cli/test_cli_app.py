@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import io
 import json
-import logging
 import re
 import sys
 import warnings
@@ -15,6 +14,7 @@ import pytest
 
 import service_api
 import service_api_cli
+from service_api import testing
 from service_api_cli import main
 from service_api_cli._app import _logging_to_stderr, build_parser
 from service_api_cli._exit_codes import describe_error
@@ -254,20 +254,36 @@ def test_a_pagination_warning_is_one_line_without_the_library_s_path(
 
 @pytest.mark.parametrize("quiet", [False, True])
 def test_each_retry_is_one_line_unless_quiet(
-    quiet: bool, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    quiet: bool,
+    env: RunningMock,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The client itself logs the retries (at the level it logs them), against a mock
+    # that fails every request: two retries, then the error.
     monkeypatch.delenv("SERVICE_API_LOG", raising=False)
-    client = logging.getLogger("service_api")
-    with _logging_to_stderr(debug=False, quiet=quiet):
-        retry = "retrying %s %s after %s in %.2f s (retry %d of %d)"
-        client.info(retry, "GET", "/public/v3/shipments", "ServerError", 0.5, 1, 8)
-        client.info("bearer token for %s, valid %d s", "demo-client", 3600)
+    env.service.set_faults(fault_rate=1.0)
+    quiet_flag = ["--quiet"] if quiet else []
+    argv = [*quiet_flag, "--retries", "2", "list", "shipments", "--account", "acct-1"]
+    with testing.no_retry_sleep() as delays:
+        assert main(argv) == 5
+    assert len(delays) == 2  # the client did wait out two retries
     lines = capsys.readouterr().err.splitlines()
-    shown = (
-        "service-api: retrying GET /public/v3/shipments after ServerError"
-        " in 0.50 s (retry 1 of 8)"
-    )
-    assert lines == ([] if quiet else [shown])
+    retries = [line for line in lines if "retrying" in line]
+    if quiet:
+        assert retries == []
+    else:
+        assert len(retries) == 2
+        assert all(
+            re.fullmatch(
+                r"service-api: retrying (GET|POST) /public/v3/\S+ after \w+ "
+                r"in [0-9.]+ s \(retry [12] of 2\)",
+                line,
+            )
+            for line in retries
+        ), retries
+    # The error that ended the command is said either way.
+    assert any(line.startswith("service-api: error: ") for line in lines), lines
 
 
 def _package_imports() -> dict[str, set[str]]:
