@@ -8,6 +8,7 @@ snake_case name; the token request none. A name that would clash is resolved, ne
 failure."""
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -415,11 +416,23 @@ else:
     raise AssertionError("a 200 for a 204 passed")
 paging.close()
 paging_doors.close()
+print("checked", len(seen), "requests")
 """
 
 
 def test_the_new_accessors_and_registry_entries_work(generated: Path) -> None:
-    subprocess.run([sys.executable, "-c", RUNTIME_CHECK, str(generated)], check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", RUNTIME_CHECK, str(generated)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    # A failed check in the child is its AssertionError, line and values, here.
+    assert done.returncode == 0, done.stderr[-4000:]
+    # Every check ran: the last line comes after them all, with what was served.
+    last = done.stdout.splitlines()[-1]
+    assert re.fullmatch(r"checked [1-9][0-9]* requests", last), done.stdout
 
 
 TYPED_USE = """
