@@ -45,6 +45,7 @@ from service_api_cli._spec_check import add_spec_parser
 
 if TYPE_CHECKING:
     from service_api_cli._job import Job
+    from service_api_client.api import ListParameter
 
 
 PROG = "service-api"
@@ -235,7 +236,7 @@ def _add_connection(parser: argparse.ArgumentParser) -> None:
 
 def _add_paging(
     command: argparse.ArgumentParser, *, concurrency: int, largest_page: float
-) -> None:
+) -> set[str]:
     # Options list and load share; load fetches ahead while dlt writes.
     _option(
         command,
@@ -271,7 +272,7 @@ def _add_paging(
         action="append",
         default=[],
     )
-    _add_endpoint_options(command)
+    flags = _add_endpoint_options(command)
     # -q where it is often typed too: after the command.
     command.add_argument(
         "-q",
@@ -280,9 +281,11 @@ def _add_paging(
         default=argparse.SUPPRESS,
         help=argparse.SUPPRESS,
     )
+    return flags
 
 
-def _add_endpoint_options(command: argparse.ArgumentParser) -> None:
+def _add_endpoint_options(command: argparse.ArgumentParser) -> set[str]:
+    """Add an option for each parameter a list requires; the options added."""
     # Each parameter a list requires, such as a parent's id in its path or a header,
     # has an option named after it (--shipment-id) that adds "shipmentId=VALUE" to
     # --param. A name taken by another option of the command is left to --param; one
@@ -299,6 +302,7 @@ def _add_endpoint_options(command: argparse.ArgumentParser) -> None:
     group = command.add_argument_group(
         "parameters the endpoints require (or --param NAME=VALUE)"
     )
+    added = set()
     for flag, (name, endpoints) in required.items():
         with contextlib.suppress(argparse.ArgumentError):
             group.add_argument(
@@ -309,19 +313,25 @@ def _add_endpoint_options(command: argparse.ArgumentParser) -> None:
                 metavar="VALUE",
                 help=f"{name} of {', '.join(endpoints)}",
             )
+            added.add(flag)
+    return added
 
 
-def _endpoints_help() -> str:
+def _endpoints_help(flags: set[str]) -> str:
     """The section of the help that names every list endpoint of this spec (the
-    generated registry) and its parameters: those it requires by their option, then
-    those ``--param`` may give."""
+    generated registry) and its parameters: those it requires by their option (of
+    ``flags``, else by ``--param``), then those ``--param`` may give."""
     from service_api_cli._job import option
     from service_api_client.api import LIST_ENDPOINTS
+
+    def required_by(parameter: ListParameter) -> str:
+        flag = option(parameter)
+        return f"{flag} VALUE" if flag in flags else f"--param {parameter.name}=VALUE"
 
     lines = ["endpoints of this spec: the options each requires; what --param may give"]
     width = max(map(len, LIST_ENDPOINTS), default=0) + 2
     for name, endpoint in LIST_ENDPOINTS.items():
-        required = [f"{option(p)} VALUE" for p in endpoint.parameters if p.required]
+        required = [required_by(p) for p in endpoint.parameters if p.required]
         optional = [p.name for p in endpoint.parameters if not p.required]
         text = "; ".join(filter(None, [" ".join(required), ", ".join(optional)]))
         lines.append(
@@ -344,13 +354,13 @@ def _add_list(commands: Any) -> None:
             "Export every record of a list endpoint, page by page, for one or more "
             "accounts."
         ),
-        epilog=f"{_LIST_EXAMPLES}\n\n{_endpoints_help()}\n\n{_LIST_EPILOG}",
     )
     listing.add_argument(
         "endpoint", metavar="ENDPOINT", help="a list endpoint of this spec (see below)"
     )
     # Above the service's largest page, the pager warns and asks for its largest.
-    _add_paging(listing, concurrency=1, largest_page=math.inf)
+    flags = _add_paging(listing, concurrency=1, largest_page=math.inf)
+    listing.epilog = f"{_LIST_EXAMPLES}\n\n{_endpoints_help(flags)}\n\n{_LIST_EPILOG}"
     _option(
         listing,
         "--max-items",
@@ -386,7 +396,6 @@ def _add_load(commands: Any) -> None:
             "Load every record of one or more list endpoints, for one or more accounts,\n"
             "into a database through dlt. Needs the dlt extra: pip install 'service-api[dlt]'."
         ),
-        epilog=f"{_LOAD_EXAMPLES}\n\n{_endpoints_help()}\n\n{_LOAD_EPILOG}",
     )
     load.add_argument(
         "endpoints",
@@ -396,7 +405,8 @@ def _add_load(commands: Any) -> None:
     )
     # Pages are fetched while dlt writes the one before: 4 took a fifth off the fetch
     # of 2 x 10,000 shipments (bench case "load").
-    _add_paging(load, concurrency=4, largest_page=50)
+    flags = _add_paging(load, concurrency=4, largest_page=50)
+    load.epilog = f"{_LOAD_EXAMPLES}\n\n{_endpoints_help(flags)}\n\n{_LOAD_EPILOG}"
     _option(
         load,
         "--primary-key",
