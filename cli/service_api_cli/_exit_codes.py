@@ -66,8 +66,7 @@ LIST_EXIT_CODES = EXIT_CODES
 LOAD_EXIT_CODES: Mapping[ExitCode, str] = {
     ExitCode.OK: "success: every account loaded",
     ExitCode.FAILURE: f"{_UNEXPECTED}; dlt failed (its cause is said first)",
-    ExitCode.USAGE: "usage: bad option, unknown endpoint or parameter, missing setting, "
-    "no dlt extra, a destination dlt cannot set up",
+    ExitCode.USAGE: "usage: bad option, endpoint, parameter or destination; missing setting or dlt",
     ExitCode.AUTHENTICATION: EXIT_CODES[ExitCode.AUTHENTICATION],
     ExitCode.PERMISSION: "permission: the credentials cannot act for an account "
     "(the others are loaded)",
