@@ -8,9 +8,7 @@ import json
 import re
 import sys
 import warnings
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,7 +19,6 @@ from service_api_cli import main
 from service_api_cli._app import _logging_to_stderr, build_parser
 from service_api_cli._exit_codes import ExitCode, describe_error
 from service_api_cli._formats import FORMAT_BY_EXTENSION
-from service_api_cli._job import option
 from service_api_client.api import LIST_ENDPOINTS
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 
@@ -131,23 +128,6 @@ def test_list_and_load_help_name_the_endpoints_of_this_spec(
     # --param is explained once, and no section is pointed to that is not printed.
     assert " ".join(text.split()).count("snake name (created_after)") == 1
     assert 'see "' not in text
-
-
-@pytest.mark.parametrize("command", ["list", "load"])
-def test_the_endpoints_of_a_grown_spec_show_their_parameters(
-    command: str, grown: Mapping[str, Any], capsys: pytest.CaptureFixture[str]
-) -> None:
-    text = _help([command], capsys)
-    entries = " ".join(_endpoints_section(text)).split()
-    assert set(grown) <= set(entries)
-    for endpoint in grown.values():
-        for parameter in endpoint.parameters:
-            if parameter.required:
-                # Its own option, in the entry and as an option of the command.
-                assert option(parameter) in entries
-                assert f"  {option(parameter)} VALUE" in text
-            else:
-                assert any(e.strip(",;") == parameter.name for e in entries)
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,18 +1,53 @@
-"""A parameter given to a command that names several endpoints (``service-api load A B
+"""The command line over a spec that grew (``tests/spec/growth.yaml`` merged into the
+repository's, generated once for the module), whose lists take parameters the
+repository's own spec may not have: ``list --help`` and ``load --help`` name them, and
+a parameter given to a command that names several endpoints (``service-api load A B
 --param ...``) goes to those that have it; one that none of them has is a usage error
-naming it. The endpoints and their parameters are read from the registry of a spec
-that grew (``grown``), never written here."""
+naming it. The endpoints and their parameters are read from the copy's registry, never
+written here."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from spec_copy import GROWTH, SpecCopy, build_spec_copy, load_generated
 
+import service_api_cli._job
+import service_api_client.api
+from service_api_cli import main
 from service_api_cli._app import build_parser
 from service_api_cli._exit_codes import ExitCode, UsageError, exit_code_for
 from service_api_cli._job import LoadJob, option, params_by_endpoint, resolve_job
+
+
+@pytest.fixture(scope="module")
+def grown_copy(tmp_path_factory: pytest.TempPathFactory) -> SpecCopy:
+    """The repository's spec with growth.yaml merged in, and its client generated."""
+    return build_spec_copy(tmp_path_factory.mktemp("cli-grown"), GROWTH)
+
+
+@pytest.fixture(scope="module")
+def grown_registry(grown_copy: SpecCopy) -> Mapping[str, Any]:
+    """The grown copy's ``LIST_ENDPOINTS``, imported beside the repository's own."""
+    load_generated(grown_copy, "cli_grown_client")
+    registry: Mapping[str, Any] = importlib.import_module(
+        "cli_grown_client.api"
+    ).LIST_ENDPOINTS
+    return registry
+
+
+@pytest.fixture
+def grown(
+    grown_registry: Mapping[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> Mapping[str, Any]:
+    """The command line reads the grown copy's registry, for this test."""
+    monkeypatch.setattr(service_api_client.api, "LIST_ENDPOINTS", grown_registry)
+    monkeypatch.setattr(service_api_cli._job, "LIST_ENDPOINTS", grown_registry)
+    return grown_registry
+
 
 # A value of each kind the command line converts.
 VALUES = {
@@ -104,3 +139,32 @@ def test_load_of_two_endpoints_with_an_option_only_one_takes(
     assert isinstance(job, LoadJob)
     assert parameter.python_name in job.params[a.name]
     assert parameter.python_name not in job.params[b.name]
+
+
+def _help(command: str, capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"])
+    assert exited.value.code == 0
+    return capsys.readouterr().out
+
+
+def _endpoints_section(text: str) -> list[str]:
+    section = text.split("\nendpoints of this spec", 1)[1].split("\n\n")[0]
+    return section.splitlines()[1:]
+
+
+@pytest.mark.parametrize("command", ["list", "load"])
+def test_the_endpoints_of_a_grown_spec_show_their_parameters(
+    command: str, grown: Mapping[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = _help(command, capsys)
+    entries = " ".join(_endpoints_section(text)).split()
+    assert set(grown) <= set(entries)
+    for endpoint in grown.values():
+        for parameter in endpoint.parameters:
+            if parameter.required:
+                # Its own option, in the entry and as an option of the command.
+                assert option(parameter) in entries
+                assert f"  {option(parameter)} VALUE" in text
+            else:
+                assert any(e.strip(",;") == parameter.name for e in entries)
