@@ -9,11 +9,12 @@ written here."""
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
-from spec_copy import GROWTH, SpecCopy, build_spec_copy, load_generated
 
 import service_api_cli._job
 import service_api_client.api
@@ -21,6 +22,13 @@ from service_api_cli import main
 from service_api_cli._app import build_parser
 from service_api_cli._exit_codes import ExitCode, UsageError, exit_code_for
 from service_api_cli._job import LoadJob, option, params_by_endpoint, resolve_job
+
+# The helpers of tests/spec, whichever test files pytest collected first.
+SPEC_TESTS = str(Path(__file__).resolve().parents[1] / "spec")
+if SPEC_TESTS not in sys.path:
+    sys.path.insert(0, SPEC_TESTS)
+
+from spec_copy import GROWTH, SpecCopy, build_spec_copy, load_generated  # noqa: E402
 
 
 @pytest.fixture(scope="module")
