@@ -71,6 +71,7 @@ def generate(spec: Path, dest: Path) -> list[str]:
             doors=facts.doors,
             tag_doors=facts.tags,
             list_entries=facts.lists,
+            tag_attributes=facts.tag_attributes,
             secret_fields=facts.secret_fields,
         )
         with contextlib.redirect_stdout(io.StringIO()):  # its "Generating ..." line

@@ -52,21 +52,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._document import SpecDocument, SpecError, read_document, steps, unescape
+from ._document import (
+    SpecDocument,
+    SpecError,
+    packaged_spec,
+    read_document,
+    steps,
+    unescape,
+)
 from ._model import (
     Answer,
     Body,
+    Compare,
     Filter,
     Kind,
+    Location,
     Operation,
+    PageSize,
     Parameter,
+    ParameterKind,
     Resource,
+    Route,
+    Shape,
     Spec,
     Tag,
 )
 from ._names import python_identifier, singular, snake_case
 from ._reading import (
-    CLIENT_ATTRIBUTES,
     PAGE_PARAMETERS,
     is_json,
     read_spec,
@@ -74,26 +86,32 @@ from ._reading import (
 from ._schemas import DIALECT, Direction, Discriminator, Schemas, SchemaView
 
 __all__ = [
-    "CLIENT_ATTRIBUTES",
     "DIALECT",
     "PAGE_PARAMETERS",
     "Answer",
     "Body",
+    "Compare",
     "Direction",
     "Discriminator",
     "Filter",
     "Kind",
+    "Location",
     "Operation",
+    "PageSize",
     "Parameter",
+    "ParameterKind",
     "Resource",
+    "Route",
     "SchemaView",
     "Schemas",
+    "Shape",
     "Spec",
     "SpecDocument",
     "SpecError",
     "Tag",
     "is_json",
     "load_spec",
+    "packaged_spec",
     "python_identifier",
     "read_spec",
     "singular",

@@ -182,10 +182,8 @@ class _Comparison:
         does not declare is added, learned from what was seen."""
         label = f"{op.operation_id} {status}"
         self.touch(op.pointer)
-        keys = [
-            k for k in (str(status), f"{status // 100}XX", "default") if k in op.answers
-        ]
-        if not keys:
+        declared = op.answer(status)
+        if declared is None:
             new = {
                 "description": f"Answered in a sample of {self.date}.",
                 "content": {m: self.media(m, answer) for m in answer["media"]},
@@ -198,7 +196,7 @@ class _Comparison:
             edit = (f"{op.pointer}/responses/{status}", "add", new)
             self.found("status", label, "not declared", edit)
             return
-        where = self.touch(f"{op.pointer}/responses/{keys[0]}")
+        where = self.touch(f"{op.pointer}/responses/{escape(declared.status)}")
         node = self.doc.get(where)
         if where.startswith("#/components/"):
             label = _label(where)
@@ -208,7 +206,6 @@ class _Comparison:
                 new = self.media(media, answer)
                 edit = (f"{where}/content/{escape(media)}", "add", new)
                 self.found("content type", label, f"{media}, not declared", edit)
-        declared = op.answers[keys[0]]
         if "body" in answer and declared.pointer and is_json(str(declared.media)):
             self.walk(answer["body"], declared.pointer)
         headers = {str(h).lower(): escape(str(h)) for h in node.get("headers") or {}}
