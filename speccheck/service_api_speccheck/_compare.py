@@ -30,8 +30,7 @@ from jsonschema import (  # type: ignore[import-untyped]
     validators,
 )
 
-from service_api_spec import Operation, Spec, is_json
-from service_api_spec._document import escape
+from service_api_spec import Operation, Spec, escape, is_json, unescape
 
 from ._observation import MAX_DEPTH, TYPES, Shape, merge
 from ._report import Edit, Finding, Report
@@ -66,7 +65,7 @@ def _label(pointer: str) -> str:
     """A place of the spec for people: ``Shipment.status``, ``responses/NotFound``."""
     text = pointer.removeprefix("#/components/schemas/").removeprefix("#/components/")
     text = text.replace("/properties/", ".").replace("/items", "[]")
-    return text.replace("~1", "/").replace("~0", "~")
+    return unescape(text)
 
 
 def _assumed(node: Any, pointer: str = "#") -> Iterator[tuple[str, Any]]:
