@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs kept
+from spec_copy import GROWTH, merged_spec
 
 from service_api_spec import (
     DIALECT,
@@ -431,3 +432,20 @@ def test_a_3_0_document_reads_the_same() -> None:
     assert schema["properties"]["gt"] == {"type": "number", "exclusiveMinimum": 0}
     node = old.view("#/components/schemas/Node")
     assert node.properties["children"].items is node
+
+
+def test_every_answer_and_body_of_the_grown_spec_is_a_valid_schema() -> None:
+    spec = read_spec(SpecDocument(merged_spec(GROWTH)))
+    checked = 0
+    for op in spec.operations:
+        places: list[tuple[str | None, Direction]] = [
+            (answer.pointer, "reading") for answer in op.answers.values()
+        ]
+        if op.body is not None:
+            places.append((op.body.pointer, "writing"))
+        for pointer, direction in places:
+            if pointer is not None:
+                schema = spec.schemas.json_schema(pointer, direction)
+                Draft202012Validator.check_schema(schema)
+                checked += 1
+    assert checked > len(spec.operations)  # answers and bodies were found
