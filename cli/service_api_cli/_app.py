@@ -234,9 +234,7 @@ def _add_connection(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_paging(
-    command: argparse.ArgumentParser, *, concurrency: int, largest_page: float
-) -> set[str]:
+def _add_paging(command: argparse.ArgumentParser, *, concurrency: int) -> set[str]:
     # Options list and load share; load fetches ahead while dlt writes.
     _option(
         command,
@@ -249,9 +247,9 @@ def _add_paging(
         command,
         "--page-size",
         "N",
-        "records per page (default: %(default)s)",
-        type=_whole_number(1, largest_page),
-        default=50,
+        "records per page (default: the endpoint's, as the spec states it)",
+        type=_whole_number(1),
+        default=None,
     )
     _option(
         command,
@@ -359,7 +357,7 @@ def _add_list(commands: Any) -> None:
         "endpoint", metavar="ENDPOINT", help="a list endpoint of this spec (see below)"
     )
     # Above the service's largest page, the pager warns and asks for its largest.
-    flags = _add_paging(listing, concurrency=1, largest_page=math.inf)
+    flags = _add_paging(listing, concurrency=1)
     listing.epilog = f"{_LIST_EXAMPLES}\n\n{_endpoints_help(flags)}\n\n{_LIST_EPILOG}"
     _option(
         listing,
@@ -405,7 +403,7 @@ def _add_load(commands: Any) -> None:
     )
     # Pages are fetched while dlt writes the one before: 4 took a fifth off the fetch
     # of 2 x 10,000 shipments (bench case "load").
-    flags = _add_paging(load, concurrency=4, largest_page=50)
+    flags = _add_paging(load, concurrency=4)
     load.epilog = f"{_LOAD_EXAMPLES}\n\n{_endpoints_help(flags)}\n\n{_LOAD_EPILOG}"
     _option(
         load,
