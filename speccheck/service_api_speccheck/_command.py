@@ -81,7 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=f"service-api spec check --help says its options.\n\n{EXIT_CODES}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="check")
+    commands = parser.add_subparsers(
+        dest="command", required=True, title="commands", metavar="COMMAND"
+    )
     check = commands.add_parser(
         "check",
         help="find where openapi.yaml differs from the service; --write the fix",

@@ -378,10 +378,11 @@ class _Comparison:
         if len(formats) == 1 and formats != ["text"]:
             kinds += f" ({formats[0]})"
         count = sum(shape["types"].values())
-        detail = f"{kinds} in {count} of {objects} ({count / objects:.1%})"
+        share = count / objects
+        detail = f"{kinds} in {count} of {objects} ({share:.{int(share < 0.01)}%})"
         name = pointer.rpartition("/")[2].replace("~1", "/").replace("~0", "~")
         self.words(pointer, shape)
-        if count / objects < self.min_share:
+        if share < self.min_share:
             detail += f", below --min-share {self.min_share:.1%}: not written"
             self.found("rare field", _label(pointer), detail)
             return
