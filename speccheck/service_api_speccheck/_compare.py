@@ -76,6 +76,12 @@ _MISFITS = ("type", "null", "format", "status", "content type", "required", "bod
 #: generator that invents properties (Prism's dynamic mode) puts each in one or two.
 MIN_SHARE = 0.05
 _NO_SPEC = "the spec cannot say this: tell the service's owners"
+_RARE_LISTED = 5  # rare fields of one schema listed one a line; the others summed
+
+
+def _share(share: float) -> str:
+    """``share`` as a percentage: one decimal below 1 % (``0.3%``), else none."""
+    return f"{share:.{int(share < 0.01)}%}"
 
 
 def _label(pointer: str) -> str:
@@ -371,21 +377,19 @@ class _Comparison:
         if len(words) > 1 and every:
             self.found("enum candidate", _label(pointer), ", ".join(words))
 
-    def undeclare(self, pointer: str, shape: Shape, objects: int) -> None:
-        """Report the field at ``pointer`` the spec does not declare, and add it."""
+    def undeclare(self, pointer: str, shape: Shape, objects: int) -> str | None:
+        """Report the field at ``pointer`` the spec does not declare, and add it; or,
+        seen in too few of the ``objects`` to be written, the note that says so."""
         kinds = "/".join(t for t in TYPES if t in shape["types"])
         formats = list(shape.get("formats", {}))
         if len(formats) == 1 and formats != ["text"]:
             kinds += f" ({formats[0]})"
         count = sum(shape["types"].values())
-        share = count / objects
-        detail = f"{kinds} in {count} of {objects} ({share:.{int(share < 0.01)}%})"
+        detail = f"{kinds} in {count} of {objects} ({_share(count / objects)})"
         name = pointer.rpartition("/")[2].replace("~1", "/").replace("~0", "~")
         self.words(pointer, shape)
-        if share < self.min_share:
-            detail += f", below --min-share {self.min_share:.1%}: not written"
-            self.found("rare field", _label(pointer), detail)
-            return
+        if count / objects < self.min_share or (count < 2 and self.min_share):
+            return f"{detail}, below --min-share {_share(self.min_share)} or once"
         new = learned(shape) | {"x-observed": self.date}
         effect = f'the client keeps it untyped, record["{name}"]'
         self.found(
@@ -395,6 +399,7 @@ class _Comparison:
             (pointer, "add", new),
             effect=effect,
         )
+        return None
 
     def run(self, spec: Spec, observation: Shape) -> None:
         """Compare everything ``observation`` holds."""
@@ -440,9 +445,25 @@ class _Comparison:
                 )
             elif not count:
                 self.found("never seen", where, f"in none of {objects} objects")
+        rare: dict[str, int] = {}
         for name, field in seen["fields"].items():
-            if f"{declared}/{escape(name)}" in self.undeclared:
-                self.undeclare(f"{declared}/{escape(name)}", field, objects)
+            pointer = f"{declared}/{escape(name)}"
+            said = pointer in self.undeclared and self.undeclare(
+                pointer, field, objects
+            )
+            if said:
+                rare[name] = sum(field["types"].values())
+                if len(rare) <= _RARE_LISTED:
+                    self.found("rare field", _label(pointer), f"{said}: not written")
+        if len(rare) > _RARE_LISTED:  # a generator's invented fields: in one line
+            most = max(rare.values())
+            shown = ", ".join(list(rare)[_RARE_LISTED:][:_RARE_LISTED])
+            self.found(
+                "rare fields",
+                _label(parent),
+                f"{len(rare) - _RARE_LISTED} more fields, each in at most {most} of "
+                f"{objects} ({_share(most / objects)}): {shown}, ...: not written",
+            )
 
     def probes(self, op: Operation, probes: dict[str, int]) -> None:
         """A probe (a request the spec says is refused) answered 2XX is a difference."""
@@ -509,7 +530,7 @@ class _Comparison:
             self.found(
                 "paging",
                 f"{operation_id} pages",
-                "; ".join(wrong[:3]),
+                "; ".join(list(dict.fromkeys(wrong))[:3]),
                 effect=f"the client pages by them: records missed or asked twice; {_NO_SPEC}",
                 difference=True,
             )

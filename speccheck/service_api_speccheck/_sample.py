@@ -45,6 +45,9 @@ NOBODY = "service-api-spec-check-nobody"
 SIZE = 50  # the page size the seed gives as the maximum, where the spec states none
 #: The smallest sample that can see a page: the token request and one page.
 MIN_BUDGET = 2
+# A page size refused: a bad request, or one that cannot be processed (what
+# validating servers, such as Prism, answer).
+_REFUSED = (400, 422)
 
 
 def page_limit(spec: Spec, op: Operation) -> tuple[int, str | None]:
@@ -181,7 +184,7 @@ class _Sampler:
         refused with 400, the largest size the service accepts, found by halving."""
         most = page_limit(self.spec, op)[0]
         sizes = self.kept["sizes"].setdefault(op.operation_id, {"maximum": most})
-        if self.page(op, 1, most) != 400:
+        if self.page(op, 1, most) not in _REFUSED:
             return most
         low, high = (
             0,
@@ -190,7 +193,7 @@ class _Sampler:
         sizes["refused"] = most
         while high - low > 1:
             middle = (low + high) // 2
-            if self.page(op, 1, middle) == 400:
+            if self.page(op, 1, middle) in _REFUSED:
                 high = sizes["refused"] = middle
             else:
                 low = sizes["accepted"] = middle

@@ -171,7 +171,7 @@ def test_a_body_that_fits_no_shared_schema_gets_its_own() -> None:
     assert not any("ProblemDetails" in e[0] for e in report.edits)
     # A body that fits the shared schema adds its field to it, as before.
     fits = {"title": "Gone", "status": 404, "detail": "no thing"}
-    report = check({"GET /things/{thingId} 404": answer(fits, media=problem)})
+    report = check({"GET /things/{thingId} 404": answer(fits, fits, media=problem)})
     assert [e[0] for e in report.edits] == [
         "#/components/schemas/ProblemDetails/properties/detail"
     ]
@@ -193,6 +193,25 @@ def test_a_field_in_a_small_share_of_many_objects_is_a_note_unless_asked() -> No
     assert report.matched
     report = check({"GET /things 200": answer(*pages)}, min_share=0.0)
     assert found(report)["undeclared field", "Thing.odd"].edits
+    assert_listed(report)
+
+
+def test_a_generators_invented_fields_are_summed_in_one_note() -> None:
+    # As Prism's dynamic mode does: each object has a field of its own (a shape keeps
+    # 200 fields of an object: 199 of them).
+    things = [{"thingId": str(n), f"invented{n}": n} for n in range(200)]
+    pages = [
+        {"totalRecords": 200, "pageNumber": n + 1, "data": things[n * 50 : n * 50 + 50]}
+        for n in range(4)
+    ]
+    report = check({"GET /things 200": answer(*pages)})
+    assert report.edits == []
+    assert report.matched
+    kinds = [f.kind for f in report.findings]
+    assert kinds.count("rare field") == 5
+    (summed,) = [f for f in report.findings if f.kind == "rare fields"]
+    assert summed.where == "Thing"
+    assert summed.detail.startswith("194 more fields, each in at most 1 of 200 (0.5%)")
     assert_listed(report)
 
 
