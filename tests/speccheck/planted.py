@@ -94,7 +94,9 @@ class Plant:
     each of ``findings`` (kind, where) and the patch exactly ``edits`` (kind, pointer,
     key: the key added, the name made optional, None for a widening or a value set);
     ``difference``: whether it is one (a note is not); ``refutes``: an x-assumed it must
-    refute; ``faults``: the mock's faults it needs. Plants of one ``target`` exclude
+    refute; ``faults``: the mock's faults it needs; ``prism``: whether Stoplight Prism
+    serving the true spec shows it too (it answers a GET 200, or 4XX to a request its
+    parameters refuse, never 403 or 404). Plants of one ``target`` exclude
     each other.
     """
 
@@ -108,6 +110,7 @@ class Plant:
     faults: dict[str, Any] = field(default_factory=dict)
     variant: str = ""
     difference: bool = True
+    prism: bool = True  # Prism serves it: it needs no answer but a 200 or a 400
 
     @property
     def fixed(self) -> bool:
@@ -220,6 +223,7 @@ _ALL = [
         (("status", "listDevices 403"),),
         (("add", "#/paths/~1devices/get/responses", "403"),),
         checked=_drop(lambda d: d["paths"]["/devices"]["get"]["responses"], "403"),
+        prism=False,
     ),
     Plant(
         "status 404 of getShipment",
@@ -229,6 +233,7 @@ _ALL = [
         checked=_drop(
             lambda d: d["paths"]["/shipments/{shipmentId}"]["get"]["responses"], "404"
         ),
+        prism=False,
     ),
     Plant(
         "a body where none is declared",
@@ -242,6 +247,7 @@ _ALL = [
             ),
         ),
         checked=_drop(lambda d: responses(d)["NotFound"], "content"),
+        prism=False,
     ),
     Plant(
         "content type of 403",
@@ -255,6 +261,7 @@ _ALL = [
                 }
             }
         ),
+        prism=False,
     ),
     Plant(
         "error body field",
@@ -341,6 +348,7 @@ _ALL = [
             )
             or schemas(d).update(ErrorBody=_ERROR_BODY)
         ),
+        prism=False,
     ),
     Plant(
         "a field in a few records",
