@@ -85,6 +85,10 @@ def assert_learned(
     assert edits(report.edits) == {e for p in plants for e in p.edits}, (
         report.text()
     )  # precision
+    # The verdict: a difference unless every plant is a note; settled (--write exits
+    # 0) unless one is a difference the spec cannot say.
+    assert report.matched is not any(p.difference for p in plants)
+    assert report.settled is all(p.fixed or not p.difference for p in plants)
     # Each finding once, and each edit is of a finding listed.
     assert len(found) == len(report.findings)
     listed = {edit[:2] for f in report.findings for edit in f.edits}
