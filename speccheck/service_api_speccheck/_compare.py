@@ -91,6 +91,12 @@ def _label(pointer: str) -> str:
     return text.replace("~1", "/").replace("~0", "~")
 
 
+def _key(pointer: str) -> str:
+    """The last key of ``pointer``, unescaped: a field's name."""
+    key = pointer.rpartition("/")[2]
+    return key.replace("~1", "/").replace("~0", "~")
+
+
 def _assumed(node: Any, pointer: str = "#") -> Iterator[tuple[str, Any]]:
     """Each node of ``node`` that carries ``x-assumed``, and its pointer."""
     if isinstance(node, list):
@@ -187,9 +193,9 @@ class _Comparison:
 
     def required(self, pointer: str) -> bool:
         """Whether the field at ``pointer`` (``.../properties/NAME``) is required."""
-        parent, _, name = pointer.rpartition("/properties/")
+        parent = pointer.rpartition("/properties/")[0]
         names = self.doc.get(f"{parent}/required") if parent else None
-        return isinstance(names, list) and name.replace("~1", "/") in names
+        return isinstance(names, list) and _key(pointer) in names
 
     def valid(self, pointer: str, value: Any) -> bool:
         # The document is the root schema: the pointer's $ref resolves in it, and what
@@ -254,7 +260,8 @@ class _Comparison:
         node = self.doc.get(where)
         if where.startswith("#/components/"):
             label = _label(where)
-        content = [str(m).lower() for m in node.get("content") or {}]
+        declared_media = node.get("content") or {}
+        content = [str(m).lower() for m in declared_media]
         for media in answer["media"]:
             if media not in content:
                 new = self.media(media, answer)
@@ -273,7 +280,8 @@ class _Comparison:
                 declared.pointer, ({}, where, label, f"{op.operation_id} {status}")
             )
             merge(body[0], answer["body"])
-        headers = {str(h).lower(): escape(str(h)) for h in node.get("headers") or {}}
+        declared_headers = node.get("headers") or {}
+        headers = {str(h).lower(): escape(str(h)) for h in declared_headers}
         for name in answer["headers"]:
             if name in headers:
                 self.touch(f"{where}/headers/{headers[name]}")
@@ -316,7 +324,8 @@ class _Comparison:
         while self.doc.get(f"#/components/schemas/{escape(name)}") is not None:
             name += "Body"
         new = f"#/components/schemas/{escape(name)}"
-        seen = ", ".join(list(body.get("fields", {}))[:6]) or "/".join(body["types"])
+        fields = list(body.get("fields", {}))
+        seen = ", ".join(fields[:6]) or "/".join(body["types"])
         others = len(self.sharing[target]) - 1
         self.found(
             "body",
@@ -347,14 +356,15 @@ class _Comparison:
         """Whether each type (and string format) seen at ``raw`` fits its schema."""
         types = shape["types"]
         count = sum(types.values())
-        bad = [t for t in TYPES if t in types and not self.valid(raw, _VALUES[t])]
+        seen = [kind for kind in TYPES if kind in types]
+        bad = [kind for kind in seen if not self.valid(raw, _VALUES[kind])]
         formats = {} if "string" in bad else shape.get("formats", {})
         wrong = [f for f in formats if not self.valid(raw, f)]
         options = [learned(shape, (t,)) for t in bad]
         if wrong:
             options.append({"type": "string"})  # a string of no format: drop it
         edit = (raw, "widen", options)
-        name = raw.rpartition("/properties/")[2].replace("~1", "/").replace("~0", "~")
+        name = _key(raw)
         effect = f'the client leaves the attribute UNSET, the value in record["{name}"]'
         if self.required(raw):
             effect = "the client cannot read the answer (InvalidResponseError)"
@@ -386,10 +396,12 @@ class _Comparison:
             kinds += f" ({formats[0]})"
         count = sum(shape["types"].values())
         detail = f"{kinds} in {count} of {objects} ({_share(count / objects)})"
-        name = pointer.rpartition("/")[2].replace("~1", "/").replace("~0", "~")
+        name = _key(pointer)
         self.words(pointer, shape)
-        if count / objects < self.min_share or (count < 2 and self.min_share):
-            return f"{detail}, below --min-share {_share(self.min_share)} or once"
+        # Once among several objects is no evidence either (unless asked for none).
+        once = count == 1 and objects > 1 and self.min_share > 0
+        if count / objects < self.min_share or once:
+            return f"{detail}, below --min-share {_share(self.min_share)} or once of several"
         new = learned(shape) | {"x-observed": self.date}
         effect = f'the client keeps it untyped, record["{name}"]'
         self.found(
@@ -415,11 +427,17 @@ class _Comparison:
         for declared, seen in self.objects.items():
             self.fields(declared, seen)
         by_id = {op.operation_id: op for op in spec.operations}
-        for operation_id, probes in sorted(observation.get("probes", {}).items()):
+        probed = observation.get("probes", {})
+        for operation_id, probes in sorted(probed.items()):
             if operation_id in by_id:
                 self.probes(by_id[operation_id], probes)
-        sizes = observation.get("sizes", {}).items()
-        for operation_id, size in sorted(sizes, key=lambda i: i[1].get("accepted", 0)):
+        sizes = observation.get("sizes", {})
+
+        # The smallest size accepted first: lists that share a pageSize get it.
+        def accepted(item: tuple[str, dict[str, int]]) -> int:
+            return item[1].get("accepted", 0)
+
+        for operation_id, size in sorted(sizes.items(), key=accepted):
             if operation_id in by_id and "refused" in size:
                 self.size(by_id[operation_id], size)
         for operation_id, pages in sorted(observation.get("pages", {}).items()):
@@ -467,13 +485,14 @@ class _Comparison:
 
     def probes(self, op: Operation, probes: dict[str, int]) -> None:
         """A probe (a request the spec says is refused) answered 2XX is a difference."""
-        refusals = ", ".join(sorted(k for k in op.answers if k.startswith("4")))
+        refusals = [key for key in op.answers if key.startswith("4")]
+        declared = ", ".join(sorted(refusals)) or "no 4XX"
         for name, status in sorted(probes.items()):
             if 200 <= status < 300:
                 self.found(
                     "probe",
                     f"{op.operation_id} {name}",
-                    f"answered {status}, where the spec declares {refusals or 'no 4XX'}",
+                    f"answered {status}, where the spec declares {declared}",
                     effect=f"the client never gets the refusal the spec says; {_NO_SPEC}",
                     difference=True,
                 )

@@ -179,6 +179,7 @@ class Report:
         """
         if self.spec_path is None or self.original is None:
             raise SpecCheckError("the check did not start from a spec file")
-        count = write_patch(self.spec_path, self.original, [*self.edits, *self.marks])
+        edits = [*self.edits, *self.marks]
+        count = write_patch(self.spec_path, self.original, edits)
         self.written = True
         return count

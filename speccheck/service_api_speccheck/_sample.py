@@ -60,7 +60,11 @@ def page_limit(spec: Spec, op: Operation) -> tuple[int, str | None]:
         page_limit(spec, spec.lists[0])  # (50, "#/components/parameters/pageSize/schema")
     """
     name = PAGE_PARAMETERS[1]
-    found = [p.pointer for p in op.parameters if p.name == name and p.pointer]
+    found = [
+        parameter.pointer
+        for parameter in op.parameters
+        if parameter.name == name and parameter.pointer
+    ]
     if not found:
         return SIZE, None
     node, pointer = spec.document.at(found[0])
@@ -130,7 +134,8 @@ class _Sampler:
 
     def fill(self, template: str, **given: Any) -> str | None:
         """``template`` with each path parameter given or taken from a listed record."""
-        known = {name: ids[0] for name, ids in self.ids.items() if ids} | given
+        listed = {name: ids[0] for name, ids in self.ids.items() if ids}
+        known = listed | given
         try:
             return re.sub(
                 r"\{(.*?)\}", lambda m: quote(str(known[m[1]]), safe=""), template
@@ -152,7 +157,9 @@ class _Sampler:
             numbers = [
                 k for k in ("pageSize", "totalRecords") if type(body.get(k)) is int
             ]
-            links = [k for k in ("next", "previous") if body.get(k) is not None]
+            links = [
+                link for link in ("next", "previous") if body.get(link) is not None
+            ]
             facts = [f"{len(data)} records", *(f"{k} {body[k]}" for k in numbers)]
             answer = ", ".join(facts + links)
             total = body["totalRecords"] if "totalRecords" in numbers else 0
@@ -204,8 +211,10 @@ class _Sampler:
         the spec's limit, a later page, the last one, one past the end."""
         if op.operation_id in self.totals:
             size = self.largest(op)
-            self.page(op, 1, 2 * page_limit(self.spec, op)[0])
-            last = max(1, math.ceil(self.totals[op.operation_id] / size))
+            most = page_limit(self.spec, op)[0]
+            self.page(op, 1, 2 * most)
+            total = self.totals[op.operation_id]
+            last = max(1, math.ceil(total / size))
             for number in sorted({min(2, last), last, last + 1} - {1}):
                 self.page(op, number, size)
 
@@ -232,7 +241,8 @@ class _Sampler:
         name = str(self.spec.resources[str(op.resource)].item_parameter)
         for value in self.ids[name][:2]:
             self.send("GET", self.fill(op.path, **{name: value}))
-        self.probe(op, "an identifier of nobody", self.fill(op.path, **{name: NOBODY}))
+        nobody = self.fill(op.path, **{name: NOBODY})
+        self.probe(op, "an identifier of nobody", nobody)
 
     def writes(self, create: Operation) -> None:
         """A copy of a listed record created, then deleted: only where the spec can

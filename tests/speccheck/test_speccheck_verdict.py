@@ -97,9 +97,9 @@ def answer(
     body: dict[str, Any] = {}
     for value in bodies:
         add(body, value)
-    media = {media: len(bodies)} if bodies else {}
+    kinds = {media: len(bodies)} if bodies else {}
     return {
-        "media": media,
+        "media": kinds,
         "headers": headers or {},
         **({"body": body} if bodies else {}),
     }
