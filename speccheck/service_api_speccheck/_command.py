@@ -17,6 +17,7 @@ import service_api
 from ._compare import MIN_SHARE
 from ._observation import SpecCheckError
 from ._sample import MIN_BUDGET
+from ._write import SpecWriteError
 
 #: The exit code of a ``--write`` that could not replace the spec file (left as it was).
 WRITE_FAILED = 6
@@ -187,8 +188,8 @@ def main(
     if args.write:
         try:
             report.write()
-        except OSError as exc:  # the file could not be replaced: it is as it was
-            failed = f"cannot write {args.spec}: {exc.strerror or exc}; it is as it was"
+        except SpecWriteError as exc:  # the file could not be replaced
+            failed = f"{exc}; it is as it was"
     print(json.dumps(report.to_json()) if args.format == "json" else report.text())
     if failed:
         print(f"service-api: error: {failed}", file=sys.stderr)
