@@ -42,7 +42,6 @@ from ._observation import Observer, Shape, SpecCheckError
 
 #: The account, and the identifier, of nobody: what the probes send.
 NOBODY = "service-api-spec-check-nobody"
-SIZE = 50  # the page size the seed gives as the maximum, where the spec states none
 #: The smallest sample that can see a page: the token request and one page.
 MIN_BUDGET = 2
 # A page size refused: a bad request, or one that cannot be processed (what
@@ -50,10 +49,10 @@ MIN_BUDGET = 2
 _REFUSED = (400, 422)
 
 
-def page_limit(spec: Spec, op: Operation) -> tuple[int, str | None]:
-    """The largest ``pageSize`` the spec lets the list ``op`` ask for (its schema's
-    ``maximum``, else its ``default``: the size the spec says is also the maximum, else
-    50), and the pointer of that schema (None: the list takes no ``pageSize``).
+def page_limit(spec: Spec, op: Operation) -> tuple[int | None, str | None]:
+    """The largest ``pageSize`` the spec lets the list ``op`` ask for (the model's
+    :attr:`~service_api_spec.PageSize.largest`; None: it states none), and the pointer
+    of that parameter's schema (None: the list takes no ``pageSize``).
 
     Example::
 
@@ -65,15 +64,8 @@ def page_limit(spec: Spec, op: Operation) -> tuple[int, str | None]:
         for parameter in op.parameters
         if parameter.name == name and parameter.pointer
     ]
-    if not found:
-        return SIZE, None
-    node, pointer = spec.document.at(found[0])
-    most = (
-        node.get("maximum", node.get("default", SIZE))
-        if isinstance(node, dict)
-        else SIZE
-    )
-    return (most if type(most) is int and most > 0 else SIZE), pointer
+    pointer = spec.document.at(found[0])[1] if found else None
+    return (op.page_size.largest if op.page_size else None), pointer
 
 
 class _BudgetSpent(Exception):
@@ -186,10 +178,9 @@ class _Sampler:
         facts.append(f"{number}/{size or '-'}: {answer}")
         return body
 
-    def largest(self, op: Operation) -> int:
-        """The page size to ask the list ``op`` for: the spec's limit, or where that is
-        refused with 400, the largest size the service accepts, found by halving."""
-        most = page_limit(self.spec, op)[0]
+    def largest(self, op: Operation, most: int) -> int:
+        """The page size to ask the list ``op`` for: the spec's limit ``most``, or where
+        that is refused with 400, the largest size the service accepts, found by halving."""
         sizes = self.kept["sizes"].setdefault(op.operation_id, {"maximum": most})
         if self.page(op, 1, most) not in _REFUSED:
             return most
@@ -209,9 +200,9 @@ class _Sampler:
     def pages(self, op: Operation) -> None:
         """The other pages of the list ``op``: the largest size accepted, a page above
         the spec's limit, a later page, the last one, one past the end."""
-        if op.operation_id in self.totals:
-            size = self.largest(op)
-            most = page_limit(self.spec, op)[0]
+        most = page_limit(self.spec, op)[0]
+        if op.operation_id in self.totals and most is not None:
+            size = self.largest(op, most)
             self.page(op, 1, 2 * most)
             total = self.totals[op.operation_id]
             last = max(1, math.ceil(total / size))

@@ -35,7 +35,7 @@ import yaml
 
 from service_api_mock import DEMO_ACCOUNTS, MockService, serve_asgi
 from service_api_mock._server import MOCK_OPTIONS
-from service_api_spec import load_spec
+from service_api_spec import load_spec, unescape
 
 ROOT = Path(__file__).resolve().parents[2]
 Document = dict[str, Any]
@@ -389,7 +389,7 @@ def edits(edits: Sequence[tuple[str, str, Any]]) -> set[tuple[str, str, str | No
     for pointer, action, value in edits:
         parent, _, key = pointer.rpartition("/")
         if action == "add":
-            named.add((action, parent, key.replace("~1", "/").replace("~0", "~")))
+            named.add((action, parent, unescape(key)))
         elif action == "unrequire":
             named.add((action, pointer, value))
         else:
