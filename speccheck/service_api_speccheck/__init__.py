@@ -49,9 +49,9 @@ from ._report import Finding, Report
 from ._sample import MIN_BUDGET, page_limit, sample
 
 __all__ = [
+    "Finding",
     "MIN_BUDGET",
     "MIN_SHARE",
-    "Finding",
     "Observer",
     "Report",
     "SpecCheckError",
