@@ -148,6 +148,7 @@ class Report:
         return {
             "spec": str(self.spec_path),
             "matched": self.matched,
+            "settled": self.settled,
             "findings": [
                 finding._asdict()
                 | {

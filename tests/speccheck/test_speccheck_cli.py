@@ -309,6 +309,7 @@ def test_write_and_make_runs_make_and_a_difference_left_exits_1(
     assert code == 0
     assert report["patch"]["written"] is True
     assert report["matched"] is False  # it differed, and --write fixed all of it
+    assert report["settled"] is True
     assert all(f["edits"] for f in report["findings"] if f["difference"])
 
 
