@@ -46,12 +46,10 @@ from ._command import main
 from ._compare import MIN_SHARE, compare, learned
 from ._observation import Observer, SpecCheckError, load
 from ._report import Finding, Report
-from ._sample import MIN_BUDGET, page_limit, sample
+from ._sample import page_limit, sample
 
 __all__ = [
     "Finding",
-    "MIN_BUDGET",
-    "MIN_SHARE",
     "Observer",
     "Report",
     "SpecCheckError",

@@ -294,6 +294,16 @@ _ALL = [
         ),
         faults={"fault_rate": 0.25, "retry_after": 0.0},
     ),
+    Plant(  # what the checked spec requires, the service never sends
+        "required referenceNumber never sent",
+        "Shipment.referenceNumber",
+        (("required", "Shipment.referenceNumber"),),
+        (("unrequire", "#/components/schemas/Shipment/required", "referenceNumber"),),
+        true=_drop(lambda d: schemas(d)["Shipment"]["properties"], "referenceNumber"),
+        checked=lambda d: (
+            schemas(d)["Shipment"].setdefault("required", []).append("referenceNumber")
+        ),
+    ),
     Plant(
         "required pageNumber never sent",
         "pageNumber",

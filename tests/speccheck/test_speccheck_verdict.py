@@ -12,7 +12,8 @@ import pytest
 from planted import read_yaml
 
 from service_api_spec import SpecDocument, read_spec
-from service_api_speccheck import MIN_SHARE, Report, compare
+from service_api_speccheck import Report, compare
+from service_api_speccheck._compare import MIN_SHARE
 from service_api_speccheck._observation import add
 
 SPEC = """\
