@@ -289,12 +289,17 @@ class _Comparison:
                 )
 
     def fits(self, schema: str, body: Shape) -> bool:
-        """Whether ``body`` fits the object schema at ``schema``: objects only, at least
-        half of whose fields it declares (a field more, or one missing, is a finding of
-        its own; a body of other fields is of another schema)."""
+        """Whether ``body`` fits the object schema at ``schema``: objects only, of whose
+        usual fields (in half of them or more) it declares half or more. A field more,
+        or one missing, is a finding of its own; a body of other fields is of another
+        schema."""
+        objects = body["types"].get("object", 0)
         fields = body.get("fields", {})
-        declared = [n for n in fields if self.find(schema, f"properties/{escape(n)}")]
-        return set(body["types"]) == {"object"} and 2 * len(declared) >= len(fields)
+        usual = [
+            n for n, f in fields.items() if 2 * sum(f["types"].values()) >= objects
+        ]
+        declared = [n for n in usual if self.find(schema, f"properties/{escape(n)}")]
+        return set(body["types"]) == {"object"} and 2 * len(declared) >= len(usual)
 
     def body(
         self, pointer: str, body: Shape, response: str, label: str, answer: str

@@ -170,6 +170,10 @@ def test_a_body_that_fits_no_shared_schema_gets_its_own() -> None:
     assert point == (schema, "set", {"$ref": "#/components/schemas/NotFound"})
     # Nothing is added to the shared schema.
     assert not any("ProblemDetails" in e[0] for e in report.edits)
+    # One field in common is not enough: most of its usual fields are of another schema.
+    mixed = {**body, "status": 404}
+    report = check({"GET /things/{thingId} 404": answer(mixed, mixed, media=problem)})
+    assert [f.kind for f in report.differences] == ["body"]
     # A body that fits the shared schema adds its field to it, as before.
     fits = {"title": "Gone", "status": 404, "detail": "no thing"}
     report = check({"GET /things/{thingId} 404": answer(fits, fits, media=problem)})
