@@ -182,5 +182,5 @@ class Report:
             raise SpecCheckError("the check did not start from a spec file")
         edits = [*self.edits, *self.marks]
         count = write_patch(self.spec_path, self.original, edits)
-        self.written = True
+        self.written = bool(edits)  # nothing to write: nothing "written"
         return count
