@@ -44,12 +44,14 @@ from ._compare import compare, learned
 from ._observation import Observer, SpecCheckError, load, packaged_spec
 from ._report import Finding, Report
 from ._sample import sample
+from ._write import SpecWriteError
 
 __all__ = [
     "Finding",
     "Observer",
     "Report",
     "SpecCheckError",
+    "SpecWriteError",
     "check_spec",
     "compare",
     "learned",
