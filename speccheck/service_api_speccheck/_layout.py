@@ -46,7 +46,7 @@ class Node:
     end: int = 0
     flow: bool = False
     anchor: str | None = None
-    name: str = ""  # an alias's anchor
+    name: str = ""  # a scalar's value, an alias's anchor
     header: str = ""  # a scalar's first characters: a block scalar's indicators
     children: list[Node] = field(default_factory=list)
 
@@ -68,9 +68,9 @@ def parse(text: str) -> tuple[Node, dict[str, list[Node]]]:
             stack[-1].children.append(node)
         elif isinstance(event, yaml.ScalarEvent):
             header = text[start : start + 8] if event.style in ("|", ">") else ""
-            stack[-1].children.append(
-                Node("scalar", start, end, anchor=event.anchor, header=header)
-            )
+            scalar = Node("scalar", start, end, anchor=event.anchor, header=header)
+            scalar.name = event.value
+            stack[-1].children.append(scalar)
         elif isinstance(event, yaml.CollectionStartEvent):
             kind: Literal["map", "seq"] = (
                 "map" if isinstance(event, yaml.MappingStartEvent) else "seq"
@@ -161,6 +161,8 @@ def _both(
     child (a key and a value) each (a merge key ``<<`` is not)."""
     if node.kind != kind or not isinstance(old, of) or not isinstance(new, of):
         return False
+    if kind == "map" and any(k.name == "<<" for k in node.children[::2]):
+        return False  # what it merges in is no entry of its own: written whole
     return len(node.children) == len(old) * (2 if kind == "map" else 1)
 
 
@@ -393,6 +395,8 @@ class _Round:
                 for item, o, n in zip(items, old, new, strict=True)
             )
         gone = _removed(old, new)
+        if not node.flow and any(self.line_start(self._dash(i)) is None for i in items):
+            gone = None  # `- - a`: an item shares its line, the list is written whole
         if len(new) > len(old) and all(map(same, old, new)):
             for value in new[len(old) :]:
                 self.insert_item(node, value)
