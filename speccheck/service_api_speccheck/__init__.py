@@ -47,12 +47,14 @@ from ._compare import MIN_SHARE, compare, learned
 from ._observation import Observer, SpecCheckError, load
 from ._report import Finding, Report
 from ._sample import page_limit, sample
+from ._write import SpecWriteError
 
 __all__ = [
     "Finding",
     "Observer",
     "Report",
     "SpecCheckError",
+    "SpecWriteError",
     "check_spec",
     "compare",
     "learned",

@@ -46,13 +46,15 @@ class Node:
     end: int = 0
     flow: bool = False
     anchor: str | None = None
-    name: str = ""  # an alias's anchor
+    name: str = ""  # a scalar's value, an alias's anchor
     header: str = ""  # a scalar's first characters: a block scalar's indicators
     children: list[Node] = field(default_factory=list)
 
     def pairs(self) -> list[tuple[Node, Node]]:
         """A mapping's (key, value) nodes."""
-        return list(zip(self.children[::2], self.children[1::2], strict=True))
+        keys = self.children[::2]
+        values = self.children[1::2]
+        return list(zip(keys, values, strict=True))
 
 
 def parse(text: str) -> tuple[Node, dict[str, list[Node]]]:
@@ -60,29 +62,38 @@ def parse(text: str) -> tuple[Node, dict[str, list[Node]]]:
     stack: list[Node] = [Node("seq", 0)]
     aliases: dict[str, list[Node]] = {}
     for event in yaml.parse(text, Loader=_LOADER):
-        start = event.start_mark.index if event.start_mark else 0
-        end = event.end_mark.index if event.end_mark else len(text)
+        start = _index(event.start_mark, 0)
+        end = _index(event.end_mark, len(text))
+        node = Node("scalar", start, end, anchor=getattr(event, "anchor", None))
         if isinstance(event, yaml.AliasEvent):
-            node = Node("alias", start, end, name=str(event.anchor))
+            node.kind = "alias"
+            node.name = str(event.anchor)
+            node.anchor = None
             aliases.setdefault(node.name, []).append(node)
-            stack[-1].children.append(node)
         elif isinstance(event, yaml.ScalarEvent):
-            header = text[start : start + 8] if event.style in ("|", ">") else ""
-            stack[-1].children.append(
-                Node("scalar", start, end, anchor=event.anchor, header=header)
-            )
+            node.name = event.value
+            if event.style in ("|", ">"):
+                node.header = text[start : start + 8]
         elif isinstance(event, yaml.CollectionStartEvent):
-            kind: Literal["map", "seq"] = (
-                "map" if isinstance(event, yaml.MappingStartEvent) else "seq"
-            )
-            node = Node(kind, start, flow=bool(event.flow_style), anchor=event.anchor)
-            stack[-1].children.append(node)
-            stack.append(node)
+            node.kind = "map"
+            if isinstance(event, yaml.SequenceStartEvent):
+                node.kind = "seq"
+            node.flow = bool(event.flow_style)
         elif isinstance(event, yaml.CollectionEndEvent):
             stack.pop().end = end
+            continue
+        else:
+            continue
+        stack[-1].children.append(node)
+        if node.kind in ("map", "seq"):
+            stack.append(node)
     if not stack[0].children:
         raise LayoutError("the file holds no document")
     return stack[0].children[0], aliases
+
+
+def _index(mark: Any, default: int) -> int:
+    return default if mark is None else mark.index
 
 
 def plain(value: Any) -> Any:
@@ -100,9 +111,13 @@ def same(a: Any, b: Any) -> bool:
     if type(a) is not type(b):  # key order aside
         return False
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        if a.keys() != b.keys():
+            return False
+        return all(same(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return len(a) == len(b) and all(map(same, a, b))
+        if len(a) != len(b):
+            return False
+        return all(map(same, a, b))
     return bool(a == b)
 
 
@@ -122,27 +137,41 @@ class _Dumper(yaml.SafeDumper):
     flow_leaves = True  # a list of scalars in flow style: [string, "null"]
     indented_lists = True  # a list under its key indented, not level with it
 
-    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+    def increase_indent(
+        self,
+        flow: bool = False,
+        indentless: bool = False,
+    ) -> None:
         super().increase_indent(flow, indentless and not self.indented_lists)
 
     def choose_scalar_style(self) -> str:
         style = str(super().choose_scalar_style() or "")
         # a single-quoted scalar can always be double-quoted; not the other way round
-        return '"' if style == "'" and self.quote == '"' else style
+        if style == "'":
+            return self.quote
+        return style
+
+
+_SEQ = "tag:yaml.org,2002:seq"
+_STR = "tag:yaml.org,2002:str"
 
 
 def _represent_list(dumper: _Dumper, data: list[Any]) -> yaml.Node:
-    flow = True if data and _leaves(data) and dumper.flow_leaves else None
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+    flow = None  # as dumped: block in a block file, flow in a flow one
+    if data and _leaves(data) and dumper.flow_leaves:
+        flow = True
+    return dumper.represent_sequence(_SEQ, data, flow_style=flow)
 
 
 def _represent_items(dumper: _Dumper, data: _Items) -> yaml.Node:
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=False)
+    return dumper.represent_sequence(_SEQ, data, flow_style=False)
 
 
 def _represent_str(dumper: _Dumper, data: str) -> yaml.Node:
-    style = "|" if "\n" in data.strip("\n") else None  # a description stays readable
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+    style = None
+    if "\n" in data.strip("\n"):
+        style = "|"  # a description over lines stays readable
+    return dumper.represent_scalar(_STR, data, style=style)
 
 
 _Dumper.add_representer(list, _represent_list)
@@ -159,13 +188,20 @@ def _both(
 ) -> bool:
     """Whether ``node`` is a ``kind`` whose ``old`` and ``new`` are both ``of``, one
     child (a key and a value) each (a merge key ``<<`` is not)."""
-    if node.kind != kind or not isinstance(old, of) or not isinstance(new, of):
+    if node.kind != kind:
         return False
-    return len(node.children) == len(old) * (2 if kind == "map" else 1)
+    if not isinstance(old, of) or not isinstance(new, of):
+        return False
+    if kind == "seq":
+        return len(node.children) == len(old)
+    keys = [k.name for k in node.children[::2]]
+    # a merge key `<<` brings entries of no line of their own: the mapping goes whole
+    return "<<" not in keys and len(keys) == len(old)
 
 
 def _column(text: str, at: int) -> int:
-    return at - (text.rfind("\n", 0, at) + 1)
+    line = text.rfind("\n", 0, at) + 1
+    return at - line
 
 
 def _removed(old: list[Any], new: list[Any]) -> list[int] | None:
@@ -177,7 +213,9 @@ def _removed(old: list[Any], new: list[Any]) -> list[int] | None:
             at += 1
         else:
             gone.append(index)
-    return gone if at == len(new) else None
+    if at < len(new):
+        return None
+    return gone
 
 
 class _Round:
@@ -185,19 +223,20 @@ class _Round:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.newline = "\r\n" if "\r\n" in text else "\n"
+        self.newline = "\n"
+        if "\r\n" in text:
+            self.newline = "\r\n"
         self.root, self.aliases = parse(text)
         self.splices: list[tuple[int, int, str]] = []
         root = self.root
-        self.json = bool(
-            root.kind == "map"
-            and root.flow
-            and root.children
-            and text[root.children[0].start] == '"'
-        )
+        # JSON: a flow mapping whose first key is double-quoted
+        self.json = root.kind == "map" and root.flow and bool(root.children)
         self.json_indent: int | None = None
-        if self.json and "\n" in text[root.start : root.children[0].start]:
-            self.json_indent = _column(text, root.children[0].start)
+        if self.json:
+            first = root.children[0].start
+            self.json = text[first] == '"'
+            if self._lines_of(root):
+                self.json_indent = _column(text, first)
         self._learn()
 
     def _learn(self) -> None:
@@ -209,46 +248,83 @@ class _Round:
         while todo:
             node = todo.pop()
             todo += node.children
-            if node.kind == "scalar" and self.text[node.start] in "'\"":
-                quotes[self.text[node.start]] += 1
-            if node.kind != "map" or node.flow:
-                continue
-            for key, value in node.pairs():
-                indent = _column(self.text, key.start)
-                if value.kind == "map" and not value.flow and value.children:
-                    steps[_column(self.text, value.children[0].start) - indent] += 1
-                if value.kind != "seq" or not value.children:
-                    continue
-                if all(c.kind == "scalar" for c in value.children):
-                    lists["flow" if value.flow else "block"] += 1
-                if not value.flow:
-                    dash = _column(self.text, self._dash(value.children[0]))
-                    lists["indented" if dash > indent else "level"] += 1
-        self.step = min(max(steps.most_common(1)[0][0], 1), 9) if steps else 2
+            mark = self.text[node.start : node.start + 1]
+            if node.kind == "scalar" and mark in ("'", '"'):
+                quotes[mark] += 1
+            if node.kind == "map" and not node.flow:
+                for key, value in node.pairs():
+                    self._learn_entry(key, value, steps, lists)
+        self.step = 2
+        if steps:
+            step = steps.most_common(1)[0][0]
+            self.step = min(max(step, 1), 9)
+        quote = "'"
+        if quotes["'"] < quotes['"']:
+            quote = '"'
         self.dumper: type[_Dumper] = type(
             "_FileDumper",
             (_Dumper,),
             {
-                "quote": '"' if quotes["'"] < quotes['"'] else "'",
+                "quote": quote,
                 "flow_leaves": lists["flow"] >= lists["block"],
                 "indented_lists": lists["indented"] >= lists["level"],
             },
         )
 
+    def _learn_entry(
+        self,
+        key: Node,
+        value: Node,
+        steps: Counter[int],
+        lists: Counter[str],
+    ) -> None:
+        """Count how an entry of a block mapping indents its value, and its list."""
+        indent = _column(self.text, key.start)
+        if not value.children or (value.flow and value.kind == "map"):
+            return
+        first = value.children[0]
+        if value.kind == "map":
+            steps[_column(self.text, first.start) - indent] += 1
+            return
+        if all(c.kind == "scalar" for c in value.children):
+            style = "flow" if value.flow else "block"
+            lists[style] += 1
+        if not value.flow:
+            dash = _column(self.text, self._dash(first))
+            lists["indented" if dash > indent else "level"] += 1
+
     def result(self) -> str:
         """The text with the splices made; :class:`LayoutError` when two overlap."""
         out: list[str] = []
         at = 0
-        for start, end, new in sorted(self.splices, key=lambda s: (s[0], s[1])):
+        # by place; two insertions at one place in the order they were made
+        ordered = sorted(self.splices, key=lambda splice: splice[:2])
+        for start, end, new in ordered:
             if start < at:
-                raise LayoutError(f"two changes meet at line {self._line(start)}")
-            out += [self.text[at:start], new.replace("\n", self.newline)]
+                line = self._line(start)
+                raise LayoutError(f"two changes meet at line {line}")
+            out.append(self.text[at:start])
+            out.append(new.replace("\n", self.newline))
             at = end
-        return "".join([*out, self.text[at:]])
+        out.append(self.text[at:])
+        return "".join(out)
+
+    def splice(
+        self,
+        start: int,
+        end: int,
+        text: str,
+    ) -> None:
+        """Put ``text`` in place of ``start:end`` (an insertion when they are equal)."""
+        self.splices.append((start, end, text))
 
     # -- what is written -------------------------------------------------------------
 
-    def _yaml(self, value: Any, flow: bool) -> str:
+    def _yaml(
+        self,
+        value: Any,
+        flow: bool,
+    ) -> str:
         out = yaml.dump(
             value,
             Dumper=self.dumper,
@@ -258,43 +334,65 @@ class _Round:
             width=_WIDTH,
             indent=self.step,
         )
-        return str(out).removesuffix("\n...\n").removesuffix("\n")
+        out = str(out).removesuffix("\n...\n")  # a scalar's document end
+        return out.removesuffix("\n")
 
     @staticmethod
     def _indented(text: str, column: int) -> str:
         """``text`` with each line after the first moved right by ``column``."""
-        pad = " " * column
         first, *rest = text.split("\n")
-        return "\n".join([first, *(pad + line if line else line for line in rest)])
+        lines = [first]
+        for line in rest:
+            if line:  # an empty line of a block scalar stays empty
+                line = " " * column + line
+            lines.append(line)
+        return "\n".join(lines)
 
-    def inline(self, value: Any, column: int | None) -> str:
+    def inline(
+        self,
+        value: Any,
+        column: int | None,
+    ) -> str:
         """``value`` where a flow collection's value goes, lines after the first
         (JSON's) at ``column``; on one line when ``column`` is None."""
-        if self.json:
-            indent = None if column is None else self.json_indent
-            dumped = json.dumps(value, indent=indent, ensure_ascii=False)
-            return self._indented(dumped, column or 0)
-        return self._yaml([value], flow=True)[1:-1]  # in a flow context: `a,b` quoted
+        if not self.json:
+            # as an item of a flow list: in a flow context `a,b` is quoted
+            return self._yaml([value], flow=True)[1:-1]
+        if column is None:
+            return json.dumps(value, ensure_ascii=False)
+        dumped = json.dumps(value, indent=self.json_indent, ensure_ascii=False)
+        return self._indented(dumped, column)
 
     def _block(self, value: Any) -> bool:
         """Whether ``value`` is written over lines of its own in a block collection."""
+        if not value or not isinstance(value, dict | list):
+            return False
         if isinstance(value, list) and _leaves(value):
-            return bool(value) and not self.dumper.flow_leaves
-        return isinstance(value, dict | list) and bool(value)
+            return not self.dumper.flow_leaves
+        return True
 
-    def entry(self, key: Any, value: Any, column: int, anchor: str = "") -> str:
+    def entry(
+        self,
+        key: Any,
+        value: Any,
+        column: int,
+        anchor: str = "",
+    ) -> str:
         """``key: value`` in a block mapping whose keys start at ``column`` (``-
         value`` in a block sequence when ``key`` is None), ``anchor`` on the value."""
-        if key is None:
-            text = self._yaml(_Items([value]), flow=False)
-            if anchor:
-                gap = "\n  " if self._block(value) else " "
-                text = f"- &{anchor}{gap}{text[2:]}"
-        else:
+        if key is not None:
             text = self._yaml({key: value}, flow=False)
             if anchor:
                 head, _, rest = text.partition(":")
                 text = f"{head}: &{anchor}{rest}"
+            return self._indented(text, column)
+        text = self._yaml(_Items([value]), flow=False)
+        if anchor:
+            # `- &name a: 1` would anchor the key: a mapping starts the next line
+            gap = " "
+            if self._block(value):
+                gap = "\n  "
+            text = f"- &{anchor}{gap}{text[2:]}"
         return self._indented(text, column)
 
     # -- where it is written ---------------------------------------------------------
@@ -311,7 +409,8 @@ class _Round:
         while node.kind in ("map", "seq") and not node.flow and node.children:
             node = node.children[-1]
         end = node.end
-        if "+" in node.header.split("\n")[0]:
+        indicators = node.header.split("\n")[0]
+        if "+" in indicators:
             return end  # a kept block scalar: its trailing line ends are its value
         while end > node.start and self.text[end - 1] in " \t\r\n":
             end -= 1
@@ -322,19 +421,27 @@ class _Round:
         if at and self.text[at - 1] == "\n":
             return at
         found = self.text.find("\n", at)
-        return len(self.text) if found < 0 else found + 1
+        if found < 0:
+            return len(self.text)
+        return found + 1
 
     def line_start(self, at: int) -> int | None:
         """The start of ``at``'s line if only spaces come before ``at`` on it."""
         start = self.text.rfind("\n", 0, at) + 1
-        return start if not self.text[start:at].strip(" \t") else None
+        if self.text[start:at].strip(" \t"):
+            return None
+        return start
 
-    def _add_lines(self, text: str, at: int) -> None:
+    def _add_lines(
+        self,
+        text: str,
+        at: int,
+    ) -> None:
         """Insert whole lines at ``at``, a line's start (or the end of the text)."""
-        if at == len(self.text) and self.text and not self.text.endswith("\n"):
-            self.splices.append((at, at, "\n" + text))
+        if at == len(self.text) and not self.text.endswith("\n"):
+            self.splice(at, at, "\n" + text)  # the last line still has no line end
         else:
-            self.splices.append((at, at, text + "\n"))
+            self.splice(at, at, text + "\n")
 
     # -- the walk ----------------------------------------------------------------------
 
@@ -348,34 +455,44 @@ class _Round:
         if node.kind == "alias":
             self.write(node, new, parent, key)
             return True
-        later = [
-            a for a in self.aliases.get(node.anchor or "", []) if a.start > node.start
-        ]
+        aliases = self.aliases.get(node.anchor or "", [])
+        later = [alias for alias in aliases if alias.start > node.start]
         if later:
             self.hand_over(node, old, later[0])
             return False
-        if _both(node, "map", dict, old, new) and any(k in new for k in old):
-            return self.walk_map(node, old, new)
+        if _both(node, "map", dict, old, new):
+            kept = [name for name in old if name in new]
+            if kept:
+                return self.walk_map(node, old, new)
         if _both(node, "seq", list, old, new) and old and new:
             return self.walk_seq(node, old, new, parent, key)
         self.write(node, new, parent, key)
         return True
 
-    def walk_map(self, node: Node, old: dict[Any, Any], new: dict[Any, Any]) -> bool:
+    def walk_map(
+        self,
+        node: Node,
+        old: dict[Any, Any],
+        new: dict[Any, Any],
+    ) -> bool:
         pairs = dict(zip(old, node.pairs(), strict=True))
         for name, (k, v) in pairs.items():
-            if name in new and not self.walk(v, old[name], new[name], node, k):
+            if name not in new:
+                continue
+            if not self.walk(v, old[name], new[name], node, k):
                 return False
         keys = [k for k, _ in pairs.values()]
-        for name, (k, v) in pairs.items():
+        for index, name in enumerate(pairs):
             if name not in new:
-                self.remove(node, keys, keys.index(k), v)
+                value = pairs[name][1]
+                self.remove(node, keys, index, value)
         before = list(old)[-1]  # a key new before every kept one: last
         for name in new:
             if name in old:
                 before = name
-            else:
-                self.insert_pair(node, pairs[before][1], name, new[name])
+                continue
+            after = pairs[before][1]
+            self.insert_pair(node, after, name, new[name])
         return True
 
     def walk_seq(
@@ -388,23 +505,32 @@ class _Round:
     ) -> bool:
         items = node.children
         if len(new) == len(old):
-            return all(
-                self.walk(item, o, n, node, None)
-                for item, o, n in zip(items, old, new, strict=True)
-            )
-        gone = _removed(old, new)
+            changed = zip(items, old, new, strict=True)
+            return all(self.walk(item, o, n, node, None) for item, o, n in changed)
         if len(new) > len(old) and all(map(same, old, new)):
             for value in new[len(old) :]:
                 self.insert_item(node, value)
-        elif gone is None:
+            return True
+        gone = _removed(old, new)
+        if not node.flow:
+            dashes = [self._dash(item) for item in items]
+            if None in map(self.line_start, dashes):
+                gone = None  # `- - a`: an item shares its line; the list goes whole
+        if gone is None:
             self.write(node, new, parent, key)
-        for index in gone or []:
+            return True
+        for index in gone:
             self.remove(node, items, index, items[index])
         return True
 
     # -- the splices -------------------------------------------------------------------
 
-    def hand_over(self, node: Node, old: Any, alias: Node) -> None:
+    def hand_over(
+        self,
+        node: Node,
+        old: Any,
+        alias: Node,
+    ) -> None:
         """Move ``node``'s anchor to ``alias``, which becomes a copy of ``old``: the
         only change of this round."""
         label = f"&{node.anchor}"
@@ -416,20 +542,21 @@ class _Round:
             while self.text[start - 1] in " \t":
                 start -= 1
         self.splices = [(start, end, "")]
-        self.write(alias, old, *self._parent(alias), anchor=str(node.anchor))
+        parent, key = self._parent(alias)
+        self.write(alias, old, parent, key, anchor=str(node.anchor))
 
     def _parent(self, node: Node) -> tuple[Node | None, Node | None]:
         """The collection holding ``node``, and its key when it is a mapping's value."""
         todo = [self.root]
         while todo:
             parent = todo.pop()
-            if node in parent.children:
-                at = next(i for i, c in enumerate(parent.children) if c is node)
-                key = (
-                    parent.children[at - 1] if parent.kind == "map" and at % 2 else None
-                )
-                return parent, key
             todo += parent.children
+            if node not in parent.children:
+                continue
+            at = parent.children.index(node)
+            if parent.kind == "map" and at % 2:
+                return parent, parent.children[at - 1]
+            return parent, None
         return None, None
 
     def write(
@@ -441,46 +568,79 @@ class _Round:
         anchor: str = "",
     ) -> None:
         """Write ``new`` in place of ``node``, whose collection is ``parent``."""
+        end = self.content_end(node)
         if parent is None or parent.flow:
-            line = self.text[self.text.rfind("\n", 0, node.start) + 1 : node.start]
-            indent: int | None = len(line) - len(line.lstrip(" "))
-            if parent is not None and not self._lines_of(parent):
-                indent = None  # a collection on one line stays on one
-            label = f"&{anchor} " if anchor else ""
-            written = label + self.inline(new, indent)
-            self.splices.append((node.start, node.end, written))
+            self._write_flow(node, new, parent, anchor)
         elif key is not None:  # from the colon on: a block value starts a line
-            written = self.entry("K", new, _column(self.text, key.start), anchor)
-            self._over_lines(key.end, self.content_end(node), written[1:])
+            column = _column(self.text, key.start)
+            written = self.entry("K", new, column, anchor)
+            self._over_lines(key.end, end, written[1:])
         else:
             dash = self._dash(node)
-            written = self.entry(None, new, _column(self.text, dash), anchor)
-            self._over_lines(dash, self.content_end(node), written)
+            column = _column(self.text, dash)
+            written = self.entry(None, new, column, anchor)
+            self._over_lines(dash, end, written)
 
-    def _over_lines(self, start: int, end: int, written: str) -> None:
+    def _write_flow(
+        self,
+        node: Node,
+        new: Any,
+        parent: Node | None,
+        anchor: str,
+    ) -> None:
+        column = _column(self.text, node.start)
+        line = self.text[node.start - column : node.start]
+        indent: int | None = len(line) - len(line.lstrip(" "))
+        if parent is not None and not self._lines_of(parent):
+            indent = None  # a collection on one line stays on one
+        written = self.inline(new, indent)
+        if anchor:
+            written = f"&{anchor} {written}"
+        self.splice(node.start, node.end, written)
+
+    def _over_lines(
+        self,
+        start: int,
+        end: int,
+        written: str,
+    ) -> None:
         """Replace ``start:end`` with ``written``; a comment after ``end`` stays on the
         first line when ``written`` takes several (after a block scalar's last line
         it would be text)."""
-        found = self.text.find("\n", end)
-        rest = self.text[end : len(self.text) if found < 0 else found].rstrip("\r")
-        if "\n" in written and rest.lstrip(" \t").startswith("#"):
+        line_end = self.line_after(end)
+        rest = self.text[end:line_end].rstrip("\r\n")
+        comment = rest.lstrip(" \t").startswith("#")
+        if "\n" in written and comment:
             head, _, tail = written.partition("\n")
             written = f"{head}{rest}\n{tail}"
             end += len(rest)
-        self.splices.append((start, end, written))
+        self.splice(start, end, written)
 
-    def insert_pair(self, node: Node, after: Node, name: Any, value: Any) -> None:
+    def insert_pair(
+        self,
+        node: Node,
+        after: Node,
+        name: Any,
+        value: Any,
+    ) -> None:
         """Insert ``name: value`` into the mapping ``node`` after the value ``after``."""
-        if not node.flow:
+        if node.flow and self.json:
+            key = json.dumps(name, ensure_ascii=False)
+            self._insert_flow(node, after, key, value)
+        elif node.flow:
+            key = self._yaml([name], flow=True)[1:-1]
+            self._insert_flow(node, after, key, value)
+        else:
             column = _column(self.text, node.children[0].start)
             text = " " * column + self.entry(name, value, column)
-            self._add_lines(text, self.line_after(self.content_end(after)))
-        elif self.json:
-            self._insert_flow(node, after, json.dumps(name, ensure_ascii=False), value)
-        else:
-            self._insert_flow(node, after, self._yaml([name], flow=True)[1:-1], value)
+            at = self.line_after(self.content_end(after))
+            self._add_lines(text, at)
 
-    def insert_item(self, node: Node, value: Any) -> None:
+    def insert_item(
+        self,
+        node: Node,
+        value: Any,
+    ) -> None:
         """Append ``value`` to the sequence ``node``."""
         last = node.children[-1]
         if node.flow:
@@ -488,7 +648,8 @@ class _Round:
             return
         column = _column(self.text, self._dash(node.children[0]))
         text = " " * column + self.entry(None, value, column)
-        self._add_lines(text, self.line_after(self.content_end(last)))
+        at = self.line_after(self.content_end(last))
+        self._add_lines(text, at)
 
     def _lines_of(self, node: Node) -> bool:
         """Whether the flow collection ``node`` puts its first entry on a line."""
@@ -497,38 +658,64 @@ class _Round:
     def _insert_flow(
         self, node: Node, after: Node, key: str | None, value: Any
     ) -> None:
-        first = node.children[0]
-        head = "" if key is None else key + ": "
-        if self._lines_of(node):  # an entry a line: as JSON
-            column = _column(self.text, first.start)
-            text = ",\n" + " " * column + head + self.inline(value, column)
+        head = ""
+        if key is not None:
+            head = key + ": "
+        if self._lines_of(node):  # an entry a line, as JSON writes them
+            column = _column(self.text, node.children[0].start)
+            written = self.inline(value, column)
+            text = ",\n" + " " * column + head + written
         else:
             text = ", " + head + self.inline(value, None)
-        self.splices.append((after.end, after.end, text))
+        self.splice(after.end, after.end, text)
 
-    def remove(self, node: Node, starts: list[Node], index: int, last: Node) -> None:
+    def remove(
+        self,
+        node: Node,
+        starts: list[Node],
+        index: int,
+        last: Node,
+    ) -> None:
         """Remove the entry (a key and ``last``, its value) or item at ``index`` of the
         collection ``node``; ``starts``: where each entry or item starts."""
         first = starts[index]
-        following = starts[index + 1].start if index + 1 < len(starts) else None
-        if node.flow:
-            if following is not None:
-                self.splices.append((first.start, following, ""))
-            else:
-                previous = node.children[node.children.index(first) - 1]
-                self.splices.append((previous.end, last.end, ""))
-            return
-        begin = self._dash(first) if node.kind == "seq" else first.start
+        following = None
+        if index + 1 < len(starts):
+            following = starts[index + 1].start
+        if node.flow and following is not None:
+            self.splice(first.start, following, "")  # with the comma after it
+        elif node.flow:
+            previous = node.children[node.children.index(first) - 1]
+            self.splice(previous.end, last.end, "")  # with the comma before it
+        else:
+            self._remove_lines(node, first, last, following)
+
+    def _remove_lines(
+        self,
+        node: Node,
+        first: Node,
+        last: Node,
+        following: int | None,
+    ) -> None:
+        begin = first.start
+        if node.kind == "seq":
+            begin = self._dash(first)
         line = self.line_start(begin)
         if line is not None:
-            self.splices.append((line, self.line_after(self.content_end(last)), ""))
+            end = self.line_after(self.content_end(last))
+            self.splice(line, end, "")
         elif following is not None and node.kind == "map":
-            self.splices.append((begin, following, ""))
+            self.splice(begin, following, "")  # `- a: 1` loses `a: 1` and its line end
         else:
-            raise LayoutError(f"line {self._line(begin)} holds more than what goes")
+            line = self._line(begin)
+            raise LayoutError(f"line {line} holds more than what goes")
 
 
-def splice_document(text: str, new: Any, old: Any = None) -> str:
+def splice_document(
+    text: str,
+    new: Any,
+    old: Any = None,
+) -> str:
     """``text`` changed where its document (``old``, read from it when None) differs
     from ``new``, every other byte kept; :class:`LayoutError` when that cannot be done.
 
@@ -538,9 +725,9 @@ def splice_document(text: str, new: Any, old: Any = None) -> str:
     """
     for _ in range(100):  # each round moves one anchor, or ends
         round_ = _Round(text)
-        done = round_.walk(
-            round_.root, load(text) if old is None else old, new, None, None
-        )
+        if old is None:
+            old = load(text)
+        done = round_.walk(round_.root, old, new, None, None)
         text = round_.result()
         if done:
             return text

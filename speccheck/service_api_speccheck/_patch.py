@@ -45,7 +45,10 @@ def _steps(pointer: str) -> list[str]:
     return [s.replace("~1", "/").replace("~0", "~") for s in steps]
 
 
-def _widen(node: dict[str, Any], options: list[dict[str, Any]]) -> None:
+def _widen(
+    node: dict[str, Any],
+    options: list[dict[str, Any]],
+) -> None:
     plain = all(set(option) == {"type"} for option in options)
     if plain and "type" in node and not {"$ref", "anyOf", "oneOf"} & set(node):
         types = node["type"] if isinstance(node["type"], list) else [node["type"]]
@@ -63,7 +66,11 @@ def _widen(node: dict[str, Any], options: list[dict[str, Any]]) -> None:
         node["anyOf"] = [{k: node.pop(k) for k in moved}, *options]
 
 
-def _child(node: Any, step: str, make: bool) -> Any:
+def _child(
+    node: Any,
+    step: str,
+    make: bool,
+) -> Any:
     """The child ``step`` of ``node``; a mapping made for it when ``make``."""
     if isinstance(node, list):
         if not step.isdigit() or int(step) >= len(node):
@@ -80,7 +87,12 @@ def _child(node: Any, step: str, make: bool) -> Any:
 ACTIONS = ("add", "widen", "unrequire", "set")
 
 
-def apply(document: Any, pointer: str, action: str, value: Any) -> None:
+def apply(
+    document: Any,
+    pointer: str,
+    action: str,
+    value: Any,
+) -> None:
     """Apply the edit ``(pointer, action, value)`` (see :data:`Edit`) to ``document``,
     a plain document (dicts and lists); :class:`SpecCheckError` for a place that is
     missing or an action that is none.
@@ -111,7 +123,12 @@ def apply(document: Any, pointer: str, action: str, value: Any) -> None:
             raise SpecCheckError(f"{pointer}: no such place in the spec") from None
 
 
-def _put(node: dict[Any, Any], key: str, action: str, value: Any) -> None:
+def _put(
+    node: dict[Any, Any],
+    key: str,
+    action: str,
+    value: Any,
+) -> None:
     if action == "add" and key not in node:
         keys = list(node)
         at = len(keys)
@@ -128,7 +145,12 @@ def _put(node: dict[Any, Any], key: str, action: str, value: Any) -> None:
             del node[key]
 
 
-def _put_item(node: list[Any], key: str, action: str, value: Any) -> None:
+def _put_item(
+    node: list[Any],
+    key: str,
+    action: str,
+    value: Any,
+) -> None:
     at = len(node) if key == "-" else int(key) if key.isdigit() else -1
     if at == len(node) and action != "unrequire":
         node.append(value)
@@ -138,7 +160,11 @@ def _put_item(node: list[Any], key: str, action: str, value: Any) -> None:
         node[at] = value
 
 
-def patch_text(text: str, edits: Sequence[Edit], name: str = "the spec") -> str:
+def patch_text(
+    text: str,
+    edits: Sequence[Edit],
+    name: str = "the spec",
+) -> str:
     """``text``, a spec's YAML or JSON, with ``edits`` applied: only the places they
     change are written, every other byte kept; :class:`SpecCheckError` naming the
     edit that cannot be placed.
@@ -177,7 +203,11 @@ def patch_text(text: str, edits: Sequence[Edit], name: str = "the spec") -> str:
     return text
 
 
-def write_patch(path: Path, original: bytes, edits: Sequence[Edit]) -> int:
+def write_patch(
+    path: Path,
+    original: bytes,
+    edits: Sequence[Edit],
+) -> int:
     """Apply ``edits`` to the spec file at ``path``, whole or not at all; refused with a
     :class:`SpecCheckError` if the file no longer holds the ``original`` bytes it held
     when the check started or an edit cannot be placed, :class:`SpecWriteError` if the

@@ -44,23 +44,29 @@ def replace(path: Path, text: str) -> None:
     """
     target = Path(path).resolve()  # a symbolic link stays one: its target is written
     part = target.with_name(f".{target.name}.part")
+    data = text.encode("utf-8")
     try:
-        before = target.stat() if target.exists() else None
         with open(part, "wb") as file:
-            file.write(text.encode("utf-8"))
+            file.write(data)
             file.flush()
             os.fsync(file.fileno())
-        if before is not None:
-            if (before.st_uid, before.st_gid) != _owner(part):
-                os.chown(part, before.st_uid, before.st_gid)
-            os.chmod(part, before.st_mode & 0o7777)
+        if target.exists():
+            _same_mode_and_owner(target, part)
         os.replace(part, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
             part.unlink()
-        raise SpecWriteError(Path(path), exc.strerror or str(exc)) from None
+        reason = exc.strerror or str(exc)
+        raise SpecWriteError(Path(path), reason) from None
 
 
-def _owner(path: Path) -> tuple[int, int]:
-    stat = path.stat()
-    return stat.st_uid, stat.st_gid
+def _same_mode_and_owner(source: Path, target: Path) -> None:
+    """Give ``target`` the mode and owner of ``source`` (a new owner only where one
+    may give it: else the error leaves ``source`` as it is)."""
+    before = source.stat()
+    now = target.stat()
+    owner = (before.st_uid, before.st_gid)
+    if owner != (now.st_uid, now.st_gid):
+        os.chown(target, *owner)
+    mode = before.st_mode & 0o7777
+    os.chmod(target, mode)

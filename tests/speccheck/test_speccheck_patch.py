@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from test_speccheck_units import SPEC
 
 from service_api_spec._document import escape
-from service_api_speccheck import SpecCheckError
-from service_api_speccheck._layout import Node, load, parse, same
+from service_api_speccheck import SpecCheckError, _patch
+from service_api_speccheck._layout import LayoutError, Node, load, parse, same
 from service_api_speccheck._patch import Edit, apply, patch_text, write_patch
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,7 +57,11 @@ LAYOUTS: dict[str, Callable[[], str]] = {
     "JSON": lambda: json.dumps(DOCUMENT, indent=2) + "\n",
     "CRLF": lambda: ORIGINAL.replace("\n", "\r\n"),
     "flow leaves": lambda: yaml.dump(DOCUMENT, default_flow_style=None, width=60),
-    "one long line": lambda: yaml.dump(DOCUMENT, default_flow_style=True, width=10**6),
+    "JSON on one line": lambda: json.dumps(DOCUMENT),
+    "all flow": lambda: yaml.dump(DOCUMENT, default_flow_style=True),
+    "long lines": lambda: re.sub(
+        r"(x-assumed: [^\n]*)", lambda m: m[1] + " and so on" * 500, ORIGINAL
+    ),
     "aliases": _aliased,
 }
 
@@ -170,9 +174,10 @@ def assert_patched(text: str, edits: list[Edit]) -> str:
     spans = _spans(text, [pointer for pointer, _, _ in edits])
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
-        if tag != "equal":
-            inside = [a <= i1 and max(i2 - 1, i1) <= b + 1 for a, b in spans]
-            assert any(inside), f"lines {i1 + 1}-{i2} changed outside the edited places"
+        # each line changed, or the line an insertion goes before, in an edited place
+        for line in range(i1, max(i2, i1 + 1)) if tag != "equal" else ():
+            inside = any(a <= line <= b + (tag == "insert") for a, b in spans)
+            assert inside, f"line {line + 1} changed outside the edited places"
     assert patch_text(result, edits) == result
     return result
 
@@ -190,7 +195,7 @@ def test_every_action_on_every_layout_changes_only_its_places(layout: str) -> No
         assert "\n" not in result.replace("\r\n", "")
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     layout=st.sampled_from(sorted(LAYOUTS)),
     edits=st.lists(st.sampled_from(EDITS), min_size=1, max_size=8),
@@ -338,3 +343,41 @@ def test_a_folded_scalar_and_a_line_over_4096_characters_are_no_reason_to_refuse
     )
     result = patch_text(text, [("#/info/x-observed", "add", "2026-01-05")])
     assert result == text + "  x-observed: '2026-01-05'\n"
+
+
+def test_a_merge_key_and_items_sharing_a_line_are_written_whole_not_refused() -> None:
+    merged = "base: &b {a: 1, z: 0}\nx:\n  <<: *b\n  c: 2\n"
+    result = patch_text(merged, [("#/x/a", "set", 5)])
+    assert result.startswith("base: &b {a: 1, z: 0}\nx:\n")  # the base untouched
+    assert load(result) == {"base": {"a": 1, "z": 0}, "x": {"a": 5, "z": 0, "c": 2}}
+    nested = "s:\n- - a\n  - b\n- c\n"
+    result = patch_text(nested, [("#/s/0", "unrequire", "a"), ("#/s/0", "set", ["b"])])
+    assert load(result) == {"s": [["b"], "c"]}
+    assert result.endswith("- c\n")
+
+
+def test_a_change_that_cannot_be_placed_is_refused_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _write(tmp_path, SMALL)
+
+    def unplaceable(text: str, new: Any, old: Any = None) -> str:
+        raise LayoutError("two changes meet at line 3")
+
+    monkeypatch.setattr(_patch, "splice_document", unplaceable)
+    edit = ("#/components/schemas/Other/x-observed", "add", "2026-01-05")
+    with pytest.raises(SpecCheckError) as caught:
+        write_patch(path, SMALL.encode(), [edit])
+    assert str(caught.value) == (
+        f"{path}: add #/components/schemas/Other/x-observed cannot be placed "
+        "(two changes meet at line 3)"
+    )
+    assert path.read_text("utf-8") == SMALL
+
+
+def test_the_layouts_are_what_they_claim() -> None:
+    assert max(map(len, LAYOUTS["long lines"]().splitlines())) > 4096
+    assert max(map(len, LAYOUTS["JSON on one line"]().splitlines())) > 4096
+    assert re.search(r"\n {4,}[^ -].*\n {6,}\S", LAYOUTS["PyYAML"]())  # folded
+    assert "\r\n" in LAYOUTS["CRLF"]()
+    assert re.search(r": \*id[0-9]+  # ", LAYOUTS["aliases"]())
