@@ -14,6 +14,8 @@ not add up) stays a difference, with its advice.
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import socket
 import subprocess
 import time
@@ -28,7 +30,12 @@ import service_api
 from service_api import testing
 from service_api_speccheck import Report, check_spec
 
-PRISM = ROOT / ".tools" / "prism" / "node_modules" / ".bin" / "prism"
+_INSTALLED = ROOT / ".tools" / "prism" / "node_modules" / ".bin" / "prism"
+#: Prism's command: $PRISM, else the copy make installs, else one on PATH.
+PRISM = Path(
+    os.environ.get("PRISM")
+    or (_INSTALLED if _INSTALLED.exists() else shutil.which("prism") or _INSTALLED)
+)
 #: What Prism does that no spec can say: it refuses no probe, its pages do not add up.
 PRISMS_OWN = {"probe", "paging"}
 
@@ -83,8 +90,8 @@ def served(
     its base URL, and the folder of the true spec."""
     if not PRISM.exists():
         pytest.skip(
-            "Stoplight Prism (npm @stoplight/prism-cli) is not installed: "
-            "make installs it where npm is"
+            "Stoplight Prism (npm @stoplight/prism-cli) is not installed: make "
+            "installs it where npm is, or set PRISM=/path/to/prism"
         )
     folder = tmp_path_factory.mktemp(f"prism-{request.param}")
     true, _ = specs(_plants())
