@@ -159,10 +159,10 @@ def load(path: str | Path) -> Shape:
 
 
 def replace(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all: a file beside it, renamed."""
-    part = path.with_name(f".{path.name}.part")
-    part.write_text(text, "utf-8")
-    os.replace(part, path)
+    """Write ``text`` to ``path`` whole or not at all (see :mod:`._write`)."""
+    from ._write import replace as write  # it imports this module's error
+
+    write(path, text)
 
 
 def _raw_path(url: httpx.URL) -> str:
