@@ -33,6 +33,22 @@ import yaml
 from service_api_mock import DEMO_ACCOUNTS, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
 
 ROOT = Path(__file__).resolve().parents[2]
+
+#: Stoplight Prism (npm ``@stoplight/prism-cli``), a spec-driven server the project did
+#: not write: ``$PRISM``, else the copy ``make`` installs under ``.tools/prism``, else one
+#: on PATH; None where none is installed (the tests that need it skip, naming it).
+PRISM: Path | None = next(
+    (
+        Path(found)
+        for found in (
+            os.environ.get("PRISM"),
+            ROOT / ".tools" / "prism" / "node_modules" / ".bin" / "prism",
+            shutil.which("prism"),
+        )
+        if found and Path(found).exists()
+    ),
+    None,
+)
 ALERTS = Path(__file__).with_name("alerts.yaml")
 GROWTH = Path(__file__).with_name("growth.yaml")
 START_TIMEOUT = 30.0

@@ -14,8 +14,6 @@ not add up) stays a difference, with its advice.
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
 import socket
 import subprocess
 import time
@@ -24,18 +22,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from planted import PLANTS, ROOT, Plant, dump, edits, specs
+from planted import PLANTS, Plant, dump, edits, specs
+from spec_copy import PRISM
 
 import service_api
 from service_api import testing
 from service_api_speccheck import Report, check_spec
 
-_INSTALLED = ROOT / ".tools" / "prism" / "node_modules" / ".bin" / "prism"
-#: Prism's command: $PRISM, else the copy make installs, else one on PATH.
-PRISM = Path(
-    os.environ.get("PRISM")
-    or (_INSTALLED if _INSTALLED.exists() else shutil.which("prism") or _INSTALLED)
-)
 #: What Prism does that no spec can say: it refuses no probe, its pages do not add up.
 PRISMS_OWN = {"probe", "paging"}
 
@@ -88,7 +81,7 @@ def served(
 ) -> Iterator[tuple[str, str, Path]]:
     """Prism in one mode serving the true spec of every plant it can show: the mode,
     its base URL, and the folder of the true spec."""
-    if not PRISM.exists():
+    if PRISM is None:
         pytest.skip(
             "Stoplight Prism (npm @stoplight/prism-cli) is not installed: make "
             "installs it where npm is, or set PRISM=/path/to/prism"
