@@ -314,7 +314,8 @@ def resolve_job(args: argparse.Namespace) -> Job:
     if args.command == "token":
         return TokenJob(resolve_connection(args), show_token=args.show_token)
     if args.command == "spec":
-        offline = {"--from", "-h", "--help"} & {
+        # No command, a help or a file to read: the service is not asked.
+        offline = not args.spec_args or {"--from", "-h", "--help"} & {
             a.partition("=")[0] for a in args.spec_args
         }
         connection = None if offline else resolve_connection(args)

@@ -360,3 +360,14 @@ def test_the_help_says_each_default_once_and_the_exit_codes(
     assert "find where openapi.yaml differs" in out
     assert "{check}" not in out
     assert "exit codes:" in out
+
+
+def test_spec_without_a_command_shows_its_usage_before_asking_for_settings(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SERVICE_API_BASE_URL", raising=False)
+    assert main(["spec"]) == 2
+    err = capsys.readouterr().err
+    assert "usage: service-api spec" in err
+    assert "COMMAND" in err
+    assert "base url" not in err
