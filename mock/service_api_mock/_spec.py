@@ -25,12 +25,10 @@ from __future__ import annotations
 
 import functools
 import random
-import re
 from collections.abc import Mapping
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 import attrs
 
@@ -40,9 +38,11 @@ from service_api_spec import (
     Kind,
     Operation,
     Resource,
+    Route,
     Spec,
     SpecError,
     is_json,
+    packaged_spec,
 )
 
 from ._data import REALISTIC, build_records
@@ -62,20 +62,11 @@ __all__ = [
     "success_of",
 ]
 
-_HERE = Path(__file__).resolve().parent
 # A wheel carries a copy of the spec inside the package; a checkout has the project's own.
-DEFAULT_SPEC = next(
-    (
-        p
-        for p in (_HERE / "openapi.yaml", _HERE.parents[1] / "openapi.yaml")
-        if p.is_file()
-    ),
-    _HERE / "openapi.yaml",
-)
+DEFAULT_SPEC = packaged_spec()
 ONE_RECORD_KINDS: frozenset[Kind] = frozenset(("get", "replace", "update", "delete"))
 """The kinds of operation that act on one record, named by its id in the path: an
 unknown id is their 404."""
-_PARAMETER = re.compile(r"\{([^{}/]+)\}")
 TOKEN_SAMPLE = {"access_token": "sample", "token_type": "Bearer", "expires_in": "3600"}
 OAUTH_SAMPLE = {"error": "invalid_request", "error_description": "sample"}
 
@@ -104,10 +95,7 @@ def answer_of(op: Operation, status: int) -> Answer | None:
 
         answer_of(spec.model.operation("listShipments"), 503).status  # "5XX"
     """
-    for key in (str(status), f"{status // 100}XX", "default"):
-        if key in op.answers:
-            return op.answers[key]
-    return None
+    return op.answer(status)
 
 
 # The statuses the mock sends of its own accord (refusals, quota, faults): never taken
@@ -185,22 +173,6 @@ def sends(op: Operation) -> dict[int, str]:
 
 
 @attrs.frozen
-class Route:
-    """The operations of one path template (``/shipments/{shipmentId}``) by method, and
-    the pattern that finds its path parameters in a path as sent.
-
-    Example::
-
-        route.methods["GET"].operation_id  # "getShipment"
-    """
-
-    pattern: re.Pattern[str]
-    names: tuple[str, ...]
-    """The path parameters, in the order of the pattern's groups."""
-    methods: Mapping[str, Operation]
-
-
-@attrs.frozen
 class MockSpec:
     """A spec as the mock serves it: the model, its schemas, the routes, and what the
     checks at start-up found.
@@ -245,35 +217,12 @@ class MockSpec:
         """The route ``path`` (percent-encoded, as sent) fits and its path parameters,
         decoded: an encoded ``/`` stays inside a parameter. Of two templates of one
         shape (``/pets/{id}`` for GET, ``/pets/{petId}`` for DELETE), the one that
-        declares ``method``."""
-        fitting = None
-        for route in self.routes:
-            found = route.pattern.fullmatch(path)
-            if found is None:
-                continue
-            values = [unquote(value) for value in found.groups()]
-            here = route, dict(zip(route.names, values, strict=True))
-            if method in route.methods:
-                return here
-            fitting = fitting or here
-        return fitting
-
-
-def _routes(operations: tuple[Operation, ...]) -> tuple[Route, ...]:
-    by_path: dict[str, dict[str, Operation]] = {}
-    for op in operations:
-        by_path.setdefault(op.path, {})[op.method] = op
-    routes = []
-    # Literal paths first, so /things/search is not taken for /things/{thingId}.
-    for path in sorted(by_path, key=lambda p: ("{" in p, p)):
-        # Literal text and parameter names in turn: /a/{x}/b is "/a/", "x", "/b".
-        parts = _PARAMETER.split(path)
-        pattern = "".join(
-            "([^/]*)" if index % 2 else re.escape(part)
-            for index, part in enumerate(parts)
-        )
-        routes.append(Route(re.compile(pattern), tuple(parts[1::2]), by_path[path]))
-    return tuple(routes)
+        declares ``method``; else the first (whose 405 names its methods)."""
+        found = self.model.route(method, path)
+        if found is None:
+            return self.model.match(path)
+        op, values = found
+        return next(r for r in self.routes if r.path == op.path), values
 
 
 class _Checks:
@@ -363,19 +312,16 @@ class _Checks:
             value = self.schemas.build(success.pointer, self.rng, name)
         self.body(op, success, value)
 
-    def reachable(self, operations: tuple[Operation, ...]) -> None:
+    def reachable(self, routes: tuple[Route, ...]) -> None:
         """A problem for each operation whose path another template of the same shape
         takes first (``/pets/{id}`` beside ``/pets/{petId}``): no request reaches it."""
         first: dict[tuple[str, str], str] = {}
-        for path in sorted({op.path for op in operations}):
-            for op in operations:
-                if op.path != path:
-                    continue
-                shape = (_PARAMETER.sub("{}", path), op.method)
-                taken = first.setdefault(shape, path)
-                if taken != path:
+        for route in routes:
+            for method, op in route.methods.items():
+                taken = first.setdefault((route.pattern.pattern, method), route.path)
+                if taken != route.path:
                     self.problems.append(
-                        f"{op.operation_id}: {op.method} {path} is never reached: "
+                        f"{op.operation_id}: {method} {route.path} is never reached: "
                         f"{taken} takes the same requests"
                     )
 
@@ -406,12 +352,12 @@ def _read(path: Path, _mtime_ns: int) -> MockSpec:
             checks.resource(resource)
     for op in model.operations:
         checks.operation(op)
-    checks.reachable(model.operations)
+    checks.reachable(model.routes)
     return MockSpec(
         path=path,
         model=model,
         schemas=schemas,
-        routes=_routes(model.operations),
+        routes=model.routes,
         realistic=frozenset(checks.realistic),
         record_answers=frozenset(checks.record_answers),
         warnings=tuple(dict.fromkeys(checks.warnings)),

@@ -13,7 +13,15 @@ from typing import Any
 
 import yaml
 
-__all__ = ["SpecDocument", "SpecError", "escape", "read_document", "steps", "unescape"]
+__all__ = [
+    "SpecDocument",
+    "SpecError",
+    "escape",
+    "packaged_spec",
+    "read_document",
+    "steps",
+    "unescape",
+]
 
 # References deeper than this are a loop (a $ref to a $ref to ... itself).
 _MAX_REFERENCES = 32
@@ -61,6 +69,23 @@ def steps(pointer: str) -> list[str]:
         steps("#/paths/~1shipments/get")  # ["paths", "/shipments", "get"]
     """
     return [unescape(step) for step in pointer.removeprefix("#").split("/")[1:]]
+
+
+def packaged_spec() -> Path:
+    """The spec the installed packages were built from: the copy a wheel carries (in
+    ``service_api_mock/``), else the checkout's ``openapi.yaml``. The one place that
+    knows where it is.
+
+    Example::
+
+        load_spec(packaged_spec())
+    """
+    package = Path(__file__).resolve().parent
+    copies = (
+        package.parent / "service_api_mock" / "openapi.yaml",
+        package.parents[1] / "openapi.yaml",
+    )
+    return next((p for p in copies if p.is_file()), copies[-1])
 
 
 def read_document(path: Path) -> SpecDocument:

@@ -279,19 +279,20 @@ class SchemaView:
             seen = {self.pointer}
             todo = [self]
             while todo:
-                view = todo.pop(0)
-                direct = [
-                    view._child("allOf", i) for i, _ in enumerate(view._list("allOf"))
-                ]
-                if isinstance(view._own.get("$ref"), str):
-                    direct.insert(0, view.schemas.view(view._own["$ref"]))
-                for part in direct:
+                for part in todo.pop(0)._direct():
                     if part.pointer not in seen:
                         seen.add(part.pointer)
                         found.append(part)
                         todo.append(part)
             self._parts = tuple(found)
         return self._parts
+
+    def _direct(self) -> list[SchemaView]:
+        """Its own parts: where a ``$ref`` with siblings points, then its ``allOf``."""
+        found = [self._child("allOf", i) for i, _ in enumerate(self._list("allOf"))]
+        if isinstance(self._own.get("$ref"), str):
+            found.insert(0, self.schemas.view(self._own["$ref"]))
+        return found
 
     @property
     def chain(self) -> tuple[SchemaView, ...]:
@@ -368,13 +369,15 @@ class SchemaView:
 
     @property
     def properties(self) -> Mapping[str, SchemaView]:
-        """Its properties by their names in JSON (``+1``, ``@odata.type``, ``$ref``), its
-        parts' first, then its own."""
+        """Its properties by their names in JSON (``+1``, ``@odata.type``, ``$ref``): its
+        parts' (theirs first, in order), then its own."""
         if self._properties is None:
+            self._properties = {}  # what a loop of allOf sees of it: nothing
             found: dict[str, SchemaView] = {}
-            for view in (*reversed(self.parts), self):
-                for name in view._own.get("properties") or {}:
-                    found[str(name)] = view._child("properties", str(name))
+            for part in self._direct():
+                found.update(part.properties)
+            for name in self._own.get("properties") or {}:
+                found[str(name)] = self._child("properties", str(name))
             self._properties = found
         return self._properties
 
@@ -477,7 +480,7 @@ class SchemaView:
         """Its bounds, lengths, pattern and sizes in 2020-12 form (``exclusiveMinimum``
         a number), its own over its parts'."""
         found: dict[str, Any] = {}
-        for view in (*reversed(self.parts), self):
+        for view in (*self.parts, self):
             kept = {k: v for k, v in view._own.items() if k in _CONSTRAINTS}
             found.update({k: v for k, v in kept.items() if "imum" not in k})
             found.update(_bounds(view._own))
