@@ -682,6 +682,7 @@ class ApiHandler:
         last_page = math.ceil(total / size)
         start = (number - 1) * size
         envelope: dict[str, Any] = {
+            **self.state.spec.page_fields.get(op.operation_id, {}),
             "totalRecords": total,
             "pageNumber": number,
             "pageSize": size,

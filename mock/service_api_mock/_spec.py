@@ -67,6 +67,8 @@ DEFAULT_SPEC = packaged_spec()
 ONE_RECORD_KINDS: frozenset[Kind] = frozenset(("get", "replace", "update", "delete"))
 """The kinds of operation that act on one record, named by its id in the path: an
 unknown id is their 404."""
+# The page envelope's fields the mock writes itself.
+_ENVELOPE = ("totalRecords", "pageNumber", "pageSize", "data", "next", "previous")
 TOKEN_SAMPLE = {"access_token": "sample", "token_type": "Bearer", "expires_in": "3600"}
 OAUTH_SAMPLE = {"error": "invalid_request", "error_description": "sample"}
 
@@ -194,6 +196,8 @@ class MockSpec:
     """The operations (by operationId) whose success answers the record itself."""
     warnings: tuple[str, ...]
     """What the mock does that the spec does not say (it serves the spec anyway)."""
+    page_fields: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict, repr=False)
+    """The fields each list's page carries beyond the mock's own, by operationId."""
     unlisted: frozenset[str] = frozenset()
     """The resources no operation lists or creates: no client can know which of their
     ids exist, so every id names one (built on first use)."""
@@ -236,6 +240,7 @@ class _Checks:
         self.samples: dict[str, dict[str, Any]] = {}
         self.realistic: set[str] = set()
         self.record_answers: set[str] = set()
+        self.page_fields: dict[str, dict[str, Any]] = {}
         self.rng = random.Random(0)  # noqa: S311 -- sample data, not crypto
 
     def resource(self, resource: Resource) -> None:
@@ -302,7 +307,9 @@ class _Checks:
         if op.kind == "token":
             value = TOKEN_SAMPLE
         elif op.kind == "list":
+            extras = self.page_extras(op, success)
             value = {
+                **extras,
                 "totalRecords": 1,
                 "pageNumber": 1,
                 "pageSize": 1,
@@ -311,6 +318,19 @@ class _Checks:
         elif success.pointer is not None:
             value = self.schemas.build(success.pointer, self.rng, name)
         self.body(op, success, value)
+
+    def page_extras(self, op: Operation, success: Answer) -> dict[str, Any]:
+        """The fields of ``op``'s page envelope beyond the mock's own (a Stripe-like
+        ``object: "list"``, ``has_more``), built once from its schema, sent on every page."""
+        built = None
+        if success.pointer is not None:
+            rng = random.Random(op.operation_id)  # noqa: S311 -- sample data, not crypto
+            built = self.schemas.build(success.pointer, rng, op.operation_id)
+        extras = {}
+        if isinstance(built, dict):
+            extras = {k: v for k, v in built.items() if k not in _ENVELOPE}
+        self.page_fields[op.operation_id] = extras
+        return extras
 
     def reachable(self, routes: tuple[Route, ...]) -> None:
         """A problem for each operation whose path another template of the same shape
@@ -362,6 +382,7 @@ def _read(path: Path, _mtime_ns: int) -> MockSpec:
         record_answers=frozenset(checks.record_answers),
         warnings=tuple(dict.fromkeys(checks.warnings)),
         problems=tuple(dict.fromkeys(checks.problems)),
+        page_fields=checks.page_fields,
         unlisted=frozenset(model.resources)
         - {
             str(op.resource) for op in model.operations if op.kind in ("list", "create")

@@ -15,6 +15,7 @@ import yaml
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, MockConfig, MockService
 from service_api_mock.__main__ import main as mock_main
 from service_api_mock.__main__ import parser
+from service_api_spec import load_spec
 
 pytestmark = pytest.mark.anyio
 
@@ -170,3 +171,34 @@ async def test_templates_of_one_shape_serve_their_own_methods(tmp_path: Path) ->
         "getWidgetA": {200: 1},
         "deleteWidgetB": {204: 1},
     }
+
+
+async def test_a_page_envelope_with_fields_of_its_own_is_answered_whole(
+    tmp_path: Path,
+) -> None:
+    document: dict[str, Any] = yaml.safe_load(SPEC.read_text("utf-8"))
+    model = load_spec(SPEC)
+    listed = next(op for op in model.lists if "{" not in op.path)
+    content = document["paths"][listed.path]["get"]["responses"]["200"]["content"]
+    media = next(iter(content))
+    own = {
+        "type": "object",
+        "required": ["object", "has_more"],
+        "properties": {"object": {"const": "list"}, "has_more": {"type": "boolean"}},
+    }
+    content[media]["schema"] = {"allOf": [content[media]["schema"], own]}
+    spec = tmp_path / "openapi.yaml"
+    spec.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
+    assert mock_main(["--check-spec", str(spec)]) == 0
+    service = MockService(MockConfig(records=3, validate_answers=True), spec=spec)
+    transport = httpx.ASGITransport(app=service.app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://mock.test/public/v3"
+    ) as client:
+        token = (await client.post("/authenticate", files=FORM)).json()["access_token"]
+        headers = {"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"}
+        page = await client.get(listed.path, headers=headers)
+    assert page.status_code == 200, page.text
+    assert page.json()["object"] == "list"
+    assert len(page.json()["data"]) == 3
+    assert service.invalid_answers() == []
