@@ -169,8 +169,10 @@ def _represent_items(dumper: _Dumper, data: _Items) -> yaml.Node:
 
 def _represent_str(dumper: _Dumper, data: str) -> yaml.Node:
     style = None
-    if "\n" in data.strip("\n"):
-        style = "|"  # a description over lines stays readable
+    if "\n" in data.strip("\n") and not data.endswith("\n\n"):
+        # a description over lines stays readable; not one that keeps its blank last
+        # lines (`|+`), which the line end after it would change
+        style = "|"
     return dumper.represent_scalar(_STR, data, style=style)
 
 
@@ -463,7 +465,7 @@ class _Round:
         if _both(node, "map", dict, old, new):
             kept = [name for name in old if name in new]
             if kept:
-                return self.walk_map(node, old, new)
+                return self.walk_map(node, old, new, parent, key)
         if _both(node, "seq", list, old, new) and old and new:
             return self.walk_seq(node, old, new, parent, key)
         self.write(node, new, parent, key)
@@ -474,18 +476,24 @@ class _Round:
         node: Node,
         old: dict[Any, Any],
         new: dict[Any, Any],
+        parent: Node | None,
+        key: Node | None,
     ) -> bool:
         pairs = dict(zip(old, node.pairs(), strict=True))
+        keys = [k for k, _ in pairs.values()]
+        values = [v for _, v in pairs.values()]
+        gone = [index for index, name in enumerate(old) if name not in new]
+        shared = not node.flow and self.line_start(keys[0].start) is None
+        if shared and gone[:2] == [0, 1]:
+            # `- a: 1` loses `a: 1` up to the next key, which goes too: written whole
+            self.write(node, new, parent, key)
+            return True
         for name, (k, v) in pairs.items():
             if name not in new:
                 continue
             if not self.walk(v, old[name], new[name], node, k):
                 return False
-        keys = [k for k, _ in pairs.values()]
-        for index, name in enumerate(pairs):
-            if name not in new:
-                value = pairs[name][1]
-                self.remove(node, keys, index, value)
+        self.remove(node, keys, values, gone)
         before = list(old)[-1]  # a key new before every kept one: last
         for name in new:
             if name in old:
@@ -506,8 +514,10 @@ class _Round:
         items = node.children
         if len(new) == len(old):
             changed = zip(items, old, new, strict=True)
-            return all(self.walk(item, o, n, node, None) for item, o, n in changed)
-        if len(new) > len(old) and all(map(same, old, new)):
+            walks = (self.walk(item, o, n, node, None) for item, o, n in changed)
+            return all(walks)
+        appended = len(new) > len(old) and all(map(same, old, new))
+        if appended:
             for value in new[len(old) :]:
                 self.insert_item(node, value)
             return True
@@ -519,8 +529,7 @@ class _Round:
         if gone is None:
             self.write(node, new, parent, key)
             return True
-        for index in gone:
-            self.remove(node, items, index, items[index])
+        self.remove(node, items, items, gone)
         return True
 
     # -- the splices -------------------------------------------------------------------
@@ -607,6 +616,8 @@ class _Round:
         """Replace ``start:end`` with ``written``; a comment after ``end`` stays on the
         first line when ``written`` takes several (after a block scalar's last line
         it would be text)."""
+        if self.text[end - 1] == "\n":  # a kept block scalar ended with its line end
+            written += "\n"
         line_end = self.line_after(end)
         rest = self.text[end:line_end].rstrip("\r\n")
         comment = rest.lstrip(" \t").startswith("#")
@@ -673,38 +684,39 @@ class _Round:
         self,
         node: Node,
         starts: list[Node],
-        index: int,
-        last: Node,
+        ends: list[Node],
+        gone: list[int],
     ) -> None:
-        """Remove the entry (a key and ``last``, its value) or item at ``index`` of the
-        collection ``node``; ``starts``: where each entry or item starts."""
-        first = starts[index]
-        following = None
-        if index + 1 < len(starts):
-            following = starts[index + 1].start
-        if node.flow and following is not None:
-            self.splice(first.start, following, "")  # with the comma after it
-        elif node.flow:
-            previous = node.children[node.children.index(first) - 1]
-            self.splice(previous.end, last.end, "")  # with the comma before it
-        else:
-            self._remove_lines(node, first, last, following)
+        """Remove the entries (or items) at the indexes ``gone`` of the collection
+        ``node``; ``starts`` and ``ends``: the node each begins and ends with."""
+        kept = set(range(len(starts))) - set(gone)
+        last_kept = max(kept, default=-1)
+        for index in gone:
+            if not node.flow:
+                self._remove_lines(node, starts, ends, index)
+            elif index < last_kept:
+                following = starts[index + 1].start
+                self.splice(starts[index].start, following, "")  # and the comma after
+            else:
+                previous = ends[index - 1].end
+                self.splice(previous, ends[index].end, "")  # and the comma before
 
     def _remove_lines(
         self,
         node: Node,
-        first: Node,
-        last: Node,
-        following: int | None,
+        starts: list[Node],
+        ends: list[Node],
+        index: int,
     ) -> None:
-        begin = first.start
+        begin = starts[index].start
         if node.kind == "seq":
-            begin = self._dash(first)
+            begin = self._dash(starts[index])
         line = self.line_start(begin)
         if line is not None:
-            end = self.line_after(self.content_end(last))
+            end = self.line_after(self.content_end(ends[index]))
             self.splice(line, end, "")
-        elif following is not None and node.kind == "map":
+        elif index + 1 < len(starts) and node.kind == "map":
+            following = starts[index + 1].start
             self.splice(begin, following, "")  # `- a: 1` loses `a: 1` and its line end
         else:
             line = self._line(begin)

@@ -8,7 +8,6 @@ must change no byte.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -144,7 +143,9 @@ def _spans(text: str, pointers: list[str]) -> list[tuple[int, int]]:
             if node.kind == "alias":
                 nodes.append(anchored[node.name])
                 break
-            nodes += aliases.get(node.anchor or "", [])[:1]  # the anchor goes there
+            first_alias = aliases.get(node.anchor or "", [])[:1]
+            if first_alias:  # the anchor leaves node for the alias
+                nodes += [node, *first_alias]
             if node.kind == "map":
                 keys = [text[k.start : k.end].strip("'\"") for k in node.children[::2]]
                 if step not in keys:
@@ -172,12 +173,19 @@ def assert_patched(text: str, edits: list[Edit]) -> str:
     before = text.splitlines(keepends=True)
     after = result.splitlines(keepends=True)
     spans = _spans(text, [pointer for pointer, _, _ in edits])
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
-        # each line changed, or the line an insertion goes before, in an edited place
-        for line in range(i1, max(i2, i1 + 1)) if tag != "equal" else ():
-            inside = any(a <= line <= b + (tag == "insert") for a, b in spans)
-            assert inside, f"line {line + 1} changed outside the edited places"
+    # every line outside the edited places is still there, in its order, and what
+    # comes before the first place and after the last is the same bytes
+    at = 0
+    for number, line in enumerate(before):
+        if any(first <= number <= last for first, last in spans):
+            continue
+        assert line in after[at:], f"line {number + 1} changed outside the places"
+        at = after.index(line, at) + 1
+    first = min([first for first, _ in spans], default=len(before))
+    last = max([last for _, last in spans], default=len(before))
+    assert after[:first] == before[:first]
+    tail = len(before) - last - 1
+    assert after[len(after) - tail :] == before[last + 1 :]
     assert patch_text(result, edits) == result
     return result
 
