@@ -1,9 +1,9 @@
 """The patch on drawn documents: nested mappings and lists of drawn scalars (words,
 numbers, booleans, nulls, text over lines), some shared (an anchor and an alias),
-written in a drawn layout (PyYAML's block, flow leaves or all flow, JSON indented or on
-one line, CRLF), changed by drawn edits of every action. Each result holds exactly the
-edited document, changes only the edited places, and a second application changes no
-byte.
+written in a drawn layout (PyYAML's block, flow leaves or all flow, indented by 4 or
+lists indented, JSON indented or on one line, CRLF), changed by drawn edits of every
+action. Each result holds exactly the edited document, changes only the edited places,
+and a second application changes no byte.
 """
 
 from __future__ import annotations
@@ -18,6 +18,14 @@ from hypothesis import strategies as st
 from test_speccheck_patch import _apart, _walk, assert_patched
 
 from service_api_speccheck._patch import Edit
+
+
+class _Indented(yaml.SafeDumper):
+    """Writes a list under its key indented (`key:\n  - a`), as many editors do."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
 
 KEYS = st.sampled_from(
     ["a", "b", "type", "x-assumed", "x-observed", "200", "a b", "#c"]
@@ -46,6 +54,8 @@ WRITERS: dict[str, Callable[[Any], str]] = {
     "JSON": lambda d: json.dumps(d, indent=2),
     "JSON on one line": lambda d: json.dumps(d) + "\n",
     "CRLF": lambda d: yaml.dump(d, width=20).replace("\n", "\r\n"),
+    "indented by 4": lambda d: yaml.dump(d, indent=4, width=40),
+    "lists indented": lambda d: yaml.dump(d, Dumper=_Indented, width=40),
 }
 
 
