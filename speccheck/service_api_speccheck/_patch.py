@@ -104,7 +104,10 @@ def apply(
     """
     if action not in ACTIONS:
         raise SpecCheckError(f"{pointer}: no edit {action!r}")
-    *path, key = _steps(pointer)
+    steps = _steps(pointer)
+    if not steps:
+        raise SpecCheckError(f"{pointer!r}: an edit's place is inside the document")
+    *path, key = steps
     try:
         node = document
         for step in path:
@@ -116,8 +119,10 @@ def apply(
             _widen(schema, value)
         elif isinstance(node, list):
             _put_item(node, key, action, value)
-        else:
+        elif isinstance(node, dict):
             _put(node, key, action, value)
+        else:
+            raise KeyError(key)  # a scalar has no places inside
     except KeyError:
         if action != "unrequire":  # nothing required there: nothing to do
             raise SpecCheckError(f"{pointer}: no such place in the spec") from None
@@ -139,10 +144,17 @@ def _put(
         node.update([*items[:at], (key, value), *items[at:]])
     elif action == "set" and (key not in node or not same(node[key], value)):
         node[key] = value
-    elif action == "unrequire" and value in node.get(key, []):
+    elif action == "unrequire" and value in _names(node.get(key)):
         node[key] = [name for name in node[key] if name != value]
         if not node[key]:
             del node[key]
+
+
+def _names(required: Any) -> list[Any]:
+    """The names of a ``required`` list (none of anything else)."""
+    if isinstance(required, list):
+        return required
+    return []
 
 
 def _put_item(

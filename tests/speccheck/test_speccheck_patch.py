@@ -338,6 +338,13 @@ def test_an_edit_with_no_place_or_no_action_is_refused_by_name(tmp_path: Path) -
         write_patch(path, SMALL.encode(), [("#/nowhere/at/all", "widen", [])])
     with pytest.raises(SpecCheckError, match="no edit 'remove'"):
         write_patch(path, SMALL.encode(), [("#/info", "remove", None)])
+    with pytest.raises(SpecCheckError, match="'#': an edit's place is inside"):
+        write_patch(path, SMALL.encode(), [("#", "set", {})])
+    with pytest.raises(SpecCheckError, match="#/info/title/x: no such place"):
+        write_patch(path, SMALL.encode(), [("#/info/title/x", "add", 1)])
+    # nothing required there (no list, or no such place): nothing to unrequire
+    same_text = [("#/info/title", "unrequire", "t"), ("#/no/where", "unrequire", "a")]
+    assert write_patch(path, SMALL.encode(), same_text) == 2
     assert path.read_text("utf-8") == SMALL
 
 
