@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from service_api_spec import steps
+
 from ._layout import LayoutError, load, plain, same, splice_document
 from ._observation import SpecCheckError
 from ._write import SpecWriteError, replace
@@ -37,12 +39,6 @@ Edit = tuple[str, str, Any]
 
 # Kept on a schema whose other keywords move into the first option of an anyOf.
 ANNOTATIONS = {"description", "title", "examples", "example", "default", "deprecated"}
-
-
-def _steps(pointer: str) -> list[str]:
-    """The keys of a JSON pointer (RFC 6901), ``#`` left out."""
-    steps = pointer.removeprefix("#").split("/")[1:]
-    return [s.replace("~1", "/").replace("~0", "~") for s in steps]
 
 
 def _widen(
@@ -104,10 +100,10 @@ def apply(
     """
     if action not in ACTIONS:
         raise SpecCheckError(f"{pointer}: no edit {action!r}")
-    steps = _steps(pointer)
-    if not steps:
+    places = steps(pointer)
+    if not places:
         raise SpecCheckError(f"{pointer!r}: an edit's place is inside the document")
-    *path, key = steps
+    *path, key = places
     try:
         node = document
         for step in path:

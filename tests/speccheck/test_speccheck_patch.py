@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_speccheck_units import SPEC
 
-from service_api_spec._document import escape
+from service_api_spec import escape, unescape
 from service_api_speccheck import SpecCheckError, _patch
 from service_api_speccheck._layout import LayoutError, Node, load, parse, same
 from service_api_speccheck._patch import Edit, apply, patch_text, write_patch
@@ -139,7 +139,7 @@ def _spans(text: str, pointers: list[str]) -> list[tuple[int, int]]:
     for pointer in pointers:
         node = root
         for step in pointer.split("/")[1:-1]:
-            step = step.replace("~1", "/").replace("~0", "~")
+            step = unescape(step)
             if node.kind == "alias":
                 nodes.append(anchored[node.name])
                 break
