@@ -230,6 +230,7 @@ class _Round:
             self.newline = "\r\n"
         self.root, self.aliases = parse(text)
         self.splices: list[tuple[int, int, str]] = []
+        self.anchors: dict[str, Node] = {}
         root = self.root
         # JSON: a flow mapping whose first key is double-quoted
         self.json = root.kind == "map" and root.flow and bool(root.children)
@@ -250,6 +251,8 @@ class _Round:
         while todo:
             node = todo.pop()
             todo += node.children
+            if node.anchor:
+                self.anchors[node.anchor] = node
             mark = self.text[node.start : node.start + 1]
             if node.kind == "scalar" and mark in ("'", '"'):
                 quotes[mark] += 1
@@ -552,6 +555,7 @@ class _Round:
                 start -= 1
         self.splices = [(start, end, "")]
         parent, key = self._parent(alias)
+        self.anchors[alias.name] = node  # the copy is written as the anchored was
         self.write(alias, old, parent, key, anchor=str(node.anchor))
 
     def _parent(self, node: Node) -> tuple[Node | None, Node | None]:
@@ -578,8 +582,20 @@ class _Round:
     ) -> None:
         """Write ``new`` in place of ``node``, whose collection is ``parent``."""
         end = self.content_end(node)
+        written_as = node
+        if node.kind == "alias":  # a copy is written as what the alias names
+            written_as = self.anchors.get(node.name, node)
+        flow = written_as.flow and isinstance(new, dict | list) and bool(new)
+        label = ""
+        if anchor:
+            label = f" &{anchor}"
         if parent is None or parent.flow:
             self._write_flow(node, new, parent, anchor)
+        elif flow:  # flow stays flow: `key: {type: integer}`, `- [a, b]`
+            inline = self.inline(new, None)
+            start = key.end if key is not None else self._dash(node)
+            head = ":" if key is not None else "-"
+            self._over_lines(start, end, f"{head}{label} {inline}")
         elif key is not None:  # from the colon on: a block value starts a line
             column = _column(self.text, key.start)
             written = self.entry("K", new, column, anchor)

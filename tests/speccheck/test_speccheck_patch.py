@@ -396,3 +396,21 @@ def test_the_layouts_are_what_they_claim() -> None:
     assert re.search(r"\n {4,}[^ -].*\n {6,}\S", LAYOUTS["PyYAML"]())  # folded
     assert "\r\n" in LAYOUTS["CRLF"]()
     assert re.search(r": \*id[0-9]+  # ", LAYOUTS["aliases"]())
+
+
+def test_a_flow_value_and_the_copy_of_a_flow_anchor_stay_in_flow_style() -> None:
+    text = (
+        "properties:\n"
+        "  battery: &percent {type: integer, maximum: 100}\n"
+        "  humidity: *percent  # the same scale\n"
+        "  charge: *percent\n"
+    )
+    widened = patch_text(text, [("#/properties/battery", "widen", [{"type": "null"}])])
+    assert widened == (
+        "properties:\n"
+        "  battery: {type: [integer, 'null'], maximum: 100}\n"
+        "  humidity: &percent {type: integer, maximum: 100}  # the same scale\n"
+        "  charge: *percent\n"
+    )
+    lowered = patch_text(text, [("#/properties/charge/maximum", "set", 50)])
+    assert lowered.endswith("  charge: {type: integer, maximum: 50}\n")
