@@ -64,7 +64,8 @@ def parse(text: str) -> tuple[Node, dict[str, list[Node]]]:
     for event in yaml.parse(text, Loader=_LOADER):
         start = _index(event.start_mark, 0)
         end = _index(event.end_mark, len(text))
-        node = Node("scalar", start, end, anchor=getattr(event, "anchor", None))
+        anchor = getattr(event, "anchor", None)
+        node = Node("scalar", start, end, anchor=anchor)
         if isinstance(event, yaml.AliasEvent):
             node.kind = "alias"
             node.name = str(event.anchor)
@@ -486,7 +487,8 @@ class _Round:
         keys = [k for k, _ in pairs.values()]
         values = [v for _, v in pairs.values()]
         gone = [index for index, name in enumerate(old) if name not in new]
-        shared = not node.flow and self.line_start(keys[0].start) is None
+        first_line = self.line_start(keys[0].start)
+        shared = not node.flow and first_line is None
         if shared and gone[:2] == [0, 1]:
             # `- a: 1` loses `a: 1` up to the next key, which goes too: written whole
             self.write(node, new, parent, key)
@@ -517,9 +519,13 @@ class _Round:
         items = node.children
         if len(new) == len(old):
             changed = zip(items, old, new, strict=True)
-            walks = (self.walk(item, o, n, node, None) for item, o, n in changed)
+            walks = (
+                self.walk(item, before, after, node, None)
+                for item, before, after in changed
+            )
             return all(walks)
-        appended = len(new) > len(old) and all(map(same, old, new))
+        grown = len(new) > len(old)
+        appended = grown and all(map(same, old, new))
         if appended:
             for value in new[len(old) :]:
                 self.insert_item(node, value)
