@@ -1,8 +1,10 @@
 """Fixtures shared by the whole suite."""
 
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,11 @@ from service_api_mock._config import VALIDATE_ANSWERS_VARIABLE
 # Every mock the suite starts, in process or as a command, checks its answers against
 # the spec before sending them: an answer that does not fit is a 500 saying why.
 os.environ.setdefault(VALIDATE_ANSWERS_VARIABLE, "1")
+
+# The spec copies' helpers (tests/spec/spec_copy.py) for every folder of tests.
+SPEC_TESTS = str(Path(__file__).resolve().parent / "spec")
+if SPEC_TESTS not in sys.path:
+    sys.path.insert(0, SPEC_TESTS)
 
 # Fails any test that lets a client secret or an issued token reach a log, an error
 # message, a warning or a report.

@@ -64,7 +64,8 @@ def parse(text: str) -> tuple[Node, dict[str, list[Node]]]:
     for event in yaml.parse(text, Loader=_LOADER):
         start = _index(event.start_mark, 0)
         end = _index(event.end_mark, len(text))
-        node = Node("scalar", start, end, anchor=getattr(event, "anchor", None))
+        anchor = getattr(event, "anchor", None)
+        node = Node("scalar", start, end, anchor=anchor)
         if isinstance(event, yaml.AliasEvent):
             node.kind = "alias"
             node.name = str(event.anchor)
@@ -169,8 +170,10 @@ def _represent_items(dumper: _Dumper, data: _Items) -> yaml.Node:
 
 def _represent_str(dumper: _Dumper, data: str) -> yaml.Node:
     style = None
-    if "\n" in data.strip("\n"):
-        style = "|"  # a description over lines stays readable
+    if "\n" in data.strip("\n") and not data.endswith("\n\n"):
+        # a description over lines stays readable; not one that keeps its blank last
+        # lines (`|+`), which the line end after it would change
+        style = "|"
     return dumper.represent_scalar(_STR, data, style=style)
 
 
@@ -228,6 +231,7 @@ class _Round:
             self.newline = "\r\n"
         self.root, self.aliases = parse(text)
         self.splices: list[tuple[int, int, str]] = []
+        self.anchors: dict[str, Node] = {}
         root = self.root
         # JSON: a flow mapping whose first key is double-quoted
         self.json = root.kind == "map" and root.flow and bool(root.children)
@@ -248,6 +252,8 @@ class _Round:
         while todo:
             node = todo.pop()
             todo += node.children
+            if node.anchor:
+                self.anchors[node.anchor] = node
             mark = self.text[node.start : node.start + 1]
             if node.kind == "scalar" and mark in ("'", '"'):
                 quotes[mark] += 1
@@ -463,7 +469,7 @@ class _Round:
         if _both(node, "map", dict, old, new):
             kept = [name for name in old if name in new]
             if kept:
-                return self.walk_map(node, old, new)
+                return self.walk_map(node, old, new, parent, key)
         if _both(node, "seq", list, old, new) and old and new:
             return self.walk_seq(node, old, new, parent, key)
         self.write(node, new, parent, key)
@@ -474,18 +480,25 @@ class _Round:
         node: Node,
         old: dict[Any, Any],
         new: dict[Any, Any],
+        parent: Node | None,
+        key: Node | None,
     ) -> bool:
         pairs = dict(zip(old, node.pairs(), strict=True))
+        keys = [k for k, _ in pairs.values()]
+        values = [v for _, v in pairs.values()]
+        gone = [index for index, name in enumerate(old) if name not in new]
+        first_line = self.line_start(keys[0].start)
+        shared = not node.flow and first_line is None
+        if shared and gone[:2] == [0, 1]:
+            # `- a: 1` loses `a: 1` up to the next key, which goes too: written whole
+            self.write(node, new, parent, key)
+            return True
         for name, (k, v) in pairs.items():
             if name not in new:
                 continue
             if not self.walk(v, old[name], new[name], node, k):
                 return False
-        keys = [k for k, _ in pairs.values()]
-        for index, name in enumerate(pairs):
-            if name not in new:
-                value = pairs[name][1]
-                self.remove(node, keys, index, value)
+        self.remove(node, keys, values, gone)
         before = list(old)[-1]  # a key new before every kept one: last
         for name in new:
             if name in old:
@@ -506,8 +519,14 @@ class _Round:
         items = node.children
         if len(new) == len(old):
             changed = zip(items, old, new, strict=True)
-            return all(self.walk(item, o, n, node, None) for item, o, n in changed)
-        if len(new) > len(old) and all(map(same, old, new)):
+            walks = (
+                self.walk(item, before, after, node, None)
+                for item, before, after in changed
+            )
+            return all(walks)
+        grown = len(new) > len(old)
+        appended = grown and all(map(same, old, new))
+        if appended:
             for value in new[len(old) :]:
                 self.insert_item(node, value)
             return True
@@ -519,8 +538,7 @@ class _Round:
         if gone is None:
             self.write(node, new, parent, key)
             return True
-        for index in gone:
-            self.remove(node, items, index, items[index])
+        self.remove(node, items, items, gone)
         return True
 
     # -- the splices -------------------------------------------------------------------
@@ -543,6 +561,7 @@ class _Round:
                 start -= 1
         self.splices = [(start, end, "")]
         parent, key = self._parent(alias)
+        self.anchors[alias.name] = node  # the copy is written as the anchored was
         self.write(alias, old, parent, key, anchor=str(node.anchor))
 
     def _parent(self, node: Node) -> tuple[Node | None, Node | None]:
@@ -569,8 +588,20 @@ class _Round:
     ) -> None:
         """Write ``new`` in place of ``node``, whose collection is ``parent``."""
         end = self.content_end(node)
+        written_as = node
+        if node.kind == "alias":  # a copy is written as what the alias names
+            written_as = self.anchors.get(node.name, node)
+        flow = written_as.flow and isinstance(new, dict | list) and bool(new)
+        label = ""
+        if anchor:
+            label = f" &{anchor}"
         if parent is None or parent.flow:
             self._write_flow(node, new, parent, anchor)
+        elif flow:  # flow stays flow: `key: {type: integer}`, `- [a, b]`
+            inline = self.inline(new, None)
+            start = key.end if key is not None else self._dash(node)
+            head = ":" if key is not None else "-"
+            self._over_lines(start, end, f"{head}{label} {inline}")
         elif key is not None:  # from the colon on: a block value starts a line
             column = _column(self.text, key.start)
             written = self.entry("K", new, column, anchor)
@@ -607,6 +638,8 @@ class _Round:
         """Replace ``start:end`` with ``written``; a comment after ``end`` stays on the
         first line when ``written`` takes several (after a block scalar's last line
         it would be text)."""
+        if self.text[end - 1] == "\n":  # a kept block scalar ended with its line end
+            written += "\n"
         line_end = self.line_after(end)
         rest = self.text[end:line_end].rstrip("\r\n")
         comment = rest.lstrip(" \t").startswith("#")
@@ -673,38 +706,39 @@ class _Round:
         self,
         node: Node,
         starts: list[Node],
-        index: int,
-        last: Node,
+        ends: list[Node],
+        gone: list[int],
     ) -> None:
-        """Remove the entry (a key and ``last``, its value) or item at ``index`` of the
-        collection ``node``; ``starts``: where each entry or item starts."""
-        first = starts[index]
-        following = None
-        if index + 1 < len(starts):
-            following = starts[index + 1].start
-        if node.flow and following is not None:
-            self.splice(first.start, following, "")  # with the comma after it
-        elif node.flow:
-            previous = node.children[node.children.index(first) - 1]
-            self.splice(previous.end, last.end, "")  # with the comma before it
-        else:
-            self._remove_lines(node, first, last, following)
+        """Remove the entries (or items) at the indexes ``gone`` of the collection
+        ``node``; ``starts`` and ``ends``: the node each begins and ends with."""
+        kept = set(range(len(starts))) - set(gone)
+        last_kept = max(kept, default=-1)
+        for index in gone:
+            if not node.flow:
+                self._remove_lines(node, starts, ends, index)
+            elif index < last_kept:
+                following = starts[index + 1].start
+                self.splice(starts[index].start, following, "")  # and the comma after
+            else:
+                previous = ends[index - 1].end
+                self.splice(previous, ends[index].end, "")  # and the comma before
 
     def _remove_lines(
         self,
         node: Node,
-        first: Node,
-        last: Node,
-        following: int | None,
+        starts: list[Node],
+        ends: list[Node],
+        index: int,
     ) -> None:
-        begin = first.start
+        begin = starts[index].start
         if node.kind == "seq":
-            begin = self._dash(first)
+            begin = self._dash(starts[index])
         line = self.line_start(begin)
         if line is not None:
-            end = self.line_after(self.content_end(last))
+            end = self.line_after(self.content_end(ends[index]))
             self.splice(line, end, "")
-        elif following is not None and node.kind == "map":
+        elif index + 1 < len(starts) and node.kind == "map":
+            following = starts[index + 1].start
             self.splice(begin, following, "")  # `- a: 1` loses `a: 1` and its line end
         else:
             line = self._line(begin)

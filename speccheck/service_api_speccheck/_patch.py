@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from service_api_spec import steps
+
 from ._layout import LayoutError, load, plain, same, splice_document
 from ._observation import SpecCheckError
 from ._write import SpecWriteError, replace
@@ -37,12 +39,6 @@ Edit = tuple[str, str, Any]
 
 # Kept on a schema whose other keywords move into the first option of an anyOf.
 ANNOTATIONS = {"description", "title", "examples", "example", "default", "deprecated"}
-
-
-def _steps(pointer: str) -> list[str]:
-    """The keys of a JSON pointer (RFC 6901), ``#`` left out."""
-    steps = pointer.removeprefix("#").split("/")[1:]
-    return [s.replace("~1", "/").replace("~0", "~") for s in steps]
 
 
 def _widen(
@@ -104,7 +100,10 @@ def apply(
     """
     if action not in ACTIONS:
         raise SpecCheckError(f"{pointer}: no edit {action!r}")
-    *path, key = _steps(pointer)
+    places = steps(pointer)
+    if not places:
+        raise SpecCheckError(f"{pointer!r}: an edit's place is inside the document")
+    *path, key = places
     try:
         node = document
         for step in path:
@@ -116,8 +115,10 @@ def apply(
             _widen(schema, value)
         elif isinstance(node, list):
             _put_item(node, key, action, value)
-        else:
+        elif isinstance(node, dict):
             _put(node, key, action, value)
+        else:
+            raise KeyError(key)  # a scalar has no places inside
     except KeyError:
         if action != "unrequire":  # nothing required there: nothing to do
             raise SpecCheckError(f"{pointer}: no such place in the spec") from None
@@ -139,10 +140,17 @@ def _put(
         node.update([*items[:at], (key, value), *items[at:]])
     elif action == "set" and (key not in node or not same(node[key], value)):
         node[key] = value
-    elif action == "unrequire" and value in node.get(key, []):
+    elif action == "unrequire" and value in _names(node.get(key)):
         node[key] = [name for name in node[key] if name != value]
         if not node[key]:
             del node[key]
+
+
+def _names(required: Any) -> list[Any]:
+    """The names of a ``required`` list (none of anything else)."""
+    if isinstance(required, list):
+        return required
+    return []
 
 
 def _put_item(

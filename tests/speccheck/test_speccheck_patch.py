@@ -8,7 +8,6 @@ must change no byte.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -21,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_speccheck_units import SPEC
 
-from service_api_spec._document import escape
+from service_api_spec import escape, unescape
 from service_api_speccheck import SpecCheckError, _patch
 from service_api_speccheck._layout import LayoutError, Node, load, parse, same
 from service_api_speccheck._patch import Edit, apply, patch_text, write_patch
@@ -140,11 +139,13 @@ def _spans(text: str, pointers: list[str]) -> list[tuple[int, int]]:
     for pointer in pointers:
         node = root
         for step in pointer.split("/")[1:-1]:
-            step = step.replace("~1", "/").replace("~0", "~")
+            step = unescape(step)
             if node.kind == "alias":
                 nodes.append(anchored[node.name])
                 break
-            nodes += aliases.get(node.anchor or "", [])[:1]  # the anchor goes there
+            first_alias = aliases.get(node.anchor or "", [])[:1]
+            if first_alias:  # the anchor leaves node for the alias
+                nodes += [node, *first_alias]
             if node.kind == "map":
                 keys = [text[k.start : k.end].strip("'\"") for k in node.children[::2]]
                 if step not in keys:
@@ -172,12 +173,19 @@ def assert_patched(text: str, edits: list[Edit]) -> str:
     before = text.splitlines(keepends=True)
     after = result.splitlines(keepends=True)
     spans = _spans(text, [pointer for pointer, _, _ in edits])
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
-        # each line changed, or the line an insertion goes before, in an edited place
-        for line in range(i1, max(i2, i1 + 1)) if tag != "equal" else ():
-            inside = any(a <= line <= b + (tag == "insert") for a, b in spans)
-            assert inside, f"line {line + 1} changed outside the edited places"
+    # every line outside the edited places is still there, in its order, and what
+    # comes before the first place and after the last is the same bytes
+    at = 0
+    for number, line in enumerate(before):
+        if any(first <= number <= last for first, last in spans):
+            continue
+        assert line in after[at:], f"line {number + 1} changed outside the places"
+        at = after.index(line, at) + 1
+    first = min([first for first, _ in spans], default=len(before))
+    last = max([last for _, last in spans], default=len(before))
+    assert after[:first] == before[:first]
+    tail = len(before) - last - 1
+    assert after[len(after) - tail :] == before[last + 1 :]
     assert patch_text(result, edits) == result
     return result
 
@@ -330,6 +338,13 @@ def test_an_edit_with_no_place_or_no_action_is_refused_by_name(tmp_path: Path) -
         write_patch(path, SMALL.encode(), [("#/nowhere/at/all", "widen", [])])
     with pytest.raises(SpecCheckError, match="no edit 'remove'"):
         write_patch(path, SMALL.encode(), [("#/info", "remove", None)])
+    with pytest.raises(SpecCheckError, match="'#': an edit's place is inside"):
+        write_patch(path, SMALL.encode(), [("#", "set", {})])
+    with pytest.raises(SpecCheckError, match="#/info/title/x: no such place"):
+        write_patch(path, SMALL.encode(), [("#/info/title/x", "add", 1)])
+    # nothing required there (no list, or no such place): nothing to unrequire
+    same_text = [("#/info/title", "unrequire", "t"), ("#/no/where", "unrequire", "a")]
+    assert write_patch(path, SMALL.encode(), same_text) == 2
     assert path.read_text("utf-8") == SMALL
 
 
@@ -381,3 +396,21 @@ def test_the_layouts_are_what_they_claim() -> None:
     assert re.search(r"\n {4,}[^ -].*\n {6,}\S", LAYOUTS["PyYAML"]())  # folded
     assert "\r\n" in LAYOUTS["CRLF"]()
     assert re.search(r": \*id[0-9]+  # ", LAYOUTS["aliases"]())
+
+
+def test_a_flow_value_and_the_copy_of_a_flow_anchor_stay_in_flow_style() -> None:
+    text = (
+        "properties:\n"
+        "  battery: &percent {type: integer, maximum: 100}\n"
+        "  humidity: *percent  # the same scale\n"
+        "  charge: *percent\n"
+    )
+    widened = patch_text(text, [("#/properties/battery", "widen", [{"type": "null"}])])
+    assert widened == (
+        "properties:\n"
+        "  battery: {type: [integer, 'null'], maximum: 100}\n"
+        "  humidity: &percent {type: integer, maximum: 100}  # the same scale\n"
+        "  charge: *percent\n"
+    )
+    lowered = patch_text(text, [("#/properties/charge/maximum", "set", 50)])
+    assert lowered.endswith("  charge: {type: integer, maximum: 50}\n")
