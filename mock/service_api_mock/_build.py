@@ -445,7 +445,7 @@ class ValueBuilder:
             compiled = re.compile(pattern)
         except re.error:
             return None
-        drawer = rstr.Rstr(self.rng)
+        drawer = _Drawer(self.rng)
         for _ in range(10):
             try:
                 text = drawer.xeger(pattern)
@@ -455,6 +455,16 @@ class ValueBuilder:
             if fits and compiled.search(text):
                 return text
         return None
+
+
+class _Drawer(rstr.Rstr):
+    """rstr's drawer with short repeats: a ``+`` or ``*`` repeats a few times rather
+    than up to a hundred, so a pattern's string fits the lengths set beside it."""
+
+    def _handle_repeat(self, start_range: int, end_range: int, value: str) -> str:
+        return super()._handle_repeat(
+            start_range, min(end_range, start_range + 8), value
+        )
 
 
 def _last(pointer: str) -> str:

@@ -327,3 +327,135 @@ def test_what_cannot_be_built_says_why() -> None:
     schemas = Schemas(service_api_spec.Schemas(SpecDocument(document)))
     for name in ("Never", "Nothing"):
         assert schemas.unbuildable(f"#/components/schemas/{name}") is not None
+
+
+# ---- drawn schemas: any combination of the constructs builds values that fit ----------
+
+_NAMES = st.sampled_from(["id", "+1", "-1", "@odata.type", "$ref", "class", "a b", ""])
+_LEAVES = st.one_of(
+    st.builds(
+        lambda low, extra, pattern: {
+            "type": "string",
+            "minLength": low,
+            "maxLength": low + extra,
+            **({"pattern": pattern} if pattern else {}),
+        },
+        st.integers(0, 5),
+        st.integers(8, 30),
+        st.sampled_from([None, "^[a-z]+$", "[0-9]{3}", "^(AC|SM)[0-9a-f]{4}$"]),
+    ),
+    st.sampled_from(
+        [
+            {"type": "string", "format": name}
+            for name in ("date-time", "date", "email", "uuid", "uri", "ipv4", "byte")
+        ]
+    ),
+    st.builds(
+        lambda low, span, step, fmt: {
+            "type": "integer",
+            "minimum": low,
+            "maximum": low + span * step,
+            "multipleOf": step,
+            **({"format": fmt} if fmt else {}),
+        },
+        st.integers(-(2**40), 2**40),
+        st.integers(1, 50),
+        st.integers(1, 9),
+        st.sampled_from([None, "int64"]),
+    ),
+    st.builds(
+        lambda low, high: {"type": "number", "exclusiveMinimum": low, "maximum": high},
+        st.integers(-100, 0),
+        st.integers(1, 100),
+    ),
+    st.just({"type": "boolean"}),
+    st.just({"type": "null"}),
+    st.builds(
+        lambda members: {"enum": members},
+        st.lists(st.sampled_from(_ODD_ENUM), min_size=1, max_size=4, unique=True),
+    ),
+    st.builds(lambda v: {"const": v}, st.sampled_from(_ODD_ENUM)),
+)
+
+
+def _objects(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.builds(
+        lambda props, required, closed: {
+            "type": "object",
+            "properties": props,
+            "required": [n for n in props if n in required],
+            **({"additionalProperties": False} if closed else {}),
+        },
+        st.dictionaries(_NAMES, children, max_size=4),
+        st.sets(_NAMES),
+        st.booleans(),
+    )
+
+
+def _composed(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    distinct = [{"type": "string"}, {"type": "integer"}, {"type": "boolean"}]
+    return st.one_of(
+        _objects(children),
+        st.builds(
+            lambda items, low: {"type": "array", "items": items, "minItems": low},
+            children,
+            st.integers(0, 2),
+        ),
+        st.builds(
+            lambda values: {"type": "object", "additionalProperties": values},
+            children,
+        ),
+        # allOf of objects with properties apart, as inheritance writes them.
+        st.builds(
+            lambda a, b: {
+                "allOf": [
+                    {"type": "object", "properties": {"a": a}, "required": ["a"]},
+                    {"type": "object", "properties": {"b": b}},
+                ]
+            },
+            children,
+            children,
+        ),
+        st.builds(
+            lambda parts: {"anyOf": parts}, st.lists(children, min_size=1, max_size=3)
+        ),
+        st.builds(
+            lambda picked: {"oneOf": picked},
+            st.lists(st.sampled_from(distinct), min_size=1, max_size=3, unique_by=str),
+        ),
+        st.builds(lambda inner: {**inner, "nullable": True}, children),
+    )
+
+
+DRAWN = st.recursive(_LEAVES, _composed, max_leaves=12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    schema=DRAWN,
+    seed=st.integers(0, 2**16),
+    version=st.sampled_from(["3.0.3", "3.1.0"]),
+)
+def test_a_drawn_schema_builds_values_that_fit(
+    schema: Any, seed: int, version: str
+) -> None:
+    document = {
+        "openapi": version,
+        "components": {
+            "schemas": {
+                "Drawn": schema,
+                "Loop": {
+                    "type": "object",
+                    "properties": {
+                        "drawn": schema,
+                        "again": {"$ref": "#/components/schemas/Loop"},
+                    },
+                },
+            }
+        },
+    }
+    schemas = Schemas(service_api_spec.Schemas(SpecDocument(document)))
+    for name in ("Drawn", "Loop"):
+        pointer = f"#/components/schemas/{name}"
+        value = schemas.build(pointer, random.Random(seed), name)
+        assert schemas.error(pointer, value) is None, (schema, value)
