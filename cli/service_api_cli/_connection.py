@@ -286,6 +286,10 @@ def make_client(connection: Connection) -> service_api.Client:
     """
     options = connection.options
     try:
+        if observed := os.environ.get("SERVICE_API_OBSERVE", "").strip():
+            from service_api_speccheck import Observer  # the spec extra's
+
+            options = {**options, "observe": Observer(observed)}
         return service_api.Client(
             connection.base_url,
             connection.client_id,

@@ -32,7 +32,7 @@ from service_api._auth import TokenAuth
 from service_api._logs import log_response, logger
 from service_api._pagination import Pager
 from service_api._pools import SharedResources
-from service_api._protocols import TokenStore
+from service_api._protocols import AnswerObserver, TokenStore
 from service_api._retry import (
     RetryPolicy,
     first_contact_policy,
@@ -47,8 +47,6 @@ ENV_BASE_URL = "SERVICE_API_BASE_URL"
 ENV_CLIENT_ID = "SERVICE_API_CLIENT_ID"
 ENV_CLIENT_SECRET = "SERVICE_API_CLIENT_SECRET"  # noqa: S105 - a variable name, not a secret
 ENV_ACCOUNT_ID = "SERVICE_API_ACCOUNT_ID"
-#: Where ``Client()`` keeps the shapes of the answers it reads when not given ``observe``.
-ENV_OBSERVE = "SERVICE_API_OBSERVE"
 
 try:
     _VERSION = importlib.metadata.version("service-api")
@@ -327,9 +325,9 @@ class Client(service_api_client.Client):
     ``rate_store="sqlite:///path"`` or ``"redis://host:port/db"`` shares it with other
     processes (at ``rate_limit``; learnt together when adaptive; 90 a minute when
     ``None``). ``token_store`` (a :class:`TokenStore`, ``"file:///path"`` or
-    ``"redis://..."``) shares the token. ``observe`` (or ``SERVICE_API_OBSERVE``), a
-    file, keeps the shapes of the answers read, never their values, for
-    ``service-api spec check --from`` (the ``spec`` extra).
+    ``"redis://..."``) shares the token. ``observe``, an :class:`AnswerObserver`, is
+    called with every answer read (``service_api_speccheck.Observer(path)`` keeps their
+    shapes, never their values, for ``service-api spec check --from``).
 
     Example::
 
@@ -364,7 +362,7 @@ class Client(service_api_client.Client):
         token_store: TokenStore | str | None = None,
         httpx_args: dict[str, Any] | None = None,
         user_agent: str | None = None,
-        observe: str | os.PathLike[str] | None = None,
+        observe: AnswerObserver | None = None,
     ) -> None:
         policy = _policy(RetryPolicy(), max_retries, retry)
         if max_response_bytes < 1:
@@ -407,11 +405,9 @@ class Client(service_api_client.Client):
             max_response_bytes=max_response_bytes,
             user_agent=agent,
         )
-        if observe := observe or os.environ.get(ENV_OBSERVE, "").strip():
-            # The spec extra's; without its dependencies, the import names the extra.
-            from service_api_speccheck import Observer
-
-            shared.observe = Observer(observe, url)
+        if observe is not None and not callable(observe):
+            raise TypeError(f"observe must be called with each answer: {observe!r}")
+        shared.observe = observe
         self._setup(shared, account_id, headers=headers, timeout=timeout, policy=policy)
         self._owner = True
 

@@ -15,10 +15,10 @@ rate-limit headers as a form, numbers as ``9``, quoted strings as ``"..."`` but 
 6750's error codes; of request ids the name only) and ``body`` (the shape of its JSON
 bodies); ``facts`` (the pages of each list
 the sample asked for), ``requests`` sent and, when the sample's budget ran out,
-``stopped``. The live sample and ``Client(observe=...)`` both build one with an
+``stopped``. The live sample and ``Client(observe=Observer(...))`` both build one with an
 :class:`Observer`; the comparison reads it, whichever made it.
 
-Passive learning: ``Client(observe=PATH)`` calls an :class:`Observer` with every answer
+Passive learning: ``Client(observe=Observer(PATH))`` is called with every answer
 whose body it has read. It samples (every answer of an operation and status up to
 ``SAMPLED``, then one in ``SAMPLE_EVERY``), writes the file with the first answer, then
 at most every ``SAVE_EVERY`` seconds, and when the program ends; an existing one is
@@ -180,15 +180,16 @@ def packaged_spec() -> Path:
 
 class Observer:
     """Records the shapes of the answers it is called with (the operations of ``spec``
-    found by their method and path under ``base_url``) into ``data``, an observation,
-    and saves it in ``path`` (JSON) if given.
+    found by their method and path under ``base_url``, or under any base path when it is
+    None) into ``data``, an observation, and saves it in ``path`` (JSON) if given. It is
+    a ``service_api.AnswerObserver``: ``Client(observe=Observer(path))``.
 
     An existing file is read first and added to; one that is not an observation file is
     a :class:`SpecCheckError` (a ``ValueError``), so that nothing is lost.
 
     Example::
 
-        with service_api.Client(observe="observed.json") as client:
+        with service_api.Client(observe=Observer("observed.json")) as client:
             list(client.shipments.list(max_items=100))
         # then: service-api spec check --from observed.json
     """
@@ -196,7 +197,7 @@ class Observer:
     def __init__(
         self,
         path: str | os.PathLike[str] | None,
-        base_url: str | httpx.URL,
+        base_url: str | httpx.URL | None = None,
         spec: Spec | None = None,
         words: bool = False,
     ) -> None:
@@ -205,7 +206,9 @@ class Observer:
         if self.path and self.path.is_file():
             self.data = load(self.path)
         self.words = words
-        base = re.escape(httpx.URL(str(base_url)).path.rstrip("/"))
+        base = "(?:/.*?)?"  # any base path: the client's, whichever it is
+        if base_url is not None:
+            base = re.escape(httpx.URL(str(base_url)).path.rstrip("/"))
         # Literal paths first: /things/search is not /things/{thingId}.
         operations = sorted(
             (spec or load_spec(packaged_spec())).operations,
