@@ -71,7 +71,7 @@ def generate(spec: Path, dest: Path) -> list[str]:
             doors=facts.doors,
             tag_doors=facts.tags,
             list_entries=facts.lists,
-            secret_fields=facts.secret_fields,
+            records=facts.records,
         )
         with contextlib.redirect_stdout(io.StringIO()):  # its "Generating ..." line
             problems = project.build()

@@ -16,11 +16,11 @@ names the spec guesses:
 through the generated ``from_dict`` / ``to_dict``, and through ``service_api.paginate``
 and ``paginate`` (``async for``) against a small server on 127.0.0.1 that serves the records.
 
-The declared fields of a model are read from its module's ``_ATTRIBUTES`` (JSON name ->
-attribute), so the same checks hold for models of no named schema (an inline nested
-object) and for fields named as Python's own words (``from`` is ``from_``); the models of
-the project's spec grown by tests/spec/growth.yaml, generated once for the module, are
-checked as well.
+The declared fields of a model are read from its ``_ATTRIBUTES`` (JSON name ->
+attribute, from its field table), so the same checks hold for models of no named schema
+(an inline nested object) and for fields named as Python's own words (``from`` is
+``from_``); the models of the project's spec grown by tests/spec/growth.yaml, generated
+once for the module, are checked as well.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def _record_models(package: types.ModuleType) -> list[type[Any]]:
 
 def _declared(model: Any) -> dict[str, str]:
     """The attribute of each declared field of ``model``, by its JSON name."""
-    found: dict[str, str] = sys.modules[model.__module__]._ATTRIBUTES
+    found: dict[str, str] = model._ATTRIBUTES
     return found
 
 

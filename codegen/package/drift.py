@@ -1,0 +1,138 @@
+"""Drift: where the service's answers differ from the spec the client was generated from.
+
+Written by hand and copied as it is into the generated package by codegen/generate.py.
+The records (:mod:`.records`) notice, while they parse, a field the spec does not
+declare, a value of another type, a null the spec does not allow, a required field left
+out and a value outside an enum; the client notices an answer's undeclared status or
+header. Each is a :class:`Drift` at a *place* (``Shipment.status``, ``getShipment 202``),
+told to the :class:`DriftLog` of the client that read the answer: said once per place at
+WARNING through the ``service_api`` logger, with ``service-api spec check`` as the next
+step, handed to the client's ``on_drift`` callback once per place, and counted.
+
+A parse outside any client (``Shipment.from_dict(raw)``) tells nobody.
+
+Example::
+
+    log = DriftLog()
+    with log.listening():
+        Shipment.from_dict({"shipmentId": "s-1", "colour": "red"})
+    log.findings[0].place  # 'Shipment.colour'
+    log.findings[0].seen  # 'a field the spec does not declare (a string)'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+__all__ = ["Drift", "DriftLog", "tell"]
+
+logger = logging.getLogger("service_api")
+
+
+@dataclass
+class Drift:
+    """One place where answers differ from the spec.
+
+    Attributes:
+        place: where: ``Shipment.status`` (a model's field by its JSON name),
+            ``getShipment 202`` (an operation's status), ``getShipment header x-trace``.
+        seen: what was seen there, first: ``a value outside its enum: 'Lost'``.
+        count: how many times it was seen since the client was made.
+    """
+
+    place: str
+    seen: str
+    count: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.place}: {self.seen}"
+
+
+class DriftLog:
+    """The drift one client (and the clients made from it) met, by place.
+
+    ``on_drift`` is called once per place, with the first :class:`Drift` seen there, in
+    the thread that parsed the answer: keep it quick; what it raises is logged, never
+    raised into the iteration.
+
+    Example::
+
+        client = service_api.Client(on_drift=lambda drift: alerts.append(str(drift)))
+        ...
+        client.drift  # every Drift met so far, with its count
+    """
+
+    def __init__(self, on_drift: Callable[[Drift], object] | None = None) -> None:
+        self.on_drift = on_drift
+        self._places: dict[str, Drift] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def findings(self) -> list[Drift]:
+        """Every place met so far, in the order first met, with its count."""
+        with self._lock:
+            return [Drift(d.place, d.seen, d.count) for d in self._places.values()]
+
+    def summary(self) -> str:
+        """One line that sums up what differed (empty when nothing did): the places by
+        count, most met first.
+
+        Example::
+
+            log.summary()  # 'drift from the spec at 2 places: Shipment.colour (40), ...'
+        """
+        found = sorted(self.findings, key=lambda d: -d.count)
+        if not found:
+            return ""
+        places = ", ".join(f"{d.place} ({d.count})" for d in found[:8])
+        more = f" and {len(found) - 8} more" if len(found) > 8 else ""
+        return (
+            f"drift from the spec at {len(found)} place{'s' * (len(found) > 1)}: "
+            f"{places}{more}; next: service-api spec check"
+        )
+
+    def add(self, place: str, seen: str) -> None:
+        """Count ``seen`` at ``place``; the first time, say it and call ``on_drift``."""
+        with self._lock:
+            known = self._places.get(place)
+            if known is not None:
+                known.count += 1
+                return
+            drift = self._places[place] = Drift(place, seen)
+        logger.warning(
+            "the service differs from the spec at %s: %s; next: service-api spec check",
+            place,
+            seen,
+        )
+        if self.on_drift is not None:
+            try:
+                self.on_drift(Drift(place, seen))
+            except Exception:  # a callback's bug must not stop the iteration
+                logger.exception("on_drift failed for %s", drift.place)
+
+    @contextlib.contextmanager
+    def listening(self) -> Iterator[None]:
+        """Within: what the records parsed in this context notice is told here."""
+        token = _LISTENING.set(self)
+        try:
+            yield
+        finally:
+            _LISTENING.reset(token)
+
+
+# The drift log of the answer being parsed in this thread or task (None: nobody's).
+_LISTENING: contextvars.ContextVar[DriftLog | None] = contextvars.ContextVar(
+    "service_api_drift", default=None
+)
+
+
+def tell(place: str, seen: str) -> None:
+    """Tell the drift log of the answer being parsed, if any, of ``seen`` at ``place``."""
+    log = _LISTENING.get()
+    if log is not None:
+        log.add(place, seen)
