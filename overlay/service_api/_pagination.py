@@ -289,6 +289,7 @@ class Pager(Generic[M_co]):
             )
         page_size = min(options.page_size, MAX_PAGE_SIZE)
         self._options = options._replace(page_size=page_size, key=key)
+        self._given = {k: v for k, v in given.items() if k != "page_size"}
         self._model = endpoint.SUCCESS_MODEL
         self._client = client
         # The page request of the generated module, built against the client's base URL.
@@ -299,7 +300,11 @@ class Pager(Generic[M_co]):
         )
 
     def __repr__(self) -> str:
-        return f"Pager({self._name}, page_size={self._options.page_size})"
+        """The endpoint, the page size used and every other option or parameter given:
+        ``Pager(list_shipments, page_size=50, max_items=10, concurrency=4)``."""
+        given = [f"{k}={getattr(v, '__name__', v)!r}" for k, v in self._given.items()]
+        page_size = self._options.page_size
+        return f"Pager({', '.join([self._name, f'page_size={page_size}', *given])})"
 
     def __iter__(self: Pager[PageModel[T]]) -> Generator[T, None, None]:
         with contextlib.closing(self._pages()) as pages:

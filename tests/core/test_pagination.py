@@ -609,3 +609,23 @@ async def test_a_warning_names_the_caller_s_line(twin: str) -> None:
             "page 1 holds 3 items, more than pageSize 2; the extra items are ignored"
         ]
         assert [(w.filename, w.lineno) for w in iterated] == [(__file__, line)]
+
+
+def test_a_pager_prints_every_option_it_was_given() -> None:
+    with Client("http://127.0.0.1:9/public/v3", "c", "a-secret", None) as client:
+        plain = paginate(list_shipments, client)
+        given = paginate(
+            list_shipments,
+            client,
+            page_size=20,
+            start_page=3,
+            max_items=100,
+            max_pages=4,
+            concurrency=2,
+            key=repr,
+        )
+    assert repr(plain).startswith("Pager(list_shipments, page_size=")
+    assert repr(given) == (
+        "Pager(list_shipments, page_size=20, start_page=3, max_items=100, "
+        "max_pages=4, concurrency=2, key='repr')"
+    )
