@@ -29,9 +29,14 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["Drift", "DriftLog", "tell"]
+__all__ = ["SAMPLE_EVERY", "SAMPLED", "Drift", "DriftLog"]
 
 logger = logging.getLogger("service_api")
+
+#: Answers read with every record checked: the first ``SAMPLED`` of a client, then one
+#: in ``SAMPLE_EVERY`` (a check costs little, telling the same place again a little more).
+SAMPLED = 20
+SAMPLE_EVERY = 10
 
 
 @dataclass
@@ -67,10 +72,14 @@ class DriftLog:
         client.drift  # every Drift met so far, with its count
     """
 
-    def __init__(self, on_drift: Callable[[Drift], object] | None = None) -> None:
+    def __init__(
+        self, on_drift: Callable[[Drift], object] | None = None, *, enabled: bool = True
+    ) -> None:
         self.on_drift = on_drift
+        self.enabled = enabled
         self._places: dict[str, Drift] = {}
         self._lock = threading.Lock()
+        self._answers = 0
 
     @property
     def findings(self) -> list[Drift]:
@@ -115,6 +124,19 @@ class DriftLog:
             except Exception:  # a callback's bug must not stop the iteration
                 logger.exception("on_drift failed for %s", drift.place)
 
+    def sampled(self) -> contextlib.AbstractContextManager[None]:
+        """:meth:`listening` for an answer the sample takes (see :data:`SAMPLED`), else
+        nothing: the records of the others are read as well, their drift not told."""
+        self._answers += 1  # a lost count under threads only shifts the sample
+        taken = self._answers <= SAMPLED or self._answers % SAMPLE_EVERY == 0
+        return self.listening() if taken and self.enabled else contextlib.nullcontext()
+
+    def status(self, operation: str, status: int, declared: range) -> None:
+        """Tell an answer's status that ``operation`` does not declare (in ``declared``,
+        its successes, or 400 and up: an error the client raises)."""
+        if self.enabled and status not in declared and status < 400:
+            self.add(f"{operation} {status}", "a status the spec does not declare")
+
     @contextlib.contextmanager
     def listening(self) -> Iterator[None]:
         """Within: what the records parsed in this context notice is told here."""
@@ -129,10 +151,3 @@ class DriftLog:
 _LISTENING: contextvars.ContextVar[DriftLog | None] = contextvars.ContextVar(
     "service_api_drift", default=None
 )
-
-
-def tell(place: str, seen: str) -> None:
-    """Tell the drift log of the answer being parsed, if any, of ``seen`` at ``place``."""
-    log = _LISTENING.get()
-    if log is not None:
-        log.add(place, seen)

@@ -353,6 +353,8 @@ class Record:
         log = _LISTENING.get()
         kind = cls._EXTRA
         for key, value in extras.items():
+            if key in cls._ATTRIBUTES:  # a declared field's value, kept as sent: told
+                continue
             if kind is not None and type(value) not in kind.exact:
                 parsed = MISS if kind.read is None else kind.read(value)
                 if parsed is not MISS:

@@ -19,7 +19,7 @@ import itertools
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import EllipsisType
 from typing import Any, NoReturn, Self, cast
 
@@ -41,6 +41,7 @@ from service_api._retry import (
     sleep_for,
 )
 from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES
+from service_api_client.drift import Drift, DriftLog
 
 #: The variables ``Client()`` reads for a setting it is not given (as the CLI does).
 ENV_BASE_URL = "SERVICE_API_BASE_URL"
@@ -327,7 +328,11 @@ class Client(service_api_client.Client):
     ``None``). ``token_store`` (a :class:`TokenStore`, ``"file:///path"`` or
     ``"redis://..."``) shares the token. ``observe``, an :class:`AnswerObserver`, is
     called with every answer read (``service_api_speccheck.Observer(path)`` keeps their
-    shapes, never their values, for ``service-api spec check --from``).
+    shapes, never their values, for ``service-api spec check --from``). Drift from the
+    spec (a field it does not declare, a value of another type, a null, a required field
+    left out, a new enum value, a status it does not declare) is noticed in a sample of
+    the answers unless ``check_drift=False``: each place said once at WARNING, handed to
+    ``on_drift`` once, and listed by :attr:`drift`.
 
     Example::
 
@@ -363,6 +368,8 @@ class Client(service_api_client.Client):
         httpx_args: dict[str, Any] | None = None,
         user_agent: str | None = None,
         observe: AnswerObserver | None = None,
+        on_drift: Callable[[Drift], object] | None = None,
+        check_drift: bool = True,
     ) -> None:
         policy = _policy(RetryPolicy(), max_retries, retry)
         if max_response_bytes < 1:
@@ -408,6 +415,7 @@ class Client(service_api_client.Client):
         if observe is not None and not callable(observe):
             raise TypeError(f"observe must be called with each answer: {observe!r}")
         shared.observe = observe
+        shared.drift = DriftLog(on_drift, enabled=check_drift)
         self._setup(shared, account_id, headers=headers, timeout=timeout, policy=policy)
         self._owner = True
 
@@ -493,6 +501,19 @@ class Client(service_api_client.Client):
             timeout=self._timeout if timeout is None else httpx.Timeout(timeout),
             policy=_policy(self._policy, max_retries, retry),
         )
+
+    @property
+    def drift(self) -> list[Drift]:
+        """Where the answers read so far (by this client and those made from it) differ
+        from the spec, by place, with counts: ``[Drift('Shipment.colour', ...)]``."""
+        return self._shared.drift.findings
+
+    def _answer(self, response: httpx.Response, operation: Any, success: range) -> Any:
+        """The door's answer, its status and records checked for drift."""
+        name = operation.__name__.rpartition(".")[2]
+        self._shared.drift.status(name, response.status_code, success)
+        with self._shared.drift.sampled():
+            return super()._answer(response, operation, success)
 
     def _pager(self, operation: Any, /, **options: Any) -> Any:
         """What the generated ``client.<tag>.list()`` returns."""

@@ -35,6 +35,8 @@ import httpx
 import service_api._errors as errors
 from service_api._page_plan import MAX_PAGE_SIZE, PageOptions, PagePlan, id_key
 from service_api_client import Client
+from service_api_client.drift import DriftLog
+from service_api_client.types import UNSET
 
 T = TypeVar("T")
 # A variance is read by type checkers only (make typecheck), never at run time.
@@ -292,6 +294,9 @@ class Pager(Generic[M_co]):
         self._given = {k: v for k, v in given.items() if k != "page_size"}
         self._model = endpoint.SUCCESS_MODEL
         self._client = client
+        # A plain generated client checks no drift: it has no DriftLog of its own.
+        shared = getattr(client, "_shared", None)
+        self._drift: DriftLog = shared.drift if shared else DriftLog(enabled=False)
         # The page request of the generated module, built against the client's base URL.
         self._args = functools.partial(
             endpoint._get_kwargs,
@@ -300,9 +305,13 @@ class Pager(Generic[M_co]):
         )
 
     def __repr__(self) -> str:
-        """The endpoint, the page size used and every other option or parameter given:
-        ``Pager(list_shipments, page_size=50, max_items=10, concurrency=4)``."""
-        given = [f"{k}={getattr(v, '__name__', v)!r}" for k, v in self._given.items()]
+        """The endpoint, the page size used and every other option or parameter set
+        (not left at its default): ``Pager(list_shipments, page_size=50, max_items=10)``."""
+        given = [
+            f"{k}={getattr(v, '__name__', v)!r}"
+            for k, v in self._given.items()
+            if v is not UNSET and v != PageOptions._field_defaults.get(k, UNSET)
+        ]
         page_size = self._options.page_size
         return f"Pager({', '.join([self._name, f'page_size={page_size}', *given])})"
 
@@ -404,6 +413,7 @@ class Pager(Generic[M_co]):
     ) -> Page[Any]:
         """Parse the page and have the plan check it; the page to hand over."""
         where = f"{self._name}: page {number}"
+        self._drift.status(self._name, response.status_code, range(200, 201))
         # An error status comes from a plain generated client (ours raises them).
         if response.status_code != 200:
             raise errors.error_from_response(response)
@@ -414,7 +424,8 @@ class Pager(Generic[M_co]):
                 f"{where}: unreadable answer (not JSON)"
             ) from exc
         try:
-            parsed = self._model.from_dict(doc)
+            with self._drift.sampled():
+                parsed = self._model.from_dict(doc)
         except _PARSE_ERRORS as exc:
             raise self._unreadable(where, doc) from exc
         return Page(

@@ -196,7 +196,7 @@ async def test_the_list_accessor_and_paginate_page_alike(
     mock.service.reset(records=37)
     module = ENDPOINTS[resource][0]
     pager = getattr(client, resource).list(page_size=10, concurrency=3)
-    assert repr(pager) == repr(paginate(module, client, page_size=10))
+    assert repr(pager) == repr(paginate(module, client, page_size=10, concurrency=3))
     by_list = list(pager) if twin == "sync" else [item async for item in pager]
     by_module = await drain(twin, module, client, page_size=10)
     assert ids_of(by_list, resource) == ids_of(by_module, resource)
