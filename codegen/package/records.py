@@ -41,6 +41,7 @@ Example::
 from __future__ import annotations
 
 import datetime
+import functools
 import reprlib
 import uuid
 from collections.abc import Callable, KeysView, Mapping
@@ -155,14 +156,26 @@ def model(cls: type[Record]) -> Kind:
     return Kind((), read, f"an object ({cls.__name__})", record=cls)
 
 
+def _refuse() -> Any:
+    raise TypeError("not a JSON object")
+
+
 def list_of(item: Kind) -> Kind:
     """A JSON array whose every item is of the kind ``item``; one item that is not
     keeps the whole array as sent."""
-    exact, read_item = item.exact, item.read
+    exact, read_item, record = item.exact, item.read, item.record
 
     def read(value: Any) -> Any:
         if type(value) is not list:
             return MISS
+        if record is not None and not exact:  # records: read with no call between
+            try:
+                return [
+                    record.from_dict(each) if type(each) is dict else _refuse()
+                    for each in value
+                ]
+            except (KeyError, TypeError, ValueError):  # not an object, or refused
+                return MISS
         if read_item is None:  # a for loop with break: no generator frame per list
             for each in value:
                 if type(each) not in exact:
@@ -362,11 +375,7 @@ class Record:
                 elif log is not None:
                     log.add(f"{cls.__name__}[{key!r}]", _seen(value, kind))
             elif log is not None and cls._UNDECLARED_DRIFT:
-                shown = _JSON_TYPES.get(type(value), "a value")
-                log.add(
-                    f"{cls.__name__}.{key}",
-                    f"a field the spec does not declare ({shown})",
-                )
+                log.add(f"{cls.__name__}.{key}", functools.partial(_undeclared, value))
 
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON: the fields set, by JSON name, in the order they came
@@ -546,6 +555,12 @@ def _reader(cls: type[Record]) -> Callable[..., Any]:
     reader.__doc__ = Record.from_dict.__doc__
     reader.__qualname__ = f"{cls.__name__}.from_dict"
     return reader
+
+
+def _undeclared(value: Any) -> str:
+    return (
+        f"a field the spec does not declare ({_JSON_TYPES.get(type(value), 'a value')})"
+    )
 
 
 def _seen(value: Any, kind: Kind) -> str:

@@ -29,14 +29,14 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["SAMPLE_EVERY", "SAMPLED", "Drift", "DriftLog"]
+__all__ = ["SAMPLED", "SAMPLE_EVERY", "Drift", "DriftLog"]
 
 logger = logging.getLogger("service_api")
 
 #: Answers read with every record checked: the first ``SAMPLED`` of a client, then one
 #: in ``SAMPLE_EVERY`` (a check costs little, telling the same place again a little more).
-SAMPLED = 20
-SAMPLE_EVERY = 10
+SAMPLED = 10
+SAMPLE_EVERY = 20
 
 
 @dataclass
@@ -105,8 +105,15 @@ class DriftLog:
             f"{places}{more}; next: service-api spec check"
         )
 
-    def add(self, place: str, seen: str) -> None:
-        """Count ``seen`` at ``place``; the first time, say it and call ``on_drift``."""
+    def add(self, place: str, seen: str | Callable[[], str]) -> None:
+        """Count ``seen`` at ``place``; the first time, say it and call ``on_drift``
+        (``seen`` may be a function that says it, called only then)."""
+        known = self._places.get(place)
+        if known is not None:  # the common case, with no lock: a count may be lost
+            known.count += 1
+            return
+        if callable(seen):
+            seen = seen()
         with self._lock:
             known = self._places.get(place)
             if known is not None:
