@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["SAMPLED", "SAMPLE_EVERY", "Drift", "DriftLog"]
+__all__ = ["SAMPLED", "SAMPLE_EVERY", "Drift", "DriftLog", "summary"]
 
 logger = logging.getLogger("service_api")
 
@@ -87,24 +87,6 @@ class DriftLog:
         with self._lock:
             return [Drift(d.place, d.seen, d.count) for d in self._places.values()]
 
-    def summary(self) -> str:
-        """One line that sums up what differed (empty when nothing did): the places by
-        count, most met first.
-
-        Example::
-
-            log.summary()  # 'drift from the spec at 2 places: Shipment.colour (40), ...'
-        """
-        found = sorted(self.findings, key=lambda d: -d.count)
-        if not found:
-            return ""
-        places = ", ".join(f"{d.place} ({d.count})" for d in found[:8])
-        more = f" and {len(found) - 8} more" if len(found) > 8 else ""
-        return (
-            f"drift from the spec at {len(found)} place{'s' * (len(found) > 1)}: "
-            f"{places}{more}; next: service-api spec check"
-        )
-
     def add(self, place: str, seen: str | Callable[[], str]) -> None:
         """Count ``seen`` at ``place``; the first time, say it and call ``on_drift``
         (``seen`` may be a function that says it, called only then)."""
@@ -158,3 +140,24 @@ class DriftLog:
 _LISTENING: contextvars.ContextVar[DriftLog | None] = contextvars.ContextVar(
     "service_api_drift", default=None
 )
+
+
+def summary(found: list[Drift]) -> str:
+    """One line that sums up what differed (empty when nothing did): how many places,
+    the places by count (most met first, eight at most), and the next step.
+
+    Example::
+
+        summary(client.drift)
+        # 'the answers differed from the spec at 2 places: Shipment.colour (40),
+        #  Shipment.status (3); next: service-api spec check'
+    """
+    if not found:
+        return ""
+    ranked = sorted(found, key=lambda d: -d.count)
+    places = ", ".join(f"{d.place} ({d.count})" for d in ranked[:8])
+    more = f" and {len(ranked) - 8} more" if len(ranked) > 8 else ""
+    return (
+        f"the answers differed from the spec at {len(ranked)} "
+        f"place{'s' * (len(ranked) > 1)}: {places}{more}; next: service-api spec check"
+    )
