@@ -9,8 +9,11 @@ objects seen), ``items`` (of the arrays' items) and, for ``--enums`` only, ``val
 name, a code or a secret).
 
 An *observation* is a JSON object: ``answers`` by key (``"GET /shipments 200"``), each
-with ``met`` (how many were met), ``n`` (how many were recorded), ``media`` (its content
-types), ``headers`` (a few: the value of ``www-authenticate``, ``retry-after`` and the
+with ``met`` (how many were met), ``n`` (how many were recorded), ``first`` and ``last``
+(when one was first and last recorded, UTC), ``seen`` (for each place of its body,
+``data[].status``, and each JSON type found there, when it was first and last seen, so
+that a change of shape has a date), ``media`` (its content types), ``headers`` (a
+few: the value of ``www-authenticate``, ``retry-after`` and the
 rate-limit headers as a form, numbers as ``9``, quoted strings as ``"..."`` but RFC
 6750's error codes; of request ids the name only) and ``body`` (the shape of its JSON
 bodies); ``facts`` (the pages of each list
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import itertools
 import json
 import logging
 import math
@@ -68,6 +72,7 @@ MAX_WORDS = 8
 SAMPLED = 100
 SAMPLE_EVERY = 10
 SAVE_EVERY = 5.0
+MAX_PLACES = 300  # places dated per answer
 # Headers kept: their names; for the first group, a form of the value too.
 _HEADERS = re.compile(
     r"(www-authenticate|retry-after|.*rate-?limit.*)|.*(request|correlation)-?id"
@@ -140,6 +145,63 @@ def add(shape: Shape, value: Any, words: bool = False, depth: int = 0) -> Shape:
     for item in value[:MAX_ITEMS] if kind == "array" else ():
         add(shape.setdefault("items", {}), item, words, depth + 1)
     return shape
+
+
+def places(value: Any, path: str = "", depth: int = 0) -> dict[str, set[str]]:
+    """The JSON types at each place of ``value``: ``{"": {"object"}, "data[].status":
+    {"string"}}`` (bounded as shapes are).
+
+    Example::
+
+        places({"data": [{"status": 1}]})["data[].status"]  # {"integer"}
+    """
+    found: dict[str, set[str]] = {path: {_KINDS[type(value)]}}
+    if depth > MAX_DEPTH:
+        return found
+    items: Any = ()
+    if isinstance(value, dict):
+        items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[]", v) for v in value[:MAX_ITEMS])
+    for place, item in items:
+        for inner, kinds in places(item, place, depth + 1).items():
+            if inner in found or len(found) < MAX_PLACES:
+                found.setdefault(inner, set()).update(kinds)
+    return found
+
+
+def changes(observation: Shape) -> list[str]:
+    """When the places of the answers changed, from the dates an observation keeps: a
+    type that gave way to another (``integer until T, then string from T2``), a place
+    that appeared after the answer was first seen, or was last seen before its last.
+
+    Example::
+
+        changes(load("observed.json"))
+        # ['GET /shipments 200 data[].status: integer until 2026-05-01T10:00:00Z, ...']
+    """
+    lines = []
+    for key, answer in sorted(observation.get("answers", {}).items()):
+        first, last = answer.get("first"), answer.get("last")
+        for place, kinds in sorted(answer.get("seen", {}).items()):
+            spans = sorted(kinds.items(), key=lambda kind: kind[1])
+            where = f"{key} {place or '(body)'}"
+            for (old, (_, until)), (new, (since, _)) in itertools.pairwise(spans):
+                if until < since:
+                    lines.append(
+                        f"{where}: {old} until {until}, then {new} from {since}"
+                    )
+            begun = min(span[0] for _, span in spans)
+            ended = max(span[1] for _, span in spans)
+            if first and begun > first:
+                lines.append(f"{where}: first seen {begun} (answers since {first})")
+            if last and ended < last:
+                lines.append(f"{where}: last seen {ended} (answers until {last})")
+    return lines
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def load(path: str | Path) -> Shape:
@@ -259,10 +321,21 @@ class Observer:
                 form = re.sub(r"[0-9]+", "9", quoted)[:80]
                 if kept[1] and form not in forms and len(forms) < 5:
                     forms.append(form)
+        now = _now()
+        answer.setdefault("first", now)
+        answer["last"] = now
         if body and is_json(media):
             # A body that is not JSON: its content type says what it claimed.
             with contextlib.suppress(ValueError, RecursionError):
-                add(answer.setdefault("body", {}), json.loads(body), self.words)
+                value = json.loads(body)
+                add(answer.setdefault("body", {}), value, self.words)
+                seen = answer.setdefault("seen", {})
+                for place, kinds in places(value).items():
+                    if place in seen or len(seen) < MAX_PLACES:
+                        for kind in kinds:
+                            seen.setdefault(place, {}).setdefault(kind, [now, now])[
+                                1
+                            ] = now
 
     def save(self) -> None:
         """Write what was recorded to ``path`` (also called at exit)."""
