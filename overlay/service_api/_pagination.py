@@ -137,7 +137,7 @@ class Page(Generic[M_co]):
 
 class InvalidRecordError(errors.InvalidResponseError):
     """A record of a page cannot become its model (a number, a list or ``null`` in
-    ``data``, or an object the model still refuses). Nothing is lost: the error names
+    ``data``: an object always does). Nothing is lost: the error names
     the page and the record, and carries every record of the page as sent. Resuming at
     ``start_page`` would fail the same way (``resumable`` is false); to go past the
     record, keep ``raw_items`` and resume at ``start_page + 1``.
