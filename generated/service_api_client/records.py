@@ -289,7 +289,7 @@ class Record:
         dict(device)  # {'deviceId': 'd-1', 'battery': 'low'}
     """
 
-    __slots__ = ("_order", "_sent")
+    __slots__ = ()
 
     #: The declared fields, in the spec's order (set by :meth:`_declare`).
     _FIELDS: ClassVar[tuple[Field, ...]] = ()
@@ -303,7 +303,9 @@ class Record:
     _STRICT: ClassVar[bool] = False
     _SECRETS: ClassVar[frozenset[str]] = frozenset()
 
-    # Set by every generated model (an attrs field of its own).
+    # Attrs fields of every generated model (so that copy and pickle keep them):
+    # the fields not declared, the order the fields came in, the strings sent of the
+    # values parsed from them.
     additional_properties: dict[str, Any]
     _order: tuple[str, ...]
     _sent: dict[str, tuple[Any, Any]] | None
@@ -326,10 +328,6 @@ class Record:
         cls._SECRETS = frozenset(f.name for f in fields if f.secret)
         # setattr: mypy sees a method assigned, the reader is the method it stands for.
         setattr(cls, "from_dict", classmethod(_reader(cls)))  # noqa: B010
-
-    def __attrs_post_init__(self) -> None:
-        self._order = ()
-        self._sent = None
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:

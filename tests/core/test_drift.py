@@ -11,6 +11,7 @@ the spec types as a string (both read from the item model's field table).
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import logging
 from typing import Any, cast
@@ -202,6 +203,8 @@ class Parcel(Record):
     status: str
     weight: int | Any = None
     additional_properties: dict[str, Any] = attrs.field(init=False, factory=dict)
+    _order: tuple[str, ...] = attrs.field(init=False, default=(), eq=False)
+    _sent: dict[str, tuple[Any, Any]] | None = attrs.field(init=False, default=None)
 
 
 Parcel._declare(
@@ -217,6 +220,8 @@ class StrictPage(Record):
 
     page_number: int
     additional_properties: dict[str, Any] = attrs.field(init=False, factory=dict)
+    _order: tuple[str, ...] = attrs.field(init=False, default=(), eq=False)
+    _sent: dict[str, tuple[Any, Any]] | None = attrs.field(init=False, default=None)
 
 
 StrictPage._declare(
@@ -241,6 +246,11 @@ def test_a_required_field_left_out_or_a_new_enum_value_is_kept_and_told() -> Non
     }
     # Outside any client: read the same, told to nobody.
     assert Parcel.from_dict({"status": "Lost"})["status"] == "Lost"
+    # A copy keeps all of it, the order the fields came in included.
+    again = copy.copy(parcel)
+    assert list(again.keys()) == ["status", "colour"]
+    assert again == parcel
+    assert again.to_dict() == parcel.to_dict()
 
 
 def test_a_page_envelope_still_requires_its_fields() -> None:

@@ -30,6 +30,8 @@ class Address(_records.Record):
     country: None | str | Unset = UNSET
     postal_code: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    _order: tuple[str, ...] = _attrs_field(init=False, default=(), eq=False)
+    _sent: dict[str, tuple[Any, Any]] | None = _attrs_field(init=False, default=None, eq=False)
 
 
 Address._declare(

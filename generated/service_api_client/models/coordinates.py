@@ -21,6 +21,8 @@ class Coordinates(_records.Record):
     latitude: float | None | Unset = UNSET
     longitude: float | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    _order: tuple[str, ...] = _attrs_field(init=False, default=(), eq=False)
+    _sent: dict[str, tuple[Any, Any]] | None = _attrs_field(init=False, default=None, eq=False)
 
 
 Coordinates._declare(

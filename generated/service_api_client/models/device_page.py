@@ -34,6 +34,8 @@ class DevicePage(_records.Record):
     next_: None | str | Unset = UNSET
     previous: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    _order: tuple[str, ...] = _attrs_field(init=False, default=(), eq=False)
+    _sent: dict[str, tuple[Any, Any]] | None = _attrs_field(init=False, default=None, eq=False)
 
 
 # Imported last, so that models referring to each other import in either order.

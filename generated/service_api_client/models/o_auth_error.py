@@ -22,6 +22,8 @@ class OAuthError(_records.Record):
     error: str
     error_description: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    _order: tuple[str, ...] = _attrs_field(init=False, default=(), eq=False)
+    _sent: dict[str, tuple[Any, Any]] | None = _attrs_field(init=False, default=None, eq=False)
 
 
 OAuthError._declare(

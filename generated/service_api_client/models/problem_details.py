@@ -27,6 +27,8 @@ class ProblemDetails(_records.Record):
     detail: str | Unset = UNSET
     instance: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    _order: tuple[str, ...] = _attrs_field(init=False, default=(), eq=False)
+    _sent: dict[str, tuple[Any, Any]] | None = _attrs_field(init=False, default=None, eq=False)
 
 
 ProblemDetails._declare(

@@ -24,6 +24,8 @@ class TokenRequest(_records.Record):
     client_secret: str
     grant_type: TokenRequestGrantType
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    _order: tuple[str, ...] = _attrs_field(init=False, default=(), eq=False)
+    _sent: dict[str, tuple[Any, Any]] | None = _attrs_field(init=False, default=None, eq=False)
 
     def to_multipart(self) -> types.RequestFiles:
         files: types.RequestFiles = []

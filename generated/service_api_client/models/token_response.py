@@ -25,6 +25,8 @@ class TokenResponse(_records.Record):
     token_type: TokenResponseTokenType
     expires_in: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    _order: tuple[str, ...] = _attrs_field(init=False, default=(), eq=False)
+    _sent: dict[str, tuple[Any, Any]] | None = _attrs_field(init=False, default=None, eq=False)
 
 
 TokenResponse._declare(
