@@ -158,12 +158,15 @@ def places(value: Any, path: str = "", depth: int = 0) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {path: {_KINDS[type(value)]}}
     if depth > MAX_DEPTH:
         return found
-    items: Any = ()
+    inside: list[tuple[str, Any]] = []
     if isinstance(value, dict):
-        items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+        for name, item in value.items():
+            place = f"{path}.{name}" if path else str(name)
+            inside.append((place, item))
     elif isinstance(value, list):
-        items = ((f"{path}[]", v) for v in value[:MAX_ITEMS])
-    for place, item in items:
+        for item in value[:MAX_ITEMS]:
+            inside.append((f"{path}[]", item))
+    for place, item in inside:
         for inner, kinds in places(item, place, depth + 1).items():
             if inner in found or len(found) < MAX_PLACES:
                 found.setdefault(inner, set()).update(kinds)
@@ -182,15 +185,18 @@ def changes(observation: Shape) -> list[str]:
     """
     lines = []
     for key, answer in sorted(observation.get("answers", {}).items()):
-        first, last = answer.get("first"), answer.get("last")
+        first = answer.get("first")
+        last = answer.get("last")
         for place, kinds in sorted(answer.get("seen", {}).items()):
-            spans = sorted(kinds.items(), key=lambda kind: kind[1])
             where = f"{key} {place or '(body)'}"
-            for (old, (_, until)), (new, (since, _)) in itertools.pairwise(spans):
+            # Each type with its first and last time, the earliest first.
+            spans = sorted(kinds.items(), key=lambda kind: kind[1])
+            for before, after in itertools.pairwise(spans):
+                old, (_, until) = before
+                new, (since, _) = after
                 if until < since:
-                    lines.append(
-                        f"{where}: {old} until {until}, then {new} from {since}"
-                    )
+                    change = f"{old} until {until}, then {new} from {since}"
+                    lines.append(f"{where}: {change}")
             begun = min(span[0] for _, span in spans)
             ended = max(span[1] for _, span in spans)
             if first and begun > first:
@@ -329,13 +335,18 @@ class Observer:
             with contextlib.suppress(ValueError, RecursionError):
                 value = json.loads(body)
                 add(answer.setdefault("body", {}), value, self.words)
-                seen = answer.setdefault("seen", {})
-                for place, kinds in places(value).items():
-                    if place in seen or len(seen) < MAX_PLACES:
-                        for kind in kinds:
-                            seen.setdefault(place, {}).setdefault(kind, [now, now])[
-                                1
-                            ] = now
+                self.date(answer.setdefault("seen", {}), value, now)
+
+    def date(self, seen: Shape, value: Any, now: str) -> None:
+        """Date in ``seen`` each JSON type at each place of ``value``: when it was first
+        and last seen."""
+        for place, kinds in places(value).items():
+            if place not in seen and len(seen) >= MAX_PLACES:
+                continue
+            dated = seen.setdefault(place, {})
+            for kind in kinds:
+                span = dated.setdefault(kind, [now, now])
+                span[1] = now
 
     def save(self) -> None:
         """Write what was recorded to ``path`` (also called at exit)."""
