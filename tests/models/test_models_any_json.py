@@ -286,9 +286,9 @@ def test_any_json_object_builds_even_without_its_required_fields(
     record = model.from_dict(raw)
     assert _canonical(record.to_dict()) == _canonical(raw)
     assert list(record.keys()) == list(raw)
-    for field in model._FIELDS:
-        if field.required and field.name not in raw:
-            assert _is_unset(model, getattr(record, field.attribute))
+    for declared in model._FIELDS:
+        if declared.required and declared.name not in raw:
+            assert _is_unset(model, getattr(record, declared.attribute))
             assert field.name not in record
 
 
