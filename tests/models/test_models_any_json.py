@@ -289,7 +289,7 @@ def test_any_json_object_builds_even_without_its_required_fields(
     for declared in model._FIELDS:
         if declared.required and declared.name not in raw:
             assert _is_unset(model, getattr(record, declared.attribute))
-            assert field.name not in record
+            assert declared.name not in record
 
 
 @pytest.fixture(scope="module")
