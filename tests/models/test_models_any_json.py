@@ -257,13 +257,12 @@ def test_every_field_sent_reads_by_its_json_name(
 def _tolerant_models(package: types.ModuleType) -> list[type[Any]]:
     """Every generated model but the page envelopes (whose required fields the pager
     needs): those with required fields too."""
-    return [
-        model
-        for name in sorted(package.__all__)
-        if attrs.has(model := getattr(package, name))
-        and hasattr(model, "_declare")
-        and not model._STRICT
-    ]
+    found = []
+    for name in sorted(package.__all__):
+        model: Any = getattr(package, name)
+        if attrs.has(model) and hasattr(model, "_declare") and not model._STRICT:
+            found.append(model)
+    return found
 
 
 TOLERANT_MODELS = _tolerant_models(models)
