@@ -53,6 +53,7 @@ import service_api_client.models as models
 from service_api_client import Client
 from service_api_client.api.devices import list_devices
 from service_api_client.api.shipments import list_shipments
+from service_api_client.records import Record
 from service_api_client.types import UNSET, Unset
 from service_api_mock import serve_asgi
 from service_api_mock._data import make_dataset
@@ -260,7 +261,7 @@ def _tolerant_models(package: types.ModuleType) -> list[type[Any]]:
     found = []
     for name in sorted(package.__all__):
         model: Any = getattr(package, name)
-        if attrs.has(model) and hasattr(model, "_declare") and not model._STRICT:
+        if isinstance(model, type) and issubclass(model, Record) and not model._STRICT:
             found.append(model)
     return found
 
