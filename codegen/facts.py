@@ -113,6 +113,9 @@ class Door:
     summary: str
     """The operation's summary, as a docstring may hold it (else its module's name)."""
     page: Page | None = None
+    answer_headers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The headers each answer of the operation declares, by status key (``"200"``,
+    ``"4XX"``), lower case: the client tells any other it meets as drift."""
 
     def usage(self, awaited: bool) -> str:
         """An example of a call, for a docstring.
@@ -312,6 +315,10 @@ class _Reader:
             example=_example(parameters),
             summary=safe_for_docstring(_raw(endpoint.summary) or str(endpoint.name)),
             page=page,
+            answer_headers=tuple(
+                (key, tuple(sorted(h.lower() for h in answer.headers)))
+                for key, answer in operation.answers.items()
+            ),
         )
         if page is not None and operation.resource is not None:
             self.entries.append(self.entry(operation, door))

@@ -25,11 +25,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-__all__ = ["SAMPLED", "SAMPLE_EVERY", "Drift", "DriftLog", "summary"]
+import httpx
+
+__all__ = ["SAMPLED", "SAMPLE_EVERY", "TOLD_HEADERS", "Drift", "DriftLog", "summary"]
 
 logger = logging.getLogger("service_api")
 
@@ -37,6 +40,11 @@ logger = logging.getLogger("service_api")
 #: in ``SAMPLE_EVERY`` (a check costs little, telling the same place again a little more).
 SAMPLED = 10
 SAMPLE_EVERY = 20
+#: The headers whose absence from the spec is drift: those a client acts on or reports
+#: (the others, ``date``, ``server``, ``content-length``..., every answer has).
+TOLD_HEADERS = re.compile(
+    r"www-authenticate|retry-after|.*rate-?limit.*|.*(request|correlation|trace)-?id"
+)
 
 
 @dataclass
@@ -113,18 +121,49 @@ class DriftLog:
             except Exception:  # a callback's bug must not stop the iteration
                 logger.exception("on_drift failed for %s", drift.place)
 
-    def sampled(self) -> contextlib.AbstractContextManager[None]:
-        """:meth:`listening` for an answer the sample takes (see :data:`SAMPLED`), else
-        nothing: the records of the others are read as well, their drift not told."""
+    def answer(
+        self,
+        operation: str,
+        response: httpx.Response,
+        success: range,
+        headers: Mapping[str, frozenset[str]] | None = None,
+    ) -> contextlib.AbstractContextManager[None]:
+        """Check an answer of ``operation`` the client reads: a status it does not
+        declare (not in ``success``, below 400: an error is raised, not drift); in the
+        sample (see :data:`SAMPLED`), the headers its answer does not name (of those
+        :data:`TOLD_HEADERS` matches; ``headers``: the declared, by status key) and,
+        within the context returned, the records read from it. Outside the sample the
+        records are read as well, their drift not told."""
+        status = response.status_code
+        if self.enabled and status not in success and status < 400:
+            self.add(f"{operation} {status}", "a status the spec does not declare")
         self._answers += 1  # a lost count under threads only shifts the sample
         taken = self._answers <= SAMPLED or self._answers % SAMPLE_EVERY == 0
-        return self.listening() if taken and self.enabled else contextlib.nullcontext()
+        if not (taken and self.enabled):
+            return contextlib.nullcontext()
+        if headers is not None:
+            self._headers(operation, response, headers)
+        return self.listening()
 
-    def status(self, operation: str, status: int, declared: range) -> None:
-        """Tell an answer's status that ``operation`` does not declare (in ``declared``,
-        its successes, or 400 and up: an error the client raises)."""
-        if self.enabled and status not in declared and status < 400:
-            self.add(f"{operation} {status}", "a status the spec does not declare")
+    def _headers(
+        self,
+        operation: str,
+        response: httpx.Response,
+        declared: Mapping[str, frozenset[str]],
+    ) -> None:
+        status = response.status_code
+        for key in (str(status), f"{status // 100}XX", "default"):
+            if key in declared:
+                named = declared[key]
+                break
+        else:
+            return  # an undeclared status: told as such
+        for name in response.headers:
+            if TOLD_HEADERS.fullmatch(name) and name not in named:
+                self.add(
+                    f"{operation} {status} header {name}",
+                    "a header the spec does not declare",
+                )
 
     @contextlib.contextmanager
     def listening(self) -> Iterator[None]:

@@ -509,10 +509,10 @@ class Client(service_api_client.Client):
         return self._shared.drift.findings
 
     def _answer(self, response: httpx.Response, operation: Any, success: range) -> Any:
-        """The door's answer, its status and records checked for drift."""
+        """The door's answer, its status, headers and records checked for drift."""
         name = operation.__name__.rpartition(".")[2]
-        self._shared.drift.status(name, response.status_code, success)
-        with self._shared.drift.sampled():
+        headers = getattr(operation, "ANSWER_HEADERS", None)
+        with self._shared.drift.answer(name, response, success, headers):
             return super()._answer(response, operation, success)
 
     def _pager(self, operation: Any, /, **options: Any) -> Any:

@@ -297,6 +297,7 @@ class Pager(Generic[M_co]):
         # A plain generated client checks no drift: it has no DriftLog of its own.
         shared = getattr(client, "_shared", None)
         self._drift: DriftLog = shared.drift if shared else DriftLog(enabled=False)
+        self._headers = getattr(endpoint, "ANSWER_HEADERS", None)
         # The page request of the generated module, built against the client's base URL.
         self._args = functools.partial(
             endpoint._get_kwargs,
@@ -413,7 +414,9 @@ class Pager(Generic[M_co]):
     ) -> Page[Any]:
         """Parse the page and have the plan check it; the page to hand over."""
         where = f"{self._name}: page {number}"
-        self._drift.status(self._name, response.status_code, range(200, 201))
+        checked = self._drift.answer(
+            self._name, response, range(200, 201), self._headers
+        )
         # An error status comes from a plain generated client (ours raises them).
         if response.status_code != 200:
             raise errors.error_from_response(response)
@@ -424,7 +427,7 @@ class Pager(Generic[M_co]):
                 f"{where}: unreadable answer (not JSON)"
             ) from exc
         try:
-            with self._drift.sampled():
+            with checked:
                 parsed = self._model.from_dict(doc)
         except _PARSE_ERRORS as exc:
             raise self._unreadable(where, doc) from exc

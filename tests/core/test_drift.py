@@ -48,8 +48,10 @@ def record(number: int, drifted: bool) -> dict[str, Any]:
     return {TEXT_FIELD: number, UNDECLARED: "new"}
 
 
-def service(changed_after: int = 1, status: int = 200) -> httpx.MockTransport:
-    """Pages of records, drifted after page ``changed_after``."""
+def service(
+    changed_after: int = 1, status: int = 200, headers: dict[str, str] | None = None
+) -> httpx.MockTransport:
+    """Pages of records, drifted after page ``changed_after``, with ``headers``."""
 
     def handle(request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/authenticate"):
@@ -65,7 +67,9 @@ def service(changed_after: int = 1, status: int = 200) -> httpx.MockTransport:
                 for n in range(PAGE_SIZE)
             ],
         }
-        return httpx.Response(status, content=json.dumps(body).encode())
+        return httpx.Response(
+            status, content=json.dumps(body).encode(), headers=headers
+        )
 
     return httpx.MockTransport(handle)
 
@@ -172,12 +176,29 @@ def test_a_status_the_spec_does_not_declare_is_drift(
 
 def test_answers_are_sampled_after_the_first_ones() -> None:
     log = DriftLog()
+    answer = httpx.Response(200, request=httpx.Request("GET", BASE_URL))
     taken = 0
     for _ in range(SAMPLED + 10 * SAMPLE_EVERY):
-        with log.sampled():
-            taken += ITEM.from_dict({UNDECLARED: 1}) is not None and bool(log.findings)
-            log._places.clear()
+        with log.answer("op", answer, range(200, 201)):
+            ITEM.from_dict({UNDECLARED: 1})
+        taken += bool(log.findings)
+        log._places.clear()
     assert taken == SAMPLED + 10
+
+
+def test_a_header_the_answer_does_not_declare_is_drift() -> None:
+    # X-Unrelated: not a header the client acts on or reports.
+    transport = service(headers={"X-Trace-Id": "t-1", "X-Unrelated": "1"})
+    declared = ENDPOINT.module.ANSWER_HEADERS
+    with client(transport) as api:
+        list(service_api.paginate(ENDPOINT.module, api, page_size=PAGE_SIZE))
+        places = {d.place: d.seen for d in api.drift}
+    name = ENDPOINT.module.__name__.rpartition(".")[2]
+    assert "x-trace-id" not in declared["200"]
+    assert places[f"{name} 200 header x-trace-id"] == (
+        "a header the spec does not declare"
+    )
+    assert not [place for place in places if "x-unrelated" in place]
 
 
 def test_a_callback_that_raises_is_logged_not_raised(

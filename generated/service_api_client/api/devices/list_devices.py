@@ -265,3 +265,14 @@ SUCCESS_MODEL = DevicePage
 
 ID_ATTRIBUTE = "device_id"
 """The attribute that identifies a record (its identifier field's), or None."""
+
+
+ANSWER_HEADERS: dict[str, frozenset[str]] = {
+    "200": frozenset([]),
+    "400": frozenset(["x-request-id"]),
+    "401": frozenset(["www-authenticate", "x-request-id"]),
+    "403": frozenset(["x-request-id"]),
+    "429": frozenset(["ratelimit", "ratelimit-policy", "retry-after", "x-request-id"]),
+    "5XX": frozenset(["retry-after", "x-request-id"]),
+}
+"""The headers each declared answer names, by status key: another is drift."""
