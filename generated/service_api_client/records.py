@@ -303,7 +303,8 @@ class Record:
     _STRICT: ClassVar[bool] = False
     _SECRETS: ClassVar[frozenset[str]] = frozenset()
 
-    # Attrs fields of every generated model (so that copy and pickle keep them):
+    # Attrs fields of every generated model (so that a copy keeps them, and equality
+    # and the attrs repr know them):
     # the fields not declared, the order the fields came in, the strings sent of the
     # values parsed from them.
     additional_properties: dict[str, Any]
@@ -353,10 +354,6 @@ class Record:
         if (log := _LISTENING.get()) is not None:
             log.add(f"{cls.__name__}.{name}", _seen(value, field.kind))
         return UNSET
-
-    @classmethod
-    def _kind(cls, name: str) -> Kind:
-        return next(f.kind for f in cls._FIELDS if f.name == name)
 
     @classmethod
     def _extras(cls, extras: dict[str, Any]) -> None:
