@@ -303,8 +303,7 @@ class Record:
     _STRICT: ClassVar[bool] = False
     _SECRETS: ClassVar[frozenset[str]] = frozenset()
 
-    # Attrs fields of every generated model (so that a copy keeps them, and equality
-    # and the attrs repr know them):
+    # Attrs fields of every generated model (so that a copy keeps them):
     # the fields not declared, the order the fields came in, the strings sent of the
     # values parsed from them.
     additional_properties: dict[str, Any]
