@@ -15,7 +15,7 @@ PACKAGE := generated/service_api_client
 CODEGEN_INPUTS := openapi.yaml codegen/config.yaml $(wildcard codegen/*.py codegen/package/*.py \
   codegen/templates/* spec/service_api_spec/*.py)
 
-.PHONY: generated generate check-generated lint typecheck docs dist test test-core test-fuzz lock clean demo mock fuzz bench chaos mutation redis-server
+.PHONY: generated generate check-generated lint typecheck docs dist test test-core test-fuzz lock clean demo mock fuzz bench chaos mutation redis-server prism
 
 # ---- environment -----------------------------------------------------------
 
@@ -26,6 +26,7 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
 	  -c requirements.lock -e '.[dev]'
 	@$(MAKE) --no-print-directory redis-server
+	@$(MAKE) --no-print-directory prism
 	@touch $@
 
 # The Redis tests run a real redis-server: install Debian's package where we may
@@ -40,6 +41,22 @@ redis-server:
 	else \
 	  echo "redis-server is not installed and cannot be here (needs root and apt-get):" \
 	    "the Redis tests will be skipped"; \
+	fi
+
+# The spec check's tests also run against Stoplight Prism, a server the project did not
+# write: install its pinned version with npm where npm is (a few seconds with npm's
+# cache filled); elsewhere say so and go on (those tests then skip, saying why).
+PRISM_VERSION := 5.16.0
+PRISM := .tools/prism/node_modules/.bin/prism
+prism:
+	@if [ -x $(PRISM) ]; then :; \
+	elif command -v npm >/dev/null; then \
+	  echo "installing Stoplight Prism $(PRISM_VERSION) with npm into .tools/prism"; \
+	  npm install --prefix .tools/prism --no-audit --no-fund --loglevel=error \
+	    @stoplight/prism-cli@$(PRISM_VERSION) >/dev/null \
+	  || echo "Prism could not be installed: the spec check's Prism tests will be skipped"; \
+	else \
+	  echo "npm is not installed: the spec check's Prism tests will be skipped"; \
 	fi
 
 # Re-pin every dependency to the newest versions that satisfy pyproject.toml.
@@ -204,4 +221,4 @@ demo: | $(VENV)/.installed
 	$(BIN)/python -m service_api_cli._demo
 
 clean:
-	rm -rf $(VENV) $(CORE_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build
+	rm -rf $(VENV) $(CORE_VENV) .tools .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build

@@ -77,13 +77,14 @@ def _learned(
     """(planted, found, changes made, changes planted) for a check of ``plants``."""
     true, checked = specs(plants)
     faults = {k: v for plant in plants for k, v in plant.faults.items()}
-    served.serve(dump(true, folder / "true.yaml"), faults)
+    variants = [plant.variant for plant in plants if plant.variant]
+    served.serve(dump(true, folder / "true.yaml"), faults, variants)
     with testing.no_retry_sleep():
         report, _ = _check(base_url, dump(checked, folder / "openapi.yaml"))
     found = {(f.kind, f.where) for f in report.findings}
     made = edits(report.edits)
-    wanted = {p.edit for p in plants if p.edit}
-    hits = sum(p.finding in found for p in plants)
+    wanted = {edit for p in plants for edit in p.edits}
+    hits = sum(set(p.findings) <= found for p in plants)
     return len(plants), hits, len(made), len(made & wanted)
 
 

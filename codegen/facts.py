@@ -28,9 +28,18 @@ from openapi_python_client.strings import (
     safe_for_docstring,
 )
 
-from service_api_spec import PAGE_PARAMETERS, Operation, Spec
+from service_api_spec import (
+    PAGE_PARAMETERS,
+    Kind,
+    Location,
+    Operation,
+    ParameterKind,
+    Spec,
+    Tag,
+)
 
 __all__ = [
+    "CLIENT_ATTRIBUTES",
     "Door",
     "Facts",
     "ListEntry",
@@ -39,12 +48,37 @@ __all__ = [
     "RecordField",
     "RecordModel",
     "TagDoors",
+    "client_attribute",
 ]
 
 # The options of every list door (service_api's PageOptions): a parameter of the same
 # Python name cannot be passed on through the pager, and is left out of the door.
 PAGER_OPTIONS = frozenset(
     ["page_size", "start_page", "max_items", "max_pages", "concurrency", "key"]
+)
+# The attributes of the generated client and of service_api.Client: a tag of one of
+# these names would hide it, so its operations are under ``client.<name>_api``.
+CLIENT_ATTRIBUTES = frozenset(
+    [
+        "aio",
+        "auth_header_name",
+        "get_async_httpx_client",
+        "get_httpx_client",
+        "prefix",
+        "raise_on_unexpected_status",
+        "set_async_httpx_client",
+        "set_httpx_client",
+        "token",
+        "with_cookies",
+        "with_headers",
+        "with_timeout",
+        "account_id",
+        "aclose",
+        "close",
+        "retry_policy",
+        "with_account",
+        "with_options",
+    ]
 )
 # Methods of every model (the package's records.Record): a field of one of these names
 # gets a ``_`` after its attribute's name, as the generator does for Python's own names
@@ -79,6 +113,17 @@ class Page:
     item_class: str
     item_module: str
     id_attribute: str | None
+    page_size: int | None = None
+    """Records per page when none is named: the spec's default, else its maximum."""
+    max_page_size: int | None = None
+    """The most records per page the spec says the service serves (None: unsaid)."""
+
+    @property
+    def sizes(self) -> str:
+        """The page sizes as a docstring says them: ``"1 to 50, default 50"``."""
+        bound = f"1 to {self.max_page_size}" if self.max_page_size else "1 or more"
+        default = f"default {self.page_size}" if self.page_size else "no default"
+        return f"{bound}, {default}"
 
 
 @attrs.frozen
@@ -93,7 +138,7 @@ class Door:
     """
 
     name: str
-    kind: str
+    kind: Kind
     module: str
     tag: str
     endpoint: Endpoint = attrs.field(repr=False)
@@ -161,9 +206,9 @@ class ListParameter:
 
     name: str
     python_name: str
-    location: str
+    location: Location
     required: bool
-    kind: str
+    kind: ParameterKind
     choices: tuple[Any, ...]
 
 
@@ -176,6 +221,10 @@ class ListEntry:
     door: Door
     id_field: str | None
     parameters: tuple[ListParameter, ...]
+    page_size: int | None
+    max_page_size: int | None
+    parent: str | None
+    parent_fields: Mapping[str, str]
 
 
 @attrs.frozen
@@ -220,6 +269,8 @@ class Facts:
     lists: tuple[ListEntry, ...]
     records: Mapping[str, RecordModel]
     notes: tuple[str, ...]
+    tag_attributes: Mapping[str, str] = attrs.field(factory=dict)
+    """The client's attribute of each tag of the spec with a door, by the tag's name."""
 
     @classmethod
     def read(cls, spec: Spec, openapi: GeneratorData) -> Facts:
@@ -241,6 +292,7 @@ class Facts:
             op for op in spec.operations if op.door and op.python_name not in found
         ]
         notes = [f"{op.operation_id}: not generated, so no door" for op in missing]
+        with_doors = {op.tag for op in spec.operations if op.python_name in found}
         return cls(
             doors=found,
             tags=tags,
@@ -249,6 +301,11 @@ class Facts:
                 openapi, {d.page.page_class for d in found.values() if d.page}
             ),
             notes=tuple([*reader.notes, *notes]),
+            tag_attributes={
+                name: client_attribute(tag)
+                for name, tag in sorted(spec.tags.items())
+                if name in with_doors
+            },
         )
 
 
@@ -302,7 +359,7 @@ class _Reader:
             name=name,
             kind=operation.kind,
             module=str(endpoint.name),
-            tag=self.spec.tags[operation.tag].attribute,
+            tag=client_attribute(self.spec.tags[operation.tag]),
             endpoint=endpoint,
             answer=response,
             success=_statuses(response),
@@ -349,12 +406,15 @@ class _Reader:
             ),
             None,
         )
+        sizes = operation.page_size
         return Page(
             page_class=str(page.class_info.name),
             page_module=str(page.class_info.module_name),
             item_class=str(item.class_info.name),
             item_module=str(item.class_info.module_name),
             id_attribute=None if id_attribute is None else str(id_attribute),
+            page_size=sizes.default if sizes else None,
+            max_page_size=sizes.maximum if sizes else None,
         )
 
     def entry(self, operation: Operation, door: Door) -> ListEntry:
@@ -375,13 +435,31 @@ class _Reader:
             if not (p.location == "query" and p.name in PAGE_PARAMETERS)
         )
         resource = self.spec.resources[str(operation.resource)]
+        sizes = operation.page_size
+        # A parent is named only where it is listed: its records give the ids.
+        listed = any(op.resource == resource.parent for op in self.spec.lists)
         return ListEntry(
             name=resource.name,
             tag_module=str(door.endpoint.tags[0]),
             door=door,
             id_field=resource.id_field,
             parameters=parameters,
+            page_size=sizes.default if sizes else None,
+            max_page_size=sizes.maximum if sizes else None,
+            parent=resource.parent if listed else None,
+            parent_fields=dict(resource.parent_fields) if listed else {},
         )
+
+
+def client_attribute(tag: Tag) -> str:
+    """The client's attribute for ``tag``: its module's name, ``_api`` after it where
+    that would hide an attribute of the client (``token`` -> ``token_api``).
+
+    Example::
+
+        client_attribute(spec.tags["shipments"])  # "shipments"
+    """
+    return f"{tag.module}_api" if tag.module in CLIENT_ATTRIBUTES else tag.module
 
 
 def _success(operation: Operation, endpoint: Endpoint) -> Response | None:

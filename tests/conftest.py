@@ -1,12 +1,19 @@
 """Fixtures shared by the whole suite."""
 
+import sys
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from service_api_mock import RunningMock, running_mock
+
+# The spec copies' helpers (tests/spec/spec_copy.py) for every folder of tests.
+SPEC_TESTS = str(Path(__file__).resolve().parent / "spec")
+if SPEC_TESTS not in sys.path:
+    sys.path.insert(0, SPEC_TESTS)
 
 # Fails any test that lets a client secret or an issued token reach a log, an error
 # message, a warning or a report.

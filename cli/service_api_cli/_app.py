@@ -14,6 +14,7 @@ import math
 import os
 import signal
 import sys
+import textwrap
 import threading
 import traceback
 import warnings
@@ -29,8 +30,13 @@ from service_api_cli._connection import (
 )
 from service_api_cli._exit_codes import (
     EXIT_CODES_HELP,
+    LIST_EXIT_CODES,
+    LOAD_EXIT_CODES,
+    MOCK_EXIT_CODES,
+    TOKEN_EXIT_CODES,
     UsageError,
     exit_code_for,
+    exit_codes_help,
     say,
     say_error,
 )
@@ -39,6 +45,7 @@ from service_api_cli._spec_check import add_spec_parser
 
 if TYPE_CHECKING:
     from service_api_cli._job import Job
+    from service_api_client.api import ListParameter
 
 
 PROG = "service-api"
@@ -71,20 +78,14 @@ examples:
 
 {EXIT_CODES_HELP}"""
 
-_LIST_EPILOG = f"""\
+_LIST_EXAMPLES = f"""\
 examples:
   {PROG} list shipments --account acct-1 > shipments.jsonl
   {PROG} list shipments --account acct-1 --account acct-2 -o all.jsonl
   {PROG} list shipments --account acct-1 -o shipments.csv
-  {PROG} list devices --account acct-1 --format table --max-items 20
+  {PROG} list devices --account acct-1 --format table --max-items 20"""
 
-parameters:
-  --param NAME=VALUE gives any parameter of the endpoint, by its spec name (createdAfter)
-  or snake name (created_after), converted by its kind (ISO 8601 dates and date-times,
-  integers, an enum's values, an array as a,b,c). A parameter the endpoint requires has
-  an option of its own (see "parameters the endpoints require"): the parent's id of a
-  list under a parent (list shipment-events --shipment-id S1), a required header.
-
+_LIST_EPILOG = f"""\
 output:
   --format, else the extension of --output (.csv; .jsonl, .ndjson), else jsonl; a .json
   file needs --format jsonl. jsonl: each record as the API sent it; csv: nested fields
@@ -101,42 +102,45 @@ resuming:
 
 {_ENVIRONMENT_HELP}
 
-{EXIT_CODES_HELP}"""
+{exit_codes_help(LIST_EXIT_CODES)}"""
 
 _TOKEN_EPILOG = f"""\
 examples:
   {PROG} token                 # token type and expiry; the token itself stays hidden
   {PROG} token --show-token    # print the token too (it grants access: handle with care)
 
-{EXIT_CODES_HELP}"""
+{exit_codes_help(TOKEN_EXIT_CODES)}"""
 
 _MOCK_EPILOG = f"""\
 examples:
   {PROG} mock --port 8080 --records 500
   {PROG} mock --port 0 --fault-rate 0.1 --seed 7
-  {PROG} mock --help           # every option of the mock
 
-Every option after "mock" goes to the mock's own entry point (service-api-mock)."""
+Every option after "mock" goes to the mock's own entry point (service-api-mock).
+
+{exit_codes_help(MOCK_EXIT_CODES)}"""
 
 
-_LOAD_EPILOG = f"""\
+_LOAD_EXAMPLES = f"""\
 examples:
   {PROG} load shipments devices --account acct-1 --account acct-2
   {PROG} load shipments --account acct-1 --dataset raw --pipelines-dir state
   {PROG} load devices --account acct-1 --destination postgres   # credentials as dlt reads them
   {PROG} load devices --account acct-1 --primary-key deviceId   # the key rows merge on
   {PROG} list shipments --account acct-1 -o s.jsonl
-  {PROG} load shipments --from s.jsonl --account acct-1   # no request, no credentials
+  {PROG} load shipments --from s.jsonl --account acct-1   # no request, no credentials"""
 
+_LOAD_EPILOG = f"""\
 what it does:
   The credentials and every account are checked first, before the destination is
   touched. One table per endpoint, a row per record as sent plus an "account" column;
   nested lists become child tables. Rows are merged on the record's identifier (as the
   spec gives it, or --primary-key) and account: a rerun updates them, and the summary
   says how many rows are new. --param and the options of required parameters go to
-  every ENDPOINT named, as for list; a list under a parent loads the records of the
-  parent whose id is given (--shipment-id S1), else of every parent, each page of the
-  parent list first: one request (or more) per parent, and a column of the parent's id.
+  each ENDPOINT named that has the parameter (one that none has is a usage error); a
+  list under a parent loads the records of the parent whose id is given (--shipment-id
+  S1), else of every parent, each page of the parent list first: one request (or more)
+  per parent, and a column of the parent's id.
   DuckDB writes service_api.duckdb (PIPELINE-NAME.duckdb) in the current folder;
   DESTINATION__DUCKDB__CREDENTIALS chooses another file.
 
@@ -148,7 +152,9 @@ where dlt keeps its state:
 resume:
   After an API error or Ctrl-C the pages fetched so far are loaded, with where each
   account stopped: run the same command again to load the rest. dlt's anonymous
-  telemetry is off unless RUNTIME__DLTHUB_TELEMETRY is set."""
+  telemetry is off unless RUNTIME__DLTHUB_TELEMETRY is set.
+
+{exit_codes_help(LOAD_EXIT_CODES)}"""
 
 
 def _whole_number(least: int, most: float = math.inf) -> Callable[[str], int]:
@@ -228,9 +234,7 @@ def _add_connection(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_paging(
-    command: argparse.ArgumentParser, *, concurrency: int, largest_page: float
-) -> None:
+def _add_paging(command: argparse.ArgumentParser, *, concurrency: int) -> set[str]:
     # Options list and load share; load fetches ahead while dlt writes.
     _option(
         command,
@@ -243,9 +247,9 @@ def _add_paging(
         command,
         "--page-size",
         "N",
-        "records per page (default: %(default)s)",
-        type=_whole_number(1, largest_page),
-        default=50,
+        "records per page (default: the endpoint's, as the spec states it)",
+        type=_whole_number(1),
+        default=None,
     )
     _option(
         command,
@@ -260,13 +264,13 @@ def _add_paging(
         command,
         "--param",
         "NAME=VALUE",
-        "a parameter of the endpoint (repeatable), by its spec name (createdAfter) or "
-        "snake name (created_after); checked and converted as the spec declares it "
-        "(dates in ISO 8601, an array as a,b,c)",
+        "a parameter of the endpoint (repeatable; each endpoint's are named below), by "
+        "its spec name (createdAfter) or snake name (created_after); checked and "
+        "converted as the spec declares it (dates in ISO 8601, an array as a,b,c)",
         action="append",
         default=[],
     )
-    _add_endpoint_options(command)
+    flags = _add_endpoint_options(command)
     # -q where it is often typed too: after the command.
     command.add_argument(
         "-q",
@@ -275,30 +279,69 @@ def _add_paging(
         default=argparse.SUPPRESS,
         help=argparse.SUPPRESS,
     )
+    return flags
 
 
-def _add_endpoint_options(command: argparse.ArgumentParser) -> None:
+def _add_endpoint_options(command: argparse.ArgumentParser) -> set[str]:
+    """Add an option for each parameter a list requires; the options added."""
     # Each parameter a list requires, such as a parent's id in its path or a header,
     # has an option named after it (--shipment-id) that adds "shipmentId=VALUE" to
-    # --param. A name taken (by another option of the command, or by the same
-    # parameter of another list) is given once.
+    # --param. A name taken by another option of the command is left to --param; one
+    # parameter that several lists require is one option.
     from service_api_cli._job import option
     from service_api_client.api import LIST_ENDPOINTS
 
-    group = command.add_argument_group(
-        "parameters the endpoints require (or --param NAME=VALUE)"
-    )
+    required: dict[str, tuple[str, list[str]]] = {}
     for endpoint in LIST_ENDPOINTS.values():
         for parameter in endpoint.parameters:
             if parameter.required:
-                with contextlib.suppress(argparse.ArgumentError):
-                    group.add_argument(
-                        option(parameter),
-                        dest="param",
-                        action="append",
-                        type=f"{parameter.name}={{}}".format,
-                        metavar="VALUE",
-                    )
+                _, names = required.setdefault(option(parameter), (parameter.name, []))
+                names.append(endpoint.name)
+    group = command.add_argument_group(
+        "parameters the endpoints require (or --param NAME=VALUE)"
+    )
+    added = set()
+    for flag, (name, endpoints) in required.items():
+        with contextlib.suppress(argparse.ArgumentError):
+            group.add_argument(
+                flag,
+                dest="param",
+                action="append",
+                type=f"{name}={{}}".format,
+                metavar="VALUE",
+                help=f"{name} of {', '.join(endpoints)}",
+            )
+            added.add(flag)
+    return added
+
+
+def _endpoints_help(flags: set[str]) -> str:
+    """The section of the help that names every list endpoint of this spec (the
+    generated registry) and its parameters: those it requires by their option (of
+    ``flags``, else by ``--param``), then those ``--param`` may give."""
+    from service_api_cli._job import option
+    from service_api_client.api import LIST_ENDPOINTS
+
+    def required_by(parameter: ListParameter) -> str:
+        flag = option(parameter)
+        return f"{flag} VALUE" if flag in flags else f"--param {parameter.name}=VALUE"
+
+    lines = ["endpoints of this spec: the options each requires; what --param may give"]
+    width = max(map(len, LIST_ENDPOINTS), default=0) + 2
+    for name, endpoint in LIST_ENDPOINTS.items():
+        required = [required_by(p) for p in endpoint.parameters if p.required]
+        optional = [p.name for p in endpoint.parameters if not p.required]
+        text = "; ".join(filter(None, [" ".join(required), ", ".join(optional)]))
+        lines.append(
+            textwrap.fill(
+                f"{name:<{width}}{text or '(no parameter)'}",
+                width=88,
+                initial_indent="  ",
+                subsequent_indent=" " * (width + 2),
+                break_on_hyphens=False,
+            )
+        )
+    return "\n".join(lines)
 
 
 def _add_list(commands: Any) -> None:
@@ -306,17 +349,16 @@ def _add_list(commands: Any) -> None:
         "list",
         help="export every record of a list endpoint",
         description=(
-            "Export every record of a list endpoint, page by page, for one or more accounts. "
-            "ENDPOINT is any list operation of the spec (see the choices in the error "
-            "for an unknown name)."
+            "Export every record of a list endpoint, page by page, for one or more "
+            "accounts."
         ),
-        epilog=_LIST_EPILOG,
     )
     listing.add_argument(
-        "endpoint", metavar="ENDPOINT", help="list endpoint, such as shipments"
+        "endpoint", metavar="ENDPOINT", help="a list endpoint of this spec (see below)"
     )
     # Above the service's largest page, the pager warns and asks for its largest.
-    _add_paging(listing, concurrency=1, largest_page=math.inf)
+    flags = _add_paging(listing, concurrency=1)
+    listing.epilog = f"{_LIST_EXAMPLES}\n\n{_endpoints_help(flags)}\n\n{_LIST_EPILOG}"
     _option(
         listing,
         "--max-items",
@@ -352,17 +394,17 @@ def _add_load(commands: Any) -> None:
             "Load every record of one or more list endpoints, for one or more accounts,\n"
             "into a database through dlt. Needs the dlt extra: pip install 'service-api[dlt]'."
         ),
-        epilog=_LOAD_EPILOG,
     )
     load.add_argument(
         "endpoints",
         nargs="+",
         metavar="ENDPOINT",
-        help="list endpoint, such as shipments",
+        help="list endpoints of this spec (see below)",
     )
     # Pages are fetched while dlt writes the one before: 4 took a fifth off the fetch
     # of 2 x 10,000 shipments (bench case "load").
-    _add_paging(load, concurrency=4, largest_page=50)
+    flags = _add_paging(load, concurrency=4)
+    load.epilog = f"{_LOAD_EXAMPLES}\n\n{_endpoints_help(flags)}\n\n{_LOAD_EPILOG}"
     _option(
         load,
         "--primary-key",
@@ -482,16 +524,23 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
-def _shown(record: logging.LogRecord, *, retries: bool) -> bool:
-    # Warnings always; of the client's INFO lines, the retries it waits out (each says
-    # what failed, how long it waits and which retry of how many), unless --quiet.
-    # SERVICE_API_LOG asks for the client's lines as its level says: all of them.
-    if (
+def _is_retry(record: logging.LogRecord) -> bool:
+    # The client's line for a retry it waits out (a WARNING, see service_api's
+    # _client.py): "retrying GET /public/v3/shipments after ServerError in ...".
+    return record.name == "service_api" and str(record.msg).startswith("retrying")
+
+
+def _shown(record: logging.LogRecord, *, quiet: bool) -> bool:
+    # --quiet hides each retry waited out, whatever its level and SERVICE_API_LOG;
+    # else warnings always, and the client's INFO lines only when SERVICE_API_LOG asks
+    # for the client's lines as its level says.
+    if quiet and _is_retry(record):
+        return False
+    return (
         record.levelno >= logging.WARNING
-        or os.environ.get("SERVICE_API_LOG", "").strip()
-    ):
-        return True
-    return retries and str(record.msg).startswith("retrying")
+        or bool(os.environ.get("SERVICE_API_LOG", "").strip())
+        or _is_retry(record)
+    )
 
 
 @contextlib.contextmanager
@@ -506,7 +555,7 @@ def _logging_to_stderr(*, debug: bool, quiet: bool) -> Iterator[None]:
         )
     )
     if not debug:
-        handler.addFilter(lambda record: _shown(record, retries=not quiet))
+        handler.addFilter(lambda record: _shown(record, quiet=quiet))
     loggers = [logging.getLogger(name) for name in ("", "service_api", "httpcore")]
     root, client, transport = loggers
     saved = [logger.level for logger in loggers]
@@ -561,10 +610,12 @@ def _run(job: Job) -> int:
         return _load.run_load(job)
     if isinstance(job, TokenJob):
         return _commands.run_token(job)
-    if {"-h", "--help"} & set(job.argv):
-        # The mock's own help lists its options; ours adds how to call it from here.
-        print(f"usage: {PROG} mock [options of the mock]\n\n{_MOCK_EPILOG}\n")
-    return _commands.run_mock(job.argv)
+    code = _commands.run_mock(job.argv)
+    if {"-h", "--help"} & set(job.argv) and code == 0:
+        # The mock's own help (its usage, its options) was printed: ours adds how to
+        # call it from here, once, after it.
+        print(f"\n{_MOCK_EPILOG}")
+    return code
 
 
 def _terminated(signum: int, frame: object) -> None:

@@ -7,6 +7,7 @@ listed in ``--help`` and in docs/extras/cli.md, and kept in one place here.
 import enum
 import re
 import sys
+from collections.abc import Mapping
 
 import httpx
 
@@ -30,15 +31,67 @@ class ExitCode(enum.IntEnum):
     INTERRUPTED = 130
 
 
-EXIT_CODES_HELP = """\
-exit codes:
-  0    success
-  1    unexpected failure (rerun with --debug); output not writable (disk full) or closed
-  2    usage: bad option, unknown endpoint or parameter, missing setting
-  3    authentication: client ID or secret refused, token refused
-  4    permission: the credentials cannot act for that account
-  5    API or network error: bad request, rate limit, server error, no answer
-  130  interrupted (Ctrl-C or SIGTERM); what was fetched is kept, rerun to resume"""
+def exit_codes_help(meanings: Mapping[ExitCode, str]) -> str:
+    """The ``exit codes:`` section of a command's help: what each code means for it.
+
+    Example::
+
+        >>> print(exit_codes_help({ExitCode.OK: "success"}))
+        exit codes:
+          0    success
+    """
+    lines = [f"  {int(code):<5}{text}" for code, text in meanings.items()]
+    return "\n".join(["exit codes:", *lines])
+
+
+_UNEXPECTED = "unexpected failure (rerun with --debug)"
+
+#: What each code means for any command: the section of the main help.
+EXIT_CODES: Mapping[ExitCode, str] = {
+    ExitCode.OK: "success",
+    ExitCode.FAILURE: f"{_UNEXPECTED}; output not writable (disk full) or closed",
+    ExitCode.USAGE: "usage: bad option, unknown endpoint or parameter, missing setting",
+    ExitCode.AUTHENTICATION: "authentication: client ID or secret refused, token refused",
+    ExitCode.PERMISSION: "permission: the credentials cannot act for that account",
+    ExitCode.API: "API or network error: bad request, rate limit, server error, no answer",
+    ExitCode.INTERRUPTED: "interrupted (Ctrl-C or SIGTERM); what was fetched is kept, "
+    "rerun to resume",
+}
+EXIT_CODES_HELP = exit_codes_help(EXIT_CODES)
+
+#: ``service-api list``: every code, as the main help says it.
+LIST_EXIT_CODES = EXIT_CODES
+
+#: ``service-api load``: the codes of ``list``, as a load ends.
+LOAD_EXIT_CODES: Mapping[ExitCode, str] = {
+    ExitCode.OK: "success: every account loaded",
+    ExitCode.FAILURE: f"{_UNEXPECTED}; dlt failed (its cause is said first)",
+    ExitCode.USAGE: "usage: bad option, endpoint, parameter or destination; missing setting or dlt",
+    ExitCode.AUTHENTICATION: EXIT_CODES[ExitCode.AUTHENTICATION],
+    ExitCode.PERMISSION: "permission: the credentials cannot act for an account "
+    "(the others are loaded)",
+    ExitCode.API: "API or network error; what was fetched is loaded, rerun to resume",
+    ExitCode.INTERRUPTED: "interrupted (Ctrl-C or SIGTERM); what was fetched is "
+    "loaded, rerun to resume",
+}
+
+#: ``service-api token``: one request, no account, nothing to resume.
+TOKEN_EXIT_CODES: Mapping[ExitCode, str] = {
+    ExitCode.OK: "success: a token was obtained",
+    ExitCode.FAILURE: _UNEXPECTED,
+    ExitCode.USAGE: "usage: bad option, missing setting (base URL, client ID, secret)",
+    ExitCode.AUTHENTICATION: "authentication: client ID or secret refused",
+    ExitCode.API: "API or network error: an answer that is no token, server error, "
+    "no answer",
+    ExitCode.INTERRUPTED: "interrupted (Ctrl-C or SIGTERM)",
+}
+
+#: ``service-api mock``: the mock's own entry point's codes.
+MOCK_EXIT_CODES: Mapping[ExitCode, str] = {
+    ExitCode.OK: "stopped with Ctrl-C; --check-spec: the mock serves the spec",
+    ExitCode.FAILURE: "the mock cannot serve the spec (it says why)",
+    ExitCode.USAGE: "usage: bad option, or no 'mock' extra",
+}
 
 
 class UsageError(ValueError):

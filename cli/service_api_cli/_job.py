@@ -51,7 +51,7 @@ class ListJob:
     output: str | None  # a file (or FIFO); None: standard output
     format: str
     tag: bool  # each record gets an "account" field
-    page_size: int
+    page_size: int | None
     max_items: int | None
     concurrency: int
     restart: bool
@@ -81,7 +81,7 @@ class LoadJob:
     dataset: str
     pipeline_name: str
     pipelines_dir: str | None  # None: beside the DuckDB file, else dlt's default
-    page_size: int
+    page_size: int | None
     concurrency: int
     quiet: bool
 
@@ -202,6 +202,35 @@ def convert(parameter: ListParameter, raw: str) -> Any:
         raise ValueError(f"expected {form}") from None
 
 
+def _name_and_value(pair: str) -> tuple[str, str]:
+    given, sep, raw = pair.partition("=")
+    if not sep:
+        raise UsageError(f"--param wants NAME=VALUE, got {pair!r}")
+    return given, raw
+
+
+def _takes(endpoint: ListEndpoint, name: str) -> bool:
+    return any(_key(p.name) == _key(name) for p in endpoint.parameters)
+
+
+def _unknown_parameter(endpoints: Sequence[ListEndpoint], name: str) -> UsageError:
+    # The page parameters are the pagination's: the registry leaves them out.
+    def accepted(endpoint: ListEndpoint) -> str:
+        return ", ".join(p.name for p in endpoint.parameters) or "none"
+
+    pages = "records per page: --page-size"
+    if len(endpoints) == 1:
+        (endpoint,) = endpoints
+        return UsageError(
+            f"endpoint {endpoint.name!r} has no parameter {name!r} "
+            f"(accepted: {accepted(endpoint)}; {pages})"
+        )
+    each = "; ".join(f"{e.name}: {accepted(e)}" for e in endpoints)
+    return UsageError(
+        f"no endpoint named has a parameter {name!r} (accepted: {each}; {pages})"
+    )
+
+
 def parse_params(
     endpoint: ListEndpoint, pairs: Sequence[str], *, parents: bool = False
 ) -> dict[str, Any]:
@@ -220,17 +249,10 @@ def parse_params(
     # The Python name is the spec's in snake case (type_ for type): one key for both.
     names = {_key(p.name): p for p in endpoint.parameters}
     for pair in pairs:
-        given, sep, raw = pair.partition("=")
+        given, raw = _name_and_value(pair)
         parameter = names.get(_key(given))
-        if not sep:
-            raise UsageError(f"--param wants NAME=VALUE, got {pair!r}")
         if parameter is None:
-            # The page parameters are the pagination's: the registry leaves them out.
-            accepted = ", ".join(p.name for p in endpoint.parameters) or "none"
-            raise UsageError(
-                f"endpoint {endpoint.name!r} has no parameter {given!r} "
-                f"(accepted: {accepted}; records per page: --page-size)"
-            )
+            raise _unknown_parameter([endpoint], given)
         try:
             params[parameter.python_name] = convert(parameter, raw)
         except ValueError as exc:
@@ -238,16 +260,45 @@ def parse_params(
     for parameter in endpoint.parameters:
         if not parameter.required or parameter.python_name in params:
             continue
-        # load lists every parent's records when a parent's id is not given: those
-        # of the list whose records' identifier it is.
-        ids = [other.id_field for other in LIST_ENDPOINTS.values() if parents]
-        if parameter.location == "path" and parameter.name in ids:
+        # load lists every parent's records when a parent's id is not given: the
+        # records of the parent's list give it.
+        listed = parents and endpoint.parent in LIST_ENDPOINTS
+        if listed and parameter.name in endpoint.parent_fields:
             continue
         raise UsageError(
             f"endpoint {endpoint.name!r} needs {option(parameter)} VALUE "
             f"(or --param {parameter.name}=VALUE)"
         )
     return params
+
+
+def params_by_endpoint(
+    endpoints: Sequence[ListEndpoint], pairs: Sequence[str], *, parents: bool = False
+) -> dict[str, dict[str, Any]]:
+    """The keyword arguments of each endpoint's function (by its name), from
+    ``NAME=VALUE`` strings: each goes to every endpoint that has a parameter of that
+    name (each converts it by its own kind); a name that no endpoint has is a
+    UsageError naming it. Otherwise as :func:`parse_params`.
+
+    Example::
+
+        params_by_endpoint(
+            [find_endpoint("routes"), find_endpoint("shipment-events")],
+            ["x-request-source=cli", "type=Arrived"],
+        )   # {"routes": {"x_request_source": "cli"}, "shipment-events": {"type_": ...}}
+    """
+    given: dict[str, list[str]] = {endpoint.name: [] for endpoint in endpoints}
+    for pair in pairs:
+        name, _ = _name_and_value(pair)
+        takers = [endpoint for endpoint in endpoints if _takes(endpoint, name)]
+        if not takers:
+            raise _unknown_parameter(endpoints, name)
+        for endpoint in takers:
+            given[endpoint.name].append(pair)
+    return {
+        endpoint.name: parse_params(endpoint, given[endpoint.name], parents=parents)
+        for endpoint in endpoints
+    }
 
 
 def resolve_job(args: argparse.Namespace) -> Job:
@@ -263,7 +314,8 @@ def resolve_job(args: argparse.Namespace) -> Job:
     if args.command == "token":
         return TokenJob(resolve_connection(args), show_token=args.show_token)
     if args.command == "spec":
-        offline = {"--from", "-h", "--help"} & {
+        # No command, a help or a file to read: the service is not asked.
+        offline = not args.spec_args or {"--from", "-h", "--help"} & {
             a.partition("=")[0] for a in args.spec_args
         }
         connection = None if offline else resolve_connection(args)
@@ -340,8 +392,15 @@ def _load_job(args: argparse.Namespace) -> LoadJob:
     else:
         accounts = tuple(resolve_accounts(args.account))
         connection = resolve_connection(args)
-    # Every --param (and option of a parameter) goes to every endpoint named.
-    params = {e.name: parse_params(e, args.param, parents=True) for e in endpoints}
+    # Each --param (and option of a parameter) goes to the endpoints named that take it.
+    params = params_by_endpoint(endpoints, args.param, parents=True)
+    for endpoint in endpoints:
+        largest = endpoint.max_page_size
+        if args.page_size and largest is not None and args.page_size > largest:
+            raise UsageError(
+                f"argument --page-size: must be at most {largest}, got "
+                f"{args.page_size} (the largest page of {endpoint.name!r})"
+            )
     return LoadJob(
         endpoints=endpoints,
         params=params,

@@ -28,8 +28,8 @@ from service_api_cli._exit_codes import (
     say,
     say_error,
 )
-from service_api_cli._job import LoadJob
-from service_api_client.api import LIST_ENDPOINTS
+from service_api_cli._job import LoadJob, option
+from service_api_client.api import LIST_ENDPOINTS, ListEndpoint
 
 
 def _progress(quiet: bool) -> Any:
@@ -75,16 +75,42 @@ def _status(job: LoadJob, text: str) -> Iterator[None]:
         yield
 
 
+def probe_endpoint(job: LoadJob) -> tuple[ListEndpoint, dict[str, Any]]:
+    """The list the accounts are checked on, with its arguments: the first ENDPOINT of
+    the job that has every parameter it requires, else the first list of the registry
+    that requires none (a list of every parent's records lacks the parent's id). A
+    UsageError when there is none: nothing can be asked without more parameters.
+
+    Example::
+
+        endpoint, params = probe_endpoint(job)   # LIST_ENDPOINTS["shipments"], {}
+    """
+    for endpoint in job.endpoints:
+        params = dict(job.params.get(endpoint.name, {}))
+        if all(p.python_name in params for p in endpoint.parameters if p.required):
+            return endpoint, params
+    for endpoint in LIST_ENDPOINTS.values():
+        if not any(p.required for p in endpoint.parameters):
+            return endpoint, {}
+    # Here each ENDPOINT lacks a parent's id (load allows it: every parent's records).
+    wanted = [
+        f"{option(parameter)} VALUE for {endpoint.name}"
+        for endpoint in job.endpoints
+        for parameter in endpoint.parameters
+        if parameter.required
+        and parameter.python_name not in job.params.get(endpoint.name, {})
+    ]
+    raise UsageError(
+        "cannot check the accounts: every list of the spec needs a parameter, "
+        f"such as {wanted[0] if wanted else '--param NAME=VALUE'}"
+    )
+
+
 def _usable_accounts(job: LoadJob, client: service_api.Client) -> list[str]:
     """The accounts the credentials may act for, asked of the service before the
     destination is touched: a refused secret or a wrong address ends here, with nothing
     created. Each account refused (403) is said once, here."""
-    # Asked of the first list of the job that needs no parameter more (a list of every
-    # parent's records does: then any list that needs none).
-    for endpoint in [*job.endpoints, *LIST_ENDPOINTS.values()]:
-        params = job.params.get(endpoint.name, {})
-        if all(p.python_name in params for p in endpoint.parameters if p.required):
-            break
+    endpoint, params = probe_endpoint(job)
     usable, refused = [], []
     for account in job.accounts:
         try:

@@ -4,8 +4,10 @@ As ``mock`` does, the command hands its options to the library's own command lin
 (:func:`service_api_speccheck.main`, which lists them in ``service-api spec check
 --help``) with the two pieces it shares with ``list``: the client of the connection
 flags and ``SERVICE_API_*``, and the accounts of ``--account`` or
-``SERVICE_API_ACCOUNT_ID``. Exit codes: 0 when the spec matched, 1 when the report has
-differences, the command's others otherwise (a usage error, refused credentials, ...).
+``SERVICE_API_ACCOUNT_ID``. Exit codes (``service-api spec --help`` lists them): 0 when
+the spec matched or ``--write`` wrote every difference, 1 when differences are left, 6
+when ``--write`` could not replace the file, the command's others otherwise (a usage
+error, refused credentials, an account refused, ...).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ def add_spec_parser(commands: Any) -> None:
     """
     commands.add_parser(
         "spec",
-        help="check openapi.yaml against the service: spec check --help",
+        help="check openapi.yaml against the service, and --write the fix "
+        "(spec check --help)",
         add_help=False,
         prefix_chars="\0",  # every option, --help included, to the library's parser
     ).add_argument("spec_args", nargs=argparse.REMAINDER)

@@ -31,7 +31,7 @@ __all__ = ["main", "parser"]
 _SETTINGS: tuple[tuple[str, type, str, str], ...] = (
     ("spec", Path, "PATH", "the OpenAPI document whose operations the mock serves"),
     ("token_ttl", float, "SECONDS", "lifetime of issued tokens, sent as expires_in"),
-    ("records", int, "N", "records of each resource per account (50 per page at most)"),
+    ("records", int, "N", "records of each resource per account"),
     ("seed", int, "S", "seed of data and faults"),
     ("latency_ms", float, "MS", "latency added to every request"),
     (
@@ -63,6 +63,15 @@ _SETTINGS: tuple[tuple[str, type, str, str], ...] = (
 )
 
 
+class _DefaultsHelp(argparse.ArgumentDefaultsHelpFormatter):
+    """Each option's default after its help, but for options that have none."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def parser(prog: str | None = None) -> argparse.ArgumentParser:
     """The command-line parser, one flag per :class:`MockConfig` setting; ``prog`` is the
     program name its usage line shows.
@@ -83,7 +92,7 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
             f"Demo credentials: {DEMO_CLIENT_ID} / {DEMO_CLIENT_SECRET} for accounts "
             f"{', '.join(DEMO_ACCOUNTS)}."
         ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_DefaultsHelp,
     )
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on")
     p.add_argument("--port", type=int, default=8080, help="TCP port (0: any free port)")

@@ -10,6 +10,15 @@ schema, with what a shape cannot tell left out (bounds, enums, required fields).
 that does not fit is a difference the patch widens; a field the schema does not
 declare, one it adds with its type and format; a field declared and never seen, a note.
 
+What the sample saw of the service's behaviour is judged too: a field the schema
+requires and an answer lacks, a probe (a request the spec says is refused) answered
+2XX, a ``pageSize`` up to the spec's limit refused with 400, and pages whose
+``totalRecords``, records, ``next`` and ``previous`` contradict each other. A body of a
+response whose schema is shared with others, that fits none of it, gets a schema of
+its own (named after the response) instead of fields added to the shared one. Each
+finding is at one place, once, with what the client does about it; its edits are the
+patch, and the patch holds nothing else.
+
 An ``x-assumed`` is *confirmed* when something seen bears on its node (the node or one
 under it) and all of it fits, *refuted* when something there does not fit, *not
 observed* otherwise; the patch marks ``x-observed: DATE`` beside each one seen (one
@@ -20,6 +29,7 @@ headers kept, are reported as facts.
 from __future__ import annotations
 
 import datetime
+import math
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -30,11 +40,11 @@ from jsonschema import (  # type: ignore[import-untyped]
     validators,
 )
 
-from service_api_spec import Operation, Spec, is_json
-from service_api_spec._document import escape
+from service_api_spec import Operation, Spec, escape, is_json, unescape
 
 from ._observation import MAX_DEPTH, TYPES, Shape, merge
 from ._report import Edit, Finding, Report
+from ._sample import page_limit
 
 STANDARD = ("date-time", "date", "uuid", "uri", "email")  # the formats the patch writes
 #: What a place of the spec is judged by: a value of each JSON type seen there, and for
@@ -59,14 +69,30 @@ _Typed = validators.create(
 )
 _CHOICES = ("allOf", "anyOf", "oneOf")
 # What does not fit refutes an x-assumed there; a field or a header more does not.
-_MISFITS = ("type", "null", "format", "status", "content type")
+_MISFITS = ("type", "null", "format", "status", "content type", "required", "body")
+#: The share of the objects seen a field the spec does not declare must be in to be
+#: written (``--min-share``): a real service's optional field is in more, while a
+#: generator that invents properties (Prism's dynamic mode) puts each in one or two.
+MIN_SHARE = 0.05
+_NO_SPEC = "the spec cannot say this: tell the service's owners"
+_RARE_LISTED = 5  # rare fields of one schema listed one a line; the others summed
+
+
+def _share(share: float) -> str:
+    """``share`` as a percentage: one decimal below 1 % (``0.3%``), else none."""
+    return f"{share:.{int(share < 0.01)}%}"
 
 
 def _label(pointer: str) -> str:
     """A place of the spec for people: ``Shipment.status``, ``responses/NotFound``."""
     text = pointer.removeprefix("#/components/schemas/").removeprefix("#/components/")
     text = text.replace("/properties/", ".").replace("/items", "[]")
-    return text.replace("~1", "/").replace("~0", "~")
+    return unescape(text)
+
+
+def _key(pointer: str) -> str:
+    """The last key of ``pointer``, unescaped: a field's name."""
+    return unescape(pointer.rpartition("/")[2])
 
 
 def _assumed(node: Any, pointer: str = "#") -> Iterator[tuple[str, Any]]:
@@ -111,11 +137,24 @@ class _Comparison:
     """One comparison of an observation with a spec: the findings and their edits, and
     the places of the spec seen (``touched``) and seen not to fit (``misfits``)."""
 
-    def __init__(self, spec: Spec) -> None:
+    def __init__(self, spec: Spec, min_share: float = MIN_SHARE) -> None:
+        self.spec = spec
         self.doc = spec.document
+        self.min_share = min_share
         self.date = datetime.date.today().isoformat()
         self.findings: dict[tuple[str, str], Finding] = {}
-        self.edits: dict[str, Edit] = {}
+        # The JSON bodies seen, summed by the schema pointer of the answer they came in,
+        # with the response (its pointer, a label, the operation and status) they are of.
+        self.bodies: dict[str, tuple[Shape, str, str, str]] = {}
+        # The responses whose JSON body's schema leads to each schema.
+        self.sharing: dict[str, set[str]] = defaultdict(set)
+        for op in spec.operations:
+            for key, declared in op.answers.items():
+                if declared.pointer and is_json(str(declared.media)):
+                    target = self.doc.at(declared.pointer)[1]
+                    self.sharing[target].add(
+                        self.doc.at(f"{op.pointer}/responses/{key}")[1]
+                    )
         # What was seen, summed: by schema pointer; the objects by the ``properties``
         # that declare their fields; the pointers of the fields those do not declare.
         self.seen: dict[str, Shape] = defaultdict(dict)
@@ -131,18 +170,32 @@ class _Comparison:
         return where
 
     def found(
-        self, kind: str, where: str, detail: str, edit: Edit | None = None
+        self,
+        kind: str,
+        where: str,
+        detail: str,
+        *edits: Edit,
+        effect: str = "",
+        difference: bool | None = None,
     ) -> None:
-        """A finding; with the ``edit`` that fixes it, a difference, else a note."""
-        self.findings.setdefault(
-            (kind, where), Finding(kind, where, detail, bool(edit))
+        """A finding at the place ``where``, once; with the ``edits`` that fix it, a
+        difference, else a note unless ``difference``."""
+        if (kind, where) in self.findings:
+            return
+        difference = bool(edits) if difference is None else difference
+        self.findings[(kind, where)] = Finding(
+            kind, where, detail, difference, effect, edits
         )
-        if edit:
-            self.edits.setdefault(edit[0], edit)
-        if edit and kind in _MISFITS:
-            self.misfits.add(edit[0])
+        if edits and kind in _MISFITS:
+            self.misfits.add(edits[-1][0])
 
-    def fits(self, pointer: str, value: Any) -> bool:
+    def required(self, pointer: str) -> bool:
+        """Whether the field at ``pointer`` (``.../properties/NAME``) is required."""
+        parent = pointer.rpartition("/properties/")[0]
+        names = self.doc.get(f"{parent}/required") if parent else None
+        return isinstance(names, list) and _key(pointer) in names
+
+    def valid(self, pointer: str, value: Any) -> bool:
         # The document is the root schema: the pointer's $ref resolves in it, and what
         # else it holds is no keyword of the validator.
         schema = {**self.doc.document, "$ref": pointer}
@@ -182,10 +235,8 @@ class _Comparison:
         does not declare is added, learned from what was seen."""
         label = f"{op.operation_id} {status}"
         self.touch(op.pointer)
-        keys = [
-            k for k in (str(status), f"{status // 100}XX", "default") if k in op.answers
-        ]
-        if not keys:
+        declared = op.answer(status)
+        if declared is None:
             new = {
                 "description": f"Answered in a sample of {self.date}.",
                 "content": {m: self.media(m, answer) for m in answer["media"]},
@@ -196,29 +247,90 @@ class _Comparison:
             }
             new = {k: v for k, v in new.items() if v}
             edit = (f"{op.pointer}/responses/{status}", "add", new)
-            self.found("status", label, "not declared", edit)
+            effect = f"the client raises its error for {status}, which no doc names"
+            if status < 400:
+                effect = "the client has no schema to read it by"
+            self.found("status", label, "not declared", edit, effect=effect)
             return
-        where = self.touch(f"{op.pointer}/responses/{keys[0]}")
+        where = self.touch(f"{op.pointer}/responses/{escape(declared.status)}")
         node = self.doc.get(where)
         if where.startswith("#/components/"):
             label = _label(where)
-        content = [str(m).lower() for m in node.get("content") or {}]
+        declared_media = node.get("content") or {}
+        content = [str(m).lower() for m in declared_media]
         for media in answer["media"]:
             if media not in content:
                 new = self.media(media, answer)
                 edit = (f"{where}/content/{escape(media)}", "add", new)
-                self.found("content type", label, f"{media}, not declared", edit)
-        declared = op.answers[keys[0]]
+                effect = "the client does not read it by a schema"
+                self.found(
+                    "content type",
+                    f"{label} {media}",
+                    "not declared",
+                    edit,
+                    effect=effect,
+                )
         if "body" in answer and declared.pointer and is_json(str(declared.media)):
-            self.walk(answer["body"], declared.pointer)
-        headers = {str(h).lower(): escape(str(h)) for h in node.get("headers") or {}}
+            body = self.bodies.setdefault(
+                declared.pointer, ({}, where, label, f"{op.operation_id} {status}")
+            )
+            merge(body[0], answer["body"])
+        declared_headers = node.get("headers") or {}
+        headers = {str(h).lower(): escape(str(h)) for h in declared_headers}
         for name in answer["headers"]:
             if name in headers:
                 self.touch(f"{where}/headers/{headers[name]}")
             else:
                 new = {"schema": {"type": "string"}, "x-observed": self.date}
                 edit = (f"{where}/headers/{escape(name)}", "add", new)
-                self.found("header", label, f"{name}, not declared", edit)
+                effect = "the client does not read it"
+                self.found(
+                    "header", f"{label} {name}", "not declared", edit, effect=effect
+                )
+
+    def fits(self, schema: str, body: Shape) -> bool:
+        """Whether ``body`` fits the object schema at ``schema``: objects only, of whose
+        usual fields (in half of them or more) it declares half or more. A field more,
+        or one missing, is a finding of its own; a body of other fields is of another
+        schema."""
+        objects = body["types"].get("object", 0)
+        fields = body.get("fields", {})
+        usual = [
+            n for n, f in fields.items() if 2 * sum(f["types"].values()) >= objects
+        ]
+        declared = [n for n in usual if self.find(schema, f"properties/{escape(n)}")]
+        return set(body["types"]) == {"object"} and 2 * len(declared) >= len(usual)
+
+    def body(
+        self, pointer: str, body: Shape, response: str, label: str, answer: str
+    ) -> None:
+        """Walk ``body``, seen in ``response`` whose schema is at ``pointer``; a body
+        that fits none of a schema the response shares with other responses gets a
+        schema of its own, named after the response, instead."""
+        target = self.doc.at(pointer)[1]
+        if len(self.sharing[target]) < 2 or self.fits(target, body):
+            self.walk(body, pointer)
+            return
+        self.touch(pointer)
+        name = (
+            response.rpartition("/")[2] if response.startswith("#/components/") else ""
+        )
+        name = name or answer.replace(" ", "")
+        name = name[0].upper() + name[1:]
+        while self.doc.get(f"#/components/schemas/{escape(name)}") is not None:
+            name += "Body"
+        new = f"#/components/schemas/{escape(name)}"
+        fields = list(body.get("fields", {}))
+        seen = ", ".join(fields[:6]) or "/".join(body["types"])
+        others = len(self.sharing[target]) - 1
+        self.found(
+            "body",
+            label,
+            f"{seen}: fits none of {_label(target)} (shared with {others} other responses)",
+            (new, "add", learned(body) | {"x-observed": self.date}),
+            (pointer, "set", {"$ref": new}),
+            effect=f"the client reads none of it; --write gives it a schema of its own, {name}",
+        )
 
     def walk(self, shape: Shape, raw: str) -> None:
         """Sum what ``shape`` saw at the schema at ``raw``, then at its fields and items."""
@@ -240,20 +352,28 @@ class _Comparison:
         """Whether each type (and string format) seen at ``raw`` fits its schema."""
         types = shape["types"]
         count = sum(types.values())
-        bad = [t for t in TYPES if t in types and not self.fits(raw, _VALUES[t])]
+        seen = [kind for kind in TYPES if kind in types]
+        bad = [kind for kind in seen if not self.valid(raw, _VALUES[kind])]
         formats = {} if "string" in bad else shape.get("formats", {})
-        wrong = [f for f in formats if not self.fits(raw, f)]
+        wrong = [f for f in formats if not self.valid(raw, f)]
         options = [learned(shape, (t,)) for t in bad]
         if wrong:
             options.append({"type": "string"})  # a string of no format: drop it
         edit = (raw, "widen", options)
+        name = _key(raw)
+        effect = f'the client leaves the attribute UNSET, the value in record["{name}"]'
+        if self.required(raw):
+            effect = "the client cannot read the answer (InvalidResponseError)"
+        elif "/properties/" not in raw:
+            effect = "the client may not read it"
         for kind in bad:
             like = f' like "{shape["example"]}"' if kind == "string" else ""
             detail = f"{kind} in {types[kind]} of {count}{like}, not allowed"
-            self.found("null" if kind == "null" else "type", _label(raw), detail, edit)
+            kind = "null" if kind == "null" else "type"
+            self.found(kind, _label(raw), detail, edit, effect=effect)
         for form in wrong:
             detail = f"{form} in {formats[form]} of {count}, not of the format declared"
-            self.found("format", _label(raw), detail, edit)
+            self.found("format", _label(raw), detail, edit, effect=effect)
         self.words(raw, shape)
 
     def words(self, pointer: str, shape: Shape) -> None:
@@ -263,16 +383,31 @@ class _Comparison:
         if len(words) > 1 and every:
             self.found("enum candidate", _label(pointer), ", ".join(words))
 
-    def undeclare(self, pointer: str, shape: Shape, objects: int) -> None:
-        """Report the field at ``pointer`` the spec does not declare, and add it."""
+    def undeclare(self, pointer: str, shape: Shape, objects: int) -> str | None:
+        """Report the field at ``pointer`` the spec does not declare, and add it; or,
+        seen in too few of the ``objects`` to be written, the note that says so."""
         kinds = "/".join(t for t in TYPES if t in shape["types"])
         formats = list(shape.get("formats", {}))
         if len(formats) == 1 and formats != ["text"]:
             kinds += f" ({formats[0]})"
-        detail = f"{kinds} in {sum(shape['types'].values())} of {objects}"
-        new = learned(shape) | {"x-observed": self.date}
-        self.found("undeclared field", _label(pointer), detail, (pointer, "add", new))
+        count = sum(shape["types"].values())
+        detail = f"{kinds} in {count} of {objects} ({_share(count / objects)})"
+        name = _key(pointer)
         self.words(pointer, shape)
+        # Once among several objects is no evidence either (unless asked for none).
+        once = count == 1 and objects > 1 and self.min_share > 0
+        if count / objects < self.min_share or once:
+            return f"{detail}, below --min-share {_share(self.min_share)} or once of several"
+        new = learned(shape) | {"x-observed": self.date}
+        effect = f'the client keeps it untyped, record["{name}"]'
+        self.found(
+            "undeclared field",
+            _label(pointer),
+            detail,
+            (pointer, "add", new),
+            effect=effect,
+        )
+        return None
 
     def run(self, spec: Spec, observation: Shape) -> None:
         """Compare everything ``observation`` holds."""
@@ -281,30 +416,162 @@ class _Comparison:
             route, _, status = key.rpartition(" ")
             if op := operations.get(route):
                 self.answer(op, int(status), answer)
+        for pointer, (body, response, label, where) in self.bodies.items():
+            self.body(pointer, body, response, label, where)
         for raw, shape in self.seen.items():
             self.judge(raw, shape)
         for declared, seen in self.objects.items():
-            objects = seen["types"]["object"]
-            for name in self.doc.get(declared) or {}:
-                if name not in seen["fields"]:
-                    where = _label(f"{declared}/{escape(str(name))}")
-                    self.found("never seen", where, f"in none of {objects} objects")
-            for name, field in seen["fields"].items():
-                if f"{declared}/{escape(name)}" in self.undeclared:
-                    self.undeclare(f"{declared}/{escape(name)}", field, objects)
+            self.fields(declared, seen)
+        by_id = {op.operation_id: op for op in spec.operations}
+        probed = observation.get("probes", {})
+        for operation_id, probes in sorted(probed.items()):
+            if operation_id in by_id:
+                self.probes(by_id[operation_id], probes)
+        sizes = observation.get("sizes", {})
+
+        # The smallest size accepted first: lists that share a pageSize get it.
+        def accepted(item: tuple[str, dict[str, int]]) -> int:
+            return item[1].get("accepted", 0)
+
+        for operation_id, size in sorted(sizes.items(), key=accepted):
+            if operation_id in by_id and "refused" in size:
+                self.size(by_id[operation_id], size)
+        for operation_id, pages in sorted(observation.get("pages", {}).items()):
+            self.paging(operation_id, pages)
+
+    def fields(self, declared: str, seen: Shape) -> None:
+        """The fields of the objects seen at the ``properties`` at ``declared``: those it
+        requires and some lacked, those never seen, those it does not declare."""
+        objects = seen["types"]["object"]
+        parent = declared.removesuffix("/properties")
+        required = self.doc.get(f"{parent}/required") or ()
+        for name in self.doc.get(declared) or {}:
+            field = seen["fields"].get(name, {})
+            count = sum(field.get("types", {}).values())
+            where = _label(f"{declared}/{escape(str(name))}")
+            if name in required and count < objects:
+                self.found(
+                    "required",
+                    where,
+                    f"missing in {objects - count} of {objects} objects, required",
+                    (f"{parent}/required", "unrequire", name),
+                    effect="the client cannot read the answer (InvalidResponseError)",
+                )
+            elif not count:
+                self.found("never seen", where, f"in none of {objects} objects")
+        rare: dict[str, int] = {}
+        for name, field in seen["fields"].items():
+            pointer = f"{declared}/{escape(name)}"
+            said = pointer in self.undeclared and self.undeclare(
+                pointer, field, objects
+            )
+            if said:
+                rare[name] = sum(field["types"].values())
+                if len(rare) <= _RARE_LISTED:
+                    self.found("rare field", _label(pointer), f"{said}: not written")
+        if len(rare) > _RARE_LISTED:  # a generator's invented fields: in one line
+            most = max(rare.values())
+            shown = ", ".join(list(rare)[_RARE_LISTED:][:_RARE_LISTED])
+            self.found(
+                "rare fields",
+                _label(parent),
+                f"{len(rare) - _RARE_LISTED} more fields, each in at most {most} of "
+                f"{objects} ({_share(most / objects)}): {shown}, ...: not written",
+            )
+
+    def probes(self, op: Operation, probes: dict[str, int]) -> None:
+        """A probe (a request the spec says is refused) answered 2XX is a difference."""
+        refusals = [key for key in op.answers if key.startswith("4")]
+        declared = ", ".join(sorted(refusals)) or "no 4XX"
+        for name, status in sorted(probes.items()):
+            if 200 <= status < 300:
+                self.found(
+                    "probe",
+                    f"{op.operation_id} {name}",
+                    f"answered {status}, where the spec declares {declared}",
+                    effect=f"the client never gets the refusal the spec says; {_NO_SPEC}",
+                    difference=True,
+                )
+
+    def size(self, op: Operation, size: dict[str, int]) -> None:
+        """A ``pageSize`` up to the spec's limit refused: lower the limit to the largest
+        size accepted, where the sample found it."""
+        most, pointer = page_limit(self.spec, op)
+        accepted = size.get("accepted")
+        refused = size["refused"]
+        edits: list[Edit] = []
+        found = f"the largest accepted is {accepted}"
+        if accepted is None or accepted + 1 != refused:
+            found = (
+                f"the largest accepted is below {refused}, not found within the budget"
+            )
+        elif pointer:
+            edits.append((f"{pointer}/maximum", "set", accepted))
+            default = self.doc.get(f"{pointer}/default")
+            if type(default) is int and default > accepted:
+                edits.append((f"{pointer}/default", "set", accepted))
+        fix = f"pass page_size={accepted}" if accepted else "raise --budget to find it"
+        if edits:  # the client asks the spec's limit: the one written, after make
+            fix = f"after --write and make it asks {accepted}; until then {fix}"
+        self.found(
+            "page size",
+            f"{op.operation_id} pageSize",
+            f"{most} (the spec's limit) was refused; {found}",
+            *edits,
+            effect=f"the client's pages of {most} fail (BadRequestError): {fix}",
+            difference=True,
+        )
+
+    def paging(self, operation_id: str, pages: list[dict[str, Any]]) -> None:
+        """Pages whose ``totalRecords``, records, ``next`` and ``previous`` contradict
+        each other (as the spec's page envelope describes them)."""
+        wrong = []
+        for page in pages:
+            number, size, total = page["number"], page["size"], page["total"]
+            if type(total) is not int or type(size) is not int or size < 1:
+                continue
+            last = math.ceil(total / size)
+            held = max(0, min(size, total - (number - 1) * size))
+            said = []
+            if page["records"] != held:
+                said.append(
+                    f"{page['records']} records where totalRecords {total} makes {held}"
+                )
+            if page["next"] != (number < last):
+                said.append("next" if page["next"] else "no next")
+            if page["previous"] != (1 <= number - 1 <= last):
+                said.append("previous" if page["previous"] else "no previous")
+            if said:
+                wrong.append(f"page {number} of {size}: {', '.join(said)}")
+        if wrong:
+            self.found(
+                "paging",
+                f"{operation_id} pages",
+                "; ".join(list(dict.fromkeys(wrong))[:3]),
+                effect=f"the client pages by them: records missed or asked twice; {_NO_SPEC}",
+                difference=True,
+            )
 
 
-def compare(spec: Spec, observation: Shape, *, original: bytes | None = None) -> Report:
+def compare(
+    spec: Spec,
+    observation: Shape,
+    *,
+    original: bytes | None = None,
+    min_share: float = MIN_SHARE,
+) -> Report:
     """The report of ``observation`` (see :mod:`._observation`) against ``spec`` and its
     patch: the edits, and the ``x-observed: DATE`` marks of each ``x-assumed`` seen.
-    ``original``: the spec file's bytes, which :meth:`Report.write` finds unchanged.
+    ``original``: the spec file's bytes, which :meth:`Report.write` finds unchanged;
+    ``min_share``: the share of the objects seen an undeclared field must be in to be
+    written (below, it is a note).
 
     Example::
 
         report = compare(load_spec("openapi.yaml"), load("observed.json"))
         print(report.text())
     """
-    check = _Comparison(spec)
+    check = _Comparison(spec, min_share)
     check.run(spec, observation)
     verdicts = {}
     marks = []
@@ -325,6 +592,7 @@ def compare(spec: Spec, observation: Shape, *, original: bytes | None = None) ->
         for name, seen in answer["headers"].items():
             forms[name].update(dict.fromkeys(seen))
     facts += [f"{name}: {' | '.join(seen)}" for name, seen in forms.items() if seen]
+    facts += [f"writes: {done}" for done in observation.get("writes", ())]
     return Report(
         spec.document.path,
         original,
@@ -332,6 +600,5 @@ def compare(spec: Spec, observation: Shape, *, original: bytes | None = None) ->
         list(check.findings.values()),
         facts=facts,
         assumptions=verdicts,
-        edits=list(check.edits.values()),
         marks=marks,
     )

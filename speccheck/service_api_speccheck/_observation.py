@@ -45,7 +45,7 @@ from typing import Any
 
 import httpx
 
-from service_api_spec import Spec, is_json, load_spec
+from service_api_spec import Spec, is_json, load_spec, packaged_spec
 
 Shape = dict[str, Any]
 
@@ -227,23 +227,15 @@ def load(path: str | Path) -> Shape:
 
 
 def replace(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all: a file beside it, renamed."""
-    part = path.with_name(f".{path.name}.part")
-    part.write_text(text, "utf-8")
-    os.replace(part, path)
+    """Write ``text`` to ``path`` whole or not at all (see :mod:`._write`)."""
+    from ._write import replace as write  # it imports this module's error
+
+    write(path, text)
 
 
-def packaged_spec() -> Path:
-    """The spec the installed client was generated from: the copy a wheel carries with
-    the mock, else the checkout's ``openapi.yaml``.
-
-    Example::
-
-        load_spec(packaged_spec())
-    """
-    here = Path(__file__).resolve().parents[1]
-    copies = (here / "service_api_mock" / "openapi.yaml", here.parent / "openapi.yaml")
-    return next((p for p in copies if p.is_file()), copies[-1])
+def _raw_path(url: httpx.URL) -> str:
+    """The path of ``url`` as sent (percent-encoded), without its query."""
+    return url.raw_path.decode("ascii").partition("?")[0]
 
 
 class Observer:
@@ -274,18 +266,11 @@ class Observer:
         if self.path and self.path.is_file():
             self.data = load(self.path)
         self.words = words
-        base = "(?:/.*?)?"  # any base path: the client's, whichever it is
+        # The paths of the spec lie under the base URL's path (None: under any).
+        self.base = None
         if base_url is not None:
-            base = re.escape(httpx.URL(str(base_url)).path.rstrip("/"))
-        # Literal paths first: /things/search is not /things/{thingId}.
-        operations = sorted(
-            (spec or load_spec(packaged_spec())).operations,
-            key=lambda op: "{" in op.path,
-        )
-        self.routes = [
-            (op, re.compile(base + re.sub(r"\\\{.*?\\\}", "[^/]+", re.escape(op.path))))
-            for op in operations
-        ]
+            self.base = _raw_path(httpx.URL(str(base_url))).rstrip("/")
+        self.spec = spec or load_spec(packaged_spec())
         self.lock = threading.RLock()
         self.saved = -math.inf  # the first answer is saved at once
         if path:
@@ -294,12 +279,16 @@ class Observer:
     def __call__(self, response: httpx.Response) -> None:
         """Record ``response`` (an answer whose body was not read is left alone)."""
         request = response.request
-        found = [
-            op
-            for op, route in self.routes
-            if op.method == request.method and route.fullmatch(request.url.path)
-        ]
-        if not found:
+        path = _raw_path(request.url)
+        found = None
+        if self.base is None:
+            # Any base path: the longest end of the path that is a route of the spec.
+            for start, char in enumerate(path):
+                if char == "/" and found is None:
+                    found = self.spec.route(request.method, path[start:])
+        elif path.startswith(self.base):
+            found = self.spec.route(request.method, path[len(self.base) :])
+        if found is None:
             return
         op = found[0]
         key = f"{op.method} {op.path} {response.status_code}"

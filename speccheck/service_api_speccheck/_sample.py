@@ -2,11 +2,13 @@
 
 In order, while the budget lasts: the first page of every list (the client makes the
 token call first), the probes the seed leaves open on each list (no account header, an
-account of nobody, an invalid token), the other pages of each list (``pageSize`` above
-50, a later page, the last page, a page past the end, with ``pageSize`` 50), the gets of
-identifiers taken from those pages and of one of nobody; with ``allow_writes``, last, a
-create of a copy of a listed record and its delete (only where the spec can delete it).
-Nothing but GET and the token POST is sent otherwise.
+account of nobody, an invalid token), the other pages of each list (page 1 with the
+largest ``pageSize`` the spec allows, see :func:`page_limit`, and where that is refused
+with 400, halving to the largest the service accepts; page 1 with twice the limit; a
+later page, the last page, a page past the end, with the largest size accepted), the
+gets of identifiers taken from those pages and of one of nobody; with ``allow_writes``,
+last, a create of a copy of a listed record and its delete (only where the spec can
+delete it). Nothing but GET and the token POST is sent otherwise.
 
 Every request (retries and the token call included) passes the client's request hook,
 which counts it and stops the sample when the budget is spent; every answer, refused
@@ -14,6 +16,13 @@ probes included, its response hook, into the observation (see :mod:`._observatio
 beside the facts of each page (its records, ``pageSize``, ``totalRecords``, which links
 it has). The client paces the requests by its quota (``rate_limit``, ``rate_store``),
 and its retries wait out 429 and ``Retry-After``, as far as the budget allows.
+
+Beside the answers, the observation keeps what the comparison judges the service by:
+``pages`` (by list: each page's number, the size asked, its records, ``totalRecords``,
+and whether it links ``next`` and ``previous``), ``sizes`` (by list: the spec's
+``maximum``, and where refused the sizes ``refused`` and ``accepted``), ``probes`` (by
+operation: the status each probe was answered) and ``writes`` (what ``allow_writes``
+did or could not do).
 """
 
 from __future__ import annotations
@@ -27,13 +36,36 @@ from urllib.parse import quote
 import httpx
 
 import service_api
-from service_api_spec import Operation, Spec
+from service_api_spec import PAGE_PARAMETERS, Operation, Spec
 
 from ._observation import Observer, Shape, SpecCheckError
 
 #: The account, and the identifier, of nobody: what the probes send.
 NOBODY = "service-api-spec-check-nobody"
-SIZE = 50  # the page size the seed gives as the maximum
+#: The smallest sample that can see a page: the token request and one page.
+MIN_BUDGET = 2
+# A page size refused: a bad request, or one that cannot be processed (what
+# validating servers, such as Prism, answer).
+_REFUSED = (400, 422)
+
+
+def page_limit(spec: Spec, op: Operation) -> tuple[int | None, str | None]:
+    """The largest ``pageSize`` the spec lets the list ``op`` ask for (the model's
+    :attr:`~service_api_spec.PageSize.largest`; None: it states none), and the pointer
+    of that parameter's schema (None: the list takes no ``pageSize``).
+
+    Example::
+
+        page_limit(spec, spec.lists[0])  # (50, "#/components/parameters/pageSize/schema")
+    """
+    name = PAGE_PARAMETERS[1]
+    found = [
+        parameter.pointer
+        for parameter in op.parameters
+        if parameter.name == name and parameter.pointer
+    ]
+    pointer = spec.document.at(found[0])[1] if found else None
+    return (op.page_size.largest if op.page_size else None), pointer
 
 
 class _BudgetSpent(Exception):
@@ -54,6 +86,14 @@ class _Sampler:
         self.totals: dict[str, int] = {}  # totalRecords, by list
         self.ids: dict[str, list[Any]] = defaultdict(list)  # listed, by path parameter
         self.records: dict[str, Any] = {}  # one listed record, by resource
+        self.status = 0  # of the last answer
+        self.error: service_api.ApiStatusError | None = None  # of the last refusal
+        self.refusal: service_api.ApiStatusError | None = None  # of a first page
+        data = self.seen.data
+        self.kept: dict[str, dict[str, Any]] = {
+            key: data.setdefault(key, {}) for key in ("pages", "sizes", "probes")
+        }
+        self.done: list[str] = data.setdefault("writes", [])
 
     def spend(self, request: httpx.Request) -> None:
         """Count ``request`` (a retry, a token request too) against the budget."""
@@ -63,6 +103,7 @@ class _Sampler:
 
     def keep(self, response: httpx.Response) -> None:
         response.read()
+        self.status = response.status_code
         self.seen(response)
 
     def send(
@@ -78,13 +119,15 @@ class _Sampler:
         except service_api.InvalidCredentialsError:
             raise
         except service_api.ApiStatusError as exc:
+            self.error = exc
             return exc.status_code
         except ValueError:  # a body that is not JSON
             return None
 
     def fill(self, template: str, **given: Any) -> str | None:
         """``template`` with each path parameter given or taken from a listed record."""
-        known = {name: ids[0] for name, ids in self.ids.items() if ids} | given
+        listed = {name: ids[0] for name, ids in self.ids.items() if ids}
+        known = listed | given
         try:
             return re.sub(
                 r"\{(.*?)\}", lambda m: quote(str(known[m[1]]), safe=""), template
@@ -92,22 +135,39 @@ class _Sampler:
         except KeyError:
             return None
 
-    def page(self, op: Operation, number: int = 1, size: int | None = None) -> None:
-        """Ask for a page of the list ``op``; say in its facts what it answered."""
+    def page(self, op: Operation, number: int = 1, size: int | None = None) -> Any:
+        """Ask for a page of the list ``op``; say in its facts what it answered. The
+        answer's body, or its error's status."""
         asked = {"pageNumber": number, "pageSize": size} if size else {}
         body = self.send("GET", self.fill(op.path), params=asked)
         data = body.get("data") if isinstance(body, dict) else None
         answer = f"answered {body}"  # its status, or None: a body of no page
+        if body in (401, 403) and not size and self.refusal is None:
+            self.refusal = self.error  # what `service-api list` would end with
         if isinstance(data, list):
             # Numbers, and which links are there: never a value.
             numbers = [
                 k for k in ("pageSize", "totalRecords") if type(body.get(k)) is int
             ]
-            links = [k for k in ("next", "previous") if body.get(k) is not None]
+            links = [
+                link for link in ("next", "previous") if body.get(link) is not None
+            ]
             facts = [f"{len(data)} records", *(f"{k} {body[k]}" for k in numbers)]
             answer = ", ".join(facts + links)
             total = body["totalRecords"] if "totalRecords" in numbers else 0
             self.totals.setdefault(op.operation_id, total)
+            self.kept["pages"].setdefault(op.operation_id, []).append(
+                {
+                    "number": number,
+                    # the size the page says it has: a size above the limit is served
+                    # as the limit
+                    "size": body["pageSize"] if "pageSize" in numbers else size,
+                    "records": len(data),
+                    "total": body.get("totalRecords"),
+                    "next": "next" in links,
+                    "previous": "previous" in links,
+                }
+            )
             resource = self.spec.resources[str(op.resource)]
             key = str(resource.item_parameter or resource.id_field)
             for record in data[:2]:
@@ -116,29 +176,64 @@ class _Sampler:
                     self.ids[key].append(record[resource.id_field])
         facts = self.seen.data["facts"].setdefault(op.operation_id, [])
         facts.append(f"{number}/{size or '-'}: {answer}")
+        return body
+
+    def largest(self, op: Operation, most: int) -> int:
+        """The page size to ask the list ``op`` for: the spec's limit ``most``, or where
+        that is refused with 400, the largest size the service accepts, found by halving."""
+        sizes = self.kept["sizes"].setdefault(op.operation_id, {"maximum": most})
+        if self.page(op, 1, most) not in _REFUSED:
+            return most
+        low, high = (
+            0,
+            most,
+        )  # the largest size accepted (0: none yet), the least refused
+        sizes["refused"] = most
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self.page(op, 1, middle) in _REFUSED:
+                high = sizes["refused"] = middle
+            else:
+                low = sizes["accepted"] = middle
+        return max(low, 1)
 
     def pages(self, op: Operation) -> None:
-        """The other pages of the list ``op``: a page above the maximum size, a later
-        page, the last one, one past the end."""
-        if op.operation_id in self.totals:
-            last = max(1, math.ceil(self.totals[op.operation_id] / SIZE))
-            self.page(op, 1, 2 * SIZE)
+        """The other pages of the list ``op``: the largest size accepted, a page above
+        the spec's limit, a later page, the last one, one past the end."""
+        most = page_limit(self.spec, op)[0]
+        if op.operation_id in self.totals and most is not None:
+            size = self.largest(op, most)
+            self.page(op, 1, 2 * most)
+            total = self.totals[op.operation_id]
+            last = max(1, math.ceil(total / size))
             for number in sorted({min(2, last), last, last + 1} - {1}):
-                self.page(op, number, SIZE)
+                self.page(op, number, size)
+
+    def probe(self, op: Operation, name: str, path: str | None, **options: Any) -> None:
+        """Send the probe ``name`` (a request the spec says is refused); keep its status."""
+        answer = self.send("GET", path, **options)
+        if path is not None:
+            status = answer if type(answer) is int else self.status
+            self.kept["probes"].setdefault(op.operation_id, {})[name] = status
 
     def probes(self, op: Operation) -> None:
         path = self.fill(op.path)
         if op.account_header:
-            self.send("GET", path, self.client.with_account(None))
-            self.send("GET", path, self.client.with_account(NOBODY))
+            self.probe(
+                op, "no account header", path, view=self.client.with_account(None)
+            )
+            nobody = self.client.with_account(NOBODY)
+            self.probe(op, "an account of nobody", path, view=nobody)
         if op.bearer:
             invalid = {"authorization": "Bearer service-api-spec-check-invalid-token"}
-            self.send("GET", path, headers=invalid, auth=None)
+            self.probe(op, "an invalid token", path, headers=invalid, auth=None)
 
     def gets(self, op: Operation) -> None:
         name = str(self.spec.resources[str(op.resource)].item_parameter)
-        for value in (*self.ids[name][:2], NOBODY):
+        for value in self.ids[name][:2]:
             self.send("GET", self.fill(op.path, **{name: value}))
+        nobody = self.fill(op.path, **{name: NOBODY})
+        self.probe(op, "an identifier of nobody", nobody)
 
     def writes(self, create: Operation) -> None:
         """A copy of a listed record created, then deleted: only where the spec can
@@ -152,12 +247,30 @@ class _Sampler:
         record = self.records.get(resource.name, {})
         leave = (resource.id_field, *resource.parent_parameters)
         body = {k: v for k, v in record.items() if k not in leave}
-        if not body or not delete or self.seen.data["requests"] + 4 > self.budget:
+        why = ""
+        if not delete:
+            why = f"the spec declares no delete of {resource.name}"
+        elif not body:
+            why = f"no {resource.name} was listed to copy"
+        elif self.seen.data["requests"] + 4 > self.budget:
+            why = "the budget left fewer than 4 requests"
+        if why:
+            self.done.append(f"{create.operation_id} not sent: {why}")
             return
         made = self.send("POST", self.fill(create.path), json=body)
-        if isinstance(made, dict) and resource.id_field in made:
-            item = {str(resource.item_parameter): made[resource.id_field]}
-            self.send("DELETE", self.fill(delete[0].path, **item))
+        if not (isinstance(made, dict) and resource.id_field in made):
+            self.done.append(
+                f"{create.operation_id} answered {self.status}: nothing made"
+            )
+            return
+        created = self.status
+        item = {str(resource.item_parameter): made[resource.id_field]}
+        self.send("DELETE", self.fill(delete[0].path, **item))
+        left = "" if self.status < 300 else ": the copy is left, delete it by hand"
+        self.done.append(
+            f"{create.operation_id} answered {created} (a copy of a listed record), "
+            f"{delete[0].operation_id} answered {self.status}{left}"
+        )
 
     def run(self, allow_writes: bool) -> None:
         """Send the sample, in the order of the module docstring."""
@@ -184,20 +297,31 @@ def sample(
 ) -> Shape:
     """The observation (see :mod:`._observation`) of a sample of at most ``budget``
     requests (see the module docstring), sent by ``client`` for its account. ``enums``:
-    keep the few short words string fields take. Raises :class:`SpecCheckError` when no
-    list answered a page (the budget too small, or every list refused), the client's
-    typed errors when the credentials are refused or the service cannot be reached.
+    keep the few short words string fields take. Raises :class:`SpecCheckError` for a
+    budget below :data:`MIN_BUDGET` (before any request) or when no list answered a
+    page, the client's typed errors when the credentials are refused, every list refused
+    the account (``PermissionDeniedError``, its 403) or the service cannot be reached.
 
     Example::
 
         with service_api.Client() as client:
             observation = sample(client, load_spec("openapi.yaml"), budget=50)
     """
+    if budget < MIN_BUDGET:
+        raise SpecCheckError(
+            f"a budget of {budget} requests sees no page: {MIN_BUDGET} at least "
+            "(the token request and a page)"
+        )
     sampler = _Sampler(client, spec, budget, enums)
     try:
         sampler.run(allow_writes)
     except _BudgetSpent:
         sampler.seen.data["stopped"] = True
+    if allow_writes and not sampler.done:
+        why = "the budget ran out first" if sampler.seen.data.get("stopped") else ""
+        sampler.done.append(f"no write sent: {why or 'the spec declares no create'}")
+    if not sampler.totals and sampler.refusal is not None:
+        raise sampler.refusal  # every list refused the account: as `service-api list`
     if not sampler.totals:
         raise SpecCheckError(f"no list answered a page within {budget} requests")
     return sampler.seen.data

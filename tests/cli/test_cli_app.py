@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import io
 import json
-import logging
 import re
 import sys
 import warnings
@@ -15,10 +14,12 @@ import pytest
 
 import service_api
 import service_api_cli
+from service_api import testing
 from service_api_cli import main
 from service_api_cli._app import _logging_to_stderr, build_parser
-from service_api_cli._exit_codes import describe_error
+from service_api_cli._exit_codes import ExitCode, describe_error
 from service_api_cli._formats import FORMAT_BY_EXTENSION
+from service_api_client.api import LIST_ENDPOINTS
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, RunningMock
 
 
@@ -45,12 +46,88 @@ def test_help_has_examples_and_exit_codes(
     assert "130  interrupted" in text
 
 
-def test_mock_help_has_our_examples_then_the_mocks_options(
+def test_mock_help_has_the_mocks_options_then_our_examples_and_one_usage(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["mock", "--help"]) == 0
     text = capsys.readouterr().out
-    assert text.index("service-api mock --port 8080") < text.index("--fault-rate F")
+    assert text.index("--fault-rate F") < text.index("service-api mock --port 8080")
+    assert re.findall("^usage:", text, flags=re.MULTILINE) == ["usage:"]
+    assert text.startswith("usage: service-api mock ")
+    assert "(default: None)" not in text
+
+
+def _help(command: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The help ``service-api COMMAND --help`` prints, whether it exits or returns."""
+    try:
+        code = main([*command, "--help"])
+    except SystemExit as exited:
+        code = int(str(exited.code))
+    assert code == 0
+    return capsys.readouterr().out
+
+
+def _exit_codes(text: str) -> dict[int, str]:
+    """The "exit codes:" section of a help: code -> meaning."""
+    section = text.split("\nexit codes:\n", 1)[1].split("\n\n")[0]
+    return {
+        int(code): meaning.strip()
+        for code, meaning in (line.split(maxsplit=1) for line in section.splitlines())
+    }
+
+
+HELPS = [[], ["list"], ["load"], ["token"], ["mock"]]
+
+
+@pytest.mark.parametrize("command", HELPS)
+def test_each_help_has_one_usage_and_no_empty_default(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = _help(command, capsys)
+    assert re.findall("^usage:", text, flags=re.MULTILINE) == ["usage:"]
+    assert "(default: None)" not in text
+    assert "(default: False)" not in text
+    assert "(default: [])" not in text
+
+
+@pytest.mark.parametrize("command", HELPS)
+def test_each_help_has_its_own_exit_codes(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    codes = _exit_codes(_help(command, capsys))
+    assert set(codes) <= {int(code) for code in ExitCode}
+    assert {ExitCode.OK, ExitCode.USAGE} <= set(codes)
+
+
+def test_token_help_says_what_its_codes_mean_for_a_token(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    token = _exit_codes(_help(["token"], capsys))
+    # No endpoint, no account, nothing fetched to resume.
+    assert ExitCode.PERMISSION not in token
+    assert not [m for m in token.values() if "endpoint" in m or "resume" in m]
+    listing = _exit_codes(_help(["list"], capsys))
+    assert "unknown endpoint" in listing[ExitCode.USAGE]
+    assert "rerun to resume" in listing[ExitCode.INTERRUPTED]
+
+
+def _endpoints_section(text: str) -> list[str]:
+    section = text.split("\nendpoints of this spec", 1)[1].split("\n\n")[0]
+    return section.splitlines()[1:]
+
+
+@pytest.mark.parametrize("command", ["list", "load"])
+def test_list_and_load_help_name_the_endpoints_of_this_spec(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = _help([command], capsys)
+    lines = _endpoints_section(text)
+    assert [line.split()[0] for line in lines if not line.startswith("   ")] == list(
+        LIST_ENDPOINTS
+    )
+    # --param is explained once, and no section is pointed to that is not printed.
+    assert " ".join(text.split()).count("snake name (created_after)") == 1
+    assert 'see "' not in text
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -116,13 +193,11 @@ def test_a_usage_error_of_a_command_shows_that_command_s_usage_only(
     assert err.count("usage:") == 1
 
 
-@pytest.mark.parametrize("command", [[], ["list"], ["load"], ["token"]])
+@pytest.mark.parametrize("command", HELPS)
 def test_each_help_says_a_default_once(
     command: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit):
-        main([*command, "--help"])
-    text = capsys.readouterr().out.split("\n\n", 2)[2]  # after usage and description
+    text = _help(command, capsys).split("\n\n", 2)[2]  # after usage and description
     # One entry per option: a line that starts with the flag, and its continuation.
     entries = re.split(r"\n  (?=-)", text.split("examples:")[0])
     assert len(entries) >= 3  # the options were found
@@ -207,7 +282,7 @@ def test_list_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit):
         main(["list", "--help"])
     text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
-    assert "records per page (default: 50)" in text
+    assert "records per page (default: the endpoint's, as the spec states it)" in text
     assert "(order is kept; default: 1)" in text
     assert "Run the same command again" in text
     assert "--restart" in text
@@ -254,20 +329,36 @@ def test_a_pagination_warning_is_one_line_without_the_library_s_path(
 
 @pytest.mark.parametrize("quiet", [False, True])
 def test_each_retry_is_one_line_unless_quiet(
-    quiet: bool, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    quiet: bool,
+    env: RunningMock,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The client itself logs the retries (at the level it logs them), against a mock
+    # that fails every request: two retries, then the error.
     monkeypatch.delenv("SERVICE_API_LOG", raising=False)
-    client = logging.getLogger("service_api")
-    with _logging_to_stderr(debug=False, quiet=quiet):
-        retry = "retrying %s %s after %s in %.2f s (retry %d of %d)"
-        client.info(retry, "GET", "/public/v3/shipments", "ServerError", 0.5, 1, 8)
-        client.info("bearer token for %s, valid %d s", "demo-client", 3600)
+    env.service.set_faults(fault_rate=1.0)
+    quiet_flag = ["--quiet"] if quiet else []
+    argv = [*quiet_flag, "--retries", "2", "list", "shipments", "--account", "acct-1"]
+    with testing.no_retry_sleep() as delays:
+        assert main(argv) == 5
+    assert len(delays) == 2  # the client did wait out two retries
     lines = capsys.readouterr().err.splitlines()
-    shown = (
-        "service-api: retrying GET /public/v3/shipments after ServerError"
-        " in 0.50 s (retry 1 of 8)"
-    )
-    assert lines == ([] if quiet else [shown])
+    retries = [line for line in lines if "retrying" in line]
+    if quiet:
+        assert retries == []
+    else:
+        assert len(retries) == 2
+        assert all(
+            re.fullmatch(
+                r"service-api: retrying (GET|POST) /public/v3/\S+ after \w+ "
+                r"in [0-9.]+ s \(retry [12] of 2\)",
+                line,
+            )
+            for line in retries
+        ), retries
+    # The error that ended the command is said either way.
+    assert any(line.startswith("service-api: error: ") for line in lines), lines
 
 
 def _package_imports() -> dict[str, set[str]]:

@@ -199,13 +199,16 @@ def test_bad_params_are_usage_errors_that_say_why(
 
 
 # A list under a parent (/shipments/{shipmentId}/events) with a required header, and one
-# under a parent that has no list (/carriers/{carrierId}/rates).
+# under a parent that has no list (/carriers/{carrierId}/rates): as the generator writes
+# them, the first with its parent and the field that gives its parameter.
 EVENTS = ListEndpoint(
     "shipment-events",
     LIST_ENDPOINTS["shipments"].module,
     dict,
     dict,
     "eventId",
+    parent="shipments",
+    parent_fields={"shipmentId": "shipmentId"},
     parameters=(
         ListParameter("shipmentId", "shipment_id", "path", required=True),
         ListParameter("x-source", "x_source", "header", required=True),
@@ -276,14 +279,22 @@ def test_a_required_parameter_has_an_option_of_its_own(
 
 
 @pytest.mark.usefixtures("nested")
-def test_load_gives_every_parameter_to_every_endpoint_named() -> None:
+def test_load_gives_each_parameter_to_the_endpoints_named_that_take_it() -> None:
     argv = ["load", "shipment-events", "--x-source", "cli"]
     job = resolve_job(build_parser().parse_args(argv))
     assert isinstance(job, LoadJob)
     assert job.params == {"shipment-events": {"x_source": "cli"}}
-    # One that an endpoint named does not take is refused: load those one at a time.
-    with pytest.raises(UsageError, match="'shipments' has no parameter 'x-source'"):
-        resolve_job(build_parser().parse_args([*argv[:2], "shipments", *argv[2:]]))
+    # With an endpoint that does not take it, to those that do only.
+    job = resolve_job(build_parser().parse_args([*argv[:2], "shipments", *argv[2:]]))
+    assert isinstance(job, LoadJob)
+    assert job.params == {"shipment-events": {"x_source": "cli"}, "shipments": {}}
+    # One that no endpoint named takes is refused, named.
+    with pytest.raises(UsageError, match="no endpoint named has a parameter 'colour'"):
+        resolve_job(
+            build_parser().parse_args(
+                [*argv[:2], "shipments", *argv[2:], "--param", "colour=red"]
+            )
+        )
 
 
 def test_the_job_holds_the_converted_params(

@@ -1,14 +1,19 @@
 """codegen/generate.py: the spec is the single source of the generated client."""
 
-import subprocess
-import sys
+import ast
+import datetime
+import importlib
+import json
+import uuid
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import yaml
-from spec_copy import ROOT, generate_copy
+from spec_copy import ROOT, SpecCopy, generate_copy, load_generated
 
 from service_api_client import Client
+from service_api_client.api import TAG_ATTRIBUTES
 from service_api_client.client import AsyncResources
 from service_api_spec import load_spec
 
@@ -106,62 +111,59 @@ def test_a_new_operation_becomes_a_typed_function(
     assert "async def asyncio_detailed(" in source
     assert "\nSUCCESS_MODEL = " in source
 
-    # In a child interpreter: importing a second copy of service_api_client here would
-    # leave other tests holding modules that are no longer the ones in sys.modules.
-    check = (
-        "import sys; sys.path.insert(0, sys.argv[1]);"
-        "from service_api_client.api.alerts import list_alerts as m;"
-        "assert m.__file__ == sys.argv[2], m.__file__;"
-        "page = m.SUCCESS_MODEL.from_dict({'totalRecords': 1, 'pageNumber': 1,"
-        " 'pageSize': 50, 'data': [{'alertId': 'a-1'}]});"
-        "assert page.data[0].alert_id == 'a-1'"
+    # Imported beside the repository's own service_api_client, under another name.
+    package = _imported(project_with_new_operation)
+    module = importlib.import_module(f"{package.__name__}.api.alerts.list_alerts")
+    assert Path(str(module.__file__)) == module_path
+    page = module.SUCCESS_MODEL.from_dict(
+        {
+            "totalRecords": 1,
+            "pageNumber": 1,
+            "pageSize": 50,
+            "data": [{"alertId": "a-1"}],
+        }
     )
-    subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            check,
-            str(project_with_new_operation),
-            str(module_path),
-        ],
-        check=True,
-    )
+    assert page.data[0].alert_id == "a-1"
+
+
+def _imported(generated: Path) -> ModuleType:
+    """The package generated into ``generated``, imported in this process beside the
+    repository's own ``service_api_client`` (which it leaves alone)."""
+    copy = SpecCopy(root=generated.parent / "repo", generated=generated)
+    return load_generated(copy, "new_operation_client")
 
 
 def test_models_referring_to_themselves_and_each_other_work(
     project_with_new_operation: Path,
 ) -> None:
-    check = (
-        "import sys; sys.path.insert(0, sys.argv[1]);"
-        "from service_api_client.api.alerts import list_alerts;"
-        "raw = {'totalRecords': 1, 'pageNumber': 1, 'pageSize': 50, 'data': [{'alertId': 'a-2',"
-        " 'parent': {'alertId': 'a-1'}, 'rule': {'name': 'r', 'examples': [{'alertId': 'a-0'}]}}]};"
-        "page = list_alerts.SUCCESS_MODEL.from_dict(raw);"
-        "alert = page.data[0];"
-        "assert alert.parent.alert_id == 'a-1';"
-        "assert alert.rule.examples[0].alert_id == 'a-0';"
-        "assert type(alert.rule.examples[0]) is type(alert);"
-        "assert page.to_dict() == raw, page.to_dict()"
-    )
-    subprocess.run(
-        [sys.executable, "-c", check, str(project_with_new_operation)], check=True
-    )
+    package = _imported(project_with_new_operation)
+    list_alerts = importlib.import_module(f"{package.__name__}.api.alerts.list_alerts")
+    raw = {
+        "totalRecords": 1,
+        "pageNumber": 1,
+        "pageSize": 50,
+        "data": [
+            {
+                "alertId": "a-2",
+                "parent": {"alertId": "a-1"},
+                "rule": {"name": "r", "examples": [{"alertId": "a-0"}]},
+            }
+        ],
+    }
+    page = list_alerts.SUCCESS_MODEL.from_dict(raw)
+    alert = page.data[0]
+    assert alert.parent.alert_id == "a-1"
+    assert alert.rule.examples[0].alert_id == "a-0"
+    assert type(alert.rule.examples[0]) is type(alert)
+    assert page.to_dict() == raw
 
 
 def test_the_new_module_type_checks(project_with_new_operation: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--strict",
-            "--no-incremental",
-            str(project_with_new_operation / "service_api_client"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    copy = SpecCopy(
+        root=project_with_new_operation.parent / "repo",
+        generated=project_with_new_operation,
     )
+    result = copy.type_check()
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -177,29 +179,44 @@ def test_every_kind_of_field_keeps_a_value_it_cannot_hold(
 ) -> None:
     """A value of another type stays as sent; one that fits is typed; to_dict gives back
     exactly what was sent, the date-time's "Z" and fraction included."""
-    check = (
-        "import sys, json, datetime, uuid; sys.path.insert(0, sys.argv[1]);"
-        "from service_api_client.models import Alert;"
-        "from service_api_client.types import UNSET;"
-        f"raw = {ODD_ALERT};"
-        "alert = Alert.from_dict(raw);"
-        "kept = sorted(alert.additional_properties);"
-        "assert kept == ['acknowledged', 'alertId', 'count', 'day', 'extra', 'parent', 'ref',"
-        " 'rule', 'scores', 'severity'], kept;"
-        "assert alert.raised_at == datetime.datetime(2024, 5, 1, 8, 30, 0, 500000,"
-        " tzinfo=datetime.timezone.utc);"
-        "assert alert.anything == [None];"
-        "assert json.dumps(alert.to_dict(), sort_keys=True) == json.dumps(raw, sort_keys=True);"
-        "good = Alert.from_dict({'severity': 'high', 'count': 3, 'acknowledged': False,"
-        " 'day': '2024-02-29', 'scores': [1, 2.5], 'ref': str(uuid.UUID(int=1))});"
-        "assert good.additional_properties == {}, good.additional_properties;"
-        "assert good.severity == 'high' and good.count == 3 and good.acknowledged is False;"
-        "assert good.day == datetime.date(2024, 2, 29) and good.ref == uuid.UUID(int=1);"
-        "assert good.to_dict()['day'] == '2024-02-29'"
+    package = _imported(project_with_new_operation)
+    alert_model = importlib.import_module(f"{package.__name__}.models").Alert
+    raw = ast.literal_eval(ODD_ALERT)
+    alert = alert_model.from_dict(raw)
+    assert sorted(alert.additional_properties) == [
+        "acknowledged",
+        "alertId",
+        "count",
+        "day",
+        "extra",
+        "parent",
+        "ref",
+        "rule",
+        "scores",
+        "severity",
+    ]
+    assert alert.raised_at == datetime.datetime(
+        2024, 5, 1, 8, 30, 0, 500000, tzinfo=datetime.UTC
     )
-    subprocess.run(
-        [sys.executable, "-c", check, str(project_with_new_operation)], check=True
+    assert alert.anything == [None]
+    assert json.dumps(alert.to_dict(), sort_keys=True) == json.dumps(
+        raw, sort_keys=True
     )
+    good = alert_model.from_dict(
+        {
+            "severity": "high",
+            "count": 3,
+            "acknowledged": False,
+            "day": "2024-02-29",
+            "scores": [1, 2.5],
+            "ref": str(uuid.UUID(int=1)),
+        }
+    )
+    assert good.additional_properties == {}
+    assert (good.severity, good.count, good.acknowledged) == ("high", 3, False)
+    assert good.day == datetime.date(2024, 2, 29)
+    assert good.ref == uuid.UUID(int=1)
+    assert good.to_dict()["day"] == "2024-02-29"
 
 
 def test_the_new_list_endpoint_names_its_page_model_and_id(
@@ -227,9 +244,10 @@ def test_parameter_descriptions_reach_the_docstrings() -> None:
 def test_every_tag_with_a_door_is_a_property_of_the_client() -> None:
     """The tags of the spec's operations with a door (every one but the token request,
     the client's own job) are the generated client's properties beside ``aio``, on
-    ``client`` and on ``client.aio`` alike, under the attribute the spec model gives."""
+    ``client`` and on ``client.aio`` alike, under the attribute the generated registry
+    gives."""
     spec = load_spec(ROOT / "openapi.yaml")
-    attributes = {spec.tags[op.tag].attribute for op in spec.operations if op.door}
+    attributes = {TAG_ATTRIBUTES[op.tag] for op in spec.operations if op.door}
     assert attributes  # the spec has operations with doors
     assert {n for n, v in vars(Client).items() if isinstance(v, property)} == (
         attributes | {"aio"}

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -27,6 +26,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from spec_copy import PRISM
 
 import service_api
 from service_api._auth import parse_token_response
@@ -89,13 +89,12 @@ def test_every_text_the_pattern_allows_is_a_token_the_client_accepts(text: str) 
 
 
 def _prism() -> str:
-    found = os.environ.get("PRISM") or shutil.which("prism")
-    if not found:
+    if PRISM is None:
         pytest.skip(
-            "Prism (@stoplight/prism-cli, an optional tool) is not installed: "
-            "put its prism on PATH or set PRISM=/path/to/prism (docs/extras/mock.md)"
+            "Prism (@stoplight/prism-cli, an optional tool) is not installed: make "
+            "installs it where npm is, or set PRISM=/path/to/prism (docs/extras/mock.md)"
         )
-    return found
+    return str(PRISM)
 
 
 def _free_port() -> int:

@@ -8,7 +8,10 @@ marker (a ``maxLength`` that the demo records' ``mode`` and ``locationMethod`` b
 makes the mock build every record from the true spec's schema, so that what a plant
 adds or removes is what the mock serves; a shape cannot see a ``maxLength``, so the
 marker is no difference itself. A plant edits the true spec, or the checked one (a
-status, a header, a body the checked spec lacks).
+status, a header, a body the checked spec lacks), or names a *variant*: what the
+loopback server changes in the mock's answers (see :class:`Served`), for what a spec
+cannot make the mock do (a required field left out, a link missing, an account header
+not checked).
 
 Example::
 
@@ -20,16 +23,19 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import httpx
 import yaml
 
-from service_api_mock import MockService, serve_asgi
+from service_api_mock import DEMO_ACCOUNTS, MockService, serve_asgi
 from service_api_mock._server import MOCK_OPTIONS
+from service_api_spec import load_spec, unescape
 
 ROOT = Path(__file__).resolve().parents[2]
 Document = dict[str, Any]
@@ -83,20 +89,33 @@ def responses(document: Document) -> Document:
 
 @dataclass(frozen=True)
 class Plant:
-    """One difference: ``true`` edits the served spec, ``checked`` the checked one; the
-    report must have ``finding`` (kind, where) and the patch exactly ``edit`` (kind,
-    pointer, key: None for a widening); ``refutes``: an x-assumed it must refute;
-    ``faults``: the mock's faults it needs. Plants of one ``target`` exclude each other.
+    """One difference: ``true`` edits the served spec, ``checked`` the checked one,
+    ``variant`` names what the server changes (:data:`VARIANTS`); the report must have
+    each of ``findings`` (kind, where) and the patch exactly ``edits`` (kind, pointer,
+    key: the key added, the name made optional, None for a widening or a value set);
+    ``difference``: whether it is one (a note is not); ``refutes``: an x-assumed it must
+    refute; ``faults``: the mock's faults it needs; ``prism``: whether Stoplight Prism
+    serving the true spec shows it too (it answers a GET 200, or 4XX to a request its
+    parameters refuse, never 403 or 404). Plants of one ``target`` exclude
+    each other.
     """
 
     name: str
     target: str
-    finding: tuple[str, str]
-    edit: tuple[str, str, str | None] | None
+    findings: tuple[tuple[str, str], ...]
+    edits: tuple[tuple[str, str, str | None], ...]
     true: Callable[[Document], None] = lambda document: None
     checked: Callable[[Document], None] = lambda document: None
     refutes: str | None = None
     faults: dict[str, Any] = field(default_factory=dict)
+    variant: str = ""
+    difference: bool = True
+    prism: bool = True  # Prism serves it: it needs no answer but a 200 or a 400
+
+    @property
+    def fixed(self) -> bool:
+        """Whether --write fixes it: a difference with edits."""
+        return self.difference and bool(self.edits)
 
 
 def _add(schema: str, name: str, value: Document) -> Callable[[Document], None]:
@@ -122,8 +141,8 @@ def _new(
     return Plant(
         f"new {name}",
         f"{schema}.{name}",
-        (kind, f"{schema}.{name}"),
-        ("add", pointer, name),
+        ((kind, f"{schema}.{name}"),),
+        (("add", pointer, name),),
         true=_add(schema, name, value),
     )
 
@@ -133,11 +152,31 @@ def _widened(schema: str, name: str, value: Document, kind: str) -> Plant:
     return Plant(
         f"{kind} {name}",
         f"{schema}.{name}",
-        (kind, f"{schema}.{name}"),
-        ("widen", pointer, None),
+        ((kind, f"{schema}.{name}"),),
+        (("widen", pointer, None),),
         true=_set(schema, name, value),
     )
 
+
+# The page schemas and the lists of openapi.yaml, read from it.
+_SPEC = load_spec(ROOT / "openapi.yaml")
+_LISTS = sorted(op.operation_id for op in _SPEC.lists)
+_PAGES = sorted(
+    _SPEC.document.at(str(op.success.pointer))[1].rpartition("/")[2]
+    for op in _SPEC.lists
+    if op.success and op.success.pointer
+)
+_ERROR_BODY = {
+    "type": "object",
+    "required": ["error", "code", "traceId"],
+    "properties": {
+        "error": {"type": "string"},
+        "code": {"type": "integer"},
+        "traceId": {"type": "string"},
+    },
+}
+#: The account header of the lists, which the "no account check" variant fills in.
+ACCOUNT_HEADER = str(_SPEC.lists[0].account_header)
 
 _ALL = [
     _new("Shipment", "deliveredAt", {"type": "string", "format": "date-time"}),
@@ -160,9 +199,10 @@ _ALL = [
     Plant(
         "never seen referenceNumber",
         "Shipment.referenceNumber",
-        ("never seen", "Shipment.referenceNumber"),
-        None,
+        (("never seen", "Shipment.referenceNumber"),),
+        (),
         true=_drop(lambda d: schemas(d)["Shipment"]["properties"], "referenceNumber"),
+        difference=False,
     ),
     _widened(
         "Shipment", "status", {"type": ["string", "null"], "examples": [None]}, "null"
@@ -172,39 +212,48 @@ _ALL = [
     Plant(
         "type latitude",
         "Coordinates.latitude",
-        ("type", "Coordinates.latitude"),
-        ("widen", "#/components/schemas/Coordinates/properties/latitude", None),
+        (("type", "Coordinates.latitude"),),
+        (("widen", "#/components/schemas/Coordinates/properties/latitude", None),),
         true=_set("Coordinates", "latitude", {"type": "string"}),
         refutes="#/components/schemas/Coordinates/properties/latitude",
     ),
     Plant(
         "status 403 of listDevices",
         "listDevices 403",
-        ("status", "listDevices 403"),
-        ("add", "#/paths/~1devices/get/responses", "403"),
+        (("status", "listDevices 403"),),
+        (("add", "#/paths/~1devices/get/responses", "403"),),
         checked=_drop(lambda d: d["paths"]["/devices"]["get"]["responses"], "403"),
+        prism=False,
     ),
     Plant(
         "status 404 of getShipment",
         "404",
-        ("status", "getShipment 404"),
-        ("add", "#/paths/~1shipments~1{shipmentId}/get/responses", "404"),
+        (("status", "getShipment 404"),),
+        (("add", "#/paths/~1shipments~1{shipmentId}/get/responses", "404"),),
         checked=_drop(
             lambda d: d["paths"]["/shipments/{shipmentId}"]["get"]["responses"], "404"
         ),
+        prism=False,
     ),
     Plant(
         "a body where none is declared",
         "404",
-        ("content type", "responses/NotFound"),
-        ("add", "#/components/responses/NotFound/content", "application/problem+json"),
+        (("content type", "responses/NotFound application/problem+json"),),
+        (
+            (
+                "add",
+                "#/components/responses/NotFound/content",
+                "application/problem+json",
+            ),
+        ),
         checked=_drop(lambda d: responses(d)["NotFound"], "content"),
+        prism=False,
     ),
     Plant(
         "content type of 403",
         "Forbidden",
-        ("content type", "responses/Forbidden"),
-        ("add", "#/components/responses/Forbidden/content", "application/json"),
+        (("content type", "responses/Forbidden application/json"),),
+        (("add", "#/components/responses/Forbidden/content", "application/json"),),
         true=lambda d: responses(d)["Forbidden"].update(
             content={
                 "application/json": {
@@ -212,34 +261,115 @@ _ALL = [
                 }
             }
         ),
+        prism=False,
     ),
     Plant(
         "error body field",
         "ProblemDetails.detail",
-        ("undeclared field", "ProblemDetails.detail"),
-        ("add", "#/components/schemas/ProblemDetails/properties", "detail"),
+        (("undeclared field", "ProblemDetails.detail"),),
+        (("add", "#/components/schemas/ProblemDetails/properties", "detail"),),
         checked=_drop(lambda d: schemas(d)["ProblemDetails"]["properties"], "detail"),
     ),
-    Plant(
-        "www-authenticate",
+    Plant(  # two on one answer: two findings, two edits
+        "www-authenticate and x-request-id",
         "Unauthorized",
-        ("header", "responses/Unauthorized"),
-        ("add", "#/components/responses/Unauthorized/headers", "www-authenticate"),
-        checked=_drop(
-            lambda d: responses(d)["Unauthorized"]["headers"], "www-authenticate"
+        (
+            ("header", "responses/Unauthorized www-authenticate"),
+            ("header", "responses/Unauthorized x-request-id"),
         ),
+        (
+            ("add", "#/components/responses/Unauthorized/headers", "www-authenticate"),
+            ("add", "#/components/responses/Unauthorized/headers", "x-request-id"),
+        ),
+        checked=lambda d: responses(d)["Unauthorized"].pop("headers"),
+        variant="a request id on 401",
     ),
     Plant(
         "retry-after of 429",
         "TooManyRequests",
-        ("header", "responses/TooManyRequests"),
-        ("add", "#/components/responses/TooManyRequests/headers", "retry-after"),
+        (("header", "responses/TooManyRequests retry-after"),),
+        (("add", "#/components/responses/TooManyRequests/headers", "retry-after"),),
         checked=_drop(
             lambda d: responses(d)["TooManyRequests"]["headers"], "Retry-After"
         ),
         faults={"fault_rate": 0.25, "retry_after": 0.0},
     ),
+    Plant(  # what the checked spec requires, the service never sends
+        "required referenceNumber never sent",
+        "Shipment.referenceNumber",
+        (("required", "Shipment.referenceNumber"),),
+        (("unrequire", "#/components/schemas/Shipment/required", "referenceNumber"),),
+        true=_drop(lambda d: schemas(d)["Shipment"]["properties"], "referenceNumber"),
+        checked=lambda d: (
+            schemas(d)["Shipment"].setdefault("required", []).append("referenceNumber")
+        ),
+    ),
+    Plant(
+        "required pageNumber never sent",
+        "pageNumber",
+        tuple(("required", f"{page}.pageNumber") for page in _PAGES),
+        tuple(
+            ("unrequire", f"#/components/schemas/{page}/required", "pageNumber")
+            for page in _PAGES
+        ),
+        variant="no pageNumber",
+    ),
+    Plant(
+        "a pageSize maximum of 20",
+        "pageSize",
+        tuple(("page size", f"{op} pageSize") for op in _LISTS),
+        (
+            ("set", "#/components/parameters/pageSize/schema/maximum", None),
+            ("set", "#/components/parameters/pageSize/schema/default", None),
+        ),
+        true=lambda d: d["components"]["parameters"]["pageSize"]["schema"].update(
+            maximum=20, default=20
+        ),
+    ),
+    Plant(
+        "a probe without the account header answered 200",
+        "account",
+        tuple(("probe", f"{op} no account header") for op in _LISTS),
+        (),
+        variant="no account check",
+    ),
+    Plant(
+        "next missing",
+        "next",
+        tuple(("paging", f"{op} pages") for op in _LISTS),
+        (),
+        variant="no next",
+    ),
+    Plant(
+        "a 404 body of its own",
+        "404",
+        (("body", "responses/NotFound"),),
+        (
+            ("add", "#/components/schemas", "NotFound"),
+            (
+                "set",
+                "#/components/responses/NotFound/content/application~1problem+json/schema",
+                None,
+            ),
+        ),
+        true=lambda d: (
+            responses(d)["NotFound"]["content"]["application/problem+json"].update(
+                schema={"$ref": "#/components/schemas/ErrorBody"}
+            )
+            or schemas(d).update(ErrorBody=_ERROR_BODY)
+        ),
+        prism=False,
+    ),
+    Plant(
+        "a field in a few records",
+        "Shipment.remark",
+        (("rare field", "Shipment.remark"),),
+        (),
+        variant="a field in a few records",
+        difference=False,
+    ),
 ]
+
 PLANTS = {plant.name: plant for plant in _ALL}
 """Every plant by name."""
 
@@ -262,13 +392,16 @@ def specs(plants: Sequence[Plant]) -> tuple[Document, Document]:
 
 
 def edits(edits: Sequence[tuple[str, str, Any]]) -> set[tuple[str, str, str | None]]:
-    """A patch's edits ``(pointer, action, value)`` as :attr:`Plant.edit` names them:
-    ``("add", parent pointer, key)``, ``("widen", pointer, None)``."""
+    """A patch's edits ``(pointer, action, value)`` as :attr:`Plant.edits` names them:
+    ``("add", parent pointer, key)``, ``("unrequire", pointer, name)``, ``("widen",
+    pointer, None)``, ``("set", pointer, None)``."""
     named: set[tuple[str, str, str | None]] = set()
-    for pointer, action, _ in edits:
+    for pointer, action, value in edits:
         parent, _, key = pointer.rpartition("/")
         if action == "add":
-            named.add((action, parent, key.replace("~1", "/").replace("~0", "~")))
+            named.add((action, parent, unescape(key)))
+        elif action == "unrequire":
+            named.add((action, pointer, value))
         else:
             named.add((action, pointer, None))
     return named
@@ -280,20 +413,86 @@ def dump(document: Document, path: Path) -> Path:
     return path
 
 
+#: What a variant changes in the mock's answers (each page of a list: a 200 whose JSON
+#: body holds a ``data`` list), or in the requests it gets.
+VARIANTS = {
+    "no pageNumber": "pages leave out pageNumber",
+    "no next": "pages leave out next",
+    "a field in a few records": "the first record of page 1 of shipments has a remark",
+    "no account check": "a GET without the account header is of the first demo account",
+    "a request id on 401": "a 401 carries x-request-id",
+}
+
+
 class Served:
     """One loopback server whose app is the mock of the spec served now (a mock's spec
-    is fixed: each spec gets a :class:`MockService` of its own, swapped in)."""
+    is fixed: each spec gets a :class:`MockService` of its own, swapped in), changed by
+    the :data:`VARIANTS` named."""
 
     def __init__(self) -> None:
         self.service: MockService | None = None
+        self.variants: frozenset[str] = frozenset()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         assert self.service is not None
-        await self.service.app(scope, receive, send)
+        app = self.service.app
+        if scope["type"] != "http" or not self.variants:
+            await app(scope, receive, send)
+            return
+        header = ACCOUNT_HEADER.lower().encode()
+        sent = {name for name, _ in scope["headers"]}
+        unchecked = "no account check" in self.variants and scope["method"] == "GET"
+        if unchecked and header not in sent:
+            account = DEMO_ACCOUNTS[0].encode()
+            scope = {**scope, "headers": [*scope["headers"], (header, account)]}
+        started: dict[str, Any] = {}
+        chunks: list[bytes] = []
 
-    def serve(self, spec: Path, faults: dict[str, Any] | None = None) -> MockService:
-        """Serve the mock of ``spec`` from now on, with ``faults``."""
+        async def changed(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                started.update(message)
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            body = self.change(scope, started["status"], b"".join(chunks))
+            headers = [(k, v) for k, v in started["headers"] if k != b"content-length"]
+            headers.append((b"content-length", str(len(body)).encode()))
+            if "a request id on 401" in self.variants and started["status"] == 401:
+                headers.append((b"x-request-id", b"req-1"))
+            await send({**started, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+
+        await app(scope, receive, changed)
+
+    def change(self, scope: Any, status: int, body: bytes) -> bytes:
+        """``body`` of a page as the variants change it; any other as it is."""
+        try:
+            page = json.loads(body) if status == 200 else None
+        except ValueError:
+            return body
+        if not isinstance(page, dict) or not isinstance(page.get("data"), list):
+            return body
+        if "no pageNumber" in self.variants:
+            page.pop("pageNumber", None)
+        if "no next" in self.variants:
+            page.pop("next", None)
+        asked = parse_qs(scope.get("query_string", b"").decode())
+        first = asked.get("pageNumber", ["1"])[0] == "1"
+        few = "a field in a few records" in self.variants
+        if few and first and scope["path"].endswith("/shipments") and page["data"]:
+            page["data"][0]["remark"] = "checked by hand"
+        return json.dumps(page).encode()
+
+    def serve(
+        self,
+        spec: Path,
+        faults: dict[str, Any] | None = None,
+        variants: Sequence[str] = (),
+    ) -> MockService:
+        """Serve the mock of ``spec`` from now on, with ``faults`` and ``variants``."""
         self.service = MockService(spec=spec)
+        self.variants = frozenset(variants)
         if faults:
             self.service.set_faults(**faults)
         return self.service

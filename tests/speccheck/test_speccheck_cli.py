@@ -3,7 +3,9 @@ codes, ``--write`` and a second one, and bad input (nothing written then)."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 import shutil
 import socket
@@ -87,7 +89,8 @@ def test_the_demo_datas_undeclared_fields_are_reported_then_written(
         assert value not in out  # the report names places and types, never values
     assert spec.read_bytes() == (ROOT / "openapi.yaml").read_bytes()  # no --write
     code, out, err = check(spec, capsys, "--write")
-    assert code == 1, err
+    assert code == 0, out  # everything found was written: `--write && make` runs make
+    assert out.splitlines()[-1].endswith(", written")
     written = spec.read_text("utf-8")
     patched = read_yaml(written)
     validate(patched)
@@ -130,6 +133,9 @@ def test_the_json_report_says_the_same(
     ("extra", "setting", "expected"),
     [
         (["--budget", "1"], {}, 2),  # too small to see one page
+        (["--budget", "0"], {}, 2),
+        (["--budget", "-5"], {}, 2),
+        ([], {"SERVICE_API_ACCOUNT_ID": "acct-of-nobody"}, 4),  # as `list` does
         ([], {"SERVICE_API_CLIENT_SECRET": "wrong"}, 3),
         ([], {"SERVICE_API_BASE_URL": "closed"}, 5),
         (["--from", "openapi.yaml"], {}, 2),  # not an observation file
@@ -237,3 +243,131 @@ def server_with_delete(tmp_path: Path) -> Iterator[tuple[Path, RunningMock]]:
     spec = dump(with_delete(base_spec()), tmp_path / "openapi.yaml")
     with running_mock(spec=spec) as server:
         yield spec, server
+
+
+@pytest.mark.parametrize("budget", ["1", "0", "-5"])
+def test_a_budget_below_the_smallest_sample_sends_nothing(
+    env: RunningMock, spec: Path, capsys: pytest.CaptureFixture[str], budget: str
+) -> None:
+    code, out, err = check(spec, capsys, "--budget", budget)
+    assert code == 2
+    assert out == ""
+    assert err.splitlines()[-1] == (
+        f"service-api: error: --budget {budget} sees no page: 2 at least "
+        "(the token request and a page)"
+    )
+    assert requests_counted(env) == 0
+
+
+def test_a_refused_account_ends_as_list_does(
+    env: RunningMock,
+    spec: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SERVICE_API_ACCOUNT_ID", "acct-of-nobody")
+    code, out, err = check(spec, capsys, first=("--retries", "0"))
+    listed = main(["--retries", "0", "list", "shipments"])
+    err_list = capsys.readouterr().err
+    assert code == listed == 4
+    assert out == ""
+    # The 403's message, after the request it answered.
+    said = err.splitlines()[-1]
+    assert said.startswith("service-api: error: 403 Forbidden for GET")
+    assert said.rpartition(": ")[2] == err_list.splitlines()[-1].rpartition(": ")[2]
+
+
+def test_a_write_that_fails_has_its_own_code_and_leaves_the_spec(
+    env: RunningMock,
+    spec: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = spec.read_bytes()
+
+    def refuse(*args: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    code, out, err = check(spec, capsys, "--write")
+    assert code == 6
+    assert err.strip().splitlines() == [
+        f"service-api: error: cannot write {spec}: Read-only file system; "
+        "it is as it was"
+    ]
+    assert "differences" in out.splitlines()[0]  # the report, not written
+    assert not out.splitlines()[-1].endswith("written")
+    assert spec.read_bytes() == before
+    assert sorted(p.name for p in spec.parent.iterdir()) == [spec.name]  # no .part
+
+
+def test_write_and_make_runs_make_and_a_difference_left_exits_1(
+    env: RunningMock, spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = check(spec, capsys, "--write", "--format", "json")
+    report = json.loads(out)
+    assert code == 0
+    assert report["patch"]["written"] is True
+    assert report["matched"] is False  # it differed, and --write fixed all of it
+    assert report["settled"] is True
+    assert all(f["edits"] for f in report["findings"] if f["difference"])
+
+
+def test_allow_writes_says_what_it_did_and_what_it_could_not(
+    env: RunningMock,
+    capsys: pytest.CaptureFixture[str],
+    server_with_delete: tuple[Path, RunningMock],
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "plain").mkdir()
+    spec = Path(shutil.copy(ROOT / "openapi.yaml", tmp_path / "plain" / "openapi.yaml"))
+    _, out, _ = check(spec, capsys, "--allow-writes")
+    writes = [line.strip() for line in out.splitlines() if "writes:" in line]
+    model = load_spec(spec)
+    creates = [op.operation_id for op in model.operations if op.kind == "create"]
+    assert len(writes) == len(creates) >= 1
+    assert all("not sent: the spec declares no delete" in line for line in writes), out
+    other, mock = server_with_delete
+    with service_api.Client(
+        mock.base_url, "demo-client", DEMO_CLIENT_SECRET, "acct-1"
+    ) as client:
+        report = check_spec(other, client, allow_writes=True)
+    done = [fact for fact in report.facts if fact.startswith("writes: ")]
+    assert done == [
+        "writes: createShipment answered 201 (a copy of a listed record), "
+        "deleteShipment answered 204"
+    ]
+
+
+def test_the_help_says_each_default_once_and_the_exit_codes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["spec", "check", "--help"]) == 0
+    out = capsys.readouterr().out
+    words = " ".join(out.split())
+    for default in ("(default: openapi.yaml)", "(default: 100)", "(default: text)"):
+        assert words.count(default) == 1
+    assert (
+        words.count("default") == 5
+    )  # --account, --spec, --budget, --min-share, --format
+    assert "account to sample as" in words
+    assert "for the first account" not in words
+    assert "exit codes:" in out
+    assert "\n  6 " in out
+    assert "rerun to resume" not in out  # not list's codes
+    assert main(["spec", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "find where openapi.yaml differs" in out
+    assert "{check}" not in out
+    assert "exit codes:" in out
+
+
+def test_spec_without_a_command_shows_its_usage_before_asking_for_settings(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SERVICE_API_BASE_URL", raising=False)
+    assert main(["spec"]) == 2
+    err = capsys.readouterr().err
+    assert "usage: service-api spec" in err
+    assert "COMMAND" in err
+    assert "base url" not in err

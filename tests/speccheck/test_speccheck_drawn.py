@@ -1,6 +1,9 @@
 """Against a service that differs in several ways at once: a property test draws plants
-(see ``planted.py``), one of each target, and the check must find and learn them all
-as it does each alone (test_speccheck_planted.py).
+(see ``planted.py``) of every kind, those the true spec makes the mock serve and the
+variants the server adds, one of each target, and the check must find and learn them
+all as it does each alone (test_speccheck_planted.py): the report lists each, the
+verdict and exit code follow from them, the patch is exactly their fixes, and a second
+check and write change nothing.
 """
 
 from __future__ import annotations

@@ -66,7 +66,8 @@ def learn(
     served, base_url = server
     true, checked = specs(plants)
     faults = {k: v for plant in plants for k, v in plant.faults.items()}
-    served.serve(dump(true, folder / "true.yaml"), faults)
+    variants = [plant.variant for plant in plants if plant.variant]
+    served.serve(dump(true, folder / "true.yaml"), faults, variants)
     path = dump(checked, folder / "openapi.yaml")
     report = run_check(base_url, path)
     report.write()
@@ -80,26 +81,37 @@ def assert_learned(
     (precision); the patched spec is valid, servable, agrees with what the service
     answers, and a second check and write leave it as it is."""
     found = {(f.kind, f.where) for f in report.findings}
-    assert {p.finding for p in plants} <= found, report.text()  # recall
-    assert edits(report.edits) == {p.edit for p in plants if p.edit}, (
+    assert {f for p in plants for f in p.findings} <= found, report.text()  # recall
+    assert edits(report.edits) == {e for p in plants for e in p.edits}, (
         report.text()
     )  # precision
+    # The verdict: a difference unless every plant is a note; settled (--write exits
+    # 0) unless one is a difference the spec cannot say.
+    assert report.matched is not any(p.difference for p in plants)
+    assert report.settled is all(p.fixed or not p.difference for p in plants)
+    # Each finding once, and each edit is of a finding listed.
+    assert len(found) == len(report.findings)
+    listed = {edit[:2] for f in report.findings for edit in f.edits}
+    assert {edit[:2] for edit in report.edits} == listed
     for plant in plants:
         if plant.refutes:
             assert report.assumptions[plant.refutes] == "refuted"
     patched = read_yaml(path.read_text("utf-8"))
     validate(patched)
     mock_load_spec(path)  # the mock can serve the patched spec (make's check)
-    for plant in plants:
-        if plant.finding[0] in ("undeclared field", "never seen"):  # never removed
-            schema, _, name = plant.finding[1].partition(".")
+    for kind, where in (f for plant in plants for f in plant.findings):
+        if kind in ("undeclared field", "never seen"):  # never removed
+            schema, _, name = where.partition(".")
             declared = schemas(patched)[schema]["properties"][name]
             form = schemas(true)[schema]["properties"].get(name, {}).get("format")
             assert declared.get("format") == (form if form in STANDARD else None)
     assert disagreements(path, base_url, ACCOUNT) == []
     written = path.read_bytes()
     again = run_check(base_url, path)
-    assert again.differences == [], again.text()
+    # What the spec cannot say stays a difference (with advice); nothing else does.
+    left = {f for p in plants if p.difference and not p.edits for f in p.findings}
+    assert {(f.kind, f.where) for f in again.differences} == left, again.text()
+    assert all(f.effect for f in again.differences)
     assert again.edits == []
     assert again.marks == []
     again.write()
@@ -122,5 +134,10 @@ def test_each_planted_difference_is_found_and_learned(
 ) -> None:
     plant = PLANTS[name]
     report, path, true = learn([plant], server, tmp_path)
-    assert report.matched is (plant.edit is None)  # a note alone is no difference
+    assert report.matched is not plant.difference  # a note alone is no difference
+    assert report.settled is (not plant.difference or plant.fixed)
+    for finding in report.findings:
+        if (finding.kind, finding.where) in plant.findings:
+            assert finding.difference is plant.difference
+            assert finding.effect or not finding.difference  # what the client does
     assert_learned([plant], report, path, true, server[1])

@@ -1,17 +1,15 @@
-"""The pure pieces: shapes, the schema learned from them, the patch in a YAML file."""
+"""The pure pieces: shapes and the schema learned from them (the patch in a file:
+test_speccheck_patch.py)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import httpx
 import pytest
 from planted import read_yaml
 
 from service_api_spec import SpecDocument, read_spec
-from service_api_speccheck import Observer, SpecCheckError, compare, learned
+from service_api_speccheck import Observer, compare, learned
 from service_api_speccheck._observation import add
-from service_api_speccheck._patch import write_patch
 
 SPEC = """\
 openapi: 3.1.0
@@ -143,62 +141,6 @@ def test_an_answer_records_a_header_form_not_its_value() -> None:
         'Bearer error="invalid_token", error_description="..."'
     ]
     assert headers["x-request-id"] == []  # its name only
-
-
-def test_the_patch_keeps_comments_anchors_and_layout_and_applies_once(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "openapi.yaml"
-    path.write_text(SPEC, "utf-8")
-    edits = [
-        ("#/components/schemas/Thing/properties/status", "add", {"type": "string"}),
-        (
-            "#/components/schemas/Other/properties/at",
-            "add",
-            {"type": "string", "format": "date"},
-        ),
-        (
-            "#/paths/~1things/get/responses/404",
-            "add",
-            {"$ref": "#/components/responses/X"},
-        ),
-        ("#/components/schemas/Thing/properties/name", "widen", [{"type": "integer"}]),
-        ("#/paths/~1things/get/responses/200/x-observed", "add", "2026-01-05"),
-    ]
-    assert write_patch(path, SPEC.encode(), edits) == 5
-    written = path.read_text("utf-8")
-    # What is added goes after the blank lines that closed the mapping: ruamel.yaml
-    # keeps them with the key before.
-    assert written == SPEC.replace(
-        "          x-assumed: A guess.\n\n",
-        "          x-assumed: A guess.\n\n          x-observed: '2026-01-05'\n"
-        "        '404':\n          $ref: '#/components/responses/X'\n",
-    ).replace(
-        '          type: [string, "null"]\n          x-assumed: Named somewhere.\n\n',
-        '          type: [string, "null", integer]\n          x-assumed: Named somewhere.\n\n'
-        "        status:\n          type: string\n",
-    ).replace(
-        "    Other:\n      type: object\n",
-        "    Other:\n      type: object\n      properties:\n        at:\n          type: string\n"
-        "          format: date\n",
-    )
-    assert write_patch(path, written.encode(), edits) == 5
-    assert path.read_text("utf-8") == written  # applied twice: as once
-
-
-def test_a_file_changed_or_not_written_back_unchanged_is_refused(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "openapi.yaml"
-    path.write_text(SPEC, "utf-8")
-    edit = [("#/components/schemas/Other/x-observed", "add", "2026-01-05")]
-    with pytest.raises(SpecCheckError, match="changed since the check started"):
-        write_patch(path, b"before", edit)
-    folded = "openapi: 3.1.0\ninfo:\n  title: a long title\n    folded on two lines\n"
-    path.write_text(folded, "utf-8")
-    with pytest.raises(SpecCheckError, match="cannot write it back unchanged"):
-        write_patch(path, folded.encode(), edit)
-    assert path.read_text("utf-8") == folded
 
 
 def test_a_null_fits_a_nullable_format_and_a_plain_object_learns_its_fields() -> None:

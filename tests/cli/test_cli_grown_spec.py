@@ -1,0 +1,178 @@
+"""The command line over a spec that grew (``tests/spec/growth.yaml`` merged into the
+repository's, generated once for the module), whose lists take parameters the
+repository's own spec may not have: ``list --help`` and ``load --help`` name them, and
+a parameter given to a command that names several endpoints (``service-api load A B
+--param ...``) goes to those that have it; one that none of them has is a usage error
+naming it. The endpoints and their parameters are read from the copy's registry, never
+written here."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import service_api_cli._job
+import service_api_client.api
+from service_api_cli import main
+from service_api_cli._app import build_parser
+from service_api_cli._exit_codes import ExitCode, UsageError, exit_code_for
+from service_api_cli._job import LoadJob, option, params_by_endpoint, resolve_job
+
+# The helpers of tests/spec, whichever test files pytest collected first.
+SPEC_TESTS = str(Path(__file__).resolve().parents[1] / "spec")
+if SPEC_TESTS not in sys.path:
+    sys.path.insert(0, SPEC_TESTS)
+
+from spec_copy import GROWTH, SpecCopy, build_spec_copy, load_generated  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def grown_copy(tmp_path_factory: pytest.TempPathFactory) -> SpecCopy:
+    """The repository's spec with growth.yaml merged in, and its client generated."""
+    return build_spec_copy(tmp_path_factory.mktemp("cli-grown"), GROWTH)
+
+
+@pytest.fixture(scope="module")
+def grown_registry(grown_copy: SpecCopy) -> Mapping[str, Any]:
+    """The grown copy's ``LIST_ENDPOINTS``, imported beside the repository's own."""
+    load_generated(grown_copy, "cli_grown_client")
+    registry: Mapping[str, Any] = importlib.import_module(
+        "cli_grown_client.api"
+    ).LIST_ENDPOINTS
+    return registry
+
+
+@pytest.fixture
+def grown(
+    grown_registry: Mapping[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> Mapping[str, Any]:
+    """The command line reads the grown copy's registry, for this test."""
+    monkeypatch.setattr(service_api_client.api, "LIST_ENDPOINTS", grown_registry)
+    monkeypatch.setattr(service_api_cli._job, "LIST_ENDPOINTS", grown_registry)
+    return grown_registry
+
+
+# A value of each kind the command line converts.
+VALUES = {
+    "string": "cli-test",
+    "integer": "1",
+    "number": "1.5",
+    "boolean": "true",
+    "date-time": "2024-01-01T00:00:00Z",
+    "date": "2024-01-01",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    "array": "a,b",
+}
+
+
+def _value(parameter: Any) -> str:
+    return str(parameter.choices[0]) if parameter.choices else VALUES[parameter.kind]
+
+
+def _givable(endpoint: Any) -> list[Any]:
+    return [p for p in endpoint.parameters if p.kind in VALUES]
+
+
+def _split_pair(registry: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    """An endpoint A, a parameter that A requires and is not a parent's id (a header,
+    say), and an endpoint B without a parameter of that name."""
+    for a in registry.values():
+        for parameter in a.parameters:
+            if not parameter.required or parameter.location == "path":
+                continue
+            for b in registry.values():
+                if parameter.name not in {p.name for p in b.parameters}:
+                    return a, parameter, b
+    raise AssertionError("the grown spec has no list requiring a non-path parameter")
+
+
+def test_each_parameter_goes_to_the_endpoints_that_have_it(
+    grown: Mapping[str, Any],
+) -> None:
+    endpoints = list(grown.values())
+    # A value for every parameter that any of them has, once per name.
+    given = {p.name: p for e in endpoints for p in _givable(e)}
+    owners = {
+        name: {e.name for e in endpoints if name in {p.name for p in e.parameters}}
+        for name in given
+    }
+    assert any(len(names) < len(endpoints) for names in owners.values()), (
+        "every list of the grown spec has the same parameters"
+    )
+    pairs = [f"{name}={_value(p)}" for name, p in given.items()]
+    params = params_by_endpoint(endpoints, pairs, parents=True)
+    for endpoint in endpoints:
+        expected = {p.python_name for p in _givable(endpoint)}
+        assert set(params[endpoint.name]) == expected, endpoint.name
+
+
+def test_a_parameter_none_of_the_endpoints_has_is_a_usage_error_naming_it(
+    grown: Mapping[str, Any],
+) -> None:
+    endpoints = list(grown.values())
+    names = {p.name for e in endpoints for p in e.parameters}
+    unknown = "colour"
+    assert unknown not in names
+    with pytest.raises(UsageError) as refused:
+        params_by_endpoint(endpoints, [f"{unknown}=red"], parents=True)
+    message = str(refused.value)
+    assert f"no endpoint named has a parameter {unknown!r}" in message
+    for endpoint in endpoints:  # what each accepts instead
+        assert f"{endpoint.name}: " in message
+    assert exit_code_for(refused.value) == ExitCode.USAGE
+
+
+def test_load_of_two_endpoints_with_an_option_only_one_takes(
+    grown: Mapping[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # service-api load routes shipment-events --x-request-source cli, as the
+    # registry has it.
+    a, parameter, b = _split_pair(grown)
+    monkeypatch.setenv("SERVICE_API_BASE_URL", "http://127.0.0.1:9/public/v3")
+    monkeypatch.setenv("SERVICE_API_CLIENT_ID", "id")
+    monkeypatch.setenv("SERVICE_API_CLIENT_SECRET", "secret")
+    argv = ["load", a.name, b.name, "--account", "acct-1"]
+    # Whatever else each requires (but a parent's id, which load may leave out).
+    for endpoint in (a, b):
+        for other in endpoint.parameters:
+            if other.required and other.location != "path" and other is not parameter:
+                argv += ["--param", f"{other.name}={_value(other)}"]
+    argv += [option(parameter), _value(parameter)]
+    job = resolve_job(build_parser().parse_args(argv))
+    assert isinstance(job, LoadJob)
+    assert parameter.python_name in job.params[a.name]
+    assert parameter.python_name not in job.params[b.name]
+
+
+def _help(command: str, capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"])
+    assert exited.value.code == 0
+    return capsys.readouterr().out
+
+
+def _endpoints_section(text: str) -> list[str]:
+    section = text.split("\nendpoints of this spec", 1)[1].split("\n\n")[0]
+    return section.splitlines()[1:]
+
+
+@pytest.mark.parametrize("command", ["list", "load"])
+def test_the_endpoints_of_a_grown_spec_show_their_parameters(
+    command: str, grown: Mapping[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = _help(command, capsys)
+    entries = " ".join(_endpoints_section(text)).split()
+    assert set(grown) <= set(entries)
+    for endpoint in grown.values():
+        for parameter in endpoint.parameters:
+            if parameter.required:
+                # Its own option, in the entry and as an option of the command.
+                assert option(parameter) in entries
+                assert f"  {option(parameter)} VALUE" in text
+            else:
+                assert any(e.strip(",;") == parameter.name for e in entries)
