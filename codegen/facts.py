@@ -25,7 +25,6 @@ from openapi_python_client.parser.properties import ModelProperty
 from openapi_python_client.parser.responses import Response
 from openapi_python_client.strings import (
     ClassName,
-    PythonIdentifier,
     safe_for_docstring,
 )
 
@@ -46,6 +45,8 @@ __all__ = [
     "ListEntry",
     "ListParameter",
     "Page",
+    "RecordField",
+    "RecordModel",
     "TagDoors",
     "client_attribute",
 ]
@@ -79,11 +80,24 @@ CLIENT_ATTRIBUTES = frozenset(
         "with_options",
     ]
 )
-# Methods of every model: a field of one of these names gets a ``_`` after its
-# attribute's name, as the generator does for Python's own names (``from_``).
+# Methods of every model (the package's records.Record): a field of one of these names
+# gets a ``_`` after its attribute's name, as the generator does for Python's own names
+# (``from_``).
 MODEL_METHODS = frozenset(
     ["get", "keys", "to_dict", "from_dict", "to_multipart", "additional_properties"]
 )
+# The kind (records.py) of each of the generator's simple properties, by its template.
+# The field tables name them through the module (``_records.STRING``): a model may be
+# named as any of them.
+_KINDS = {
+    "int_property.py.jinja": "_records.INTEGER",
+    "float_property.py.jinja": "_records.NUMBER",
+    "boolean_property.py.jinja": "_records.BOOLEAN",
+    "datetime_property.py.jinja": "_records.DATE_TIME",
+    "date_property.py.jinja": "_records.DATE",
+    "uuid_property.py.jinja": "_records.UUID",
+}
+_KINDS_BY_CLASS = {"StringProperty": "_records.STRING", "NoneProperty": "_records.NULL"}
 # ``list[...]`` in a class that has a method ``list`` is that method (at run time and
 # for mypy): the resource classes write ``builtins.list[...]``.
 _LIST = re.compile(r"(?<![\w.])list\[")
@@ -144,6 +158,9 @@ class Door:
     summary: str
     """The operation's summary, as a docstring may hold it (else its module's name)."""
     page: Page | None = None
+    answer_headers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The headers each answer of the operation declares, by status key (``"200"``,
+    ``"4XX"``), lower case: the client tells any other it meets as drift."""
 
     def usage(self, awaited: bool) -> str:
         """An example of a call, for a docstring.
@@ -211,28 +228,54 @@ class ListEntry:
 
 
 @attrs.frozen
+class RecordField:
+    """One declared field of a model, as its class declares it and its field table
+    lists it (``records.Field``).
+
+    ``attribute`` is the generator's Python name, with a ``_`` after it for a name of a
+    model's method (``keys_``); ``declaration`` the class body's line; ``docstring`` its
+    line of the class docstring; ``table`` the ``Field(...)`` of the field table."""
+
+    name: str
+    attribute: str
+    required: bool
+    declaration: str
+    docstring: str
+    table: str
+
+
+@attrs.frozen
+class RecordModel:
+    """What a model's module says beyond the generator's parse: its fields (in the
+    spec's order), the type of ``additional_properties``, and the keywords of its field
+    table's ``_declare`` call beyond the fields."""
+
+    fields: tuple[RecordField, ...]
+    extra_type: str
+    declare: str
+
+
+@attrs.frozen
 class Facts:
     """Every fact the templates need, by what they loop over.
 
     ``doors``: by endpoint module; ``tags``: by tag module (only tags with a door);
-    ``lists``: the registry's entries, sorted by name; ``secret_fields``: by model class,
-    the JSON names of fields whose schema says ``format: password`` (left out of the
-    record's repr); ``notes``: what could not be given a door, and why.
+    ``lists``: the registry's entries, sorted by name; ``records``: by model class, its
+    fields and field table; ``notes``: what could not be given a door, and why.
     """
 
     doors: Mapping[str, Door]
     tags: Mapping[str, TagDoors]
     lists: tuple[ListEntry, ...]
-    secret_fields: Mapping[str, tuple[str, ...]]
+    records: Mapping[str, RecordModel]
     notes: tuple[str, ...]
     tag_attributes: Mapping[str, str] = attrs.field(factory=dict)
     """The client's attribute of each tag of the spec with a door, by the tag's name."""
 
     @classmethod
     def read(cls, spec: Spec, openapi: GeneratorData) -> Facts:
-        """The facts of ``spec`` as ``openapi`` (the generator's parse) generates it.
-        Fields named as a model's methods are renamed here, in the parse, first."""
-        _rename_fields(openapi)
+        """The facts of ``spec`` as ``openapi`` (the generator's parse) generates it;
+        the parse is read, never changed."""
         reader = _Reader(spec, openapi)
         tags = {}
         for module, collection in openapi.endpoint_collections_by_tag.items():
@@ -254,7 +297,9 @@ class Facts:
             doors=found,
             tags=tags,
             lists=tuple(sorted(reader.entries, key=lambda entry: entry.name)),
-            secret_fields=_secret_fields(openapi),
+            records=_records(
+                openapi, {d.page.page_class for d in found.values() if d.page}
+            ),
             notes=tuple([*reader.notes, *notes]),
             tag_attributes={
                 name: client_attribute(tag)
@@ -327,6 +372,10 @@ class _Reader:
             example=_example(parameters),
             summary=safe_for_docstring(_raw(endpoint.summary) or str(endpoint.name)),
             page=page,
+            answer_headers=tuple(
+                (key, tuple(sorted(h.lower() for h in answer.headers)))
+                for key, answer in operation.answers.items()
+            ),
         )
         if page is not None and operation.resource is not None:
             self.entries.append(self.entry(operation, door))
@@ -351,7 +400,7 @@ class _Reader:
         resource = self.spec.resources[str(operation.resource)]
         id_attribute = next(
             (
-                p.python_name
+                _attribute(p)
                 for p in _properties(item)
                 if _raw(p.name) == resource.id_field
             ),
@@ -483,19 +532,88 @@ def _imports(doors: Iterable[Door]) -> tuple[str, ...]:
     return tuple(sorted(lines))
 
 
-def _rename_fields(openapi: GeneratorData) -> None:
-    """A field named as a method of the models (``get``, ``keys``, ...) gets a ``_``
-    after its attribute's name; its JSON name is unchanged (``record["keys"]``)."""
+def _attribute(prop: Any) -> str:
+    """The attribute of a model's field: the generator's Python name, with a ``_``
+    after a name of a model's method (its JSON name is unchanged: ``record["keys"]``)."""
+    name = str(prop.python_name)
+    return f"{name}_" if name in MODEL_METHODS else name
+
+
+def _kind(prop: Any) -> str:
+    """The kind of ``prop`` as the field table writes it (records.py): ``STRING``,
+    ``list_of(model(ShipmentLeg))``, ``union(NULL, DATE_TIME)``..."""
+    template = prop.template
+    if template in _KINDS:
+        return _KINDS[template]
+    if type(prop).__name__ in _KINDS_BY_CLASS:
+        return _KINDS_BY_CLASS[type(prop).__name__]
+    if template == "literal_enum_property.py.jinja":
+        values = sorted(prop.values, key=repr)
+        return f"_records.enum({', '.join(repr(v) for v in values)})"
+    if type(prop).__name__ == "ConstProperty":
+        return f"_records.enum({prop.value.raw_value!r})"
+    if template == "model_property.py.jinja":
+        return f"_records.model({prop.class_info.name})"
+    if template == "list_property.py.jinja":
+        return f"_records.list_of({_kind(prop.inner_property)})"
+    if template == "union_property.py.jinja":
+        arms = ", ".join(_kind(arm) for arm in prop.inner_properties)
+        return f"_records.union({arms})"
+    # Any value (a file, any other kind): kept as sent, never refused.
+    return "_records.ANY"
+
+
+def _records(openapi: GeneratorData, pages: set[str]) -> dict[str, RecordModel]:
+    """Each model's fields and field table; ``pages``: the page envelopes' classes,
+    whose required fields the pager needs (``strict``)."""
+    found = {}
+    secrets = _secret_fields(openapi)
     for model in openapi.models:
+        name = str(model.class_info.name)
+        fields = []
         for prop in _properties(model):
-            if prop.python_name in MODEL_METHODS:
-                renamed = PythonIdentifier(
-                    f"{prop.python_name}_", prefix="", skip_snake_case=True
+            json_name = _raw(prop.name)
+            attribute = _attribute(prop)
+            declared = _code(prop.to_string())
+            docstring = str(prop.to_docstring())
+            if attribute != prop.python_name:  # the generator's name, renamed
+                declared = attribute + declared[len(prop.python_name) :]
+                docstring = attribute + docstring[len(prop.python_name) :]
+            flags = ", required=True" if prop.required else ""
+            if json_name in secrets.get(name, ()):
+                flags += ", secret=True"
+            fields.append(
+                RecordField(
+                    name=json_name,
+                    attribute=attribute,
+                    required=bool(prop.required),
+                    declaration=declared,
+                    docstring=docstring,
+                    table=(
+                        f"_records.Field({json_name!r}, {attribute!r}, "
+                        f"{_kind(prop)}{flags})"
+                    ),
                 )
-                object.__setattr__(prop, "python_name", renamed)
+            )
+        extra = model.additional_properties
+        declare, extra_type = [], "Any"
+        if extra and type(extra).__name__ != "AnyProperty":
+            declare.append(f"extra={_kind(extra)}")
+            declare.append("undeclared_drift=False")  # a map: its keys are its data
+            extra_type = _code(extra.get_type_string())
+        if name in pages:
+            declare.append("strict=True")
+        found[name] = RecordModel(
+            fields=tuple(fields),
+            extra_type=extra_type,
+            declare=", ".join(declare),
+        )
+    return found
 
 
 def _secret_fields(openapi: GeneratorData) -> dict[str, tuple[str, ...]]:
+    """By model class, the JSON names of its fields whose schema says
+    ``format: password`` (never in a record's repr)."""
     found = {}
     for model in openapi.models:
         schemas = (model.data.properties or {}).items()

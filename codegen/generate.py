@@ -73,7 +73,7 @@ def generate(spec: Path, dest: Path) -> list[str]:
             tag_doors=facts.tags,
             list_entries=facts.lists,
             tag_attributes=facts.tag_attributes,
-            secret_fields=facts.secret_fields,
+            records=facts.records,
         )
         with contextlib.redirect_stdout(io.StringIO()):  # its "Generating ..." line
             problems = project.build()
