@@ -31,7 +31,6 @@ import service_api
 
 try:  # each dependency of the extra first, so that a missing one names the extra
     import jsonschema  # type: ignore[import-untyped]  # noqa: F401
-    import ruamel.yaml  # noqa: F401
     import yaml  # noqa: F401
 except ImportError as exc:
     raise service_api.ConfigurationError(

@@ -153,7 +153,7 @@ def test_without_the_spec_extra_the_observer_names_it(
 ) -> None:
     for name in [m for m in sys.modules if m.startswith("service_api_speccheck")]:
         monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "ruamel.yaml", None)
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
     with pytest.raises(
         service_api.ConfigurationError, match=r"pip install 'service-api\[spec\]'"
     ):
