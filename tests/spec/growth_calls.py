@@ -7,22 +7,26 @@ Run in a child process whose path puts the generated copy first (``SpecCopy.env`
 
 Arguments come from the spec model: path parameters are ids of records that exist (a
 create's answer, else the first record of the resource's list, its parents found the same
-way), other required parameters a value of their kind, bodies the record model built from
-``{}`` (every field of a drawn record is optional). Creates go first, deletes last. A
-door's result must be what its annotation says: a pager of its item model, a list of its
-model, its model, or None. One JSON line per operation on standard output; exit 1 when
-any failed.
+way), other required parameters a value of their kind, bodies the body's model built from
+a JSON value of its schema with every required field (a file's bytes for a binary body).
+Creates go first, deletes last. A door's result must be what its annotation says: a
+pager of its item model, a list of its model, its model, or None. One JSON line per
+operation on standard output; exit 1 when any failed.
 """
 
 from __future__ import annotations
 
 import datetime
+import io
 import json
 import sys
 import typing
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 import service_api
 from service_api_spec import (
@@ -30,11 +34,13 @@ from service_api_spec import (
     Parameter,
     Resource,
     Spec,
+    SpecDocument,
     load_spec,
     python_identifier,
 )
 
 UNKNOWN = "no-such-record"
+UNKNOWN_NUMBER = 987654321  # an integer path parameter's id no record has
 ORDER = ("create", "list", "get", "other", "replace", "update", "delete")
 SAMPLES: dict[str, Any] = {
     "string": "sample",
@@ -56,12 +62,71 @@ def sample(parameter: Parameter) -> Any:
     return SAMPLES.get(parameter.kind, "sample")
 
 
+def example(document: SpecDocument, schema: Any, depth: int = 0) -> Any:
+    """A JSON value of ``schema`` with every required field: the first choice of an
+    enum, the first branch of a oneOf/anyOf that is not null, every part of an allOf,
+    bounds and lengths met."""
+    schema, _ = document.resolve(schema)
+    if not isinstance(schema, dict) or depth > 12:
+        return None
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return next((v for v in schema["enum"] if v is not None), schema["enum"][0])
+    if "allOf" in schema:
+        merged: dict[str, Any] = {}
+        for part in schema["allOf"]:
+            value = example(document, part, depth + 1)
+            if isinstance(value, dict):
+                merged.update(value)
+        own = {k: v for k, v in schema.items() if k != "allOf"}
+        value = example(document, own, depth + 1) if "properties" in own else {}
+        return {**merged, **(value or {})}
+    for key in ("oneOf", "anyOf"):
+        if key in schema:
+            branches = [
+                b for b in schema[key] if document.resolve(b)[0] != {"type": "null"}
+            ]
+            return example(document, (branches or schema[key])[0], depth + 1)
+    kinds = schema.get("type", "object" if "properties" in schema else "string")
+    kind = (
+        next((k for k in kinds if k != "null"), "null")
+        if isinstance(kinds, list)
+        else kinds
+    )
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {
+            name: example(document, properties.get(name, {}), depth + 1)
+            for name in schema.get("required", [])
+        }
+    if kind == "array":
+        item = example(document, schema.get("items", {}), depth + 1)
+        return [item] * int(schema.get("minItems", 0))
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", 1)
+        return int(low) if kind == "integer" else float(low)
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    text = {"date-time": "2026-01-05T08:00:00Z", "date": "2026-01-05"}.get(
+        str(schema.get("format")), "sample"
+    )
+    if schema.get("format") == "uuid":
+        text = str(uuid.UUID(int=1))
+    return text.ljust(int(schema.get("minLength", 0)), "x")
+
+
 class Caller:
     """Calls doors with arguments of records that exist, remembering the ids it meets."""
 
-    def __init__(self, model: Spec, client: service_api.Client) -> None:
+    def __init__(
+        self, model: Spec, client: service_api.Client, document: SpecDocument
+    ) -> None:
         self.model = model
         self.client = client
+        self.document = document
         self.ids: dict[str, Any] = {}  # path parameter name -> an id of a record
 
     def door(self, op: Operation) -> Callable[..., Any]:
@@ -106,19 +171,31 @@ class Caller:
                 continue
             if parameter.location == "path":
                 value = self.id_of(parameter.name)
+                if value == UNKNOWN and parameter.kind in ("integer", "number"):
+                    value = UNKNOWN_NUMBER
             elif parameter.required:
                 value = sample(parameter)
             else:
                 continue
             found[python_identifier(parameter.name)] = value
         if op.body is not None:
-            hints = typing.get_type_hints(self.door(op))
-            body = [
-                a for a in typing.get_args(hints["body"]) if hasattr(a, "from_dict")
-            ]
-            model = body[0] if body else hints["body"]
-            found["body"] = model.from_dict({})
+            found["body"] = self.body(op)
         return found
+
+    def body(self, op: Operation) -> Any:
+        """The door's body: its model from a JSON example of the body's schema, or a
+        file for a binary body."""
+        assert op.body is not None
+        hints = typing.get_type_hints(self.door(op))
+        choices = typing.get_args(hints["body"]) or (hints["body"],)
+        schema = self.document.get(op.body.pointer) if op.body.pointer else {}
+        value = example(self.document, schema)
+        for choice in choices:
+            if getattr(choice, "__name__", "") == "File":
+                return choice(payload=io.BytesIO(b"corpus"), file_name="corpus.bin")
+            if hasattr(choice, "from_dict") and isinstance(value, dict):
+                return choice.from_dict(value)
+        return value
 
     def call(self, op: Operation) -> dict[str, Any]:
         door = self.door(op)
@@ -135,7 +212,10 @@ class Caller:
         except service_api.ApiStatusError as exc:
             # Where no record of its resource can be found (no list, no create), the
             # declared 404 is the right answer.
-            unknown = UNKNOWN in arguments.values() and "404" in op.answers
+            given = arguments.values()
+            unknown = (
+                UNKNOWN in given or UNKNOWN_NUMBER in given
+            ) and "404" in op.answers
             return {
                 "operation": op.operation_id,
                 "status": exc.status_code,
@@ -173,7 +253,8 @@ def main(spec: str, operation_ids: list[str]) -> int:
     )
     failed = 0
     with service_api.Client() as client:
-        caller = Caller(model, client)
+        document = SpecDocument(yaml.safe_load(Path(spec).read_text("utf-8")))
+        caller = Caller(model, client, document)
         for op in ordered:
             if op.door is None:
                 continue
