@@ -29,9 +29,17 @@ from openapi_python_client.strings import (
     safe_for_docstring,
 )
 
-from service_api_spec import PAGE_PARAMETERS, Operation, Spec
+from service_api_spec import (
+    PAGE_PARAMETERS,
+    Location,
+    Operation,
+    ParameterKind,
+    Spec,
+    Tag,
+)
 
 __all__ = [
+    "CLIENT_ATTRIBUTES",
     "Door",
     "Facts",
     "GenerationError",
@@ -39,6 +47,7 @@ __all__ = [
     "ListParameter",
     "Page",
     "TagDoors",
+    "client_attribute",
 ]
 
 
@@ -50,6 +59,30 @@ class GenerationError(RuntimeError):
 # Python name cannot be passed on through the pager, and is left out of the door.
 PAGER_OPTIONS = frozenset(
     ["page_size", "start_page", "max_items", "max_pages", "concurrency", "key"]
+)
+# The attributes of the generated client and of service_api.Client: a tag of one of
+# these names would hide it, so its operations are under ``client.<name>_api``.
+CLIENT_ATTRIBUTES = frozenset(
+    [
+        "aio",
+        "auth_header_name",
+        "get_async_httpx_client",
+        "get_httpx_client",
+        "prefix",
+        "raise_on_unexpected_status",
+        "set_async_httpx_client",
+        "set_httpx_client",
+        "token",
+        "with_cookies",
+        "with_headers",
+        "with_timeout",
+        "account_id",
+        "aclose",
+        "close",
+        "retry_policy",
+        "with_account",
+        "with_options",
+    ]
 )
 # Methods of every model: a field of one of these names gets a ``_`` after its
 # attribute's name, as the generator does for Python's own names (``from_``).
@@ -72,6 +105,17 @@ class Page:
     item_class: str
     item_module: str | None
     id_attribute: str | None
+    page_size: int | None = None
+    """Records per page when none is named: the spec's default, else its maximum."""
+    max_page_size: int | None = None
+    """The most records per page the spec says the service serves (None: unsaid)."""
+
+    @property
+    def sizes(self) -> str:
+        """The page sizes as a docstring says them: ``"1 to 50, default 50"``."""
+        bound = f"1 to {self.max_page_size}" if self.max_page_size else "1 or more"
+        default = f"default {self.page_size}" if self.page_size else "no default"
+        return f"{bound}, {default}"
     item: Any = attrs.field(default=None, repr=False, eq=False)
     """The generator's property of one item."""
 
@@ -157,9 +201,9 @@ class ListParameter:
 
     name: str
     python_name: str
-    location: str
+    location: Location
     required: bool
-    kind: str
+    kind: ParameterKind
     choices: tuple[Any, ...]
 
 
@@ -172,6 +216,10 @@ class ListEntry:
     door: Door
     id_field: str | None
     parameters: tuple[ListParameter, ...]
+    page_size: int | None
+    max_page_size: int | None
+    parent: str | None
+    parent_fields: Mapping[str, str]
 
 
 @attrs.frozen
@@ -189,6 +237,8 @@ class Facts:
     lists: tuple[ListEntry, ...]
     secret_fields: Mapping[str, tuple[str, ...]]
     notes: tuple[str, ...]
+    tag_attributes: Mapping[str, str] = attrs.field(factory=dict)
+    """The client's attribute of each tag of the spec with a door, by the tag's name."""
 
     @classmethod
     def read(cls, spec: Spec, openapi: GeneratorData) -> Facts:
@@ -211,12 +261,18 @@ class Facts:
             op for op in spec.operations if op.door and op.python_name not in found
         ]
         notes = [f"{op.operation_id}: not generated, so no door" for op in missing]
+        with_doors = {op.tag for op in spec.operations if op.python_name in found}
         return cls(
             doors=found,
             tags=tags,
             lists=tuple(sorted(reader.entries, key=lambda entry: entry.name)),
             secret_fields=_secret_fields(openapi),
             notes=tuple([*reader.notes, *notes]),
+            tag_attributes={
+                name: client_attribute(tag)
+                for name, tag in sorted(spec.tags.items())
+                if name in with_doors
+            },
         )
 
 
@@ -277,7 +333,7 @@ class _Reader:
             name=name,
             kind=operation.kind,
             module=str(endpoint.name),
-            tag=self.spec.tags[operation.tag].attribute,
+            tag=client_attribute(self.spec.tags[operation.tag]),
             endpoint=endpoint,
             answer=response,
             answers=tuple(answers),
@@ -339,6 +395,7 @@ class _Reader:
         }
         # The id attribute only where every kind of item has it, under one name.
         id_attribute = ids.pop() if len(ids) == 1 else None
+        sizes = operation.page_size
         return Page(
             page_class=str(page.class_info.name),
             page_module=str(page.class_info.module_name),
@@ -350,6 +407,8 @@ class _Reader:
             item_module=None if item is None else str(item.class_info.module_name),
             id_attribute=id_attribute,
             item=inner,
+            page_size=sizes.default if sizes else None,
+            max_page_size=sizes.maximum if sizes else None,
         )
 
     def entry(self, operation: Operation, door: Door) -> ListEntry:
@@ -370,13 +429,31 @@ class _Reader:
             if not (p.location == "query" and p.name in PAGE_PARAMETERS)
         )
         resource = self.spec.resources[str(operation.resource)]
+        sizes = operation.page_size
+        # A parent is named only where it is listed: its records give the ids.
+        listed = any(op.resource == resource.parent for op in self.spec.lists)
         return ListEntry(
             name=resource.name,
             tag_module=str(door.endpoint.tags[0]),
             door=door,
             id_field=resource.id_field,
             parameters=parameters,
+            page_size=sizes.default if sizes else None,
+            max_page_size=sizes.maximum if sizes else None,
+            parent=resource.parent if listed else None,
+            parent_fields=dict(resource.parent_fields) if listed else {},
         )
+
+
+def client_attribute(tag: Tag) -> str:
+    """The client's attribute for ``tag``: its module's name, ``_api`` after it where
+    that would hide an attribute of the client (``token`` -> ``token_api``).
+
+    Example::
+
+        client_attribute(spec.tags["shipments"])  # "shipments"
+    """
+    return f"{tag.module}_api" if tag.module in CLIENT_ATTRIBUTES else tag.module
 
 
 def _successes(operation: Operation, endpoint: Endpoint) -> list[Response]:

@@ -41,7 +41,7 @@ from openapi_python_client.parser.openapi import GeneratorData
 from prepare import Prepared
 from validate import InvalidSpec, check_spec
 
-from service_api_spec import SpecError, load_spec
+from service_api_spec import SpecError, read_document, read_spec
 
 CODEGEN = Path(__file__).resolve().parent
 PACKAGE = "service_api_client"
@@ -58,8 +58,9 @@ def generate(spec: Path, dest: Path) -> list[str]:
 
         generate(Path("openapi.yaml"), Path("generated"))
     """
-    check_spec(spec)
-    model = load_spec(spec)
+    document = read_document(spec)
+    check_spec(document)
+    model = read_spec(document)
     # The generator's ruff post-hooks: the ruff of this interpreter's environment.
     bin_dir = str(Path(sys.executable).parent)
     os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
@@ -70,6 +71,7 @@ def generate(spec: Path, dest: Path) -> list[str]:
             doors=facts.doors,
             tag_doors=facts.tags,
             list_entries=facts.lists,
+            tag_attributes=facts.tag_attributes,
             secret_fields=facts.secret_fields,
         )
         with contextlib.redirect_stdout(io.StringIO()):  # its "Generating ..." line

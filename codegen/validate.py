@@ -5,9 +5,12 @@ failing node (from the YAML parser's marks: ``yaml.compose`` keeps them, the val
 path leads to the node), where it is as a JSON pointer, and the rule broken. A valid spec
 never fails here.
 
+The document is the spec model's (:func:`service_api_spec.read_document`): the file is
+read once; its YAML nodes are composed again only to name the line of an error.
+
 Example::
 
-    check_spec(Path("openapi.yaml"))  # InvalidSpec: openapi.yaml:12: #/paths/...: ...
+    check_spec(read_document(Path("openapi.yaml")))  # InvalidSpec: openapi.yaml:12: ...
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from openapi_spec_validator.validation.exceptions import ValidatorDetectError
 from openapi_spec_validator.validation.validators import SpecValidator
 from referencing.exceptions import Unresolvable
 
+from service_api_spec import SpecDocument, escape, steps
+
 __all__ = ["InvalidSpec", "check_spec"]
 
 # References deeper than this, while a path is followed in the YAML nodes, are a loop.
@@ -38,37 +43,27 @@ class InvalidSpec(ValueError):
     rule."""
 
 
-def check_spec(path: Path) -> dict[str, Any]:
-    """The document at ``path`` once openapi-spec-validator found it valid OpenAPI 3;
-    :class:`InvalidSpec` for its first error (or for a file that is no YAML).
+def check_spec(document: SpecDocument) -> None:
+    """Raise :class:`InvalidSpec` for the first error openapi-spec-validator finds in
+    ``document`` (the spec model's, read once: its file is parsed again, for the lines
+    of its nodes, only to say where an error is).
 
     Example::
 
-        document = check_spec(Path("openapi.yaml"))
+        check_spec(read_document(Path("openapi.yaml")))
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-        tree = yaml.compose(text, Loader=yaml.SafeLoader)
-        document = yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidSpec(f"{path}: cannot be read: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or exc
-        raise InvalidSpec(f"{where}: not valid YAML: {problem}") from None
-    if not isinstance(document, dict) or tree is None:
-        raise InvalidSpec(f"{path}: not an OpenAPI document (a mapping at the top)")
-    version = str(document.get("openapi", ""))
+    path = document.path or Path("openapi.yaml")
+    tree = _Tree(path)
+    version = str(document.document.get("openapi", ""))
     if not version.startswith("3."):
-        line = _line(tree, ["openapi"]) if "openapi" in document else 1
+        line = tree.line(["openapi"]) if "openapi" in document.document else 1
         raise InvalidSpec(
             f"{path}:{line}: not an OpenAPI 3 document: the field openapi must be 3.0.x, "
             f"3.1.x or 3.2.x (found {version or 'none'})"
         )
     try:
-        validator = _located(get_validator_cls(document))(
-            SchemaPath.from_dict(document)
+        validator = _located(get_validator_cls(document.document))(
+            SchemaPath.from_dict(dict(document.document))
         )
         error = next(iter(validator.iter_errors()), None)
     except ValidatorDetectError:
@@ -78,19 +73,37 @@ def check_spec(path: Path) -> dict[str, Any]:
     except Unresolvable as exc:
         target = str(getattr(exc, "ref", ""))
         reference = f"#{target}" if target.startswith("/") else target
-        line = _reference_line(tree, reference)
+        line = _reference_line(tree.root, reference)
         raise InvalidSpec(f"{path}:{line}: $ref {reference} points nowhere") from None
     if error is not None:
         raise InvalidSpec(_describe(path, tree, error))
-    return document
 
 
-def _describe(path: Path, tree: yaml.Node, error: ValidationError) -> str:
+class _Tree:
+    """The YAML nodes of the file, with their lines: composed when first asked for."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._root: yaml.Node | None = None
+
+    @property
+    def root(self) -> yaml.Node:
+        if self._root is None:
+            text = self.path.read_text(encoding="utf-8")
+            root = yaml.compose(text, Loader=yaml.SafeLoader)
+            if root is None:  # the file changed since it was read
+                raise InvalidSpec(f"{self.path}: not an OpenAPI document")
+            self._root = root
+        return self._root
+
+    def line(self, where: Sequence[object]) -> int:
+        return _line(self.root, where)
+
+
+def _describe(path: Path, tree: _Tree, error: ValidationError) -> str:
     where = [*getattr(error, "location", ()), *error.absolute_path]
-    line = _line(tree, where)
-    pointer = "#/" + "/".join(
-        str(step).replace("~", "~0").replace("/", "~1") for step in where
-    )
+    line = tree.line(where)
+    pointer = "#/" + "/".join(escape(str(step)) for step in where)
     # Of the reasons an "anyOf" failed, the one that goes deepest says the most.
     reason = best_match(error.context) if error.context else error
     # The keyword of the schema that failed ("enum", "required", ...), where it is known.
@@ -155,8 +168,7 @@ def _reference(node: yaml.MappingNode) -> list[str] | None:
     """The steps of the local ``$ref`` of ``node``, if it has one."""
     for key, value in node.value:
         if key.value == "$ref" and str(value.value).startswith("#/"):
-            steps = str(value.value)[2:].split("/")
-            return [s.replace("~1", "/").replace("~0", "~") for s in steps]
+            return steps(str(value.value))
     return None
 
 

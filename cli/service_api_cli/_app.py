@@ -228,9 +228,7 @@ def _add_connection(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_paging(
-    command: argparse.ArgumentParser, *, concurrency: int, largest_page: float
-) -> None:
+def _add_paging(command: argparse.ArgumentParser, *, concurrency: int) -> None:
     # Options list and load share; load fetches ahead while dlt writes.
     _option(
         command,
@@ -243,9 +241,9 @@ def _add_paging(
         command,
         "--page-size",
         "N",
-        "records per page (default: %(default)s)",
-        type=_whole_number(1, largest_page),
-        default=50,
+        "records per page (default: the endpoint's, as the spec states it)",
+        type=_whole_number(1),
+        default=None,
     )
     _option(
         command,
@@ -316,7 +314,7 @@ def _add_list(commands: Any) -> None:
         "endpoint", metavar="ENDPOINT", help="list endpoint, such as shipments"
     )
     # Above the service's largest page, the pager warns and asks for its largest.
-    _add_paging(listing, concurrency=1, largest_page=math.inf)
+    _add_paging(listing, concurrency=1)
     _option(
         listing,
         "--max-items",
@@ -362,7 +360,7 @@ def _add_load(commands: Any) -> None:
     )
     # Pages are fetched while dlt writes the one before: 4 took a fifth off the fetch
     # of 2 x 10,000 shipments (bench case "load").
-    _add_paging(load, concurrency=4, largest_page=50)
+    _add_paging(load, concurrency=4)
     _option(
         load,
         "--primary-key",

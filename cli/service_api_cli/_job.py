@@ -51,7 +51,7 @@ class ListJob:
     output: str | None  # a file (or FIFO); None: standard output
     format: str
     tag: bool  # each record gets an "account" field
-    page_size: int
+    page_size: int | None
     max_items: int | None
     concurrency: int
     restart: bool
@@ -81,7 +81,7 @@ class LoadJob:
     dataset: str
     pipeline_name: str
     pipelines_dir: str | None  # None: beside the DuckDB file, else dlt's default
-    page_size: int
+    page_size: int | None
     concurrency: int
     quiet: bool
 
@@ -238,10 +238,10 @@ def parse_params(
     for parameter in endpoint.parameters:
         if not parameter.required or parameter.python_name in params:
             continue
-        # load lists every parent's records when a parent's id is not given: those
-        # of the list whose records' identifier it is.
-        ids = [other.id_field for other in LIST_ENDPOINTS.values() if parents]
-        if parameter.location == "path" and parameter.name in ids:
+        # load lists every parent's records when a parent's id is not given: the
+        # records of the parent's list give it.
+        listed = parents and endpoint.parent in LIST_ENDPOINTS
+        if listed and parameter.name in endpoint.parent_fields:
             continue
         raise UsageError(
             f"endpoint {endpoint.name!r} needs {option(parameter)} VALUE "
@@ -342,6 +342,13 @@ def _load_job(args: argparse.Namespace) -> LoadJob:
         connection = resolve_connection(args)
     # Every --param (and option of a parameter) goes to every endpoint named.
     params = {e.name: parse_params(e, args.param, parents=True) for e in endpoints}
+    for endpoint in endpoints:
+        largest = endpoint.max_page_size
+        if args.page_size and largest is not None and args.page_size > largest:
+            raise UsageError(
+                f"argument --page-size: must be at most {largest}, got "
+                f"{args.page_size} (the largest page of {endpoint.name!r})"
+            )
     return LoadJob(
         endpoints=endpoints,
         params=params,

@@ -9,14 +9,15 @@ Example::
     from service_api_client.api import LIST_ENDPOINTS
 
     for name, endpoint in LIST_ENDPOINTS.items():
-        print(name, endpoint.item_model.__name__, endpoint.id_field)
+        print(name, endpoint.item_model.__name__, endpoint.id_field, endpoint.page_size)
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 __all__ = ["ListEndpoint", "ListParameter"]
 
@@ -42,9 +43,19 @@ class ListParameter:
 
     name: str
     python_name: str
-    location: str
+    location: Literal["path", "query", "header", "cookie"]
     required: bool = False
-    kind: str = "string"
+    kind: Literal[
+        "string",
+        "integer",
+        "number",
+        "boolean",
+        "date-time",
+        "date",
+        "uuid",
+        "array",
+        "object",
+    ] = "string"
     choices: tuple[Any, ...] = ()
 
 
@@ -64,6 +75,15 @@ class ListEndpoint:
             top-level ``...Id`` field; ``None`` when neither is found.
         parameters: its parameters but the page ones, path ones first (a parent's id,
             then the filters).
+        page_size: the records per page to ask for when none is named: the spec's
+            ``pageSize`` default, else its maximum; ``None`` when it states neither.
+        max_page_size: the most records per page the service serves, as the spec's
+            ``pageSize`` maximum says; ``None`` when it states none.
+        parent: the endpoint of the records this one's live under
+            (``"shipments"`` for ``"shipment-events"``), where that one is listed;
+            else ``None``.
+        parent_fields: for each path parameter, the field of a record of ``parent``
+            that gives its value (``{"shipmentId": "shipmentId"}``).
 
     Example::
 
@@ -77,4 +97,16 @@ class ListEndpoint:
     item_model: type[Any] = field(repr=False)
     id_field: str | None
     # Told by the module (the same operation), so an entry is known without them.
+    page_size: int | None = field(default=None, repr=False, compare=False)
+    max_page_size: int | None = field(default=None, repr=False, compare=False)
+    parent: str | None = field(default=None, repr=False, compare=False)
+    parent_fields: Mapping[str, str] = field(
+        default_factory=dict, repr=False, compare=False
+    )
     parameters: tuple[ListParameter, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def largest_page(self) -> int | None:
+        """The page size that needs the fewest requests: the maximum, else the
+        default (``None``: the spec states neither)."""
+        return self.max_page_size if self.max_page_size is not None else self.page_size

@@ -60,8 +60,6 @@ logger = logging.getLogger("service_api_mock")
 API_PREFIX = "/public/v3"
 CONTROL_PREFIX = "/__mock__"
 
-DEFAULT_PAGE_SIZE = 50
-MAX_PAGE_SIZE = 50
 # Python refuses to parse integers of more than 4300 digits; no page is that far anyway.
 _INTEGER = re.compile(r"[+-]?[0-9]{1,4000}")
 _NUMBER = re.compile(r"[+-]?([0-9]{1,300}(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,3})?")
@@ -480,7 +478,11 @@ class ApiHandler:
         op = call.op
         values = call.values
         number = _whole(values.get("pageNumber"), 1)
-        size = min(_whole(values.get("pageSize"), DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE)
+        # The spec's page sizes; where it states no default, a page of every record.
+        sizes = op.page_size
+        size = _whole(values.get("pageSize"), (sizes and sizes.default) or 0)
+        if sizes and sizes.maximum is not None:
+            size = min(size, sizes.maximum)
         rows, records = self.state.records(self.place(call))
         tests = [
             (f.field, f.compare, values[f.parameter])
@@ -495,6 +497,7 @@ class ApiHandler:
                 if all(_holds(row.get(f), compare, v) for f, compare, v in tests)
             ]
         total = len(records)
+        size = size or max(total, 1)
         last_page = math.ceil(total / size)
         start = (number - 1) * size
         envelope: dict[str, Any] = {

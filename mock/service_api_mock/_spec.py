@@ -29,7 +29,6 @@ from collections.abc import Mapping
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 import attrs
 
@@ -37,9 +36,11 @@ from service_api_spec import (
     Answer,
     Operation,
     Resource,
+    Route,
     Spec,
     SpecError,
     is_json,
+    packaged_spec,
 )
 from service_api_spec import (
     load_spec as load_model,
@@ -62,18 +63,9 @@ __all__ = [
     "success_of",
 ]
 
-_HERE = Path(__file__).resolve().parent
 # A wheel carries a copy of the spec inside the package; a checkout has the project's own.
-DEFAULT_SPEC = next(
-    (
-        p
-        for p in (_HERE / "openapi.yaml", _HERE.parents[1] / "openapi.yaml")
-        if p.is_file()
-    ),
-    _HERE / "openapi.yaml",
-)
+DEFAULT_SPEC = packaged_spec()
 ITEM_KINDS = ("get", "replace", "update", "delete")
-_PARAMETER = re.compile(r"\{([^{}/]+)\}")
 TOKEN_SAMPLE = {"access_token": "sample", "token_type": "Bearer", "expires_in": "3600"}
 OAUTH_SAMPLE = {"error": "invalid_request", "error_description": "sample"}
 
@@ -102,10 +94,7 @@ def answer_of(op: Operation, status: int) -> Answer | None:
 
         answer_of(spec.model.operation("listShipments"), 503).status  # "5XX"
     """
-    for key in (str(status), f"{status // 100}XX", "default"):
-        if key in op.answers:
-            return op.answers[key]
-    return None
+    return op.answer(status)
 
 
 def success_of(op: Operation) -> Answer | None:
@@ -171,22 +160,6 @@ def sends(op: Operation) -> dict[int, str]:
 
 
 @attrs.frozen
-class Route:
-    """The operations of one path template (``/shipments/{shipmentId}``) by method, and
-    the pattern that finds its path parameters in a path as sent.
-
-    Example::
-
-        route.methods["GET"].operation_id  # "getShipment"
-    """
-
-    pattern: re.Pattern[str]
-    names: tuple[str, ...]
-    """The path parameters, in the order of the pattern's groups."""
-    methods: Mapping[str, Operation]
-
-
-@attrs.frozen
 class MockSpec:
     """A spec as the mock serves it: the model, its schemas, the routes, and what the
     checks at start-up found.
@@ -221,29 +194,7 @@ class MockSpec:
     def match(self, path: str) -> tuple[Route, dict[str, str]] | None:
         """The route ``path`` (percent-encoded, as sent) fits and its path parameters,
         decoded: an encoded ``/`` stays inside a parameter."""
-        for route in self.routes:
-            found = route.pattern.fullmatch(path)
-            if found is not None:
-                values = [unquote(value) for value in found.groups()]
-                return route, dict(zip(route.names, values, strict=True))
-        return None
-
-
-def _routes(operations: tuple[Operation, ...]) -> tuple[Route, ...]:
-    by_path: dict[str, dict[str, Operation]] = {}
-    for op in operations:
-        by_path.setdefault(op.path, {})[op.method] = op
-    routes = []
-    # Literal paths first, so /things/search is not taken for /things/{thingId}.
-    for path in sorted(by_path, key=lambda p: ("{" in p, p)):
-        # Literal text and parameter names in turn: /a/{x}/b is "/a/", "x", "/b".
-        parts = _PARAMETER.split(path)
-        pattern = "".join(
-            "([^/]*)" if index % 2 else re.escape(part)
-            for index, part in enumerate(parts)
-        )
-        routes.append(Route(re.compile(pattern), tuple(parts[1::2]), by_path[path]))
-    return tuple(routes)
+        return self.model.match(path)
 
 
 class _Checks:
@@ -359,7 +310,7 @@ def _read(path: Path, _mtime_ns: int) -> MockSpec:
         path=path,
         model=model,
         schemas=schemas,
-        routes=_routes(model.operations),
+        routes=model.routes,
         realistic=frozenset(checks.realistic),
         record_answers=frozenset(checks.record_answers),
         warnings=tuple(dict.fromkeys(checks.warnings)),

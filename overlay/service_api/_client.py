@@ -336,7 +336,7 @@ class Client(service_api_client.Client):
         from service_api_client.api.shipments import list_shipments
 
         with service_api.Client(url, "my-client", secret, "acct-1") as client:
-            page = list_shipments.sync(client=client, page_size=50)
+            page = list_shipments.sync(client=client, page_number=2)
 
         client = service_api.Client()   # all four settings from SERVICE_API_*
     """

@@ -27,8 +27,6 @@ from typing import Any, NamedTuple
 
 from service_api._errors import InconsistentPageError, InvalidResponseError
 
-# The service serves at most 50 records per page and treats a larger pageSize as 50.
-MAX_PAGE_SIZE = 50
 #: How many of the latest pages have their items' keys remembered, to drop repeats.
 REPEAT_WINDOW_PAGES = 8
 
@@ -65,7 +63,8 @@ class PageOptions(NamedTuple):
     """The options of one iteration (``client.<tag>.list(**options)``), with their
     defaults; the pager checks them before any request."""
 
-    page_size: int = 50
+    # None: the endpoint's PAGE_SIZE, the spec's default (the pager sets it first).
+    page_size: int | None = None
     start_page: int = 1
     max_items: int | None = None
     max_pages: int | None = None
@@ -90,6 +89,8 @@ class PagePlan:
     """
 
     def __init__(self, options: PageOptions, *, warn: Callable[[str], None]):
+        if options.page_size is None:
+            raise ValueError("a plan needs a page_size")
         self.page_size = options.page_size
         self.start_page = options.start_page
         # No max_items, no max_pages: as good as unbounded.

@@ -33,7 +33,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import httpx
 
 import service_api._errors as errors
-from service_api._page_plan import MAX_PAGE_SIZE, PageOptions, PagePlan, id_key
+from service_api._page_plan import PageOptions, PagePlan, id_key
 from service_api_client import Client
 
 T = TypeVar("T")
@@ -164,7 +164,9 @@ class InvalidRecordError(errors.InvalidResponseError):
     resumable = False
 
 
-# The least value of each numeric option (max_items and max_pages may also be None).
+# The least value of each numeric option, and those that may also be None (page_size:
+# the endpoint's own; max_items, max_pages: no bound).
+_UNSET = ("page_size", "max_items", "max_pages")
 _LEAST = {
     "page_size": 1,
     "start_page": 1,
@@ -213,8 +215,10 @@ class Pager(Generic[M_co]):
         endpoint: a generated list endpoint module (``list_shipments``: items typed
             ``Shipment``); ``client.<tag>.list()`` passes its own.
         client: the client (``service_api.Client`` or a generated ``Client``).
-        page_size: records per page, 1 to 50; above 50 the service uses 50, and so does
-            the pager, with a ``PaginationWarning``.
+        page_size: records per page, 1 to the spec's ``pageSize`` maximum (the
+            endpoint's ``MAX_PAGE_SIZE``): above it the service uses its maximum, and so
+            does the pager, with a ``PaginationWarning``. Default: the spec's default
+            (``PAGE_SIZE``: its ``default``, else its ``maximum``).
         start_page: the first page to fetch; a failure's ``start_page`` resumes.
         max_items: stop after this many items, fetching no page more than needed.
         max_pages: stop after this many pages.
@@ -263,7 +267,7 @@ class Pager(Generic[M_co]):
         for name, least in _LEAST.items():
             value = getattr(options, name)
             counted = type(value) is int and value >= least
-            if not counted and not (value is None and "max_" in name):
+            if not counted and not (value is None and name in _UNSET):
                 raise ValueError(
                     f"{name} must be an integer of at least {least}, not {value!r}"
                 )
@@ -283,11 +287,18 @@ class Pager(Generic[M_co]):
                 f"{self._name}: {exc} "
                 "(for page_number / page_size use start_page / page_size)"
             ) from None
-        if options.page_size > MAX_PAGE_SIZE:
-            _warn(
-                f"page_size {options.page_size} is above the service's maximum; using 50"
+        # The sizes the spec states, as the generated module holds them.
+        page_size = options.page_size or getattr(endpoint, "PAGE_SIZE", None)
+        largest = getattr(endpoint, "MAX_PAGE_SIZE", None)
+        if page_size is None:
+            raise ValueError(
+                f"{self._name}: the spec gives pageSize no default: pass page_size"
             )
-        page_size = min(options.page_size, MAX_PAGE_SIZE)
+        if largest is not None and page_size > largest:
+            _warn(
+                f"page_size {page_size} is above the service's maximum; using {largest}"
+            )
+            page_size = largest
         self._options = options._replace(page_size=page_size, key=key)
         self._model = endpoint.SUCCESS_MODEL
         self._client = client

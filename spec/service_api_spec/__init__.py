@@ -34,6 +34,13 @@ lists; ``client.<tag>.<verb>()`` for ``<verb>_<thing>`` under the tag ``<things>
 create, update, replace, delete); the operation's snake-case name otherwise. Two
 operations on one door: the later takes its own name.
 
+Schemas: ``spec.schemas.json_schema(pointer, "reading" | "writing")`` is any schema of the
+spec as one self-contained JSON Schema 2020-12 (3.0's ``nullable`` and boolean bounds
+rewritten, ``writeOnly`` properties out of an answer, ``readOnly`` ones out of a request
+body), for ``jsonschema.Draft202012Validator``; ``spec.schemas.view(pointer)`` the same
+schema resolved (``allOf`` merged, variants, discriminator, nullability) for code that
+walks it. JSON pointers are unescaped by :func:`unescape` (:func:`steps`) only.
+
 Example::
 
     spec = load_spec("openapi.yaml")
@@ -45,46 +52,75 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._document import SpecDocument, SpecError, read_document
+from ._document import (
+    SpecDocument,
+    SpecError,
+    escape,
+    packaged_spec,
+    read_document,
+    steps,
+    unescape,
+)
 from ._model import (
     Answer,
     Body,
+    Compare,
     Filter,
     Kind,
+    Location,
     Operation,
+    PageSize,
     Parameter,
+    ParameterKind,
     Resource,
+    Route,
+    Shape,
     Spec,
     Tag,
 )
 from ._names import python_identifier, singular, snake_case
 from ._reading import (
-    CLIENT_ATTRIBUTES,
     PAGE_PARAMETERS,
     is_json,
     read_spec,
 )
+from ._schemas import DIALECT, Direction, Discriminator, Schemas, SchemaView
 
 __all__ = [
-    "CLIENT_ATTRIBUTES",
+    "DIALECT",
     "PAGE_PARAMETERS",
     "Answer",
     "Body",
+    "Compare",
+    "Direction",
+    "Discriminator",
     "Filter",
     "Kind",
+    "Location",
     "Operation",
+    "PageSize",
     "Parameter",
+    "ParameterKind",
     "Resource",
+    "Route",
+    "SchemaView",
+    "Schemas",
+    "Shape",
     "Spec",
     "SpecDocument",
     "SpecError",
     "Tag",
+    "escape",
     "is_json",
     "load_spec",
+    "packaged_spec",
     "python_identifier",
+    "read_document",
     "read_spec",
     "singular",
     "snake_case",
+    "steps",
+    "unescape",
 ]
 
 

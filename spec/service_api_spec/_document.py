@@ -13,7 +13,15 @@ from typing import Any
 
 import yaml
 
-__all__ = ["SpecDocument", "SpecError", "escape", "read_document"]
+__all__ = [
+    "SpecDocument",
+    "SpecError",
+    "escape",
+    "packaged_spec",
+    "read_document",
+    "steps",
+    "unescape",
+]
 
 # References deeper than this are a loop (a $ref to a $ref to ... itself).
 _MAX_REFERENCES = 32
@@ -40,6 +48,44 @@ def escape(key: str) -> str:
         escape("/shipments")  # "~1shipments"
     """
     return key.replace("~", "~0").replace("/", "~1")
+
+
+def unescape(step: str) -> str:
+    """One step of a JSON pointer (RFC 6901) as the key it names: the one reading of
+    ``~1`` and ``~0`` every part of the project uses.
+
+    Example::
+
+        unescape("~1shipments")  # "/shipments"
+    """
+    return step.replace("~1", "/").replace("~0", "~")
+
+
+def steps(pointer: str) -> list[str]:
+    """The keys a JSON pointer (``#/a/b`` or ``/a/b``) names, unescaped.
+
+    Example::
+
+        steps("#/paths/~1shipments/get")  # ["paths", "/shipments", "get"]
+    """
+    return [unescape(step) for step in pointer.removeprefix("#").split("/")[1:]]
+
+
+def packaged_spec() -> Path:
+    """The spec the installed packages were built from: the copy a wheel carries (in
+    ``service_api_mock/``), else the checkout's ``openapi.yaml``. The one place that
+    knows where it is.
+
+    Example::
+
+        load_spec(packaged_spec())
+    """
+    package = Path(__file__).resolve().parent
+    copies = (
+        package.parent / "service_api_mock" / "openapi.yaml",
+        package.parents[1] / "openapi.yaml",
+    )
+    return next((p for p in copies if p.is_file()), copies[-1])
 
 
 def read_document(path: Path) -> SpecDocument:
@@ -84,8 +130,10 @@ class SpecDocument:
         node on the way (the pointer returned is where the node really is)."""
         node: Any = self.document
         where = "#"
-        for step in pointer.removeprefix("#").split("/")[1:]:
-            key: Any = step.replace("~1", "/").replace("~0", "~")
+        for step, name in zip(
+            pointer.removeprefix("#").split("/")[1:], steps(pointer), strict=True
+        ):
+            key: Any = name
             if isinstance(node, list) and key.isdigit() and int(key) < len(node):
                 key = int(key)
             elif not isinstance(node, Mapping) or key not in node:

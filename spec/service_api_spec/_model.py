@@ -5,21 +5,30 @@ How each fact is found is in :mod:`service_api_spec._reading`; here is only what
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal
+from urllib.parse import unquote
 
 import attrs
 
 from ._document import SpecDocument
+from ._schemas import Schemas
 
 __all__ = [
     "Answer",
     "Body",
+    "Compare",
     "Filter",
     "Kind",
+    "Location",
     "Operation",
+    "PageSize",
     "Parameter",
+    "ParameterKind",
     "Resource",
+    "Route",
+    "Shape",
     "Spec",
     "Tag",
 ]
@@ -27,6 +36,29 @@ __all__ = [
 Kind = Literal["token", "list", "get", "create", "replace", "update", "delete", "other"]
 """What an operation does, from its method, its path and its answer (the module
 docstring of :mod:`service_api_spec` has the rules)."""
+
+Location = Literal["path", "query", "header", "cookie"]
+"""Where a parameter is sent."""
+
+ParameterKind = Literal[
+    "string",
+    "integer",
+    "number",
+    "boolean",
+    "date-time",
+    "date",
+    "uuid",
+    "array",
+    "object",
+]
+"""What a parameter's value must be: its schema's type, or the format of a string."""
+
+Shape = Literal["page", "array", "object", "scalar", "text", "empty"]
+"""What an answer's body is: ``page`` (the page envelope), ``array``, ``object``,
+``scalar`` (another JSON value), ``text`` (not JSON), ``empty`` (none)."""
+
+Compare = Literal["eq", "gt", "ge", "lt", "le"]
+"""How a record's field stands to a filter's value (``ge``: at least the value)."""
 
 
 @attrs.frozen
@@ -43,9 +75,9 @@ class Parameter:
     """
 
     name: str
-    location: str
+    location: Location
     required: bool
-    kind: str
+    kind: ParameterKind
     choices: tuple[Any, ...]
     pointer: str | None
     """The JSON pointer of its schema (None: it declares none)."""
@@ -64,7 +96,7 @@ class Filter:
 
     parameter: str
     field: str
-    compare: str
+    compare: Compare
 
 
 @attrs.frozen
@@ -82,7 +114,7 @@ class Answer:
     status: str
     media: str | None
     pointer: str | None
-    shape: str
+    shape: Shape
     headers: tuple[str, ...] = ()
 
     @property
@@ -93,6 +125,28 @@ class Answer:
         if self.status[:1].isdigit():
             return int(self.status[0]) * 100
         return 200
+
+
+@attrs.frozen
+class PageSize:
+    """The page sizes a list takes, as its ``pageSize`` parameter's schema states them.
+
+    ``default`` is what to ask for when the caller names no size: the schema's
+    ``default``, else its ``maximum`` (None: it states neither); ``maximum`` the largest
+    the service serves (None: it states none).
+
+    Example::
+
+        spec.operation("listShipments").page_size  # PageSize(default=50, maximum=50)
+    """
+
+    default: int | None
+    maximum: int | None
+
+    @property
+    def largest(self) -> int | None:
+        """The size that needs the fewest requests: the maximum, else the default."""
+        return self.maximum if self.maximum is not None else self.default
 
 
 @attrs.frozen
@@ -127,9 +181,16 @@ class Resource:
     it, else its one ``...Id`` field (the parents' left out); None when neither is found."""
     id_kind: str
     parent: str | None
+    """The resource whose records this one's live under (``shipments`` of
+    ``/shipments/{shipmentId}/events``), or None."""
     parent_parameters: tuple[str, ...]
     """The path parameters of the collection: ``shipmentId`` of
     ``/shipments/{shipmentId}/events``."""
+    parent_fields: Mapping[str, str] = attrs.field(factory=dict)
+    """For each path parameter of the collection, the field of a record of the parent's
+    list that gives its value: the parent's identifier for the parent's own item
+    parameter, the same name for those the parent inherits (as the parent's rows carry
+    them). ``{"shipmentId": "shipmentId"}``; a parameter of no known field is left out."""
 
 
 @attrs.frozen
@@ -163,24 +224,65 @@ class Operation:
     filters: tuple[Filter, ...] = ()
     unapplied: tuple[str, ...] = ()
     """Query parameters of a list tied to no field: the mock cannot apply them."""
+    page_size: PageSize | None = None
+    """A list's page sizes (None for any other operation)."""
 
     def parameter(self, name: str) -> Parameter | None:
         """The parameter called ``name``, or None."""
         return next((p for p in self.parameters if p.name == name), None)
 
+    def answer(self, status: int) -> Answer | None:
+        """The answer it declares for ``status``: its own (``"404"``), else its range's
+        (``"4XX"``), else ``"default"``; None if it declares none of them.
+
+        Example::
+
+            spec.operation("listShipments").answer(503).status  # "5XX"
+        """
+        for key in (str(status), f"{status // 100}XX", f"{status // 100}xx", "default"):
+            if key in self.answers:
+                return self.answers[key]
+        return None
+
+    @property
+    def successes(self) -> tuple[Answer, ...]:
+        """Every 2xx answer it declares, by status (``"2XX"`` last)."""
+        return tuple(
+            self.answers[key]
+            for key in sorted(self.answers, key=lambda k: (not k.isdigit(), k))
+            if key[:1] == "2"
+        )
+
 
 @attrs.frozen
 class Tag:
-    """A tag of operations (``Spec.tags`` by name): ``client.<attribute>`` and the
-    generated ``api.<module>``.
+    """A tag of operations (``Spec.tags`` by name): the generated ``api.<module>``. The
+    client's attribute for it is the generator's to choose (it knows the client's
+    other attributes): ``service_api_client.api.TAG_ATTRIBUTES``.
 
     Example::
 
-        spec.tags["shipments"]  # Tag(module="shipments", attribute="shipments")
+        spec.tags["shipments"]  # Tag(module="shipments")
     """
 
     module: str
-    attribute: str
+
+
+@attrs.frozen
+class Route:
+    """The operations of one path template (``/shipments/{shipmentId}``) by method, and
+    the pattern that finds its path parameters in a path as sent.
+
+    Example::
+
+        route.methods["GET"].operation_id  # "getShipment"
+    """
+
+    path: str
+    pattern: re.Pattern[str] = attrs.field(repr=False)
+    names: tuple[str, ...]
+    """The path parameters, in the order of the pattern's groups."""
+    methods: Mapping[str, Operation] = attrs.field(repr=False)
 
 
 @attrs.frozen
@@ -197,6 +299,9 @@ class Spec:
     operations: tuple[Operation, ...]
     resources: Mapping[str, Resource]
     tags: Mapping[str, Tag]
+    schemas: Schemas = attrs.field(repr=False, eq=False)
+    """Its schemas as JSON Schema (``schemas.json_schema``) and as views
+    (``schemas.view``)."""
 
     def operation(self, operation_id: str) -> Operation:
         """The operation of this ``operationId``; KeyError if none has it."""
@@ -205,7 +310,41 @@ class Spec:
                 return operation
         raise KeyError(operation_id)
 
+    routes: tuple[Route, ...] = attrs.field(repr=False, eq=False, default=())
+    """Its paths, literal ones first (``/things/search`` before ``/things/{id}``)."""
+
     @property
     def lists(self) -> tuple[Operation, ...]:
         """The list operations: paged, one resource each."""
         return tuple(op for op in self.operations if op.kind == "list")
+
+    def match(self, path: str) -> tuple[Route, dict[str, str]] | None:
+        """The route ``path`` (below the server's base, percent-encoded as sent) fits,
+        and its path parameters decoded (an encoded ``/`` stays inside one); None
+        where no path of the spec fits.
+
+        Example::
+
+            route, values = spec.match("/shipments/abc")  # {"shipmentId": "abc"}
+        """
+        return next(self._matches(path), None)
+
+    def _matches(self, path: str) -> Iterator[tuple[Route, dict[str, str]]]:
+        for route in self.routes:
+            found = route.pattern.fullmatch(path)
+            if found is not None:
+                values = [unquote(value) for value in found.groups()]
+                yield route, dict(zip(route.names, values, strict=True))
+
+    def route(self, method: str, path: str) -> tuple[Operation, dict[str, str]] | None:
+        """The operation a request of ``method`` to ``path`` calls, and its path
+        parameters (see :meth:`match`); None where none of the spec fits.
+
+        Example::
+
+            op, values = spec.route("GET", "/shipments/abc")  # getShipment
+        """
+        for route, values in self._matches(path):
+            if method.upper() in route.methods:
+                return route.methods[method.upper()], values
+        return None

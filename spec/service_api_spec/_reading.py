@@ -2,26 +2,35 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+import attrs
 
 from ._document import SpecDocument, escape
 from ._model import (
     Answer,
     Body,
+    Compare,
     Filter,
     Kind,
+    Location,
     Operation,
+    PageSize,
     Parameter,
+    ParameterKind,
     Resource,
+    Route,
+    Shape,
     Spec,
     Tag,
 )
 from ._names import python_identifier, singular, snake_case
+from ._schemas import Schemas, SchemaView
 
 __all__ = [
-    "CLIENT_ATTRIBUTES",
     "PAGE_PARAMETERS",
     "is_json",
     "read_spec",
@@ -29,6 +38,7 @@ __all__ = [
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 PAGE_PARAMETERS = ("pageNumber", "pageSize")
+PAGE_SIZE = ("pageSize", "query")
 PAGE_FIELDS = ("totalRecords", "pageNumber", "pageSize", "data")
 # The media types of a body or an answer, most wanted first (then any other).
 PREFERRED = ("multipart/form-data", "application/x-www-form-urlencoded", "text/plain")
@@ -40,39 +50,38 @@ ITEM_KINDS: Mapping[str, Kind] = {
 }
 VERBS = ("create", *ITEM_KINDS.values())
 TOKEN_FIELDS = {"client_id", "client_secret"}
-# The attributes of the generated client and of service_api.Client: a tag of one of
-# these names would hide it, so its operations are under ``<name>_api``.
-CLIENT_ATTRIBUTES = frozenset(
-    [
-        "aio",
-        "auth_header_name",
-        "get_async_httpx_client",
-        "get_httpx_client",
-        "prefix",
-        "raise_on_unexpected_status",
-        "set_async_httpx_client",
-        "set_httpx_client",
-        "token",
-        "with_cookies",
-        "with_headers",
-        "with_timeout",
-        "account_id",
-        "aclose",
-        "close",
-        "retry_policy",
-        "with_account",
-        "with_options",
-    ]
+LOCATIONS: tuple[Location, ...] = ("path", "query", "header", "cookie")
+# The kinds a parameter's schema type names as it is; a string's format may name more.
+TYPES: tuple[ParameterKind, ...] = (
+    "string",
+    "integer",
+    "number",
+    "boolean",
+    "array",
+    "object",
 )
+FORMATS: tuple[ParameterKind, ...] = ("date-time", "date", "uuid")
 _PARAMETER = re.compile(r"\{([^{}/]+)\}")
-# Filters by name: minX / maxX, and xAfter / xBefore (of x, xAt, xDate or xTime).
+# Filters by name: minX / maxX, xAfter / xBefore (of x, xAt, xDate or xTime), and
+# X> / X< (X at least / at most the value: the query's "=" completes them).
 _RANGE = re.compile(r"(min|max)([A-Z0-9].*)")
 _MOMENT = re.compile(r"(.+)(After|Before)")
-_COMPARE = {
+_SIGN = re.compile(r"(.+)([<>])")
+_COMPARE: Mapping[str, Compare] = {
     "min": "ge",
     "max": "le",
     "After": "gt",
     "Before": "lt",
+    ">": "ge",
+    "<": "le",
+}
+# The words of a filter tied by its format that say how it compares (else equal).
+_WORDS: Mapping[str, Compare] = {
+    "after": "gt",
+    "since": "ge",
+    "from": "ge",
+    "before": "lt",
+    "until": "le",
 }
 
 
@@ -92,60 +101,61 @@ class _Reader:
 
     def __init__(self, document: SpecDocument) -> None:
         self.doc = document
+        self.schemas = Schemas(document)
         self.schemes: Mapping[str, Any] = (
             self.doc.get("#/components/securitySchemes") or {}
         )
 
-    def schema(self, pointer: str | None) -> tuple[Mapping[str, Any], str]:
-        """The schema at ``pointer`` (its first option but null where it is a choice,
-        its ``allOf`` parts' properties merged in) and its own pointer."""
-        node = self.doc.get(pointer) if pointer else None
-        if not isinstance(node, Mapping) or pointer is None:
-            return {}, str(pointer)
-        pointer = self.doc.at(pointer)[1]
-        for key in ("anyOf", "oneOf"):
-            for index, option in enumerate(node.get(key) or ()):
-                if self.doc.resolve(option)[0] != {"type": "null"}:
-                    return self.schema(f"{pointer}/{key}/{index}")
-        if "allOf" in node:
-            properties = dict(node.get("properties") or {})
-            for index, _ in enumerate(node["allOf"]):
-                part = self.schema(f"{pointer}/allOf/{index}")[0]
-                properties.update(part.get("properties") or {})
-            node = {**node, "properties": properties}
-        return node, pointer
+    def view(self, pointer: str | None) -> SchemaView | None:
+        """The view of the schema at ``pointer``: where it is a choice (``oneOf``,
+        ``anyOf``) of its own, its first option but null (None: no schema)."""
+        if pointer is None:
+            return None
+        view = self.schemas.view(pointer)
+        seen = {view.pointer}
+        while not view.types and not view.properties and view.variants:
+            view = view.variants[0]
+            if view.pointer in seen:
+                break
+            seen.add(view.pointer)
+        return view
 
-    def kind(self, pointer: str | None) -> str:
+    def kind(self, pointer: str | None) -> ParameterKind:
         """What a value of the schema at ``pointer`` is (see :class:`Parameter`)."""
-        schema = self.schema(pointer)[0]
-        declared = schema.get("type", [])
-        types = [declared] if isinstance(declared, str) else list(declared)
-        types = [t for t in types if t != "null"]
-        if not types:
-            return "object" if "properties" in schema else "string"
-        if types[0] == "string" and schema.get("format") in (
-            "date-time",
-            "date",
-            "uuid",
-        ):
-            return str(schema["format"])
-        return str(types[0])
+        view = self.view(pointer)
+        if view is None or not view.types:
+            return "object" if view is not None and view.properties else "string"
+        first = view.types[0]
+        if first == "string" and view.format in FORMATS:
+            return next(f for f in FORMATS if f == view.format)
+        return next((t for t in TYPES if t == first), "string")
 
-    def shape(self, media: str | None, pointer: str | None) -> str:
+    def shape(self, media: str | None, pointer: str | None) -> Shape:
         if media is None:
             return "empty"
         if not is_json(media):
             return "text"
         kind = self.kind(pointer) if pointer else "scalar"
-        paged = kind == "object" and set(self.fields(pointer)) >= set(PAGE_FIELDS)
-        if paged and self.kind(f"{self.schema(pointer)[1]}/properties/data") == "array":
+        if kind == "object" and self.page_items(pointer) is not None:
             return "page"
-        return kind if kind in ("object", "array") else "scalar"
+        return (
+            "object" if kind == "object" else "array" if kind == "array" else "scalar"
+        )
+
+    def page_items(self, pointer: str | None) -> str | None:
+        """Where one record of a page envelope at ``pointer`` is described (the items
+        of its ``data``), or None where it is no page envelope."""
+        view = self.view(pointer)
+        if view is None or not set(view.properties) >= set(PAGE_FIELDS):
+            return None
+        data = self.view(view.properties["data"].pointer)
+        if data is None or data.items is None or "array" not in data.types:
+            return None
+        return data.items.pointer
 
     def fields(self, pointer: str | None) -> tuple[str, ...]:
-        return tuple(
-            str(name) for name in self.schema(pointer)[0].get("properties") or {}
-        )
+        view = self.view(pointer)
+        return tuple(view.properties) if view is not None else ()
 
     def content(
         self, owner: Mapping[str, Any], where: str
@@ -173,16 +183,20 @@ class _Reader:
             for index, _ in enumerate(self.doc.get(f"{owner}/parameters") or ()):
                 node, where = self.doc.at(f"{owner}/parameters/{index}")
                 name = str(node.get("name"))
-                location = str(node.get("in"))
+                # Another "in" is no parameter (openapi-spec-validator refuses it).
+                location = next((p for p in LOCATIONS if p == node.get("in")), None)
+                if location is None:
+                    continue
                 schema = f"{where}/schema" if "schema" in node else None
                 if "content" in node:
                     schema = self.content(node, where)[1]
+                view = self.view(schema)
                 found[(name, location)] = Parameter(
                     name=name,
                     location=location,
                     required=bool(node.get("required")) or location == "path",
                     kind=self.kind(schema),
-                    choices=tuple(self.schema(schema)[0].get("enum") or ()),
+                    choices=(view.enum or ()) if view is not None else (),
                     pointer=schema,
                 )
                 if "x-filter" in node:
@@ -261,6 +275,27 @@ class _Draft:
         self.success = found[0] if found else None
         self.collection, self.item = _split(path)
         self.is_json_body = self.body is not None and is_json(self.body.media)
+        self.page_size = self.sizes(reader)
+
+    def sizes(self, reader: _Reader) -> PageSize | None:
+        """The page sizes the spec states: the ``pageSize`` query parameter's
+        ``default`` and ``maximum``; where the parameter states no maximum, the page
+        answer's (its ``pageSize`` field's ``maximum``, else its ``data``'s
+        ``maxItems``: the most a page holds, whatever is asked)."""
+        found = [p for p in self.parameters if (p.name, p.location) == PAGE_SIZE]
+        view = reader.view(found[0].pointer) if found else None
+        if view is None:
+            return None
+        maximum = _largest(view)
+        page = reader.view(self.success.pointer if self.success else None)
+        if maximum is None and page is not None:
+            answered = page.properties.get("pageSize")
+            data = page.properties.get("data")
+            maximum = _largest(answered) if answered else None
+            if maximum is None and data is not None:
+                maximum = _whole(data.constraints.get("maxItems"))
+        default = _whole(view.default)
+        return PageSize(default if default is not None else maximum, maximum)
 
     def is_page(self) -> bool:
         queries = {p.name for p in self.parameters if p.location == "query"}
@@ -277,7 +312,7 @@ class _Draft:
         if self.is_page():
             return "list"
         if self.item is None:
-            return "create" if self.method == "POST" and self.is_json_body else "other"
+            return "create" if self.method == "POST" else "other"
         kind = ITEM_KINDS.get(self.method, "other")
         if kind == "get" and (self.success is None or self.success.shape != "object"):
             return "other"
@@ -299,7 +334,7 @@ class _Draft:
         return name
 
     def filters(
-        self, resource: Resource | None
+        self, reader: _Reader, resource: Resource | None
     ) -> tuple[tuple[Filter, ...], tuple[str, ...]]:
         """The list's query parameters tied to a field of ``resource`` (see the package
         docstring), and those tied to none."""
@@ -307,57 +342,140 @@ class _Draft:
         loose: list[str] = []
         if resource is None:
             return (), ()
+        # The fields of each formatted kind (date-time, date, uuid): a parameter of
+        # that kind is tied to the only one.
+        kinds: dict[str, list[str]] = {}
+        record = reader.view(resource.pointer)
+        for field, view in (record.properties if record else {}).items():
+            kinds.setdefault(reader.kind(view.pointer), []).append(field)
         for parameter in self.parameters:
             name = parameter.name
             if parameter.location != "query" or name in PAGE_PARAMETERS:
                 continue
-            candidates = [(name, "eq")]
-            hint = self.hints.get(name)
-            if isinstance(hint, Mapping):
-                candidates = [(str(hint.get("field")), str(hint.get("compare", "eq")))]
-            elif found := _RANGE.fullmatch(name):
-                stem = found.group(2)[:1].lower() + found.group(2)[1:]
-                candidates.append((stem, _COMPARE[found.group(1)]))
-            elif found := _MOMENT.fullmatch(name):
-                ends = ("", "At", "Date", "Time")
-                candidates += [
-                    (found.group(1) + e, _COMPARE[found.group(2)]) for e in ends
-                ]
-            tie = next((c for c in candidates if c[0] in resource.fields), None)
-            if tie is not None and tie[1] in ("eq", *_COMPARE.values()):
+            tie = _tie(name, self.hints.get(name), resource.fields)
+            only = kinds.get(parameter.kind, [])
+            if tie is None and parameter.kind in FORMATS and len(only) == 1:
+                words = snake_case(name).split("_")
+                said = [_WORDS[w] for w in words if w in _WORDS]
+                tie = (only[0], said[0] if said else "eq")
+            if tie is not None:
                 tied.append(Filter(name, *tie))
             else:
                 loose.append(name)
         return tuple(tied), tuple(loose)
 
 
-def _record(reader: _Reader, drafts: list[_Draft]) -> str | None:
-    """Where one record of a collection is described: the list's items, else the record
-    a get answers, else a create's or a replace's body."""
-    candidates = []
-    for draft in drafts:
-        answer = draft.success
-        if draft.is_page() and answer and answer.pointer:
-            page = reader.schema(answer.pointer)[1]
-            candidates.append((0, f"{page}/properties/data/items"))
-        elif draft.item and draft.method == "GET" and answer and answer.pointer:
-            candidates.append((1, answer.pointer))
-        elif draft.is_json_body and draft.body and draft.method in ("POST", "PUT"):
-            candidates.append((2, str(draft.body.pointer)))
-    for _, pointer in sorted(candidates):
-        if reader.kind(pointer) == "object":
-            return reader.schema(pointer)[1]
+def _tie(name: str, hint: Any, fields: tuple[str, ...]) -> tuple[str, Compare] | None:
+    """The field and comparison a filter's ``x-filter`` or name gives, among
+    ``fields``."""
+    candidates: list[tuple[str, Any]] = [(name, "eq")]
+    if isinstance(hint, Mapping):
+        candidates = [(str(hint.get("field")), hint.get("compare", "eq"))]
+    elif found := _RANGE.fullmatch(name):
+        stem = found.group(2)[:1].lower() + found.group(2)[1:]
+        candidates.append((stem, _COMPARE[found.group(1)]))
+    elif found := _MOMENT.fullmatch(name):
+        ends = ("", "At", "Date", "Time")
+        candidates += [(found.group(1) + e, _COMPARE[found.group(2)]) for e in ends]
+    elif found := _SIGN.fullmatch(name):
+        candidates.append((found.group(1), _COMPARE[found.group(2)]))
+    for field, compare in candidates:
+        known = next((c for c in ("eq", *_COMPARE.values()) if c == compare), None)
+        if field in fields and known is not None:
+            return field, known
     return None
 
 
+def _largest(view: SchemaView) -> int | None:
+    """The largest whole number ``view`` allows (its ``maximum``, or one below its
+    ``exclusiveMaximum``), or None."""
+    bounds = view.constraints
+    maximum = _whole(bounds.get("maximum"))
+    exclusive = _whole(bounds.get("exclusiveMaximum"))
+    if maximum is None and exclusive is not None:
+        return exclusive - 1
+    return maximum
+
+
+def _whole(value: Any) -> int | None:
+    """``value`` where it is a whole number (``20``, ``20.0``), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not math.isfinite(value) or value != int(value):
+        return None
+    return int(value)
+
+
+def _record(reader: _Reader, drafts: list[_Draft]) -> str | None:
+    """Where one record of a collection is described: the list's items, else the record
+    a get answers, else the record a create answers, else a create's or a replace's
+    body."""
+    candidates = []
+    for draft in drafts:
+        answer = draft.success
+        pointer = answer.pointer if answer else None
+        if draft.is_page() and pointer:
+            candidates.append((0, reader.page_items(pointer)))
+        elif draft.item and draft.method == "GET" and pointer:
+            candidates.append((1, pointer))
+        elif not draft.item and draft.method == "POST" and pointer:
+            candidates.append((2, pointer))
+        if draft.is_json_body and draft.body and draft.method in ("POST", "PUT"):
+            candidates.append((3, draft.body.pointer))
+    for _, pointer in sorted(candidates, key=lambda c: c[0]):
+        view = reader.view(pointer)
+        if view is not None and reader.kind(pointer) == "object":
+            return view.pointer
+    return None
+
+
+def _is_collection(collection: str, members: list[_Draft]) -> bool:
+    """Whether ``collection`` holds records: it is listed, or has an item path, or is
+    posted to under a plural noun (``/payments``, not ``/things/{id}/cancel``)."""
+    if any(d.item or d.is_page() for d in members):
+        return True
+    last = collection.rstrip("/").rpartition("/")[2]
+    words = snake_case(last).split("_")
+    plural = bool(last) and "{" not in last and singular(words[-1]) != words[-1]
+    return plural and any(d.method == "POST" for d in members)
+
+
+def _own_id(collection: str) -> str:
+    """The identifier a record of ``collection`` would be named by: ``routeId`` of
+    ``/routes``, ``carrierServiceId`` of ``/carrier-services``."""
+    words = snake_case(collection.rstrip("/").rpartition("/")[2]).split("_")
+    words[-1] = singular(words[-1])
+    return words[0] + "".join(w.capitalize() for w in words[1:]) + "Id"
+
+
+def _identifier(
+    collection: str, item: str | None, fields: tuple[str, ...], parents: tuple[str, ...]
+) -> str | None:
+    """The field that identifies a record (the rules of :class:`Resource`)."""
+    folded = {f.lower(): f for f in fields}
+    own = _own_id(collection)
+    if item is not None:
+        if item.lower() in folded:
+            return item if item in fields else folded[item.lower()]
+        if item.lower() == own.lower() and "id" in fields:
+            return "id"
+    ids = [f for f in fields if (f == "id" or f.endswith("Id")) and f not in parents]
+    if len(ids) == 1:
+        return ids[0]
+    mine = [f for f in ids if f.lower() == own.lower()]
+    if mine:
+        return mine[0]
+    return "id" if "id" in ids else None
+
+
 def _resources(reader: _Reader, drafts: list[_Draft]) -> dict[str, Resource]:
-    """Every collection that is listed, or has an item path, as a resource."""
+    """Every collection that holds records (see :func:`_is_collection`) as a resource."""
     by_collection: dict[str, list[_Draft]] = {}
     for draft in drafts:
         by_collection.setdefault(draft.collection, []).append(draft)
     names: dict[str, str] = {}
     for collection, members in by_collection.items():
-        if any(d.item or d.is_page() for d in members):
+        if _is_collection(collection, members):
             words = [snake_case(s) for s in collection.split("/") if "{" not in s]
             words = [singular(w) for w in words[:-1] if w] + words[-1:]
             name = "-".join(words).replace("_", "-") or "root"
@@ -369,13 +487,9 @@ def _resources(reader: _Reader, drafts: list[_Draft]) -> dict[str, Resource]:
         fields = reader.fields(pointer)
         item = next((d.item for d in members if d.item), None)
         parents = tuple(_PARAMETER.findall(collection))
-        ids = [
-            f for f in fields if (f == "id" or f.endswith("Id")) and f not in parents
-        ]
-        id_field = item if item in fields else None
-        if id_field is None and len(ids) == 1:
-            id_field = ids[0]
-        parent = names.get(_split(collection.rsplit("/", 1)[0])[0]) if parents else None
+        id_field = _identifier(collection, item, fields, parents)
+        view = reader.view(pointer)
+        id_view = view.properties.get(id_field or "") if view else None
         found[name] = Resource(
             name=name,
             collection=collection,
@@ -383,10 +497,34 @@ def _resources(reader: _Reader, drafts: list[_Draft]) -> dict[str, Resource]:
             pointer=pointer,
             fields=fields,
             id_field=id_field,
-            id_kind=reader.kind(f"{pointer}/properties/{escape(id_field or '')}"),
-            parent=parent,
+            id_kind=reader.kind(id_view.pointer if id_view else None),
+            parent=None,
             parent_parameters=parents,
         )
+    return _with_parents(found)
+
+
+def _with_parents(found: dict[str, Resource]) -> dict[str, Resource]:
+    """``found`` with each sub-resource's parent: the resource whose item path the
+    collection lies under (``/shipments`` of ``/shipments/{shipmentId}/events``), and
+    the field of the parent's records that gives each path parameter."""
+    by_collection = {r.collection: r for r in found.values()}
+    for name, resource in found.items():
+        if not resource.parent_parameters:
+            continue
+        head = resource.collection.rstrip("/").rsplit("/", 1)[0]
+        parent = by_collection.get(_split(head)[0])
+        if parent is None:
+            continue
+        # The parameters the parent inherits are columns of its rows by their names;
+        # the last is the parent's own identifier.
+        *inherited, own = resource.parent_parameters
+        fields = {}
+        if len(inherited) == len(parent.parent_parameters):
+            fields = dict(zip(inherited, parent.parent_parameters, strict=True))
+        if _split(head)[1] == own and parent.id_field is not None:
+            fields[own] = parent.id_field
+        found[name] = attrs.evolve(resource, parent=parent.name, parent_fields=fields)
     return found
 
 
@@ -414,9 +552,7 @@ def read_spec(document: SpecDocument) -> Spec:
     by_collection = {r.collection: r for r in resources.values()}
     tags: dict[str, Tag] = {}
     for draft in drafts:
-        module = python_identifier(draft.tag, prefix="tag")
-        attribute = f"{module}_api" if module in CLIENT_ATTRIBUTES else module
-        tags.setdefault(draft.tag, Tag(module, attribute))
+        tags.setdefault(draft.tag, Tag(python_identifier(draft.tag, prefix="tag")))
     doors: dict[str, set[str]] = {tag: set() for tag in tags}
     operations = []
     for draft in drafts:
@@ -430,7 +566,7 @@ def read_spec(document: SpecDocument) -> Spec:
             door = f"{door}_{draft.method.lower()}"
         if door is not None:
             taken.add(door)
-        filters, unapplied = draft.filters(resource if kind == "list" else None)
+        filters, unapplied = draft.filters(reader, resource if kind == "list" else None)
         operations.append(
             Operation(
                 operation_id=draft.operation_id,
@@ -450,6 +586,34 @@ def read_spec(document: SpecDocument) -> Spec:
                 success=draft.success,
                 filters=filters,
                 unapplied=unapplied,
+                page_size=draft.page_size if kind == "list" else None,
             )
         )
-    return Spec(document, tuple(operations), resources, tags)
+    return Spec(
+        document,
+        tuple(operations),
+        resources,
+        tags,
+        reader.schemas,
+        _routes(operations),
+    )
+
+
+def _routes(operations: list[Operation]) -> tuple[Route, ...]:
+    """The routes of the paths of ``operations``: the most literal first (segment by
+    segment, ``/things/search`` before ``/things/{thingId}``)."""
+    by_path: dict[str, dict[str, Operation]] = {}
+    for op in operations:
+        by_path.setdefault(op.path, {})[op.method] = op
+    routes = []
+    for path in sorted(by_path, key=lambda p: (["{" in s for s in p.split("/")], p)):
+        # Literal text and parameter names in turn: /a/{x}/b is "/a/", "x", "/b".
+        parts = _PARAMETER.split(path)
+        pattern = "".join(
+            "([^/]+)" if index % 2 else re.escape(part)
+            for index, part in enumerate(parts)
+        )
+        routes.append(
+            Route(path, re.compile(pattern), tuple(parts[1::2]), by_path[path])
+        )
+    return tuple(routes)

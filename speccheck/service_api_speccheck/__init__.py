@@ -37,11 +37,11 @@ except ImportError as exc:
         "SERVICE_API_OBSERVE",
     ) from None
 
-from service_api_spec import SpecError, load_spec
+from service_api_spec import SpecError, load_spec, packaged_spec
 
 from ._command import main
 from ._compare import compare, learned
-from ._observation import Observer, SpecCheckError, load, packaged_spec
+from ._observation import Observer, SpecCheckError, load
 from ._report import Finding, Report
 from ._sample import sample
 

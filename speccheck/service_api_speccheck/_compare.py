@@ -30,8 +30,7 @@ from jsonschema import (  # type: ignore[import-untyped]
     validators,
 )
 
-from service_api_spec import Operation, Spec, is_json
-from service_api_spec._document import escape
+from service_api_spec import Operation, Spec, escape, is_json, unescape
 
 from ._observation import MAX_DEPTH, TYPES, Shape, merge
 from ._report import Edit, Finding, Report
@@ -66,7 +65,7 @@ def _label(pointer: str) -> str:
     """A place of the spec for people: ``Shipment.status``, ``responses/NotFound``."""
     text = pointer.removeprefix("#/components/schemas/").removeprefix("#/components/")
     text = text.replace("/properties/", ".").replace("/items", "[]")
-    return text.replace("~1", "/").replace("~0", "~")
+    return unescape(text)
 
 
 def _assumed(node: Any, pointer: str = "#") -> Iterator[tuple[str, Any]]:
@@ -182,10 +181,8 @@ class _Comparison:
         does not declare is added, learned from what was seen."""
         label = f"{op.operation_id} {status}"
         self.touch(op.pointer)
-        keys = [
-            k for k in (str(status), f"{status // 100}XX", "default") if k in op.answers
-        ]
-        if not keys:
+        declared = op.answer(status)
+        if declared is None:
             new = {
                 "description": f"Answered in a sample of {self.date}.",
                 "content": {m: self.media(m, answer) for m in answer["media"]},
@@ -198,7 +195,7 @@ class _Comparison:
             edit = (f"{op.pointer}/responses/{status}", "add", new)
             self.found("status", label, "not declared", edit)
             return
-        where = self.touch(f"{op.pointer}/responses/{keys[0]}")
+        where = self.touch(f"{op.pointer}/responses/{escape(declared.status)}")
         node = self.doc.get(where)
         if where.startswith("#/components/"):
             label = _label(where)
@@ -208,7 +205,6 @@ class _Comparison:
                 new = self.media(media, answer)
                 edit = (f"{where}/content/{escape(media)}", "add", new)
                 self.found("content type", label, f"{media}, not declared", edit)
-        declared = op.answers[keys[0]]
         if "body" in answer and declared.pointer and is_json(str(declared.media)):
             self.walk(answer["body"], declared.pointer)
         headers = {str(h).lower(): escape(str(h)) for h in node.get("headers") or {}}

@@ -41,7 +41,7 @@ from typing import Any
 
 import httpx
 
-from service_api_spec import Spec, is_json, load_spec
+from service_api_spec import Spec, is_json, load_spec, packaged_spec
 
 Shape = dict[str, Any]
 
@@ -165,17 +165,9 @@ def replace(path: Path, text: str) -> None:
     os.replace(part, path)
 
 
-def packaged_spec() -> Path:
-    """The spec the installed client was generated from: the copy a wheel carries with
-    the mock, else the checkout's ``openapi.yaml``.
-
-    Example::
-
-        load_spec(packaged_spec())
-    """
-    here = Path(__file__).resolve().parents[1]
-    copies = (here / "service_api_mock" / "openapi.yaml", here.parent / "openapi.yaml")
-    return next((p for p in copies if p.is_file()), copies[-1])
+def _raw_path(url: httpx.URL) -> str:
+    """The path of ``url`` as sent (percent-encoded), without its query."""
+    return url.raw_path.decode("ascii").partition("?")[0]
 
 
 class Observer:
@@ -205,16 +197,9 @@ class Observer:
         if self.path and self.path.is_file():
             self.data = load(self.path)
         self.words = words
-        base = re.escape(httpx.URL(str(base_url)).path.rstrip("/"))
-        # Literal paths first: /things/search is not /things/{thingId}.
-        operations = sorted(
-            (spec or load_spec(packaged_spec())).operations,
-            key=lambda op: "{" in op.path,
-        )
-        self.routes = [
-            (op, re.compile(base + re.sub(r"\\\{.*?\\\}", "[^/]+", re.escape(op.path))))
-            for op in operations
-        ]
+        # The paths of the spec lie under the base URL's path.
+        self.base = _raw_path(httpx.URL(str(base_url))).rstrip("/")
+        self.spec = spec or load_spec(packaged_spec())
         self.lock = threading.RLock()
         self.saved = -math.inf  # the first answer is saved at once
         if path:
@@ -223,12 +208,11 @@ class Observer:
     def __call__(self, response: httpx.Response) -> None:
         """Record ``response`` (an answer whose body was not read is left alone)."""
         request = response.request
-        found = [
-            op
-            for op, route in self.routes
-            if op.method == request.method and route.fullmatch(request.url.path)
-        ]
-        if not found:
+        path = _raw_path(request.url)
+        found = None
+        if path.startswith(self.base):
+            found = self.spec.route(request.method, path[len(self.base) :])
+        if found is None:
             return
         op = found[0]
         key = f"{op.method} {op.path} {response.status_code}"

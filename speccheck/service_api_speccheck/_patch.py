@@ -16,6 +16,8 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 
+from service_api_spec import unescape
+
 from ._observation import SpecCheckError, replace
 
 Edit = tuple[str, str, Any]
@@ -54,7 +56,7 @@ def apply(document: CommentedMap, pointer: str, action: str, value: Any) -> None
         apply(document, "#/components/schemas/Shipment/properties/status", "add",
               {"type": "string"})
     """
-    *path, key = [s.replace("~1", "/").replace("~0", "~") for s in pointer.split("/")]
+    *path, key = [unescape(s) for s in pointer.split("/")]
     node: Any = document
     for step in path[1:]:
         node = (

@@ -2,10 +2,11 @@
 
 In order, while the budget lasts: the first page of every list (the client makes the
 token call first), the probes the seed leaves open on each list (no account header, an
-account of nobody, an invalid token), the other pages of each list (``pageSize`` above
-50, a later page, the last page, a page past the end, with ``pageSize`` 50), the gets of
-identifiers taken from those pages and of one of nobody; with ``allow_writes``, last, a
-create of a copy of a listed record and its delete (only where the spec can delete it).
+account of nobody, an invalid token), the other pages of each list (``pageSize`` twice
+the spec's largest, a later page, the last page, a page past the end, with ``pageSize``
+the spec's largest), the gets of identifiers taken from those pages and of one of
+nobody; with ``allow_writes``, last, a create of a copy of a listed record and its
+delete (only where the spec can delete it).
 Nothing but GET and the token POST is sent otherwise.
 
 Every request (retries and the token call included) passes the client's request hook,
@@ -33,7 +34,6 @@ from ._observation import Observer, Shape, SpecCheckError
 
 #: The account, and the identifier, of nobody: what the probes send.
 NOBODY = "service-api-spec-check-nobody"
-SIZE = 50  # the page size the seed gives as the maximum
 
 
 class _BudgetSpent(Exception):
@@ -120,11 +120,13 @@ class _Sampler:
     def pages(self, op: Operation) -> None:
         """The other pages of the list ``op``: a page above the maximum size, a later
         page, the last one, one past the end."""
-        if op.operation_id in self.totals:
-            last = max(1, math.ceil(self.totals[op.operation_id] / SIZE))
-            self.page(op, 1, 2 * SIZE)
+        # The spec's largest page (its maximum, else its default).
+        size = op.page_size.largest if op.page_size else None
+        if op.operation_id in self.totals and size is not None:
+            last = max(1, math.ceil(self.totals[op.operation_id] / size))
+            self.page(op, 1, 2 * size)
             for number in sorted({min(2, last), last, last + 1} - {1}):
-                self.page(op, number, SIZE)
+                self.page(op, number, size)
 
     def probes(self, op: Operation) -> None:
         path = self.fill(op.path)

@@ -207,7 +207,7 @@ def test_list_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit):
         main(["list", "--help"])
     text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
-    assert "records per page (default: 50)" in text
+    assert "records per page (default: the endpoint's, as the spec states it)" in text
     assert "(order is kept; default: 1)" in text
     assert "Run the same command again" in text
     assert "--restart" in text

@@ -199,13 +199,16 @@ def test_bad_params_are_usage_errors_that_say_why(
 
 
 # A list under a parent (/shipments/{shipmentId}/events) with a required header, and one
-# under a parent that has no list (/carriers/{carrierId}/rates).
+# under a parent that has no list (/carriers/{carrierId}/rates): as the generator writes
+# them, the first with its parent and the field that gives its parameter.
 EVENTS = ListEndpoint(
     "shipment-events",
     LIST_ENDPOINTS["shipments"].module,
     dict,
     dict,
     "eventId",
+    parent="shipments",
+    parent_fields={"shipmentId": "shipmentId"},
     parameters=(
         ListParameter("shipmentId", "shipment_id", "path", required=True),
         ListParameter("x-source", "x_source", "header", required=True),

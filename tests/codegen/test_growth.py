@@ -62,7 +62,8 @@ def with_doors(model: Spec) -> Iterator[Operation]:
 
 def door_of(client: Any, model: Spec, op: Operation, awaited: bool = False) -> Any:
     owner = client.aio if awaited else client
-    resource = getattr(owner, model.tags[op.tag].attribute)
+    attributes = importlib.import_module(f"{client.__module__.split('.')[0]}.api")
+    resource = getattr(owner, attributes.TAG_ATTRIBUTES[op.tag])
     return getattr(resource, str(op.door))
 
 

@@ -177,8 +177,8 @@ def test_without_concurrency_no_page_is_fetched_ahead() -> None:
 
 def test_the_warning_function_is_given_by_keyword_only() -> None:
     with pytest.raises(TypeError, match="positional"):
-        PagePlan(PageOptions(), print)  # type: ignore[call-arg]
-    assert PagePlan(PageOptions(), warn=print).next_page_info() == 1
+        PagePlan(PageOptions(page_size=10), print)  # type: ignore[call-arg]
+    assert PagePlan(PageOptions(page_size=10), warn=print).next_page_info() == 1
 
 
 # -- a misbehaving server, one rule at a time -------------------------------------------

@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 import service_api
+from service_api_client.api import TAG_ATTRIBUTES  # the copy's: first on the path
 from service_api_spec import (
     Operation,
     Parameter,
@@ -130,10 +131,10 @@ class Caller:
         self.ids: dict[str, Any] = {}  # path parameter name -> an id of a record
 
     def door(self, op: Operation) -> Callable[..., Any]:
-        tag = self.model.tags[op.tag]
+        attribute = TAG_ATTRIBUTES[op.tag]
         return typing.cast(
             Callable[..., Any],
-            getattr(getattr(self.client, tag.attribute), str(op.door)),
+            getattr(getattr(self.client, attribute), str(op.door)),
         )
 
     def owner(self, name: str) -> Resource | None:

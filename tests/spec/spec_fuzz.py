@@ -30,7 +30,7 @@ from schemathesis.core.result import Err
 from schemathesis.core.transport import Response
 
 from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
-from service_api_spec import Operation, Resource, Spec
+from service_api_spec import Operation, Resource, Spec, unescape
 
 ITEM_KINDS = ("get", "replace", "update", "delete")
 TOKEN_FORM = {
@@ -100,7 +100,7 @@ def evaluate(expression: Any, case: Any, response: Response) -> Any:
     if expression.startswith("$response.body#"):
         value: Any = response.json()
         for step in expression.partition("#")[2].split("/")[1:]:
-            key = step.replace("~1", "/").replace("~0", "~")
+            key = unescape(step)
             value = value[int(key)] if isinstance(value, list) else value[key]
         return value
     if expression.startswith("$response.header."):

@@ -5,7 +5,8 @@ grown copy's registry exports with ``service-api list`` and loads with
 The copy is the repository's spec with ``growth.yaml`` merged in (a sub-resource list of
 a shipment's events, routes with integer, date-time and enum filters and a required
 header, records with two ``...Id`` fields) and one more list of records with two
-``...Id`` fields and no item path (``lanes``), which has no identifier of its own. It is
+``...Id`` fields, neither named for it, and no item path (``lanes``), which has no
+identifier of its own. It is
 generated once for the module and served by the mock with a few records each; the
 command line runs in child processes that read the copy's registry, never a list of
 endpoints written here.
@@ -30,7 +31,8 @@ from service_api_mock import DEMO_ACCOUNTS
 ACCOUNT = DEMO_ACCOUNTS[0]
 RECORDS = 12  # of each resource per account, and events of each shipment
 
-# Records with two ...Id fields and no item path: no identifier the spec can tell.
+# Records with two ...Id fields, neither named for them, and no item path: no identifier
+# the spec can tell.
 LANES = """
 paths:
   /lanes:
@@ -63,8 +65,9 @@ components:
     Lane:
       type: object
       properties:
-        laneId: {type: string, format: uuid}
+        laneKey: {type: string, format: uuid}
         carrierId: {type: string}
+        hubId: {type: string}
         distanceKm: {type: integer}
 """
 
@@ -350,16 +353,19 @@ def test_routes_load_on_their_id_and_lanes_on_the_key_given(
     assert f"loaded routes: {RECORDS} rows" in routes.stderr
     assert primary_key(tmp_path, "routes") == {"route_id", "account"}
 
-    # Two ...Id fields and no item path: no identifier, so the user names one.
+    # Two ...Id fields, neither laneId, and no item path: no identifier, so the user
+    # names one.
     refused = load(["lanes"], grown, base_url, tmp_path)
     assert refused.returncode == 2
     assert "endpoint 'lanes' has no single identifier field" in refused.stderr
     assert "--primary-key FIELD" in refused.stderr
     lanes = listed(["lanes"], grown, base_url, tmp_path)
     for new in (len(lanes), 0):
-        done = load(["lanes", "--primary-key", "laneId"], grown, base_url, tmp_path)
+        done = load(["lanes", "--primary-key", "laneKey"], grown, base_url, tmp_path)
         assert done.returncode == 0, done.stderr
         assert f"loaded lanes: {len(lanes)} rows, {new} new" in done.stderr
-    assert primary_key(tmp_path, "lanes") == {"lane_id", "account"}
-    rows = query(tmp_path, "select lane_id, carrier_id from raw.lanes")
-    assert sorted(rows) == sorted((lane["laneId"], lane["carrierId"]) for lane in lanes)
+    assert primary_key(tmp_path, "lanes") == {"lane_key", "account"}
+    rows = query(tmp_path, "select lane_key, carrier_id from raw.lanes")
+    assert sorted(rows) == sorted(
+        (lane["laneKey"], lane["carrierId"]) for lane in lanes
+    )

@@ -7,15 +7,21 @@ spec, and from small documents built here for one rule each.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from openapi_python_client.strings import PythonIdentifier
 from spec_copy import ROOT, merged_spec
 
 from service_api_spec import (
-    CLIENT_ATTRIBUTES,
+    Compare,
     Filter,
+    Kind,
+    Location,
+    PageSize,
+    Parameter,
+    ParameterKind,
+    Shape,
     Spec,
     SpecDocument,
     SpecError,
@@ -25,7 +31,7 @@ from service_api_spec import (
 )
 
 GROWTH = Path(__file__).with_name("growth.yaml")
-PAGE = {
+PAGE: dict[str, Any] = {
     "type": "object",
     "properties": {
         "totalRecords": {"type": "integer"},
@@ -176,11 +182,12 @@ def test_two_operations_on_one_door_keep_their_own_names() -> None:
     assert len(set(doors)) == 2
 
 
-def test_a_tag_named_as_a_client_attribute_is_moved_aside() -> None:
+def test_a_tag_is_named_by_its_module_only() -> None:
+    # The client's attribute for it (token -> token_api) is the generator's choice:
+    # the model knows nothing of the client.
     spec = spec_of({"/things": {"get": listing(tags=["token"])}})
-    assert "token" in CLIENT_ATTRIBUTES
-    assert spec.tags["token"].attribute == "token_api"
     assert spec.tags["token"].module == "token"
+    assert not hasattr(spec.tags["token"], "attribute")
 
 
 @pytest.mark.parametrize(
@@ -277,3 +284,257 @@ def test_an_operation_of_no_known_shape_is_other_and_still_has_a_door() -> None:
     assert kinds["getThing"] == ("get", "get_thing")  # no tag "things": its own name
     assert kinds["poke"] == ("other", "poke")
     assert kinds["head_ping"] == ("other", "head_ping")
+
+
+def sized(schema: dict[str, Any], page: dict[str, Any] | None = None) -> Spec:
+    """A list of things whose pageSize parameter has ``schema`` (and whose page
+    envelope is ``page``)."""
+    size = {"name": "pageSize", "in": "query", "schema": schema}
+    listed = listing()
+    listed["parameters"] = [PAGING[0], size]
+    if page is not None:
+        listed["responses"] = answer(page)
+    return spec_of({"/things": {"get": listed}})
+
+
+def test_page_sizes_are_the_page_size_parameter_s_default_and_maximum() -> None:
+    def sizes(spec: Spec) -> PageSize | None:
+        return spec.operation("listThings").page_size
+
+    stated = sized({"type": "integer", "default": 10, "maximum": 20})
+    assert sizes(stated) == PageSize(default=10, maximum=20)
+    assert sizes(sized({"type": "integer", "maximum": 20})) == PageSize(20, 20)
+    assert sizes(sized({"type": "integer", "exclusiveMaximum": 21})) == PageSize(20, 20)
+    assert sizes(sized({"type": "integer", "default": 7})) == PageSize(7, None)
+    assert sizes(sized({"type": "integer"})) == PageSize(None, None)
+    # A service that answers at most N whatever is asked says so in its page.
+    bounded = {**PAGE, "properties": {**PAGE["properties"]}}
+    bounded["properties"]["pageSize"] = {"type": "integer", "maximum": 30}
+    assert sizes(sized({"type": "integer"}, bounded)) == PageSize(30, 30)
+    bounded["properties"]["pageSize"] = {"type": "integer"}
+    bounded["properties"]["data"] = {**PAGE["properties"]["data"], "maxItems": 25}
+    assert sizes(sized({"type": "integer", "default": 5}, bounded)) == PageSize(5, 25)
+    # Only a list has page sizes.
+    spec = spec_of({"/things/{thingId}": {"get": {"responses": answer(THING)}}})
+    assert all(op.page_size is None for op in spec.operations)
+
+
+def test_the_project_s_lists_state_their_page_sizes() -> None:
+    spec = load_spec(ROOT / "openapi.yaml")
+    for op in spec.lists:
+        assert op.page_size is not None
+        assert op.page_size.default is not None
+        if op.page_size.maximum is not None:
+            assert op.page_size.default <= op.page_size.maximum
+
+
+def test_an_answer_is_found_by_status_exact_then_range_then_default() -> None:
+    responses = {
+        **answer(THING, "200"),
+        **answer(THING, "201"),
+        **answer(None, "4XX"),
+        **answer(None, "404"),
+        **answer(None, "default"),
+    }
+    spec = spec_of(
+        {"/things": {"post": {"operationId": "make", "responses": responses}}}
+    )
+    op = spec.operation("make")
+    assert op.answer(404) is op.answers["404"]
+    assert op.answer(409) is op.answers["4XX"]
+    assert op.answer(503) is op.answers["default"]
+    assert op.answer(201) is op.answers["201"]
+    assert [a.status for a in op.successes] == ["200", "201"]
+    alone = spec_of({"/x": {"get": {"operationId": "x", "responses": answer(THING)}}})
+    assert alone.operation("x").answer(500) is None
+
+
+def test_one_route_matcher_literal_paths_first_and_parameters_decoded() -> None:
+    item = {"get": {"operationId": "getThing", "responses": answer(THING)}}
+    search = {"post": {"operationId": "search", "responses": answer(THING)}}
+    spec = spec_of(
+        {
+            "/things/{thingId}": item,
+            "/things/search": search,
+            "/things/{thingId}/parts/{partId}": {
+                "delete": {"operationId": "dropPart", "responses": {"204": {}}}
+            },
+        }
+    )
+    found = spec.route("POST", "/things/search")
+    assert found is not None
+    assert found[0].operation_id == "search"
+    # A GET of the literal path is the item's: the only path with a GET that fits.
+    found = spec.route("get", "/things/search")
+    assert found == (spec.operation("getThing"), {"thingId": "search"})
+    found = spec.route("GET", "/things/a%2Fb")
+    assert found == (spec.operation("getThing"), {"thingId": "a/b"})
+    found = spec.route("DELETE", "/things/t1/parts/p%201")
+    assert found == (spec.operation("dropPart"), {"thingId": "t1", "partId": "p 1"})
+    matched = spec.match("/things/t1")
+    assert matched is not None
+    assert set(matched[0].methods) == {"GET"}
+    assert spec.route("PUT", "/things/t1") is None
+    assert spec.match("/things/") is None
+    assert spec.match("/nothing") is None
+
+
+def test_the_identifier_by_the_resource_s_own_name_among_several_id_fields() -> None:
+    fields = {
+        "routeId": {"type": "string"},
+        "carrierId": {"type": "string"},
+        "hubId": {"type": "string"},
+    }
+    spec = spec_of(
+        {"/routes": {"get": listing("listRoutes", responses=answer(PAGE))}},
+        thing={"type": "object", "properties": fields},
+    )
+    assert spec.resources["routes"].id_field == "routeId"
+    several = {"id": {"type": "integer"}, "ownerId": {"type": "string"}}
+    spec = spec_of(
+        {"/things": {"get": listing()}},
+        thing={"type": "object", "properties": several},
+    )
+    assert spec.resources["things"].id_field == "id"
+
+
+@pytest.mark.parametrize(
+    ("item", "fields", "expected"),
+    [
+        ("petId", {"id": {"type": "integer"}, "name": {}}, "id"),
+        ("Sid", {"sid": {"type": "string"}, "accountSid": {}}, "sid"),
+        ("thingId", {"thingId": {"type": "string"}}, "thingId"),
+        ("code", {"name": {"type": "string"}}, None),
+    ],
+)
+def test_an_item_parameter_named_otherwise_than_the_field_ties_to_it(
+    item: str, fields: dict[str, Any], expected: str | None
+) -> None:
+    collection = "/pets" if item == "petId" else "/things"
+    spec = spec_of(
+        {
+            collection: {"get": listing()},
+            f"{collection}/{{{item}}}": {"get": {"responses": answer(THING)}},
+        },
+        thing={"type": "object", "properties": fields},
+    )
+    (resource,) = spec.resources.values()
+    assert resource.item_parameter == item
+    assert resource.id_field == expected
+
+
+def test_a_filter_named_for_what_it_means_is_tied_by_the_stated_rules() -> None:
+    fields = {
+        "thingId": {"type": "string"},
+        "StartTime": {"type": "string", "format": "date-time"},
+        "ownerRef": {"type": "string", "format": "uuid"},
+    }
+
+    def query(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        return {"name": name, "in": "query", "schema": schema}
+
+    moment = {"type": "string", "format": "date-time"}
+    parameters = [
+        query("StartTime>", moment),
+        query("StartTime<", moment),
+        query("updatedSince", moment),
+        query("owner", {"type": "string", "format": "uuid"}),
+        query("q", {"type": "string"}),
+    ]
+    spec = spec_of(
+        {"/things": {"get": listing(parameters=parameters)}},
+        thing={"type": "object", "properties": fields},
+    )
+    things = spec.operation("listThings")
+    assert set(things.filters) == {
+        Filter("StartTime>", "StartTime", "ge"),
+        Filter("StartTime<", "StartTime", "le"),
+        # The only field of its type and format, compared as its name says.
+        Filter("updatedSince", "StartTime", "ge"),
+        Filter("owner", "ownerRef", "eq"),
+    }
+    assert things.unapplied == ("q",)
+    # Two fields of the format: which one is meant is not known.
+    fields["EndTime"] = moment
+    spec = spec_of(
+        {"/things": {"get": listing(parameters=parameters[2:3])}},
+        thing={"type": "object", "properties": fields},
+    )
+    assert spec.operation("listThings").unapplied == ("updatedSince",)
+
+
+def test_every_post_on_a_collection_is_a_create_with_its_header_parameters() -> None:
+    key = {"name": "Idempotency-Key", "in": "header", "required": True}
+    key["schema"] = {"type": "string"}
+    created = {
+        "operationId": "createPayment",
+        "tags": ["payments"],
+        "parameters": [key],
+        "requestBody": {"content": {"application/json": {"schema": THING}}},
+        "responses": answer(THING, "201"),
+    }
+    action = {"operationId": "cancelThing", "responses": answer(THING)}
+    spec = spec_of(
+        {"/payments": {"post": created}, "/things/{thingId}/cancel": {"post": action}}
+    )
+    payment = spec.operation("createPayment")
+    assert (payment.kind, payment.door, payment.resource) == (
+        "create",
+        "create",
+        "payments",
+    )
+    assert payment.parameter("Idempotency-Key") == Parameter(
+        "Idempotency-Key",
+        "header",
+        True,
+        "string",
+        (),
+        "#/paths/~1payments/post/parameters/0/schema",
+    )
+    assert spec.resources["payments"].id_field == "thingId"
+    assert spec.operation("cancelThing").kind == "other"
+
+
+def test_a_sub_resource_s_parameters_are_given_by_its_parent_s_fields() -> None:
+    pet = {"type": "object", "properties": {"id": {"type": "integer"}}}
+    toy = {"type": "object", "properties": {"toyId": {"type": "string"}}}
+    part = {"type": "object", "properties": {"partId": {"type": "string"}}}
+
+    def page_of(record: dict[str, Any]) -> dict[str, Any]:
+        data = {"type": "array", "items": record}
+        return {**PAGE, "properties": {**PAGE["properties"], "data": data}}
+
+    def lister(name: str, record: dict[str, Any]) -> dict[str, Any]:
+        return {"get": listing(name, responses=answer(page_of(record)))}
+
+    spec = spec_of(
+        {
+            "/pets": lister("listPets", pet),
+            "/pets/{petId}": {
+                "get": {"operationId": "getPet", "responses": answer(pet)}
+            },
+            "/pets/{petId}/toys": lister("listToys", toy),
+            "/pets/{petId}/toys/{toyId}/parts": lister("listParts", part),
+        }
+    )
+    toys, parts = spec.resources["pet-toys"], spec.resources["pet-toy-parts"]
+    assert (toys.parent, dict(toys.parent_fields)) == ("pets", {"petId": "id"})
+    assert parts.parent == "pet-toys"
+    # The pet's id is a column of a toy's rows by its parameter's name.
+    assert dict(parts.parent_fields) == {"petId": "petId", "toyId": "toyId"}
+    assert spec.resources["pets"].parent is None
+
+
+def test_kinds_shapes_and_locations_are_the_literal_types_named(grown: Spec) -> None:
+    for op in grown.operations:
+        assert op.kind in get_args(Kind)
+        for parameter in op.parameters:
+            assert parameter.kind in get_args(ParameterKind)
+            assert parameter.location in get_args(Location)
+        for answered in op.answers.values():
+            assert answered.shape in get_args(Shape)
+        for tied in op.filters:
+            assert tied.compare in get_args(Compare)
+    odd = {"name": "x", "in": "body", "schema": {"type": "string"}}
+    spec = spec_of({"/things": {"get": listing(parameters=[odd])}})
+    assert spec.operation("listThings").parameter("x") is None

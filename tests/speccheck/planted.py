@@ -30,6 +30,7 @@ import yaml
 
 from service_api_mock import MockService, serve_asgi
 from service_api_mock._server import MOCK_OPTIONS
+from service_api_spec import unescape
 
 ROOT = Path(__file__).resolve().parents[2]
 Document = dict[str, Any]
@@ -268,7 +269,7 @@ def edits(edits: Sequence[tuple[str, str, Any]]) -> set[tuple[str, str, str | No
     for pointer, action, _ in edits:
         parent, _, key = pointer.rpartition("/")
         if action == "add":
-            named.add((action, parent, key.replace("~1", "/").replace("~0", "~")))
+            named.add((action, parent, unescape(key)))
         else:
             named.add((action, pointer, None))
     return named

@@ -18,6 +18,10 @@ LIST_ENDPOINTS: MappingProxyType[str, ListEndpoint] = MappingProxyType(
             DevicePage,
             Device,
             "deviceId",
+            page_size=50,
+            max_page_size=50,
+            parent=None,
+            parent_fields=MappingProxyType({}),
             parameters=(),
         ),
         "shipments": ListEndpoint(
@@ -26,10 +30,23 @@ LIST_ENDPOINTS: MappingProxyType[str, ListEndpoint] = MappingProxyType(
             ShipmentPage,
             Shipment,
             "shipmentId",
+            page_size=50,
+            max_page_size=50,
+            parent=None,
+            parent_fields=MappingProxyType({}),
             parameters=(),
         ),
     }
 )
 """Every list endpoint of the API by name, sorted: ``LIST_ENDPOINTS["shipments"]``."""
 
-__all__ = ["LIST_ENDPOINTS", "ListEndpoint", "ListParameter"]
+TAG_ATTRIBUTES: MappingProxyType[str, str] = MappingProxyType(
+    {
+        "devices": "devices",
+        "shipments": "shipments",
+    }
+)
+"""The client's attribute of each tag of the spec (``client.<attribute>``), by the tag's
+name: its module's name, ``_api`` after it where that would hide one of the client's."""
+
+__all__ = ["LIST_ENDPOINTS", "TAG_ATTRIBUTES", "ListEndpoint", "ListParameter"]

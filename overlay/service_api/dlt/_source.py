@@ -19,7 +19,6 @@ ACCOUNT_COLUMN = "account"
 SOURCE_NAME = "service_api"
 """Name of the dlt source, hence of its schema and of its state in the pipeline."""
 
-_MAX_PAGE_SIZE = 50  # the service's largest page: the fewest requests
 _FILE_CHUNK = 1000  # rows of a file handed to dlt at once
 
 Rows = Generator[list[dict[str, Any]], None, None]
@@ -163,7 +162,7 @@ def source(
     accounts: Sequence[str],
     *,
     endpoints: Sequence[str] | None = None,
-    page_size: int = _MAX_PAGE_SIZE,
+    page_size: int | None = None,
     primary_keys: Mapping[str, str] | None = None,
     params: Mapping[str, dict[str, Any]] | None = None,
     errors: list[BaseException] | None = None,
@@ -176,7 +175,9 @@ def source(
         client: the client to use; one child per account shares its token and pool.
         accounts: the accounts to load, in order.
         endpoints: endpoint names (``"shipments"``); all list endpoints when ``None``.
-        page_size: records per request (the service's maximum, 50, by default).
+        page_size: records per request, at most each endpoint's maximum; by default
+            each endpoint's largest page, as the spec states it (its ``pageSize``
+            maximum, else its default): the fewest requests.
         primary_keys: the identifier field of an endpoint whose model has no single
             ``...Id`` field (``{"parcels": "parcelRef"}``); it wins over the one found.
         params: each endpoint's own parameters, as keywords of its generated function
@@ -204,47 +205,61 @@ def source(
     """
     chosen = _keyed(endpoints, primary_keys)
     accounts = _check_accounts(accounts)
-    if not 1 <= page_size <= _MAX_PAGE_SIZE:
+    if page_size is not None and (type(page_size) is not int or page_size < 1):
         raise ValueError(
-            f"page_size must be within 1..{_MAX_PAGE_SIZE}, got {page_size}"
+            f"page_size must be a whole number of at least 1, not {page_size!r}"
         )
-    options["page_size"] = page_size
     params = params or {}
+
+    def given(endpoint: Any) -> dict[str, Any]:
+        # Its largest page unless one is named.
+        size = page_size or endpoint.largest_page
+        return options | {"page_size": size} | params.get(endpoint.name, {})
+
     for endpoint, _ in chosen:
+        largest = endpoint.max_page_size
+        if page_size is not None and largest is not None and page_size > largest:
+            raise ValueError(
+                f"page_size must be within 1..{largest}, got {page_size} "
+                f"(the largest page of {endpoint.name!r})"
+            )
         # Its checks, no request (a parent's id left out stands in as None).
         ids = dict.fromkeys(_path(endpoint).values())
-        paginate(
-            endpoint.module, client, **ids | options | params.get(endpoint.name, {})
-        )
+        paginate(endpoint.module, client, **ids | given(endpoint))
 
     def rows(endpoint: Any, state: Any) -> Rows:
         # With a parent's id left out, the records of every parent: each page of the
         # list whose records' identifier it is, then the records of each parent on it.
         # Only the first list's place is kept in the resource state: the records
         # under a parent start again.
-        given = options | params.get(endpoint.name, {})
-        missing = [name for name, key in _path(endpoint).items() if key not in given]
-        parents = [e for e in LIST_ENDPOINTS.values() if e.id_field in missing[-1:]]
-        if not parents:
+        asked = given(endpoint)
+        missing = [key for key in _path(endpoint).values() if key not in asked]
+        parent = LIST_ENDPOINTS.get(endpoint.parent or "") if missing else None
+        if parent is None:
             yield from _pages(
                 endpoint,
                 client,
                 accounts,
                 errors=errors,
                 resource_state=state,
-                **given,
+                **asked,
             )
             return
-        for page in rows(parents[0], state):
+        fields = endpoint.parent_fields
+        for page in rows(parent, state):
             for row in page:
-                ids = {key: row.get(name) for name, key in _path(endpoint).items()}
+                ids = {
+                    key: row.get(fields.get(name, name))
+                    for name, key in _path(endpoint).items()
+                    if key not in asked
+                }
                 yield from _pages(
                     endpoint,
                     client,
                     [row[ACCOUNT_COLUMN]],
                     errors=errors,
                     resource_state=dict,
-                    **given | ids,
+                    **asked | ids,
                 )
                 if errors:
                     return

@@ -37,7 +37,7 @@ class DevicesResource(Resource):
         """List the devices of the account: every Device of ``list_devices``, page after page.
 
         Args:
-            page_size: records per page (1 to 50).
+            page_size: records per page (1 to 50, default 50).
             start_page: the first page to fetch (a failure's ``start_page`` resumes).
             max_items: stop after this many items.
             max_pages: stop after this many pages.
@@ -89,7 +89,7 @@ class AsyncDevicesResource(Resource):
         """List the devices of the account: every Device of ``list_devices``, page after page.
 
         Args:
-            page_size: records per page (1 to 50).
+            page_size: records per page (1 to 50, default 50).
             start_page: the first page to fetch (a failure's ``start_page`` resumes).
             max_items: stop after this many items.
             max_pages: stop after this many pages.

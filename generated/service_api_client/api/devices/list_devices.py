@@ -265,3 +265,11 @@ SUCCESS_MODEL = DevicePage
 
 ID_ATTRIBUTE = "device_id"
 """The attribute that identifies a record (its identifier field's), or None."""
+
+PAGE_SIZE: int | None = 50
+"""Records per page when none is named: the spec's ``pageSize`` default, else its
+maximum; None when it states neither."""
+
+MAX_PAGE_SIZE: int | None = 50
+"""The most records per page the service serves, as the spec's ``pageSize`` maximum
+says; None when it states none."""

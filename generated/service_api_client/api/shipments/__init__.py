@@ -39,7 +39,7 @@ class ShipmentsResource(Resource):
         """List the shipments of the account: every Shipment of ``list_shipments``, page after page.
 
         Args:
-            page_size: records per page (1 to 50).
+            page_size: records per page (1 to 50, default 50).
             start_page: the first page to fetch (a failure's ``start_page`` resumes).
             max_items: stop after this many items.
             max_pages: stop after this many pages.
@@ -156,7 +156,7 @@ class AsyncShipmentsResource(Resource):
         """List the shipments of the account: every Shipment of ``list_shipments``, page after page.
 
         Args:
-            page_size: records per page (1 to 50).
+            page_size: records per page (1 to 50, default 50).
             start_page: the first page to fetch (a failure's ``start_page`` resumes).
             max_items: stop after this many items.
             max_pages: stop after this many pages.
