@@ -20,6 +20,7 @@ import datetime
 import io
 import json
 import sys
+import types
 import typing
 import uuid
 from collections.abc import Callable
@@ -240,9 +241,15 @@ class Caller:
 def _fits(result: Any, annotation: Any) -> bool:
     if annotation is None or annotation is type(None):
         return result is None
-    if typing.get_origin(annotation) is list:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        # A door of several 2xx answers returns the union of their models.
+        return any(_fits(result, choice) for choice in typing.get_args(annotation))
+    if origin is list:
         (item,) = typing.get_args(annotation)
-        return isinstance(result, list) and all(isinstance(r, item) for r in result)
+        return isinstance(result, list) and all(_fits(r, item) for r in result)
+    if origin is not None:
+        return isinstance(result, origin)
     return isinstance(result, annotation)
 
 
