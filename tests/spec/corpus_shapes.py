@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from growth_calls import example
 from spec_copy import ROOT, SpecCopy, SpecEditError, serve_spec
 
 from service_api_mock import DEMO_ACCOUNTS
@@ -216,7 +217,7 @@ def list_arguments(
             args += ["--param", f"{parameter['name']}={value}"]
             continue
         parents = [p for p, e in lists.items() if e["id_field"] == parameter["name"]]
-        value = "corpus"
+        value = path_value(copy, parameter["name"])
         if parents:
             more = list_arguments(parents[0], lists, copy, base_url, cwd)
             done = export([parents[0], *more, "--max-items", "1"], copy, base_url, cwd)
@@ -225,6 +226,21 @@ def list_arguments(
                 value = str(first[0].get(parameter["name"], value))
         args += [option(parameter), value]
     return args
+
+
+def path_value(copy: SpecCopy, name: str) -> str:
+    """A value the spec's schema of the path parameter ``name`` allows (its pattern
+    met), for a parent no list gives."""
+    document = SpecDocument(yaml.safe_load(copy.spec.read_text("utf-8")))
+    for item in document.get("#/paths").values():
+        for node in [item, *(v for v in item.values() if isinstance(v, dict))]:
+            for parameter in (
+                node.get("parameters", []) if isinstance(node, dict) else []
+            ):
+                parameter, _ = document.resolve(parameter)
+                if parameter.get("name") == name and parameter.get("in") == "path":
+                    return str(example(document, parameter.get("schema", {})))
+    return "corpus"
 
 
 def export(

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from hypothesis import find
+from hypothesis.strategies import from_regex
 
 import service_api
 from service_api_client.api import TAG_ATTRIBUTES  # the copy's: first on the path
@@ -37,6 +39,7 @@ from service_api_spec import (
     Resource,
     Spec,
     SpecDocument,
+    escape,
     load_spec,
     python_identifier,
 )
@@ -112,6 +115,10 @@ def example(document: SpecDocument, schema: Any, depth: int = 0) -> Any:
         return True
     if kind == "null":
         return None
+    if schema.get("format") == "binary":
+        return b"corpus"
+    if isinstance(schema.get("pattern"), str):
+        return find(from_regex(schema["pattern"], fullmatch=True), lambda _: True)
     text = {"date-time": "2026-01-05T08:00:00Z", "date": "2026-01-05"}.get(
         str(schema.get("format")), "sample"
     )
@@ -130,6 +137,7 @@ class Caller:
         self.client = client
         self.document = document
         self.ids: dict[str, Any] = {}  # path parameter name -> an id of a record
+        self.guessed = False  # the last call's arguments name a record made up
 
     def door(self, op: Operation) -> Callable[..., Any]:
         attribute = TAG_ATTRIBUTES[op.tag]
@@ -166,15 +174,34 @@ class Caller:
             self.ids[name] = items[0][resource.id_field]
         return self.ids[name]
 
+    def made_up(self, op: Operation, parameter: Parameter) -> Any:
+        """A value of the path parameter's schema (its pattern met) for an id that no
+        list or create of the spec gives."""
+        item = self.document.get(f"#/paths/{escape(op.path)}")
+        declared = [
+            *item.get("parameters", []),
+            *item[op.method.lower()].get("parameters", []),
+        ]
+        for node in declared:
+            node, _ = self.document.resolve(node)
+            if node.get("name") == parameter.name and node.get("in") == "path":
+                value = example(self.document, node.get("schema", {}))
+                if value not in (None, "sample", 1):
+                    return value
+        return UNKNOWN_NUMBER if parameter.kind in ("integer", "number") else UNKNOWN
+
     def arguments(self, op: Operation) -> dict[str, Any]:
+        self.guessed = False
         found: dict[str, Any] = {}
         for parameter in op.parameters:
             if parameter.name in ("pageNumber", "pageSize"):
                 continue
             if parameter.location == "path":
                 value = self.id_of(parameter.name)
-                if value == UNKNOWN and parameter.kind in ("integer", "number"):
-                    value = UNKNOWN_NUMBER
+                if value == UNKNOWN:
+                    # No record to name: a value its schema allows, that names none.
+                    value = self.made_up(op, parameter)
+                    self.guessed = True
             elif parameter.required:
                 value = sample(parameter)
             else:
@@ -214,10 +241,7 @@ class Caller:
         except service_api.ApiStatusError as exc:
             # Where no record of its resource can be found (no list, no create), the
             # declared 404 is the right answer.
-            given = arguments.values()
-            unknown = (
-                UNKNOWN in given or UNKNOWN_NUMBER in given
-            ) and "404" in op.answers
+            unknown = self.guessed and "404" in op.answers
             return {
                 "operation": op.operation_id,
                 "status": exc.status_code,
