@@ -116,6 +116,7 @@ class Page:
         bound = f"1 to {self.max_page_size}" if self.max_page_size else "1 or more"
         default = f"default {self.page_size}" if self.page_size else "no default"
         return f"{bound}, {default}"
+
     item: Any = attrs.field(default=None, repr=False, eq=False)
     """The generator's property of one item."""
 

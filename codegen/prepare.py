@@ -18,7 +18,9 @@ wire are unchanged.
    back its JSON name and sets its Python name.
 4. A default that is an object or an array (``default: {}`` beside an ``allOf``) is left
    out: the client never sends a default, and the generator cannot type one.
-5. A request body offered as XML and as another media type is sent as the other.
+5. A request body offered in several media types is sent as JSON where JSON is one of
+   them (the others could give the body's model too, and a door could not tell them
+   apart), else as any but XML.
 6. A header or cookie parameter whose schema is an array or an object is given as the
    text its style sends (``token: "1,2"``).
 
@@ -215,7 +217,10 @@ def _prepare_operation(
     body = _resolved(document, operation.get("requestBody"))
     content = body.get("content") if isinstance(body, dict) else None
     if isinstance(content, dict) and len(content) > 1:
-        kept = {m: v for m, v in content.items() if "xml" not in m}
+        # JSON where it is offered (several media of one model could not be told apart
+        # by the body's type), else every media but XML.
+        kept = {m: v for m, v in content.items() if m == "application/json"}
+        kept = kept or {m: v for m, v in content.items() if "xml" not in m}
         if kept and len(kept) < len(content):
             operation["requestBody"] = {**body, "content": kept}
 

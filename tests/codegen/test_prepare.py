@@ -115,6 +115,7 @@ def test_parameters_defaults_bodies_and_headers_the_generator_cannot_type(
             "content": {
                 "application/json": {"schema": {"type": "object"}},
                 "application/xml": {"schema": {"type": "object"}},
+                "application/x-www-form-urlencoded": {"schema": {"type": "object"}},
             }
         },
         "responses": {"200": {"description": "ok"}},

@@ -192,6 +192,7 @@ class Caller:
 
     def arguments(self, op: Operation) -> dict[str, Any]:
         self.guessed = False
+        hints = typing.get_type_hints(self.door(op))
         found: dict[str, Any] = {}
         for parameter in op.parameters:
             if parameter.name in ("pageNumber", "pageSize"):
@@ -206,7 +207,11 @@ class Caller:
                 value = sample(parameter)
             else:
                 continue
-            found[python_identifier(parameter.name)] = value
+            name = python_identifier(parameter.name)
+            if hints.get(name) is str and not isinstance(value, str):
+                # An array or object sent as text (a header's): its style's text.
+                value = ",".join(map(str, value)) if isinstance(value, list) else "1"
+            found[name] = value
         if op.body is not None:
             found["body"] = self.body(op)
         return found
@@ -258,6 +263,7 @@ class Caller:
             and resource
             and resource.id_field
             and resource.item_parameter
+            and hasattr(result, "__getitem__")
         ):
             self.ids[resource.item_parameter] = result[resource.id_field]
 
