@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 CODEGEN = Path(__file__).resolve().parents[2] / "codegen"
 
@@ -139,3 +140,36 @@ def test_parameters_defaults_bodies_and_headers_the_generator_cannot_type(
     assert list(done["requestBody"]["content"]) == ["application/json"]
     labels = prepared.document["components"]["schemas"]["Meta"]["properties"]["labels"]
     assert "default" not in labels
+
+
+def test_what_the_generator_cannot_carry_fails_naming_it(tmp_path: Path) -> None:
+    # An enum of an integer and a string: openapi-python-client makes no type of it.
+    from spec_copy import ROOT, SpecEditError, generate_copy
+
+    document = yaml.safe_load((ROOT / "openapi.yaml").read_text("utf-8"))
+    document["components"]["schemas"]["Mixed"] = {
+        "type": "object",
+        "properties": {"level": {"enum": [1, "one"]}},
+    }
+    document["paths"]["/mixed"] = {
+        "get": {
+            "operationId": "getMixed",
+            "tags": ["shipments"],
+            "responses": {
+                "200": {
+                    "description": "One.",
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": "#/components/schemas/Mixed"}
+                        }
+                    },
+                }
+            },
+        }
+    }
+    with pytest.raises(SpecEditError) as failed:
+        generate_copy(tmp_path / "copy", document)
+    said = str(failed.value)
+    assert "cannot generate the client:" in said
+    assert "/components/schemas/Mixed" in said
+    assert not (tmp_path / "copy" / "generated" / "service_api_client").exists()
