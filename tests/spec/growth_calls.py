@@ -210,7 +210,8 @@ class Caller:
             name = python_identifier(parameter.name)
             if hints.get(name) is str and not isinstance(value, str):
                 # An array or object sent as text (a header's): its style's text.
-                value = ",".join(map(str, value)) if isinstance(value, list) else "1"
+                text = ",".join(map(str, value)) if isinstance(value, list) else ""
+                value = text or "1"
             found[name] = value
         if op.body is not None:
             found["body"] = self.body(op)
@@ -246,7 +247,8 @@ class Caller:
         except service_api.ApiStatusError as exc:
             # Where no record of its resource can be found (no list, no create), the
             # declared 404 is the right answer.
-            unknown = self.guessed and "404" in op.answers
+            # A made-up id's 404, where the operation declares it (or any status).
+            unknown = self.guessed and bool({"404", "4XX", "default"} & set(op.answers))
             return {
                 "operation": op.operation_id,
                 "status": exc.status_code,
