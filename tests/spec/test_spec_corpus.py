@@ -50,7 +50,8 @@ _REGISTRY = (
 _MODELS = (
     "the model templates shadow a field by a local of from_dict: a field named d "
     "(GitHub's weeks), a field named as its model (error of error, embedding of "
-    "Embedding), a list field of a model named as a builtin's method (Box's entries)"
+    "Embedding), and a list field read through a helper typed object (Box's "
+    "Files.entries)"
 )
 _UNDECLARED_404 = (
     "the mock answers 404, which the operation does not declare, for an id no list or "
