@@ -31,6 +31,7 @@ from openapi_python_client.strings import (
 
 from service_api_spec import (
     PAGE_PARAMETERS,
+    Kind,
     Location,
     Operation,
     ParameterKind,
@@ -135,7 +136,7 @@ class Door:
     """
 
     name: str
-    kind: str
+    kind: Kind
     module: str
     tag: str
     endpoint: Endpoint = attrs.field(repr=False)

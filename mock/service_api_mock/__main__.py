@@ -31,7 +31,7 @@ __all__ = ["main", "parser"]
 _SETTINGS: tuple[tuple[str, type, str, str], ...] = (
     ("spec", Path, "PATH", "the OpenAPI document whose operations the mock serves"),
     ("token_ttl", float, "SECONDS", "lifetime of issued tokens, sent as expires_in"),
-    ("records", int, "N", "records of each resource per account (50 per page at most)"),
+    ("records", int, "N", "records of each resource per account"),
     ("seed", int, "S", "seed of data and faults"),
     ("latency_ms", float, "MS", "latency added to every request"),
     (

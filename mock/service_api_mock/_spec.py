@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import random
-import re
 from collections.abc import Mapping
 from http import HTTPStatus
 from pathlib import Path

@@ -179,7 +179,8 @@ class Resource:
     id_field: str | None
     """The field that identifies a record: the item path's parameter where the record has
     it, else its one ``...Id`` field (the parents' left out); None when neither is found."""
-    id_kind: str
+    id_kind: ParameterKind
+    """What its identifier's value is (``string`` where none is known)."""
     parent: str | None
     """The resource whose records this one's live under (``shipments`` of
     ``/shipments/{shipmentId}/events``), or None."""

@@ -436,7 +436,10 @@ def _is_collection(collection: str, members: list[_Draft]) -> bool:
         return True
     last = collection.rstrip("/").rpartition("/")[2]
     words = snake_case(last).split("_")
-    plural = bool(last) and "{" not in last and singular(words[-1]) != words[-1]
+    # "status" and "analysis" end in s but are no plurals.
+    noun = words[-1]
+    plural = singular(noun) != noun and not noun.endswith(("us", "is"))
+    plural = plural and bool(last) and "{" not in last
     return plural and any(d.method == "POST" for d in members)
 
 

@@ -22,9 +22,9 @@ examples:
 It sends at most --budget requests, GET and the token POST only (--allow-writes: it
 also creates, changes and deletes a record of its own), through the client of the
 connection options (service-api --help), for the first account: the first, a later and
-the last page of every list with pageSize 50 and above, a page past the end, gets of
-listed identifiers, and probes with no account header, an account of nobody, an
-invalid token. --write adds fields, widens types, adds nullability, declares the
+the last page of every list with the spec's largest pageSize and above, a page past
+the end, gets of listed identifiers, and probes with no account header, an account of
+nobody, an invalid token. --write adds fields, widens types, adds nullability, declares the
 statuses, content types and headers seen, and marks x-observed: DATE beside each
 x-assumed the check saw; it never removes or narrows, refuses a spec file changed since
 the check started, and a second --write against the same service changes nothing.

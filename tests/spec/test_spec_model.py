@@ -538,3 +538,11 @@ def test_kinds_shapes_and_locations_are_the_literal_types_named(grown: Spec) -> 
     odd = {"name": "x", "in": "body", "schema": {"type": "string"}}
     spec = spec_of({"/things": {"get": listing(parameters=[odd])}})
     assert spec.operation("listThings").parameter("x") is None
+
+
+@pytest.mark.parametrize("word", ["status", "analysis", "cancel", "search"])
+def test_a_post_on_a_word_that_is_no_plural_is_an_action(word: str) -> None:
+    posted = {"operationId": "act", "responses": answer(THING)}
+    spec = spec_of({f"/things/{{thingId}}/{word}": {"post": posted}})
+    assert spec.operation("act").kind == "other"
+    assert spec.resources == {}

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs kept
+from spec_copy import GROWTH, merged_spec
 
 from service_api_spec import (
     DIALECT,
@@ -220,7 +221,8 @@ def test_an_all_of_chain_requires_every_part(schemas: Schemas) -> None:
     assert not valid(schemas, "Dog", {k: v for k, v in dog.items() if k != "name"})
     assert not valid(schemas, "Dog", {**dog, "bark": "loud"})
     view = schemas.view("#/components/schemas/Dog")
-    assert set(view.properties) == {"name", "created", "petType", "bark"}
+    # The deepest parts' first, as a record lists them.
+    assert list(view.properties) == ["name", "created", "petType", "bark"]
     assert set(view.required) == {"name", "created", "petType"}
     assert view.types == ("object",)
     assert view.properties["created"].format == "date-time"
@@ -415,3 +417,35 @@ def test_json_pointers_are_unescaped_in_one_place() -> None:
     assert unescape("~01") == "~1"
     assert steps("#/paths/~1things~1{id}/get") == ["paths", "/things/{id}", "get"]
     assert steps("#") == []
+
+
+def test_a_3_0_document_reads_the_same() -> None:
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {},
+        "components": {"schemas": SCHEMAS},
+    }
+    old = read_spec(SpecDocument(document)).schemas
+    schema = old.json_schema("#/components/schemas/Old", "reading")
+    assert schema["properties"]["word"]["type"] == ["string", "null"]
+    assert schema["properties"]["gt"] == {"type": "number", "exclusiveMinimum": 0}
+    node = old.view("#/components/schemas/Node")
+    assert node.properties["children"].items is node
+
+
+def test_every_answer_and_body_of_the_grown_spec_is_a_valid_schema() -> None:
+    spec = read_spec(SpecDocument(merged_spec(GROWTH)))
+    checked = 0
+    for op in spec.operations:
+        places: list[tuple[str | None, Direction]] = [
+            (answer.pointer, "reading") for answer in op.answers.values()
+        ]
+        if op.body is not None:
+            places.append((op.body.pointer, "writing"))
+        for pointer, direction in places:
+            if pointer is not None:
+                schema = spec.schemas.json_schema(pointer, direction)
+                Draft202012Validator.check_schema(schema)
+                checked += 1
+    assert checked > len(spec.operations)  # answers and bodies were found
