@@ -229,7 +229,7 @@ class Caller:
             if getattr(choice, "__name__", "") == "File":
                 return choice(payload=io.BytesIO(b"corpus"), file_name="corpus.bin")
             if hasattr(choice, "from_dict") and isinstance(value, dict):
-                return choice.from_dict(value)
+                return _with_files(choice.from_dict(value), choice)
         return value
 
     def call(self, op: Operation) -> dict[str, Any]:
@@ -247,13 +247,15 @@ class Caller:
         except service_api.ApiStatusError as exc:
             # Where no record of its resource can be found (no list, no create), the
             # declared 404 is the right answer.
-            # A made-up id's 404, where the operation declares it (or any status).
+            # A made-up id's 404, where the operation declares it (or any status); an
+            # operation that declares no success answers one of the statuses it has.
             unknown = self.guessed and bool({"404", "4XX", "default"} & set(op.answers))
+            declared = op.success is None and str(exc.status_code) in op.answers
             return {
                 "operation": op.operation_id,
                 "status": exc.status_code,
                 "arguments": repr(arguments),
-                "ok": unknown and exc.status_code == 404,
+                "ok": (unknown and exc.status_code == 404) or declared,
             }
         self.remember(op, result)
         return {"operation": op.operation_id, "type": type(result).__name__, "ok": good}
@@ -268,6 +270,25 @@ class Caller:
             and hasattr(result, "__getitem__")
         ):
             self.ids[resource.item_parameter] = result[resource.id_field]
+
+
+def _with_files(model: Any, kind: Any) -> Any:
+    """``model`` with each field its class types as a file (a binary part of a
+    multipart body) holding a File: a model may keep the bytes it was given as they
+    are."""
+    hints = typing.get_type_hints(kind)
+    for name, hint in hints.items():
+        value = getattr(model, name, None)
+        if isinstance(value, bytes) and "File" in str(hint):
+            file = next(h for h in _flat(hint) if getattr(h, "__name__", "") == "File")
+            setattr(
+                model, name, file(payload=io.BytesIO(value), file_name="corpus.bin")
+            )
+    return model
+
+
+def _flat(hint: Any) -> list[Any]:
+    return [hint, *(a for arg in typing.get_args(hint) for a in _flat(arg))]
 
 
 def _fits(result: Any, annotation: Any) -> bool:
