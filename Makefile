@@ -181,6 +181,7 @@ mock: | $(VENV)/.installed
 fuzz: | $(VENV)/.installed
 	FUZZ_EXAMPLES=1000 FUZZ_STATEFUL_EXAMPLES=200 $(BIN)/pytest -p no:logging -s -q --timeout=1800 tests/mock/test_mock_fuzz.py
 	GROWTH_EXAMPLES=20 $(BIN)/pytest -q --timeout=1800 tests/spec/test_spec_growth.py
+	CORPUS=all $(BIN)/pytest -q --timeout=3600 tests/spec/test_spec_corpus.py
 
 # Chaos export at full size: 3 accounts x 5,000 records through 20 % 503/429, 5 %
 # dropped connections, 0-30 ms latency, 3 s tokens and periodic revocation, sync and

@@ -43,12 +43,20 @@ __all__ = [
     "CLIENT_ATTRIBUTES",
     "Door",
     "Facts",
+    "GenerationError",
     "ListEntry",
     "ListParameter",
     "Page",
+    "RecordField",
+    "RecordModel",
     "TagDoors",
     "client_attribute",
 ]
+
+
+class GenerationError(RuntimeError):
+    """The generator cannot carry a part of the spec: its message names it."""
+
 
 # The options of every list door (service_api's PageOptions): a parameter of the same
 # Python name cannot be passed on through the pager, and is left out of the door.
@@ -79,11 +87,24 @@ CLIENT_ATTRIBUTES = frozenset(
         "with_options",
     ]
 )
-# Methods of every model: a field of one of these names gets a ``_`` after its
-# attribute's name, as the generator does for Python's own names (``from_``).
+# Methods of every model (the package's records.Record): a field of one of these names
+# gets a ``_`` after its attribute's name, as the generator does for Python's own names
+# (``from_``).
 MODEL_METHODS = frozenset(
     ["get", "keys", "to_dict", "from_dict", "to_multipart", "additional_properties"]
 )
+# The kind (records.py) of each of the generator's simple properties, by its template.
+# The field tables name them through the module (``_records.STRING``): a model may be
+# named as any of them.
+_KINDS = {
+    "int_property.py.jinja": "_records.INTEGER",
+    "float_property.py.jinja": "_records.NUMBER",
+    "boolean_property.py.jinja": "_records.BOOLEAN",
+    "datetime_property.py.jinja": "_records.DATE_TIME",
+    "date_property.py.jinja": "_records.DATE",
+    "uuid_property.py.jinja": "_records.UUID",
+}
+_KINDS_BY_CLASS = {"StringProperty": "_records.STRING", "NoneProperty": "_records.NULL"}
 # ``list[...]`` in a class that has a method ``list`` is that method (at run time and
 # for mypy): the resource classes write ``builtins.list[...]``.
 _LIST = re.compile(r"(?<![\w.])list\[")
@@ -91,13 +112,14 @@ _LIST = re.compile(r"(?<![\w.])list\[")
 
 @attrs.frozen
 class Page:
-    """What a list door pages through: the page model, the item model, and the item's
-    attribute that identifies it (None: none is known)."""
+    """What a list door pages through: the page model, the item model (or, for items
+    that are a oneOf/anyOf of models, the union of them: ``item_module`` is then None),
+    and the item's attribute that identifies it (None: none is known)."""
 
     page_class: str
     page_module: str
     item_class: str
-    item_module: str
+    item_module: str | None
     id_attribute: str | None
     page_size: int | None = None
     """Records per page when none is named: the spec's default, else its maximum."""
@@ -111,6 +133,9 @@ class Page:
         default = f"default {self.page_size}" if self.page_size else "no default"
         return f"{bound}, {default}"
 
+    item: Any = attrs.field(default=None, repr=False, eq=False)
+    """The generator's property of one item."""
+
 
 @attrs.frozen
 class Door:
@@ -118,9 +143,11 @@ class Door:
 
     ``arguments`` are its keyword-only parameters as declared (``shipment_id: str``),
     ``passed`` their names, passed on to the module's ``_get_kwargs``; ``returns`` the
-    type of the success's model (``None``: no body); ``success`` the statuses of a
-    success, as ``range(*success)``; ``page`` what a list door pages through (None for
-    any other door, which sends one request).
+    type of what a success reads: the union of the models of every 2xx answer the
+    operation declares (``None`` for one without a body: a 200 with a record or a 202
+    with none is ``Record | None``); ``success`` the statuses of a success, as Python
+    (``range(200, 201)``, ``(200, 201)``); ``page`` what a list door pages through (None
+    for any other door, which sends one request).
     """
 
     name: str
@@ -129,8 +156,10 @@ class Door:
     tag: str
     endpoint: Endpoint = attrs.field(repr=False)
     answer: Response | None = attrs.field(repr=False)
-    """The generator's answer of the success (None: none is declared)."""
-    success: tuple[int, int]
+    """The generator's answer of the first success (None: none is declared)."""
+    answers: tuple[Response, ...] = attrs.field(repr=False)
+    """The generator's answers of every success."""
+    success: str
     status: str
     returns: str
     returns_text: str
@@ -144,6 +173,9 @@ class Door:
     summary: str
     """The operation's summary, as a docstring may hold it (else its module's name)."""
     page: Page | None = None
+    answer_headers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The headers each answer of the operation declares, by status key (``"200"``,
+    ``"4XX"``), lower case: the client tells any other it meets as drift."""
 
     def usage(self, awaited: bool) -> str:
         """An example of a call, for a docstring.
@@ -211,28 +243,54 @@ class ListEntry:
 
 
 @attrs.frozen
+class RecordField:
+    """One declared field of a model, as its class declares it and its field table
+    lists it (``records.Field``).
+
+    ``attribute`` is the generator's Python name, with a ``_`` after it for a name of a
+    model's method (``keys_``); ``declaration`` the class body's line; ``docstring`` its
+    line of the class docstring; ``table`` the ``Field(...)`` of the field table."""
+
+    name: str
+    attribute: str
+    required: bool
+    declaration: str
+    docstring: str
+    table: str
+
+
+@attrs.frozen
+class RecordModel:
+    """What a model's module says beyond the generator's parse: its fields (in the
+    spec's order), the type of ``additional_properties``, and the keywords of its field
+    table's ``_declare`` call beyond the fields."""
+
+    fields: tuple[RecordField, ...]
+    extra_type: str
+    declare: str
+
+
+@attrs.frozen
 class Facts:
     """Every fact the templates need, by what they loop over.
 
     ``doors``: by endpoint module; ``tags``: by tag module (only tags with a door);
-    ``lists``: the registry's entries, sorted by name; ``secret_fields``: by model class,
-    the JSON names of fields whose schema says ``format: password`` (left out of the
-    record's repr); ``notes``: what could not be given a door, and why.
+    ``lists``: the registry's entries, sorted by name; ``records``: by model class, its
+    fields and field table; ``notes``: what could not be given a door, and why.
     """
 
     doors: Mapping[str, Door]
     tags: Mapping[str, TagDoors]
     lists: tuple[ListEntry, ...]
-    secret_fields: Mapping[str, tuple[str, ...]]
+    records: Mapping[str, RecordModel]
     notes: tuple[str, ...]
     tag_attributes: Mapping[str, str] = attrs.field(factory=dict)
     """The client's attribute of each tag of the spec with a door, by the tag's name."""
 
     @classmethod
     def read(cls, spec: Spec, openapi: GeneratorData) -> Facts:
-        """The facts of ``spec`` as ``openapi`` (the generator's parse) generates it.
-        Fields named as a model's methods are renamed here, in the parse, first."""
-        _rename_fields(openapi)
+        """The facts of ``spec`` as ``openapi`` (the generator's parse) generates it;
+        the parse is read, never changed."""
         reader = _Reader(spec, openapi)
         tags = {}
         for module, collection in openapi.endpoint_collections_by_tag.items():
@@ -254,7 +312,9 @@ class Facts:
             doors=found,
             tags=tags,
             lists=tuple(sorted(reader.entries, key=lambda entry: entry.name)),
-            secret_fields=_secret_fields(openapi),
+            records=_records(
+                openapi, {d.page.page_class for d in found.values() if d.page}
+            ),
             notes=tuple([*reader.notes, *notes]),
             tag_attributes={
                 name: client_attribute(tag)
@@ -288,7 +348,8 @@ class _Reader:
             yield self.door(name, operation, endpoint)
 
     def door(self, name: str, operation: Operation, endpoint: Endpoint) -> Door:
-        response = _success(operation, endpoint)
+        answers = _successes(operation, endpoint)
+        response = answers[0] if answers else None
         page = self.page(operation, response) if operation.kind == "list" else None
         parameters = list(endpoint.path_parameters)
         arguments = [_code(p.to_string()) for p in parameters]
@@ -300,16 +361,22 @@ class _Reader:
             if where == "path" or (page and _is_page_parameter(parameter, where)):
                 continue
             if page is not None and parameter.python_name in PAGER_OPTIONS:
-                self.notes.append(
-                    f"{operation.operation_id}: its parameter {parameter.python_name} is "
-                    "a pager option's name: not offered by its list door"
+                # A pager option's name: the parameter's gets a ``_`` (``page_size_``).
+                renamed = PythonIdentifier(
+                    f"{parameter.python_name}_", prefix="", skip_snake_case=True
                 )
-                continue
+                object.__setattr__(parameter, "python_name", renamed)
             parameters.append(parameter)
             arguments.append(_code(parameter.to_string()))
-        returns = "None"
-        if response is not None and response.source["attribute"] != "None":
-            returns = _code(response.prop.get_type_string())
+        types = [
+            "None"
+            if r.source["attribute"] == "None"
+            else _code(r.prop.get_type_string())
+            for r in answers
+        ]
+        # None last, once: ``Record | None``.
+        kinds = [*dict.fromkeys(t for t in types if t != "None")]
+        returns = " | ".join(kinds + (["None"] if "None" in types or not kinds else []))
         door = Door(
             name=name,
             kind=operation.kind,
@@ -317,8 +384,9 @@ class _Reader:
             tag=client_attribute(self.spec.tags[operation.tag]),
             endpoint=endpoint,
             answer=response,
-            success=_statuses(response),
-            status=response.status_code.pattern if response else "2XX",
+            answers=tuple(answers),
+            success=_statuses(answers),
+            status=" or ".join(r.status_code.pattern for r in answers) or "2XX",
             returns=_outside_class(returns),
             returns_text=returns,
             arguments=tuple(_outside_class(a) for a in arguments),
@@ -327,9 +395,21 @@ class _Reader:
             example=_example(parameters),
             summary=safe_for_docstring(_raw(endpoint.summary) or str(endpoint.name)),
             page=page,
+            answer_headers=tuple(
+                (key, tuple(sorted(h.lower() for h in answer.headers)))
+                for key, answer in operation.answers.items()
+            ),
         )
         if page is not None and operation.resource is not None:
-            self.entries.append(self.entry(operation, door))
+            if page.item_module is not None:
+                self.entries.append(self.entry(operation, door))
+            else:
+                # The registry names one item model; a union of models has none yet.
+                self.notes.append(
+                    f"{operation.operation_id}: its items are a union of models: a "
+                    "pager door, but no entry of LIST_ENDPOINTS (the command line and "
+                    "dlt do not list it)"
+                )
         return door
 
     def page(self, operation: Operation, response: Response | None) -> Page | None:
@@ -342,28 +422,43 @@ class _Reader:
         )
         inner = getattr(data, "inner_property", None)
         item = self.models.get(_class_name(inner))
-        if page is None or item is None:
-            self.notes.append(
-                f"{operation.operation_id}: its page or its items are no model: "
-                "a door of one request instead of a pager"
+        # Items that are a oneOf/anyOf of models: the pager's items are their union.
+        variants = [
+            self.models.get(_class_name(p))
+            for p in getattr(inner, "inner_properties", None) or []
+        ]
+        if page is None or (item is None and not variants):
+            raise GenerationError(
+                f"{operation.operation_id}: the page of its answer or the items of its "
+                "`data` are no object schema the generator could make a model of"
             )
-            return None
+        if item is None and None in variants:
+            raise GenerationError(
+                f"{operation.operation_id}: the items of its `data` are a oneOf/anyOf "
+                "whose branches are not all object schemas"
+            )
         resource = self.spec.resources[str(operation.resource)]
-        id_attribute = next(
-            (
-                p.python_name
-                for p in _properties(item)
-                if _raw(p.name) == resource.id_field
-            ),
-            None,
-        )
+        models = [item] if item is not None else variants
+        ids = {
+            _attribute(p)
+            for model in models
+            for p in _properties(model)
+            if _raw(p.name) == resource.id_field
+        }
+        # The id attribute only where every kind of item has it, under one name.
+        id_attribute = ids.pop() if len(ids) == 1 else None
         sizes = operation.page_size
         return Page(
             page_class=str(page.class_info.name),
             page_module=str(page.class_info.module_name),
-            item_class=str(item.class_info.name),
-            item_module=str(item.class_info.module_name),
-            id_attribute=None if id_attribute is None else str(id_attribute),
+            item_class=(
+                str(item.class_info.name)
+                if item is not None
+                else " | ".join(str(m.class_info.name) for m in variants if m)
+            ),
+            item_module=None if item is None else str(item.class_info.module_name),
+            id_attribute=id_attribute,
+            item=inner,
             page_size=sizes.default if sizes else None,
             max_page_size=sizes.maximum if sizes else None,
         )
@@ -413,23 +508,32 @@ def client_attribute(tag: Tag) -> str:
     return f"{tag.module}_api" if tag.module in CLIENT_ATTRIBUTES else tag.module
 
 
-def _success(operation: Operation, endpoint: Endpoint) -> Response | None:
-    """The generator's answer of the operation's success (None: it declares none, or
-    the generator left it out)."""
+def _successes(operation: Operation, endpoint: Endpoint) -> list[Response]:
+    """The generator's answers of every success the operation declares, the model's
+    success first: each 2xx answer (none: it declares none)."""
     if operation.success is None:
-        return None
-    status = operation.success.status
-    return next(
-        (r for r in endpoint.responses.patterns if r.status_code.pattern == status),
-        None,
-    )
+        return []
+    first = operation.success.status
+    found = [
+        r
+        for r in endpoint.responses.patterns
+        if r.status_code.range is not None and 200 <= r.status_code.range[0] < 300
+    ]
+    return sorted(found, key=lambda r: r.status_code.pattern != first)
 
 
-def _statuses(response: Response | None) -> tuple[int, int]:
-    if response is None or response.status_code.range is None:
-        return (200, 300)
-    low, high = response.status_code.range
-    return (low, high + 1)
+def _statuses(answers: Iterable[Response]) -> str:
+    """The statuses of a success, as the Python a door passes to ``_answer``."""
+    ranges = sorted(r.status_code.range for r in answers if r.status_code.range)
+    if not ranges:
+        return "range(200, 300)"
+    if len(ranges) == 1:
+        low, high = ranges[0]
+        return f"range({low}, {high + 1})"
+    if all(low == high for low, high in ranges):
+        return "(" + ", ".join(str(low) for low, _ in ranges) + ")"
+    parts = ", ".join(f"*range({low}, {high + 1})" for low, high in ranges)
+    return f"({parts})"
 
 
 def _body(endpoint: Endpoint) -> str:
@@ -468,13 +572,18 @@ def _imports(doors: Iterable[Door]) -> tuple[str, ...]:
         if door.page is not None:
             lines.add("from collections.abc import Callable, Hashable")
             lines.add("from ...doors import ListPager")
-            for name, module in (
-                (door.page.page_class, door.page.page_module),
-                (door.page.item_class, door.page.item_module),
-            ):
+            lines.add(
+                f"from ...models.{door.page.page_module} import {door.page.page_class}"
+            )
+            if door.page.item_module is not None:
+                module, name = door.page.item_module, door.page.item_class
                 lines.add(f"from ...models.{module} import {name}")
-        elif door.answer is not None and door.returns != "None":
-            properties.append(door.answer.prop)
+            else:
+                properties.append(door.page.item)
+        else:
+            properties += [
+                a.prop for a in door.answers if a.source["attribute"] != "None"
+            ]
         for prop in properties:
             lines.update(prop.get_imports(prefix="..."))
             lines.update(prop.get_lazy_imports(prefix="..."))
@@ -483,19 +592,88 @@ def _imports(doors: Iterable[Door]) -> tuple[str, ...]:
     return tuple(sorted(lines))
 
 
-def _rename_fields(openapi: GeneratorData) -> None:
-    """A field named as a method of the models (``get``, ``keys``, ...) gets a ``_``
-    after its attribute's name; its JSON name is unchanged (``record["keys"]``)."""
+def _attribute(prop: Any) -> str:
+    """The attribute of a model's field: the generator's Python name, with a ``_``
+    after a name of a model's method (its JSON name is unchanged: ``record["keys"]``)."""
+    name = str(prop.python_name)
+    return f"{name}_" if name in MODEL_METHODS else name
+
+
+def _kind(prop: Any) -> str:
+    """The kind of ``prop`` as the field table writes it (records.py): ``STRING``,
+    ``list_of(model(ShipmentLeg))``, ``union(NULL, DATE_TIME)``..."""
+    template = prop.template
+    if template in _KINDS:
+        return _KINDS[template]
+    if type(prop).__name__ in _KINDS_BY_CLASS:
+        return _KINDS_BY_CLASS[type(prop).__name__]
+    if template == "literal_enum_property.py.jinja":
+        values = sorted(prop.values, key=repr)
+        return f"_records.enum({', '.join(repr(v) for v in values)})"
+    if type(prop).__name__ == "ConstProperty":
+        return f"_records.enum({prop.value.raw_value!r})"
+    if template == "model_property.py.jinja":
+        return f"_records.model({prop.class_info.name})"
+    if template == "list_property.py.jinja":
+        return f"_records.list_of({_kind(prop.inner_property)})"
+    if template == "union_property.py.jinja":
+        arms = ", ".join(_kind(arm) for arm in prop.inner_properties)
+        return f"_records.union({arms})"
+    # Any value (a file, any other kind): kept as sent, never refused.
+    return "_records.ANY"
+
+
+def _records(openapi: GeneratorData, pages: set[str]) -> dict[str, RecordModel]:
+    """Each model's fields and field table; ``pages``: the page envelopes' classes,
+    whose required fields the pager needs (``strict``)."""
+    found = {}
+    secrets = _secret_fields(openapi)
     for model in openapi.models:
+        name = str(model.class_info.name)
+        fields = []
         for prop in _properties(model):
-            if prop.python_name in MODEL_METHODS:
-                renamed = PythonIdentifier(
-                    f"{prop.python_name}_", prefix="", skip_snake_case=True
+            json_name = _raw(prop.name)
+            attribute = _attribute(prop)
+            declared = _code(prop.to_string())
+            docstring = str(prop.to_docstring())
+            if attribute != prop.python_name:  # the generator's name, renamed
+                declared = attribute + declared[len(prop.python_name) :]
+                docstring = attribute + docstring[len(prop.python_name) :]
+            flags = ", required=True" if prop.required else ""
+            if json_name in secrets.get(name, ()):
+                flags += ", secret=True"
+            fields.append(
+                RecordField(
+                    name=json_name,
+                    attribute=attribute,
+                    required=bool(prop.required),
+                    declaration=declared,
+                    docstring=docstring,
+                    table=(
+                        f"_records.Field({json_name!r}, {attribute!r}, "
+                        f"{_kind(prop)}{flags})"
+                    ),
                 )
-                object.__setattr__(prop, "python_name", renamed)
+            )
+        extra = model.additional_properties
+        declare, extra_type = [], "Any"
+        if extra and type(extra).__name__ != "AnyProperty":
+            declare.append(f"extra={_kind(extra)}")
+            declare.append("undeclared_drift=False")  # a map: its keys are its data
+            extra_type = _code(extra.get_type_string())
+        if name in pages:
+            declare.append("strict=True")
+        found[name] = RecordModel(
+            fields=tuple(fields),
+            extra_type=extra_type,
+            declare=", ".join(declare),
+        )
+    return found
 
 
 def _secret_fields(openapi: GeneratorData) -> dict[str, tuple[str, ...]]:
+    """By model class, the JSON names of its fields whose schema says
+    ``format: password`` (never in a record's repr)."""
     found = {}
     for model in openapi.models:
         schemas = (model.data.properties or {}).items()

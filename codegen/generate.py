@@ -12,7 +12,8 @@ Usage (``make generate`` runs it)::
    type, the page and item models of a list, ...) are computed from the model
    (codegen/facts.py) and put into the templates' globals, and the templates
    (codegen/templates: copies of the generator's own that call the project's) render
-   the package. An operation the generator leaves out is said, not fatal.
+   the package. Names the generator would give twice are made distinct first, by the
+   rules of codegen/prepare.py; what it still cannot carry stops here, its place named.
 4. The hand-written modules of codegen/package are copied in as they are.
 5. DEST/service_api_client is replaced only once the whole package is written.
 
@@ -32,20 +33,18 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from facts import Facts
-from openapi_python_client import Project, _get_project_for_url_or_path
+from facts import Facts, GenerationError
+from openapi_python_client import Project, _get_document
 from openapi_python_client.config import Config, ConfigFile, MetaType
-from openapi_python_client.parser.errors import ErrorLevel, GeneratorError
+from openapi_python_client.parser.errors import GeneratorError
+from openapi_python_client.parser.openapi import GeneratorData
+from prepare import Prepared
 from validate import InvalidSpec, check_spec
 
 from service_api_spec import SpecError, read_document, read_spec
 
 CODEGEN = Path(__file__).resolve().parent
 PACKAGE = "service_api_client"
-
-
-class GenerationError(RuntimeError):
-    """The generator could not write the package: its message says why."""
 
 
 def generate(spec: Path, dest: Path) -> list[str]:
@@ -73,14 +72,14 @@ def generate(spec: Path, dest: Path) -> list[str]:
             tag_doors=facts.tags,
             list_entries=facts.lists,
             tag_attributes=facts.tag_attributes,
-            secret_fields=facts.secret_fields,
+            records=facts.records,
         )
         with contextlib.redirect_stdout(io.StringIO()):  # its "Generating ..." line
             problems = project.build()
-        notes = [_say(p) for p in problems if p.level == ErrorLevel.WARNING]
-        errors = [_say(p) for p in problems if p.level != ErrorLevel.WARNING]
-        if errors:
-            raise GenerationError("\n".join(errors + notes))
+        # What openapi-python-client leaves out (a schema, an operation, an answer) is
+        # never a note: make fails, naming the place.
+        if problems:
+            raise GenerationError("\n".join(_say(p) for p in problems))
         package = project.package_dir
         for module in sorted((CODEGEN / "package").glob("*.py")):
             shutil.copyfile(module, package / module.name)
@@ -91,7 +90,7 @@ def generate(spec: Path, dest: Path) -> list[str]:
             (dest / PACKAGE).rename(old)
         shutil.move(str(package), str(dest / PACKAGE))
         shutil.rmtree(old, ignore_errors=True)
-    return [*facts.notes, *notes]
+    return list(facts.notes)
 
 
 def _project(spec: Path, output: Path) -> Project:
@@ -103,14 +102,27 @@ def _project(spec: Path, output: Path) -> Project:
         overwrite=True,
         output_path=output,
     )
-    project = _get_project_for_url_or_path(config, CODEGEN / "templates")
-    if isinstance(project, GeneratorError):
-        raise GenerationError(_say(project))
-    return project
+    document = _get_document(source=spec, timeout=config.http_timeout)
+    if isinstance(document, GeneratorError):
+        raise GenerationError(_say(document))
+    # Names the generator would give twice are made distinct first (codegen/prepare.py).
+    prepared = Prepared.of(document)
+    openapi = GeneratorData.from_dict(prepared.document, config=config)
+    if isinstance(openapi, GeneratorError):
+        raise GenerationError(_say(openapi))
+    prepared.restore(openapi)
+    return Project(
+        openapi=openapi, custom_template_path=CODEGEN / "templates", config=config
+    )
 
 
 def _say(problem: GeneratorError) -> str:
-    return " ".join(str(part) for part in (problem.header, problem.detail) if part)
+    return " ".join(_text(part) for part in (problem.header, problem.detail) if part)
+
+
+def _text(part: object) -> str:
+    """The generator's text, with the spec's names it keeps apart spelled out."""
+    return str(getattr(part, "get_untrusted_value", lambda: part)())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

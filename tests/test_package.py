@@ -20,6 +20,7 @@ PACKAGES = [
 
 #: The public names of ``service_api``, re-exported in the ``import X as X`` form.
 SERVICE_API = [
+    "AnswerObserver",
     "ApiConnectionError",
     "ApiStatusError",
     "ApiTimeoutError",

@@ -1,6 +1,7 @@
 """Case 1: sequential iteration. Raw httpx over dicts, generated pages looped by hand,
 ``paginate`` with ``for`` and with ``async for`` (the variant still called ``apaginate``,
-so that results compare across runs).
+so that results compare across runs), and ``paginate`` with no drift check
+(``Client(check_drift=False)``): what noticing drift from the spec costs.
 
 Example::
 
@@ -72,7 +73,7 @@ def _by_hand(mock: MockProcess, size: int) -> Runner:
     return run
 
 
-def _paginate(mock: MockProcess, size: int) -> Runner:
+def _paginate(mock: MockProcess, size: int, check_drift: bool = True) -> Runner:
     def run(pages: int | None = None) -> Sample:
         limit = None if pages is None else pages * size
 
@@ -83,7 +84,7 @@ def _paginate(mock: MockProcess, size: int) -> Runner:
                 seen += 1 if item.shipment_id else 0
             return seen
 
-        with mock_client(mock) as client:
+        with mock_client(mock, check_drift=check_drift) as client:
             return measure(loop)
 
     return run
@@ -121,6 +122,7 @@ def _ratios(samples: dict[str, list[Sample]]) -> dict[str, float]:
         ("apaginate", "generated_by_hand"),
         ("generated_by_hand", "raw_httpx"),
         ("paginate", "raw_httpx"),
+        ("paginate", "paginate_unchecked"),
     ]
     for a, b in pairs:
         rounds = list(zip(samples[a], samples[b], strict=True))
@@ -148,6 +150,7 @@ def _samples(mock: MockProcess, sizes: Sizes) -> tuple[dict[str, list[Sample]], 
         "generated_by_hand": _by_hand(mock, size),
         "paginate": _paginate(mock, size),
         "apaginate": _apaginate(mock, size),
+        "paginate_unchecked": _paginate(mock, size, check_drift=False),
     }
     # Warming up needs a few pages, not the whole set: that would double the case's time.
     warm_pages = max(1, min(sizes.sequential_records // size, 20))
@@ -185,6 +188,7 @@ def run(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
     )
     model_cost = _model_cost(mock, sizes.page_size, sizes.model_cost_loops)
     c_over_b = ratios["paginate/generated_by_hand wall"]
+    drift_cost = ratios["paginate/paginate_unchecked cpu"]
     return {
         "records": sizes.sequential_records,
         "pages": math.ceil(sizes.sequential_records / sizes.page_size),
@@ -203,6 +207,12 @@ def run(mock: MockProcess, sizes: Sizes) -> dict[str, Any]:
                 c_over_b,
                 limit="<= 1.10",
                 met=c_over_b <= 1.10,
-            )
+            ),
+            target(
+                "drift check within 1.05x of paginate without it (cpu)",
+                drift_cost,
+                limit="<= 1.05",
+                met=drift_cost <= 1.05,
+            ),
         ],
     }

@@ -69,17 +69,23 @@ def _usable_token(answer: Any, base_url: str) -> tuple[TokenResponse, int]:
         raise service_api.ApiStatusError(
             f"POST {url} answered {status}{hint}", status_code=status
         )
-    # The model's fields are as the JSON had them: the spec says strings, and a JSON
-    # integer expires_in is accepted too.
-    lifetime = str(token.expires_in).strip()
+    # The fields as the JSON had them (by JSON name: a value that does not fit the
+    # model is kept as sent): the spec says strings, a JSON integer expires_in is
+    # accepted too.
+    lifetime = str(token.get("expires_in")).strip()
+    if token.get("token_type") != "Bearer":  # kept as sent by the model, not refused
+        raise service_api.TokenResponseError(
+            f"the answer of POST {url} is not a JSON object with an "
+            "access_token, token_type Bearer and expires_in"
+        )
     # A token is a header value: printable ASCII without spaces.
-    if not re.fullmatch(r"[!-~]+", str(token.access_token)):
+    if not re.fullmatch(r"[!-~]+", str(token.get("access_token"))):
         raise service_api.TokenResponseError(
             f"the answer of POST {url} has no usable access_token"
         )
     if not re.fullmatch(r"0*[1-9][0-9]{0,8}", lifetime):
         raise service_api.TokenResponseError(
-            f"the token response's expires_in is {token.expires_in!r:.40}, "
+            f"the token response's expires_in is {token.get('expires_in')!r:.40}, "
             "not a whole number of seconds (1 or more)"
         )
     return token, int(lifetime)
@@ -104,7 +110,7 @@ def run_token(job: TokenJob) -> int:
     answer = _ask_token(job.connection)
     token, lifetime = _usable_token(answer, job.connection.base_url)
     expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=lifetime)
-    print(f"token_type: {token.token_type}")
+    print(f"token_type: {token.get('token_type')}")
     print(f"expires_in: {lifetime} s (at {expires.isoformat(timespec='seconds')})")
     if job.show_token:
         print(f"access_token: {token.access_token}")

@@ -29,6 +29,7 @@ import httpx
 
 import service_api
 from service_api_cli._exit_codes import UsageError, say
+from service_api_client import drift
 
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 
@@ -286,6 +287,10 @@ def make_client(connection: Connection) -> service_api.Client:
     """
     options = connection.options
     try:
+        if observed := os.environ.get("SERVICE_API_OBSERVE", "").strip():
+            from service_api_speccheck import Observer  # the spec extra's
+
+            options = {**options, "observe": Observer(observed)}
         return service_api.Client(
             connection.base_url,
             connection.client_id,
@@ -306,3 +311,15 @@ def make_client(connection: Connection) -> service_api.Client:
         # in a missing or read-only directory, a token file that is not one).
         what = "unusable store" if isinstance(exc, OSError) else "invalid setting"
         raise UsageError(_without_secrets(f"{what}: {exc}", options)) from None
+
+
+def say_drift(client: service_api.Client | None) -> None:
+    """The last line of ``list`` and ``load``: where the answers differed from the spec
+    (``client.drift``), if they did.
+
+    Example::
+
+        say_drift(client)  # service-api: the answers differed from the spec at 1 place: ...
+    """
+    if client is not None and (line := drift.summary(client.drift)):
+        say(line)

@@ -29,7 +29,7 @@ import attrs
 from rich.console import Console
 
 import service_api
-from service_api_cli._connection import make_client
+from service_api_cli._connection import make_client, say_drift
 from service_api_cli._exit_codes import (
     ExitCode,
     UsageError,
@@ -321,7 +321,9 @@ def run_list(job: ListJob) -> int:
         error = error or exc
     if error is None and refused:
         error = refused[0]
-    return _report(job, sink, error, elapsed=time.monotonic() - began)
+    code = _report(job, sink, error, elapsed=time.monotonic() - began)
+    say_drift(client)  # the last line: where the answers differed from the spec
+    return code
 
 
 def _account_summary(state: AccountState) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import service_api
-from service_api_cli._connection import make_client
+from service_api_cli._connection import make_client, say_drift
 from service_api_cli._exit_codes import (
     ExitCode,
     UsageError,
@@ -246,6 +246,7 @@ def run_load(job: LoadJob) -> int:
         except (service_api.ServiceApiError, KeyboardInterrupt) as exc:
             return _stopped(pipeline, before, exc, began=began)
     say(_summary(pipeline, before, time.monotonic() - began))
+    say_drift(client)  # the last line: where the answers differed from the spec
     refused = len(accounts) < len(job.accounts)
     return ExitCode.PERMISSION if refused else ExitCode.OK
 

@@ -18,7 +18,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Generator, Sequence
+from collections.abc import AsyncGenerator, Container, Generator, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -148,11 +148,11 @@ class ClientDoors:
         return cause or errors.UnexpectedStatus(response.status_code, response.content)
 
     def _answer(
-        self, response: httpx.Response, operation: ModuleType, success: range
+        self, response: httpx.Response, operation: ModuleType, success: Container[int]
     ) -> Any:
         """What ``operation`` reads from ``response`` if its status is in ``success``
-        (the door declares its type); else the error of :meth:`_unexpected_answer` is
-        raised."""
+        (every 2xx the operation declares: the door declares the union of their types);
+        else the error of :meth:`_unexpected_answer` is raised."""
         if response.status_code not in success:
             raise self._unexpected_answer(response)
         try:

@@ -36,11 +36,12 @@ from service_api._pagination import (
     Pages,
     paginate,
 )
-from service_api._protocols import StoredToken, TokenStore
+from service_api._protocols import AnswerObserver, StoredToken, TokenStore
 from service_api._retry import RetryPolicy
 
 #: Every public name, sorted (as ``sorted()`` sorts: upper case first).
 __all__ = [
+    "AnswerObserver",
     "ApiConnectionError",
     "ApiStatusError",
     "ApiTimeoutError",

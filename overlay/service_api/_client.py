@@ -19,7 +19,7 @@ import itertools
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import EllipsisType
 from typing import Any, NoReturn, Self, cast
 
@@ -32,7 +32,7 @@ from service_api._auth import TokenAuth
 from service_api._logs import log_response, logger
 from service_api._pagination import Pager
 from service_api._pools import SharedResources
-from service_api._protocols import TokenStore
+from service_api._protocols import AnswerObserver, TokenStore
 from service_api._retry import (
     RetryPolicy,
     first_contact_policy,
@@ -41,14 +41,13 @@ from service_api._retry import (
     sleep_for,
 )
 from service_api._transport import ACCOUNT_HEADER, DEFAULT_MAX_RESPONSE_BYTES
+from service_api_client.drift import Drift, DriftLog
 
 #: The variables ``Client()`` reads for a setting it is not given (as the CLI does).
 ENV_BASE_URL = "SERVICE_API_BASE_URL"
 ENV_CLIENT_ID = "SERVICE_API_CLIENT_ID"
 ENV_CLIENT_SECRET = "SERVICE_API_CLIENT_SECRET"  # noqa: S105 - a variable name, not a secret
 ENV_ACCOUNT_ID = "SERVICE_API_ACCOUNT_ID"
-#: Where ``Client()`` keeps the shapes of the answers it reads when not given ``observe``.
-ENV_OBSERVE = "SERVICE_API_OBSERVE"
 
 try:
     _VERSION = importlib.metadata.version("service-api")
@@ -327,9 +326,13 @@ class Client(service_api_client.Client):
     ``rate_store="sqlite:///path"`` or ``"redis://host:port/db"`` shares it with other
     processes (at ``rate_limit``; learnt together when adaptive; 90 a minute when
     ``None``). ``token_store`` (a :class:`TokenStore`, ``"file:///path"`` or
-    ``"redis://..."``) shares the token. ``observe`` (or ``SERVICE_API_OBSERVE``), a
-    file, keeps the shapes of the answers read, never their values, for
-    ``service-api spec check --from`` (the ``spec`` extra).
+    ``"redis://..."``) shares the token. ``observe``, an :class:`AnswerObserver`, is
+    called with every answer read (``service_api_speccheck.Observer(path)`` keeps their
+    shapes, never their values, for ``service-api spec check --from``). Drift from the
+    spec (a field it does not declare, a value of another type, a null, a required field
+    left out, a new enum value, a status it does not declare) is noticed in a sample of
+    the answers unless ``check_drift=False``: each place said once at WARNING, handed to
+    ``on_drift`` once, and listed by :attr:`drift`.
 
     Example::
 
@@ -364,7 +367,9 @@ class Client(service_api_client.Client):
         token_store: TokenStore | str | None = None,
         httpx_args: dict[str, Any] | None = None,
         user_agent: str | None = None,
-        observe: str | os.PathLike[str] | None = None,
+        observe: AnswerObserver | None = None,
+        on_drift: Callable[[Drift], object] | None = None,
+        check_drift: bool = True,
     ) -> None:
         policy = _policy(RetryPolicy(), max_retries, retry)
         if max_response_bytes < 1:
@@ -407,11 +412,10 @@ class Client(service_api_client.Client):
             max_response_bytes=max_response_bytes,
             user_agent=agent,
         )
-        if observe := observe or os.environ.get(ENV_OBSERVE, "").strip():
-            # The spec extra's; without its dependencies, the import names the extra.
-            from service_api_speccheck import Observer
-
-            shared.observe = Observer(observe, url)
+        if observe is not None and not callable(observe):
+            raise TypeError(f"observe must be called with each answer: {observe!r}")
+        shared.observe = observe
+        shared.drift = DriftLog(on_drift, enabled=check_drift)
         self._setup(shared, account_id, headers=headers, timeout=timeout, policy=policy)
         self._owner = True
 
@@ -497,6 +501,19 @@ class Client(service_api_client.Client):
             timeout=self._timeout if timeout is None else httpx.Timeout(timeout),
             policy=_policy(self._policy, max_retries, retry),
         )
+
+    @property
+    def drift(self) -> list[Drift]:
+        """Where the answers read so far (by this client and those made from it) differ
+        from the spec, by place, with counts: ``[Drift('Shipment.colour', ...)]``."""
+        return self._shared.drift.findings
+
+    def _answer(self, response: httpx.Response, operation: Any, success: range) -> Any:
+        """The door's answer, its status, headers and records checked for drift."""
+        name = operation.__name__.rpartition(".")[2]
+        headers = getattr(operation, "ANSWER_HEADERS", None)
+        with self._shared.drift.answer(name, response, success, headers):
+            return super()._answer(response, operation, success)
 
     def _pager(self, operation: Any, /, **options: Any) -> Any:
         """What the generated ``client.<tag>.list()`` returns."""

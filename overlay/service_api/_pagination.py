@@ -35,6 +35,8 @@ import httpx
 import service_api._errors as errors
 from service_api._page_plan import PageOptions, PagePlan, id_key
 from service_api_client import Client
+from service_api_client.drift import DriftLog
+from service_api_client.types import UNSET
 
 T = TypeVar("T")
 # A variance is read by type checkers only (make typecheck), never at run time.
@@ -135,7 +137,7 @@ class Page(Generic[M_co]):
 
 class InvalidRecordError(errors.InvalidResponseError):
     """A record of a page cannot become its model (a number, a list or ``null`` in
-    ``data``, or an object the model still refuses). Nothing is lost: the error names
+    ``data``: an object always does). Nothing is lost: the error names
     the page and the record, and carries every record of the page as sent. Resuming at
     ``start_page`` would fail the same way (``resumable`` is false); to go past the
     record, keep ``raw_items`` and resume at ``start_page + 1``.
@@ -300,8 +302,13 @@ class Pager(Generic[M_co]):
             )
             page_size = largest
         self._options = options._replace(page_size=page_size, key=key)
+        self._given = {k: v for k, v in given.items() if k != "page_size"}
         self._model = endpoint.SUCCESS_MODEL
         self._client = client
+        # A plain generated client checks no drift: it has no DriftLog of its own.
+        shared = getattr(client, "_shared", None)
+        self._drift: DriftLog = shared.drift if shared else DriftLog(enabled=False)
+        self._headers = getattr(endpoint, "ANSWER_HEADERS", None)
         # The page request of the generated module, built against the client's base URL.
         self._args = functools.partial(
             endpoint._get_kwargs,
@@ -310,7 +317,15 @@ class Pager(Generic[M_co]):
         )
 
     def __repr__(self) -> str:
-        return f"Pager({self._name}, page_size={self._options.page_size})"
+        """The endpoint, the page size used and every other option or parameter set
+        (not left at its default): ``Pager(list_shipments, page_size=50, max_items=10)``."""
+        given = [
+            f"{k}={getattr(v, '__name__', v)!r}"
+            for k, v in self._given.items()
+            if v is not UNSET and v != PageOptions._field_defaults.get(k, UNSET)
+        ]
+        page_size = self._options.page_size
+        return f"Pager({', '.join([self._name, f'page_size={page_size}', *given])})"
 
     def __iter__(self: Pager[PageModel[T]]) -> Generator[T, None, None]:
         with contextlib.closing(self._pages()) as pages:
@@ -410,6 +425,9 @@ class Pager(Generic[M_co]):
     ) -> Page[Any]:
         """Parse the page and have the plan check it; the page to hand over."""
         where = f"{self._name}: page {number}"
+        checked = self._drift.answer(
+            self._name, response, range(200, 201), self._headers
+        )
         # An error status comes from a plain generated client (ours raises them).
         if response.status_code != 200:
             raise errors.error_from_response(response)
@@ -420,7 +438,8 @@ class Pager(Generic[M_co]):
                 f"{where}: unreadable answer (not JSON)"
             ) from exc
         try:
-            parsed = self._model.from_dict(doc)
+            with checked:
+                parsed = self._model.from_dict(doc)
         except _PARSE_ERRORS as exc:
             raise self._unreadable(where, doc) from exc
         return Page(

@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 
 from service_api._transport import GuardedTransport
+from service_api_client.drift import DriftLog
 
 _Entry = tuple[httpx.AsyncBaseTransport, AsyncGenerator[None]]
 #: The ``httpx_args`` that configure a transport rather than a client.
@@ -125,6 +126,8 @@ class SharedResources:
 
     #: Called with every answer whose body the client has read (``Client(observe=)``).
     observe: Any = None
+    #: Where the answers differ from the spec (``Client(on_drift=, check_drift=)``).
+    drift: DriftLog
 
     def __init__(self, auth: Any, args: dict[str, Any], **guard_args: Any) -> None:
         """``args`` are the checked ``httpx_args``, for every httpx client made here;

@@ -1,9 +1,11 @@
-"""What the core knows of the optional quota features: two small protocols and a record.
+"""What the core knows of the optional features: three small protocols and a record.
 
 The transports ask a :class:`RequestLimiter` before every request; the token flow reads
-and writes a :class:`TokenStore`. The implementations (fixed, shared and adaptive
-limiters, file and Redis token stores) live in ``service_api.quota``, installed with
-``pip install 'service-api[quota]'``; a store of one's own needs no extra.
+and writes a :class:`TokenStore`; the retry loop hands every answer read to an
+:class:`AnswerObserver`. The implementations (fixed, shared and adaptive limiters, file
+and Redis token stores) live in ``service_api.quota``, installed with
+``pip install 'service-api[quota]'``; the spec check's ``Observer`` is an answer
+observer (the ``spec`` extra). One of one's own needs no extra: the core imports none.
 """
 
 from __future__ import annotations
@@ -90,3 +92,20 @@ class TokenStore(Protocol):
 
     def lock(self) -> AbstractContextManager[None]:
         """Hold while refreshing, so that one process at a time fetches a token."""
+
+
+class AnswerObserver(Protocol):
+    """Called by the client with every answer whose body it has read (``Client(observe=)``),
+    in the thread or task that read it: keep it quick, and never let it raise.
+
+    ``service_api_speccheck.Observer("observed.json")`` (the ``spec`` extra) is one: it
+    keeps the shapes of the answers for ``service-api spec check --from``.
+
+    Example::
+
+        statuses = collections.Counter()
+        client = service_api.Client(observe=lambda answer: statuses.update([answer.status_code]))
+    """
+
+    def __call__(self, response: httpx.Response, /) -> None:
+        """Look at one answer (its body is read: ``response.content``)."""

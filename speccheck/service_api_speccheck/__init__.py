@@ -2,7 +2,7 @@
 
 :func:`check_spec` samples the service through a :class:`service_api.Client` (a bounded
 set of read-only requests, see :func:`sample`), or reads the shapes a client kept with
-``Client(observe=PATH)`` (:class:`Observer`), and compares them with the spec
+``Client(observe=Observer(PATH))``, and compares them with the spec
 (:func:`compare`): fields the spec does not declare, or declares and never saw, types
 and formats that do not fit, nulls it does not allow, statuses, content types, error
 bodies and headers it does not declare, the page envelope's facts, and for each
@@ -31,12 +31,11 @@ import service_api
 
 try:  # each dependency of the extra first, so that a missing one names the extra
     import jsonschema  # type: ignore[import-untyped]  # noqa: F401
-    import ruamel.yaml  # noqa: F401
     import yaml  # noqa: F401
 except ImportError as exc:
     raise service_api.ConfigurationError(
-        f"the spec check and observe= need the [spec] extra (no module {exc.name!r}): "
-        "pip install 'service-api[spec]'",
+        f"the spec check and its Observer need the [spec] extra (no module "
+        f"{exc.name!r}): pip install 'service-api[spec]'",
         "SERVICE_API_OBSERVE",
     ) from None
 

@@ -9,16 +9,19 @@ objects seen), ``items`` (of the arrays' items) and, for ``--enums`` only, ``val
 name, a code or a secret).
 
 An *observation* is a JSON object: ``answers`` by key (``"GET /shipments 200"``), each
-with ``met`` (how many were met), ``n`` (how many were recorded), ``media`` (its content
-types), ``headers`` (a few: the value of ``www-authenticate``, ``retry-after`` and the
+with ``met`` (how many were met), ``n`` (how many were recorded), ``first`` and ``last``
+(when one was first and last recorded, UTC), ``seen`` (for each place of its body,
+``data[].status``, and each JSON type found there, when it was first and last seen, so
+that a change of shape has a date), ``media`` (its content types), ``headers`` (a
+few: the value of ``www-authenticate``, ``retry-after`` and the
 rate-limit headers as a form, numbers as ``9``, quoted strings as ``"..."`` but RFC
 6750's error codes; of request ids the name only) and ``body`` (the shape of its JSON
 bodies); ``facts`` (the pages of each list
 the sample asked for), ``requests`` sent and, when the sample's budget ran out,
-``stopped``. The live sample and ``Client(observe=...)`` both build one with an
+``stopped``. The live sample and ``Client(observe=Observer(...))`` both build one with an
 :class:`Observer`; the comparison reads it, whichever made it.
 
-Passive learning: ``Client(observe=PATH)`` calls an :class:`Observer` with every answer
+Passive learning: ``Client(observe=Observer(PATH))`` is called with every answer
 whose body it has read. It samples (every answer of an operation and status up to
 ``SAMPLED``, then one in ``SAMPLE_EVERY``), writes the file with the first answer, then
 at most every ``SAVE_EVERY`` seconds, and when the program ends; an existing one is
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import itertools
 import json
 import logging
 import math
@@ -68,6 +72,7 @@ MAX_WORDS = 8
 SAMPLED = 100
 SAMPLE_EVERY = 10
 SAVE_EVERY = 5.0
+MAX_PLACES = 300  # places dated per answer
 # Headers kept: their names; for the first group, a form of the value too.
 _HEADERS = re.compile(
     r"(www-authenticate|retry-after|.*rate-?limit.*)|.*(request|correlation)-?id"
@@ -142,6 +147,69 @@ def add(shape: Shape, value: Any, words: bool = False, depth: int = 0) -> Shape:
     return shape
 
 
+def places(value: Any, path: str = "", depth: int = 0) -> dict[str, set[str]]:
+    """The JSON types at each place of ``value``: ``{"": {"object"}, "data[].status":
+    {"string"}}`` (bounded as shapes are).
+
+    Example::
+
+        places({"data": [{"status": 1}]})["data[].status"]  # {"integer"}
+    """
+    found: dict[str, set[str]] = {path: {_KINDS[type(value)]}}
+    if depth > MAX_DEPTH:
+        return found
+    inside: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        for name, item in value.items():
+            place = f"{path}.{name}" if path else str(name)
+            inside.append((place, item))
+    elif isinstance(value, list):
+        for item in value[:MAX_ITEMS]:
+            inside.append((f"{path}[]", item))
+    for place, item in inside:
+        for inner, kinds in places(item, place, depth + 1).items():
+            if inner in found or len(found) < MAX_PLACES:
+                found.setdefault(inner, set()).update(kinds)
+    return found
+
+
+def changes(observation: Shape) -> list[str]:
+    """When the places of the answers changed, from the dates an observation keeps: a
+    type that gave way to another (``integer until T, then string from T2``), a place
+    that appeared after the answer was first seen, or was last seen before its last.
+
+    Example::
+
+        changes(load("observed.json"))
+        # ['GET /shipments 200 data[].status: integer until 2026-05-01T10:00:00Z, ...']
+    """
+    lines = []
+    for key, answer in sorted(observation.get("answers", {}).items()):
+        first = answer.get("first")
+        last = answer.get("last")
+        for place, kinds in sorted(answer.get("seen", {}).items()):
+            where = f"{key} {place or '(body)'}"
+            # Each type with its first and last time, the earliest first.
+            spans = sorted(kinds.items(), key=lambda kind: kind[1])
+            for before, after in itertools.pairwise(spans):
+                old, (_, until) = before
+                new, (since, _) = after
+                if until < since:
+                    change = f"{old} until {until}, then {new} from {since}"
+                    lines.append(f"{where}: {change}")
+            begun = min(span[0] for _, span in spans)
+            ended = max(span[1] for _, span in spans)
+            if first and begun > first:
+                lines.append(f"{where}: first seen {begun} (answers since {first})")
+            if last and ended < last:
+                lines.append(f"{where}: last seen {ended} (answers until {last})")
+    return lines
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def load(path: str | Path) -> Shape:
     """The observation written at ``path``; :class:`SpecCheckError` if it is none.
 
@@ -172,15 +240,16 @@ def _raw_path(url: httpx.URL) -> str:
 
 class Observer:
     """Records the shapes of the answers it is called with (the operations of ``spec``
-    found by their method and path under ``base_url``) into ``data``, an observation,
-    and saves it in ``path`` (JSON) if given.
+    found by their method and path under ``base_url``, or under any base path when it is
+    None) into ``data``, an observation, and saves it in ``path`` (JSON) if given. It is
+    a ``service_api.AnswerObserver``: ``Client(observe=Observer(path))``.
 
     An existing file is read first and added to; one that is not an observation file is
     a :class:`SpecCheckError` (a ``ValueError``), so that nothing is lost.
 
     Example::
 
-        with service_api.Client(observe="observed.json") as client:
+        with service_api.Client(observe=Observer("observed.json")) as client:
             list(client.shipments.list(max_items=100))
         # then: service-api spec check --from observed.json
     """
@@ -188,7 +257,7 @@ class Observer:
     def __init__(
         self,
         path: str | os.PathLike[str] | None,
-        base_url: str | httpx.URL,
+        base_url: str | httpx.URL | None = None,
         spec: Spec | None = None,
         words: bool = False,
     ) -> None:
@@ -197,8 +266,10 @@ class Observer:
         if self.path and self.path.is_file():
             self.data = load(self.path)
         self.words = words
-        # The paths of the spec lie under the base URL's path.
-        self.base = _raw_path(httpx.URL(str(base_url))).rstrip("/")
+        # The paths of the spec lie under the base URL's path (None: under any).
+        self.base = None
+        if base_url is not None:
+            self.base = _raw_path(httpx.URL(str(base_url))).rstrip("/")
         self.spec = spec or load_spec(packaged_spec())
         self.lock = threading.RLock()
         self.saved = -math.inf  # the first answer is saved at once
@@ -210,7 +281,12 @@ class Observer:
         request = response.request
         path = _raw_path(request.url)
         found = None
-        if path.startswith(self.base):
+        if self.base is None:
+            # Any base path: the longest end of the path that is a route of the spec.
+            for start, char in enumerate(path):
+                if char == "/" and found is None:
+                    found = self.spec.route(request.method, path[start:])
+        elif path.startswith(self.base):
             found = self.spec.route(request.method, path[len(self.base) :])
         if found is None:
             return
@@ -240,10 +316,26 @@ class Observer:
                 form = re.sub(r"[0-9]+", "9", quoted)[:80]
                 if kept[1] and form not in forms and len(forms) < 5:
                     forms.append(form)
+        now = _now()
+        answer.setdefault("first", now)
+        answer["last"] = now
         if body and is_json(media):
             # A body that is not JSON: its content type says what it claimed.
             with contextlib.suppress(ValueError, RecursionError):
-                add(answer.setdefault("body", {}), json.loads(body), self.words)
+                value = json.loads(body)
+                add(answer.setdefault("body", {}), value, self.words)
+                self.date(answer.setdefault("seen", {}), value, now)
+
+    def date(self, seen: Shape, value: Any, now: str) -> None:
+        """Date in ``seen`` each JSON type at each place of ``value``: when it was first
+        and last seen."""
+        for place, kinds in places(value).items():
+            if place not in seen and len(seen) >= MAX_PLACES:
+                continue
+            dated = seen.setdefault(place, {})
+            for kind in kinds:
+                span = dated.setdefault(kind, [now, now])
+                span[1] = now
 
     def save(self) -> None:
         """Write what was recorded to ``path`` (also called at exit)."""

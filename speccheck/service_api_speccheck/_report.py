@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import attrs
 
-from ._observation import SpecCheckError
+from ._observation import SpecCheckError, changes
 from ._patch import Edit, write_patch
 
 __all__ = ["Edit", "Finding", "Report"]
@@ -125,6 +125,7 @@ class Report:
                 lines.append(f"{title}:")
             lines += [f.line() for f in found]
         lines += ["facts:", *(f"  {fact}" for fact in self.facts)]
+        lines += [f"  changed: {change}" for change in changes(self.observed)]
         counts = Counter(self.assumptions.values())
         verdicts = ("confirmed", "refuted", "not observed")
         lines.append("x-assumed: " + ", ".join(f"{counts[v]} {v}" for v in verdicts))

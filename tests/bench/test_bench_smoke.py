@@ -66,7 +66,7 @@ def test_every_case_ran_and_the_machine_is_described(
     assert results["total_seconds"] > 0
 
 
-def test_sequential_case_reports_all_four_variants(
+def test_sequential_case_reports_every_variant_and_the_drift_check_cost(
     smoke_run: tuple[Path, dict[str, Any]],
 ) -> None:
     case = smoke_run[1]["cases"]["sequential"]
@@ -75,7 +75,9 @@ def test_sequential_case_reports_all_four_variants(
         "generated_by_hand",
         "paginate",
         "apaginate",
+        "paginate_unchecked",
     }
+    assert case["ratios"]["paginate/paginate_unchecked cpu"] > 0
     for variant in case["variants"].values():
         assert variant["items"] == case["records"] > 0
         _positive_summary(variant["wall_s"])

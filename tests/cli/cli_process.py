@@ -120,3 +120,14 @@ def assert_no_credentials(mock: RunningMock, *texts: str) -> None:
         assert DEMO_CLIENT_SECRET not in text
         for token in mock.service.issued_tokens():
             assert token not in text
+
+
+def without_drift(stderr: str) -> str:
+    """``stderr`` without the lines that say where the answers differed from the spec
+    (the mock sends fields the spec does not declare): the rest of what a command says,
+    in its order."""
+    return "".join(
+        line
+        for line in stderr.splitlines(keepends=True)
+        if " from the spec at " not in line
+    )

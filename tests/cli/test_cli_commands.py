@@ -27,6 +27,7 @@ from cli_process import (
     run_cli,
     start_cli,
     wait_for,
+    without_drift,
 )
 from starlette.types import Receive, Scope, Send
 
@@ -69,7 +70,7 @@ def test_two_accounts_export_every_record_as_sent_tagged_with_its_account(
     # Fields the spec does not declare are kept exactly as the mock sent them.
     assert "referenceNumber" in records[0]
     assert "status" in records[0]
-    assert done.stderr.strip().splitlines() == [
+    assert without_drift(done.stderr).strip().splitlines() == [
         f"service-api: exported 240 records (6 pages) to {out} in "
         + done.stderr.split(" in ", 1)[1].split("s [", 1)[0]
         + "s [acct-1: 120 records, 3 pages; acct-2: 120 records, 3 pages]"
@@ -247,8 +248,12 @@ def test_a_failure_keeps_whole_pages_and_the_same_command_fetches_only_the_rest(
     assert 3 <= state["pages"] < 10
     assert state["records"] == state["pages"] * 10  # whole pages only
     assert f"the {state['records']} records fetched are kept beside it" in stderr
-    assert stderr.rstrip().endswith(
-        "run the same command again to fetch only the rest (--restart starts over)"
+    assert (
+        without_drift(stderr)
+        .rstrip()
+        .endswith(
+            "run the same command again to fetch only the rest (--restart starts over)"
+        )
     )
 
     mock.service.set_faults(fault_rate=0.0)
@@ -303,7 +308,9 @@ def test_a_refused_account_keeps_the_other_s_records(
     done = run_cli([*argv, "--account", "acct-3", "--account", "acct-1"], env)
     assert done.returncode == 4, done.stderr
     assert not out.exists()
-    assert done.stderr.startswith("service-api: error: acct-3: page 1 failed: 403")
+    assert without_drift(done.stderr).startswith(
+        "service-api: error: acct-3: page 1 failed: 403"
+    )
     assert (
         "acct-3: 0 records, 0 pages (refused); acct-1: 30 records, 3 pages"
         in done.stderr

@@ -161,7 +161,7 @@ def test_the_registry_has_every_list_with_its_parameters(model: Spec) -> None:
         assert entry.module.SUCCESS_MODEL is entry.page_model
         assert entry.id_field == resource.id_field
         # The item's attribute of its identifier: what the pager drops repeats by.
-        attributes = sys.modules[entry.item_model.__module__]._ATTRIBUTES
+        attributes = entry.item_model._ATTRIBUTES
         assert attributes.get(resource.id_field) == entry.module.ID_ATTRIBUTE
         expected = [
             (p.name, p.location, p.required, p.kind, p.choices)

@@ -196,7 +196,7 @@ async def test_the_list_accessor_and_paginate_page_alike(
     mock.service.reset(records=37)
     module = ENDPOINTS[resource][0]
     pager = getattr(client, resource).list(page_size=10, concurrency=3)
-    assert repr(pager) == repr(paginate(module, client, page_size=10))
+    assert repr(pager) == repr(paginate(module, client, page_size=10, concurrency=3))
     by_list = list(pager) if twin == "sync" else [item async for item in pager]
     by_module = await drain(twin, module, client, page_size=10)
     assert ids_of(by_list, resource) == ids_of(by_module, resource)
@@ -609,3 +609,23 @@ async def test_a_warning_names_the_caller_s_line(twin: str) -> None:
             "page 1 holds 3 items, more than pageSize 2; the extra items are ignored"
         ]
         assert [(w.filename, w.lineno) for w in iterated] == [(__file__, line)]
+
+
+def test_a_pager_prints_every_option_it_was_given() -> None:
+    with Client("http://127.0.0.1:9/public/v3", "c", "a-secret", None) as client:
+        plain = paginate(list_shipments, client)
+        given = paginate(
+            list_shipments,
+            client,
+            page_size=20,
+            start_page=3,
+            max_items=100,
+            max_pages=4,
+            concurrency=2,
+            key=repr,
+        )
+    assert repr(plain).startswith("Pager(list_shipments, page_size=")
+    assert repr(given) == (
+        "Pager(list_shipments, page_size=20, start_page=3, max_items=100, "
+        "max_pages=4, concurrency=2, key='repr')"
+    )

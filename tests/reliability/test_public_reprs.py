@@ -29,7 +29,7 @@ TRANSPORT_TOKEN = "repr-token-Vd93LqA0"
 TRANSPORT_SECRET = "repr-secret-Nw51ZeT7"
 WRONG_SECRET = "wrong-secret-Pj27XcM4"
 # Protocols describe what generated code offers; they have no instances of their own.
-NOT_INSTANTIABLE = {"ListOperation", "PageModel", "TokenStore"}
+NOT_INSTANTIABLE = {"AnswerObserver", "ListOperation", "PageModel", "TokenStore"}
 # Roots: covered by any instance of a subclass.
 ROOTS = {
     "ServiceApiError",

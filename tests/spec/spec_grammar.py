@@ -7,6 +7,12 @@ path/query/header parameters of every scalar type, enums, date-times, inline nes
 objects, Python keywords and builtins as field names, records with no, one or two
 ``...Id`` fields, with and without links from create to the item operations.
 
+And the schemas public descriptions use (tests/spec/corpus): allOf chains, oneOf with a
+discriminator and its mapping, anyOf with null, recursion through a property, an array,
+a map and an anyOf, maps with and without properties, arrays of arrays, enums of odd
+values (0 and -1, booleans, ``""``, digits, symbols, ``null``, Python keywords) and field
+names that are no identifier (``+1`` beside ``-1``, ``@odata.type``, ``$ref``).
+
 Example::
 
     from hypothesis import given
@@ -16,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +56,18 @@ AWKWARD = (
     "global",
 )
 PLAIN = ("label", "weight", "note", "level", "count", "code", "active", "origin")
+# Field names of public descriptions that are no Python identifier: ``+1`` and ``-1``
+# give one Python name, made distinct by the generator's rule.
+ODD = ("+1", "-1", "@odata.type", "$ref", "x-kubernetes-int-or-string", "2fa")
+# Enums of any JSON values, each with a type that holds them all.
+ODD_ENUMS: tuple[dict[str, Any], ...] = (
+    {"type": "integer", "enum": [0, -1, 1]},
+    {"type": "boolean", "enum": [True]},
+    {"type": "string", "enum": ["", "1024x1024", "in-progress", "+1", "a.b"]},
+    {"type": ["string", "null"], "enum": ["None", "class", "import", None]},
+)
+# Kinds of field whose schema is a component of its own (see Drawn.extra).
+COMPOSED = ("all_of", "one_of", "tree", "map", "grid", "odd_enum", "nullable_ref")
 SCALARS: dict[str, dict[str, Any]] = {
     "string": {"type": "string"},
     "integer": {"type": "integer", "minimum": 0, "maximum": 1000},
@@ -117,6 +136,8 @@ class Drawn:
     links: bool = False
     array_answer: bool = False
     action: bool = False
+    extra: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Component schemas the record's fields refer to (composition, recursion)."""
 
     @property
     def singular(self) -> str:
@@ -300,15 +321,86 @@ class Drawn:
                 "previous": {"type": ["string", "null"]},
             },
         }
-        found: dict[str, Any] = {self.model: record}
+        found: dict[str, Any] = {self.model: record, **self.extra}
         if "list" in self.verbs:
             found[_pascal(self.singular, "page")] = page
         return found
 
 
+def _composed(
+    kind: str, model: str, extra: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """The schema of a field of ``kind`` (one of COMPOSED), adding the components it
+    refers to, named after ``model``, to ``extra``."""
+    base, part = f"{model}Base", f"{model}Part"
+    if kind == "all_of":
+        extra[base] = {"type": "object", "properties": {"label": {"type": "string"}}}
+        extra[part] = {
+            "allOf": [
+                _ref(base),
+                {"type": "object", "properties": {"count": {"type": "integer"}}},
+            ]
+        }
+        return _ref(part)
+    if kind == "one_of":
+        for name, value in ((f"{model}Card", "card"), (f"{model}Wire", "wire")):
+            extra[name] = {
+                "type": "object",
+                "required": ["kind"],
+                "properties": {"kind": {"type": "string", "enum": [value]}},
+            }
+        return {
+            "oneOf": [_ref(f"{model}Card"), _ref(f"{model}Wire")],
+            "discriminator": {
+                "propertyName": "kind",
+                "mapping": {
+                    "card": f"#/components/schemas/{model}Card",
+                    "wire": f"#/components/schemas/{model}Wire",
+                },
+            },
+        }
+    if kind == "tree":
+        node = f"{model}Node"
+        extra[node] = {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "children": {"type": "array", "items": _ref(node)},
+                "byName": {"type": "object", "additionalProperties": _ref(node)},
+                "parent": {"anyOf": [_ref(node), {"type": "null"}]},
+            },
+        }
+        return _ref(node)
+    if kind == "map":
+        return {
+            "type": "object",
+            "properties": {"total": {"type": "integer"}},
+            "additionalProperties": {"type": "string"},
+        }
+    if kind == "grid":
+        return {
+            "type": "array",
+            "items": {"type": "array", "items": {"type": "number"}},
+        }
+    if kind == "nullable_ref":
+        extra[base] = {"type": "object", "properties": {"label": {"type": "string"}}}
+        return {"anyOf": [_ref(base), {"type": "null"}]}
+    raise ValueError(kind)
+
+
 @st.composite
-def _field(draw: st.DrawFn, name: str) -> dict[str, Any]:
-    kind = draw(st.sampled_from([*SCALARS, "nested", "strings"]))
+def _field(
+    draw: st.DrawFn, name: str, model: str = "", extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    kinds = [*SCALARS, "nested", "strings"]
+    if extra is not None:
+        kinds += COMPOSED
+    kind = draw(st.sampled_from(kinds))
+    if kind == "odd_enum":
+        return dict(draw(st.sampled_from(ODD_ENUMS)))
+    if kind in COMPOSED and extra is not None:
+        # A component's name holds letters and digits only (``+1`` -> ``1``).
+        return _composed(kind, model + _pascal(re.sub(r"\W", "", name)), extra)
     if kind == "nested":
         inner = draw(
             st.lists(st.sampled_from(PLAIN), min_size=1, max_size=3, unique=True)
@@ -340,10 +432,12 @@ def _resource(draw: st.DrawFn, plural: str, parent: str | None) -> Drawn:
     if ids == 2:
         drawn.fields["ownerId"] = {"type": "string"}
     names = draw(
-        st.lists(st.sampled_from(AWKWARD + PLAIN), min_size=1, max_size=5, unique=True)
+        st.lists(
+            st.sampled_from(AWKWARD + PLAIN + ODD), min_size=1, max_size=5, unique=True
+        )
     )
     for name in names:
-        drawn.fields[name] = draw(_field(name))
+        drawn.fields[name] = draw(_field(name, drawn.model, drawn.extra))
     if "list" in drawn.verbs:
         drawn.filters = draw(_filters(drawn.fields))
         if draw(st.booleans()):
@@ -371,7 +465,14 @@ def _filters(
     for name, schema in fields.items():
         types = schema.get("type")
         types = types if isinstance(types, list) else [types]
-        if not draw(st.booleans()) or "object" in types or "array" in types:
+        plain_scalar = types[0] is not None and None not in schema.get("enum", [])
+        if (
+            not draw(st.booleans())
+            or not plain_scalar
+            or not name.isidentifier()
+            or "object" in types
+            or "array" in types
+        ):
             continue
         if "integer" in types:
             found.append(_query(_camel("min", name), {"type": "integer"}))

@@ -408,7 +408,7 @@ def edits(edits: Sequence[tuple[str, str, Any]]) -> set[tuple[str, str, str | No
 
 
 def dump(document: Document, path: Path) -> Path:
-    """Write ``document`` as YAML ruamel.yaml can write back unchanged."""
+    """Write ``document`` to ``path`` as YAML, in the order of its keys."""
     path.write_text(yaml.safe_dump(document, sort_keys=False, width=4096), "utf-8")
     return path
 

@@ -1,4 +1,4 @@
-"""Passive learning: ``Client(observe=PATH)`` keeps shapes, never values; ``--from``
+"""Passive learning: ``Client(observe=Observer(PATH))`` keeps shapes, never values; ``--from``
 makes the same report and patch with no request."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def test_observed_shapes_make_the_same_report_and_patch_with_no_request(
     observed, spec = tmp_path / "observed.json", tmp_path / "openapi.yaml"
     shutil.copy(ROOT / "openapi.yaml", spec)
     demo = ("demo-client", DEMO_CLIENT_SECRET, "acct-1")
-    with service_api.Client(mock.base_url, *demo, observe=observed) as client:
+    with service_api.Client(mock.base_url, *demo, observe=Observer(observed)) as client:
         work(client)
     with service_api.Client(mock.base_url, *demo) as client:
         sampled = check_spec(spec, client)
@@ -73,15 +73,18 @@ def test_observed_shapes_make_the_same_report_and_patch_with_no_request(
     assert check_spec(spec, observed=observed).edits == []
 
 
-def test_the_variable_turns_observation_on_for_async_clients_too(
-    mock: RunningMock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_an_observer_watches_async_clients_too(
+    mock: RunningMock, tmp_path: Path
 ) -> None:
     observed = tmp_path / "observed.json"
-    monkeypatch.setenv("SERVICE_API_OBSERVE", str(observed))
 
     async def main() -> None:
         async with service_api.Client(
-            mock.base_url, "demo-client", DEMO_CLIENT_SECRET, "acct-1"
+            mock.base_url,
+            "demo-client",
+            DEMO_CLIENT_SECRET,
+            "acct-1",
+            observe=Observer(observed),
         ) as client:
             async for _ in client.devices.list(max_items=10):
                 pass
@@ -141,17 +144,22 @@ def test_an_observation_file_that_is_not_one_is_refused_not_overwritten(
     path = tmp_path / "observed.json"
     path.write_text("[1, 2]", "utf-8")
     with pytest.raises(SpecCheckError, match="not an observation file"):
-        service_api.Client("http://h/public/v3", "c", "s", None, observe=path)
+        Observer(path)
     assert path.read_text("utf-8") == "[1, 2]"
 
 
-def test_without_the_spec_extra_observe_names_it(
+def test_without_the_spec_extra_the_observer_names_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for name in [m for m in sys.modules if m.startswith("service_api_speccheck")]:
         monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "ruamel.yaml", None)
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
     with pytest.raises(
         service_api.ConfigurationError, match=r"pip install 'service-api\[spec\]'"
     ):
-        service_api.Client("http://h/public/v3", "c", "s", None, observe="o.json")
+        import service_api_speccheck  # noqa: F401
+
+
+def test_observe_takes_an_answer_observer_not_a_path() -> None:
+    with pytest.raises(TypeError, match="observe must be called with each answer"):
+        service_api.Client("http://h/public/v3", "c", "s", None, observe="o.json")  # type: ignore[arg-type]

@@ -3,8 +3,11 @@
 Importing it is the only runtime test; nothing here talks to a server.
 """
 
+import httpx
+
 import service_api
 from service_api_client.api.shipments import list_shipments
+from service_api_client.drift import Drift
 from service_api_client.models.shipment_page import ShipmentPage
 from service_api_client.types import Response
 
@@ -49,7 +52,21 @@ def from_environment() -> service_api.Client:
     return service_api.Client(user_agent="myapp/1.2")
 
 
+def watching_drift() -> list[str]:
+    seen: list[Drift] = []
+
+    def answered(response: httpx.Response) -> None:
+        del response
+
+    observer: service_api.AnswerObserver = answered
+    client = service_api.Client(on_drift=seen.append, observe=observer)
+    quiet = service_api.Client(check_drift=False)
+    found: list[Drift] = [*client.drift, *quiet.drift]
+    return [f"{d.place}: {d.seen} ({d.count})" for d in found]
+
+
 def test_module_imports() -> None:
+    assert callable(watching_drift)
     assert callable(sync_call)
     assert callable(async_call)
     assert repr(build()).startswith("Client(")

@@ -1,18 +1,16 @@
 from __future__ import annotations
 
-from collections.abc import KeysView, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from .. import records as _records
 from ..types import UNSET, Unset
 
-T = TypeVar("T", bound="Coordinates")
 
-
-@_attrs_define
-class Coordinates:
+@_attrs_define(repr=False)
+class Coordinates(_records.Record):
     """A position. Values of an unexpected type, and unknown fields, are kept as sent.
 
     Attributes:
@@ -23,115 +21,11 @@ class Coordinates:
     latitude: float | None | Unset = UNSET
     longitude: float | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        latitude: float | None | Unset
-        if isinstance(self.latitude, Unset):
-            latitude = UNSET
-        else:
-            latitude = self.latitude
-
-        longitude: float | None | Unset
-        if isinstance(self.longitude, Unset):
-            longitude = UNSET
-        else:
-            longitude = self.longitude
-
-        field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
-        field_dict.update({})
-        if latitude is not UNSET:
-            field_dict["latitude"] = latitude
-        if longitude is not UNSET:
-            field_dict["longitude"] = longitude
-
-        return field_dict
-
-    @classmethod
-    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        if type(src_dict) is not dict and not isinstance(src_dict, Mapping):
-            raise TypeError(f"{cls.__name__}.from_dict: expected a JSON object, got {type(src_dict).__name__}")
-
-        d = dict(src_dict)
-        _latitude = d.pop("latitude", UNSET)
-        latitude: float | None | Unset
-        if (type(_latitude) is float or type(_latitude) is int) or (_latitude is None):
-            latitude = _latitude
-        else:
-            latitude = UNSET
-            if _latitude is not UNSET:
-                d["latitude"] = _latitude
-
-        _longitude = d.pop("longitude", UNSET)
-        longitude: float | None | Unset
-        if (type(_longitude) is float or type(_longitude) is int) or (_longitude is None):
-            longitude = _longitude
-        else:
-            longitude = UNSET
-            if _longitude is not UNSET:
-                d["longitude"] = _longitude
-
-        coordinates = cls(
-            latitude=latitude,
-            longitude=longitude,
-        )
-
-        coordinates.additional_properties = d
-        return coordinates
-
-    def __repr__(self) -> str:
-        """The record as it came: its fields by their JSON names, as sent (unset ones left
-        out)."""
-        fields = self.to_dict()
-        return f"{type(self).__name__}({fields!r})"
-
-    def __getitem__(self, key: str) -> Any:
-        """A field by its JSON name, declared or not: ``record["latitude"]``.
-
-        A declared field gives its attribute's value, and is absent (KeyError) while UNSET,
-        unless the value sent did not fit its type and is kept as sent; any other field
-        gives its value as sent.
-        """
-        name = _ATTRIBUTES.get(key)
-        if name is not None and (value := getattr(self, name)) is not UNSET:
-            return value
-        return self.additional_properties[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """A field by its JSON name, or ``default`` when it is absent: ``record.get("status")``."""
-        try:
-            return self[key]
-        except KeyError:
-            return default
-
-    def __contains__(self, key: object) -> bool:
-        """Whether the record has the field of this JSON name: ``"status" in record``."""
-        if not isinstance(key, str):
-            return False
-        name = _ATTRIBUTES.get(key)
-        if name is not None and getattr(self, name) is not UNSET:
-            return True
-        return key in self.additional_properties
-
-    def keys(self) -> KeysView[str]:
-        """The JSON names of the fields the record has, declared ones first: ``dict(record)``
-        then maps each to what ``record[name]`` gives."""
-        names = [key for key, name in _ATTRIBUTES.items() if getattr(self, name) is not UNSET]
-        return dict.fromkeys([*names, *self.additional_properties]).keys()
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        """Set a field that is not declared; a declared one is set by its attribute."""
-        if key in _ATTRIBUTES:
-            raise TypeError(f"{key!r} is a declared field: set record.{_ATTRIBUTES[key]}")
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        """Remove a field that is not declared (or a declared one's value kept as sent)."""
-        del self.additional_properties[key]
+    _order: tuple[str, ...] = _attrs_field(init=False, default=(), eq=False)
+    _sent: dict[str, tuple[Any, Any]] | None = _attrs_field(init=False, default=None, eq=False)
 
 
-_ATTRIBUTES: dict[str, str] = {
-    "latitude": "latitude",
-    "longitude": "longitude",
-}
-"""The attribute of each declared field, by its JSON name (``record["..."]``)."""
+Coordinates._declare(
+    _records.Field("latitude", "latitude", _records.union(_records.NUMBER, _records.NULL)),
+    _records.Field("longitude", "longitude", _records.union(_records.NUMBER, _records.NULL)),
+)

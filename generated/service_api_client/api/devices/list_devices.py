@@ -273,3 +273,14 @@ maximum; None when it states neither."""
 MAX_PAGE_SIZE: int | None = 50
 """The most records per page the service serves, as the spec's ``pageSize`` maximum
 says; None when it states none."""
+
+
+ANSWER_HEADERS: dict[str, frozenset[str]] = {
+    "200": frozenset([]),
+    "400": frozenset(["x-request-id"]),
+    "401": frozenset(["www-authenticate", "x-request-id"]),
+    "403": frozenset(["x-request-id"]),
+    "429": frozenset(["ratelimit", "ratelimit-policy", "retry-after", "x-request-id"]),
+    "5XX": frozenset(["retry-after", "x-request-id"]),
+}
+"""The headers each declared answer names, by status key: another is drift."""

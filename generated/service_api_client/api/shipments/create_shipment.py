@@ -214,3 +214,14 @@ async def asyncio(
             body=body,
         )
     ).parsed
+
+
+ANSWER_HEADERS: dict[str, frozenset[str]] = {
+    "201": frozenset([]),
+    "400": frozenset(["x-request-id"]),
+    "401": frozenset(["www-authenticate", "x-request-id"]),
+    "403": frozenset(["x-request-id"]),
+    "429": frozenset(["ratelimit", "ratelimit-policy", "retry-after", "x-request-id"]),
+    "5XX": frozenset(["retry-after", "x-request-id"]),
+}
+"""The headers each declared answer names, by status key: another is drift."""

@@ -204,3 +204,15 @@ async def asyncio(
             client=client,
         )
     ).parsed
+
+
+ANSWER_HEADERS: dict[str, frozenset[str]] = {
+    "200": frozenset([]),
+    "400": frozenset(["x-request-id"]),
+    "401": frozenset(["www-authenticate", "x-request-id"]),
+    "403": frozenset(["x-request-id"]),
+    "404": frozenset(["x-request-id"]),
+    "429": frozenset(["ratelimit", "ratelimit-policy", "retry-after", "x-request-id"]),
+    "5XX": frozenset(["retry-after", "x-request-id"]),
+}
+"""The headers each declared answer names, by status key: another is drift."""
