@@ -26,6 +26,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple
 
 from service_api._errors import InconsistentPageError, InvalidResponseError
+from service_api_client.types import Unset
 
 #: How many of the latest pages have their items' keys remembered, to drop repeats.
 REPEAT_WINDOW_PAGES = 8
@@ -33,12 +34,15 @@ REPEAT_WINDOW_PAGES = 8
 #: A record's identity: equal keys are the same record; ``None`` means "unknown", so
 #: the record is never taken for a repeat.
 KeyFunction = Callable[[Any], Hashable | None]
-# The counts of the envelope: their names on the wire and in the page models.
+# The counts of the envelope: their names on the wire and in the page models. The
+# echoes of the request (pageNumber, pageSize) may be left out where the spec makes them
+# optional (the page model then holds UNSET): the page asked for is the page answered.
 _COUNTS = {
     "totalRecords": "total_records",
     "pageNumber": "page_number",
     "pageSize": "page_size",
 }
+_ECHOES = {"pageNumber", "pageSize"}
 
 
 def id_key(attribute: str | None, item: Any) -> Hashable | None:
@@ -154,6 +158,8 @@ class PagePlan:
         asked for (``data`` is a list: the page model's ``from_dict`` builds it)."""
         for wire, name in _COUNTS.items():
             value = getattr(model, name, None)
+            if wire in _ECHOES and isinstance(value, Unset):
+                continue
             # bool is an int in Python, but never a count.
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 msg = (
@@ -165,7 +171,7 @@ class PagePlan:
             ("pageSize", self.page_size, model.page_size),
         ]
         for what, asked, answered in echoes:
-            if answered != asked:
+            if answered != asked and not isinstance(answered, Unset):
                 msg = (
                     f"page {number}: asked for {what} {asked}, "
                     f"the server answered {what} {answered}"

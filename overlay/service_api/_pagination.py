@@ -441,14 +441,17 @@ class Pager(Generic[M_co]):
             with checked:
                 parsed = self._model.from_dict(doc)
         except _PARSE_ERRORS as exc:
-            raise self._unreadable(where, doc) from exc
+            raise self._unreadable(where, doc, exc) from exc
         return Page(
             number, parsed, response.content, tuple(plan.accept(number, parsed))
         )
 
-    def _unreadable(self, where: str, doc: Any) -> errors.InvalidResponseError:
+    def _unreadable(
+        self, where: str, doc: Any, cause: Exception
+    ) -> errors.InvalidResponseError:
         """The error of a JSON answer that is not a page: the record at fault, if the
-        envelope itself is fine."""
+        envelope itself is fine, else the envelope's field the spec requires that the
+        answer left out (the name only: values stay out of messages)."""
         data: Any = doc.get("data") if isinstance(doc, dict) else None
         envelope_fine = isinstance(data, list) and _builds(self._model, doc, [])
         for index, raw in enumerate(data if envelope_fine else []):
@@ -461,8 +464,11 @@ class Pager(Generic[M_co]):
                     raw_items=data,
                 )
         shape = "object" if isinstance(doc, dict) else type(doc).__name__
+        missing = ""
+        if isinstance(cause, KeyError) and isinstance(doc, dict):
+            missing = f" without {cause.args[0]!r}, which the spec requires"
         return errors.InvalidResponseError(
-            f"{where}: unreadable answer (a JSON {shape})"
+            f"{where}: unreadable answer (a JSON {shape}{missing})"
         )
 
 

@@ -203,6 +203,15 @@ def test_a_missing_or_mistyped_envelope_field_is_an_invalid_response(
     assert plan.next_page_info() == 1  # resume where it failed
 
 
+def test_echoes_the_spec_lets_the_service_leave_out_are_the_page_asked_for() -> None:
+    # With pageNumber or pageSize optional in the spec, a page without them is read.
+    plan = plan_of(page_size=10, start_page=1)
+    plan.judge(1, FakePage(25, UNSET, UNSET, records(10)))
+    assert plan.next_page_info() == 2
+    with pytest.raises(InconsistentPageError, match="asked for page 2"):
+        plan.judge(2, FakePage(25, 3, UNSET, records(10)))
+
+
 def test_another_page_number_than_asked_is_an_error() -> None:
     plan = plan_of(page_size=10, start_page=2)
     with pytest.raises(InconsistentPageError, match="asked for page 2") as info:
