@@ -28,7 +28,13 @@ SPEC_TESTS = str(Path(__file__).resolve().parents[1] / "spec")
 if SPEC_TESTS not in sys.path:
     sys.path.insert(0, SPEC_TESTS)
 
-from spec_copy import GROWTH, SpecCopy, build_spec_copy, load_generated  # noqa: E402
+from spec_copy import (  # noqa: E402
+    GROWTH,
+    PARAMETER_VALUES,
+    SpecCopy,
+    build_spec_copy,
+    load_generated,
+)
 
 
 @pytest.fixture(scope="module")
@@ -57,25 +63,16 @@ def grown(
     return grown_registry
 
 
-# A value of each kind the command line converts.
-VALUES = {
-    "string": "cli-test",
-    "integer": "1",
-    "number": "1.5",
-    "boolean": "true",
-    "date-time": "2024-01-01T00:00:00Z",
-    "date": "2024-01-01",
-    "uuid": "123e4567-e89b-12d3-a456-426614174000",
-    "array": "a,b",
-}
-
-
 def _value(parameter: Any) -> str:
-    return str(parameter.choices[0]) if parameter.choices else VALUES[parameter.kind]
+    return (
+        str(parameter.choices[0])
+        if parameter.choices
+        else PARAMETER_VALUES[parameter.kind]
+    )
 
 
 def _givable(endpoint: Any) -> list[Any]:
-    return [p for p in endpoint.parameters if p.kind in VALUES]
+    return [p for p in endpoint.parameters if p.kind in PARAMETER_VALUES]
 
 
 def _split_pair(registry: Mapping[str, Any]) -> tuple[Any, Any, Any]:

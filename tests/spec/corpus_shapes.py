@@ -28,7 +28,14 @@ from typing import Any
 
 import yaml
 from growth_calls import example
-from spec_copy import ROOT, SpecCopy, SpecEditError, serve_spec
+from spec_copy import (
+    PARAMETER_VALUES,
+    REGISTRY_SCRIPT,
+    ROOT,
+    SpecCopy,
+    SpecEditError,
+    serve_spec,
+)
 
 from service_api_mock import DEMO_ACCOUNTS
 from service_api_spec import SpecDocument, read_spec
@@ -37,27 +44,6 @@ CORPUS = Path(__file__).with_name("corpus")
 CALLS = Path(__file__).with_name("growth_calls.py")
 ALL = "all"
 ACCOUNT = DEMO_ACCOUNTS[0]
-# A value of each kind for a required parameter that is not a parent's id.
-VALUES = {
-    "string": "corpus",
-    "integer": "1",
-    "number": "1.5",
-    "boolean": "true",
-    "date-time": "2024-01-01T00:00:00Z",
-    "date": "2024-01-01",
-    "uuid": "123e4567-e89b-12d3-a456-426614174000",
-}
-REGISTRY = """
-import dataclasses, json
-from service_api_client.api import LIST_ENDPOINTS
-print(json.dumps({
-    name: {
-        "id_field": endpoint.id_field,
-        "parameters": [dataclasses.asdict(p) for p in endpoint.parameters],
-    }
-    for name, endpoint in LIST_ENDPOINTS.items()
-}, default=str))
-"""
 
 
 def cases() -> list[str]:
@@ -183,7 +169,7 @@ def doors(copy: SpecCopy, base_url: str) -> subprocess.CompletedProcess[str]:
 
 def registry(copy: SpecCopy) -> dict[str, Any]:
     """The copy's ``LIST_ENDPOINTS`` as its own child process reads it."""
-    done = run([sys.executable, "-c", REGISTRY], copy)
+    done = run([sys.executable, "-c", REGISTRY_SCRIPT], copy)
     if done.returncode != 0:
         raise SpecEditError(f"the registry does not import:\n{done.stderr[-3000:]}")
     found: dict[str, Any] = json.loads(done.stdout)
@@ -213,7 +199,11 @@ def list_arguments(
             continue
         if parameter["location"] != "path":
             choices = parameter["choices"]
-            value = str(choices[0]) if choices else VALUES.get(parameter["kind"], "x")
+            value = (
+                str(choices[0])
+                if choices
+                else PARAMETER_VALUES.get(parameter["kind"], "x")
+            )
             args += ["--param", f"{parameter['name']}={value}"]
             continue
         parents = [p for p, e in lists.items() if e["id_field"] == parameter["name"]]

@@ -381,3 +381,30 @@ def auth_headers(base_url: str) -> dict[str, str]:
         "Authorization": f"Bearer {token(base_url)}",
         "x-service-account-id": DEMO_ACCOUNTS[0],
     }
+
+
+#: A value of each kind of parameter, as the command line takes it (an array as a,b).
+PARAMETER_VALUES = {
+    "string": "cli-test",
+    "integer": "1",
+    "number": "1.5",
+    "boolean": "true",
+    "date-time": "2024-01-01T00:00:00Z",
+    "date": "2024-01-01",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    "array": "a,b",
+}
+
+#: A script that prints a generated copy's registry as JSON (run with the copy's
+#: interpreter and path): each list's identifier and parameters.
+REGISTRY_SCRIPT = """
+import dataclasses, json
+from service_api_client.api import LIST_ENDPOINTS
+print(json.dumps({
+    name: {
+        "id_field": endpoint.id_field,
+        "parameters": [dataclasses.asdict(p) for p in endpoint.parameters],
+    }
+    for name, endpoint in LIST_ENDPOINTS.items()
+}, default=str))
+"""

@@ -24,7 +24,15 @@ from typing import Any
 
 import pytest
 import yaml
-from spec_copy import GROWTH, SpecCopy, generate_copy, merged_spec, serve_spec
+from spec_copy import (
+    GROWTH,
+    PARAMETER_VALUES,
+    REGISTRY_SCRIPT,
+    SpecCopy,
+    generate_copy,
+    merged_spec,
+    serve_spec,
+)
 
 from service_api_mock import DEMO_ACCOUNTS
 
@@ -71,29 +79,6 @@ components:
         distanceKm: {type: integer}
 """
 
-# A value of each kind for a required parameter that is not a parent's id.
-VALUES = {
-    "string": "cli-test",
-    "integer": "1",
-    "number": "1.5",
-    "boolean": "true",
-    "date-time": "2024-01-01T00:00:00Z",
-    "date": "2024-01-01",
-    "uuid": "123e4567-e89b-12d3-a456-426614174000",
-}
-
-REGISTRY = """
-import dataclasses, json
-from service_api_client.api import LIST_ENDPOINTS
-print(json.dumps({
-    name: {
-        "id_field": endpoint.id_field,
-        "parameters": [dataclasses.asdict(p) for p in endpoint.parameters],
-    }
-    for name, endpoint in LIST_ENDPOINTS.items()
-}))
-"""
-
 
 @pytest.fixture(scope="module")
 def grown(tmp_path_factory: pytest.TempPathFactory) -> SpecCopy:
@@ -115,7 +100,7 @@ def base_url(grown: SpecCopy) -> Iterator[str]:
 def registry(grown: SpecCopy) -> dict[str, Any]:
     """The copy's LIST_ENDPOINTS as its own child process reads it."""
     done = subprocess.run(
-        [sys.executable, "-c", REGISTRY],
+        [sys.executable, "-c", REGISTRY_SCRIPT],
         env=grown.env(),
         capture_output=True,
         text=True,
@@ -149,7 +134,7 @@ def required(
         if not parameter["required"]:
             continue
         if parameter["location"] != "path":
-            value = VALUES[parameter["kind"]]
+            value = PARAMETER_VALUES[parameter["kind"]]
             if parameter["choices"]:
                 value = str(parameter["choices"][0])
             args += ["--param", f"{parameter['name']}={value}"]
