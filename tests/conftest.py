@@ -1,5 +1,6 @@
 """Fixtures shared by the whole suite."""
 
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -9,6 +10,11 @@ from typing import Any
 import pytest
 
 from service_api_mock import RunningMock, running_mock
+from service_api_mock._config import VALIDATE_ANSWERS_VARIABLE
+
+# Every mock the suite starts, in process or as a command, checks its answers against
+# the spec before sending them: an answer that does not fit is a 500 saying why.
+os.environ.setdefault(VALIDATE_ANSWERS_VARIABLE, "1")
 
 # The spec copies' helpers (tests/spec/spec_copy.py) for every folder of tests.
 SPEC_TESTS = str(Path(__file__).resolve().parent / "spec")
@@ -58,7 +64,9 @@ def mock_server() -> Iterator[RunningMock]:
 
 
 @pytest.fixture
-def mock(mock_server: RunningMock) -> RunningMock:
-    """The session's mock, reset: no tokens, counters, faults or clock offset, default config."""
+def mock(mock_server: RunningMock) -> Iterator[RunningMock]:
+    """The session's mock, reset: no tokens, counters, faults or clock offset, default
+    config; the test fails if it answered anything that does not fit the spec."""
     mock_server.service.reset()
-    return mock_server
+    yield mock_server
+    assert mock_server.service.invalid_answers() == []

@@ -27,7 +27,7 @@ import contextvars
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from dataclasses import dataclass
 
 import httpx
@@ -125,7 +125,7 @@ class DriftLog:
         self,
         operation: str,
         response: httpx.Response,
-        success: range,
+        success: Container[int],
         headers: Mapping[str, frozenset[str]] | None = None,
     ) -> contextlib.AbstractContextManager[None]:
         """Check an answer of ``operation`` the client reads: a status it does not

@@ -32,6 +32,7 @@ From a shell: ``python -m service_api_mock --port 8080``.
 try:  # each dependency of the extra first, so that a missing one names the extra
     import jsonschema  # type: ignore[import-untyped]  # noqa: F401
     import python_multipart  # noqa: F401
+    import rstr  # noqa: F401
     import starlette  # noqa: F401
     import uvicorn  # noqa: F401
     import yaml  # noqa: F401

@@ -22,7 +22,7 @@ from ._app import API_PREFIX, CONTROL_PREFIX
 from ._config import DEMO_ACCOUNTS, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, MockConfig
 from ._server import MOCK_OPTIONS
 from ._service import MockService
-from ._spec import DEFAULT_SPEC, SpecError, load_spec
+from ._spec import DEFAULT_SPEC, MockSpec, SpecError, load_spec
 
 __all__ = ["main", "parser"]
 
@@ -110,6 +110,15 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
         metavar="PATH",
         help="only check that the mock can serve this spec (exit status 1 if not, saying why)",
     )
+    p.add_argument(
+        "--validate-answers",
+        action="store_true",
+        default=defaults.validate_answers,
+        help=(
+            "check every answer against its schema before sending it: one that does not "
+            "fit is a 500 saying why (for tests; also SERVICE_API_MOCK_VALIDATE_ANSWERS=1)"
+        ),
+    )
     levels = ["debug", "info", "warning", "error"]
     p.add_argument("--log-level", default="info", choices=levels, help="logging level")
     return p
@@ -129,15 +138,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     args = parser(prog).parse_args(argv)
     try:
         if args.check_spec is not None:
-            spec = load_spec(args.check_spec)
-            print(f"{spec.path}: the mock serves every operation:")
-            for op in spec.operations:
-                print(f"  {op.operation_id}: {op.kind} {op.method} {op.path}")
-            for warning in spec.warnings:
-                print(f"warning: {warning}", file=sys.stderr)
-            return 0
+            return _check(load_spec(args.check_spec))
+        settings = {s[0]: getattr(args, s[0]) for s in _SETTINGS}
         service = MockService(
-            MockConfig(**{s[0]: getattr(args, s[0]) for s in _SETTINGS})
+            MockConfig(**settings, validate_answers=args.validate_answers)
         )
     except SpecError as exc:
         print(f"{prog or 'python -m service_api_mock'}: error: {exc}", file=sys.stderr)
@@ -155,6 +159,25 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         # on request ends normally: exit 0, so that `make mock` adds no error line either.
         print("service-api mock stopped", flush=True)
         return 0
+
+
+def _check(spec: MockSpec) -> int:
+    """Say what the mock serves of ``spec``, and what it cannot: 1 if anything."""
+    for warning in spec.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for problem in spec.problems:
+        print(f"error: {problem}", file=sys.stderr)
+    if spec.problems:
+        print(
+            f"{spec.path}: the mock cannot serve {len(spec.problems)} answer(s) as "
+            "declared (above)",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"{spec.path}: the mock serves every operation:")
+    for op in spec.operations:
+        print(f"  {op.operation_id}: {op.kind} {op.method} {op.path}")
+    return 0
 
 
 def _serve(service: MockService, *, host: str, port: int, log_level: str) -> int:

@@ -22,11 +22,11 @@ import math
 import operator
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 import anyio
 import attrs
@@ -40,6 +40,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from service_api_spec import PAGE_PARAMETERS, Answer, Operation, Parameter, is_json
 
 from ._data import seeded
+from ._forms import nested, typed
 from ._schemas import Schemas
 from ._spec import (
     Route as SpecRoute,
@@ -77,6 +78,11 @@ _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "lt": operator.lt,
     "le": operator.le,
 }
+
+
+# Bound once: a test that counts the client's json.loads calls, with the mock serving in
+# its process, must not count the mock reading back its own answers.
+_read_answer = json.JSONDecoder().decode
 
 
 # ---- reading a request ---------------------------------------------------------------
@@ -141,7 +147,11 @@ def _convert(schemas: Schemas, parameter: Parameter, given: tuple[str, ...]) -> 
         raise _Refused(400, f"{name} is given more than once.")
     else:
         value = _scalar(given[0], parameter.kind)
-    error = schemas.error(parameter.pointer, value) if parameter.pointer else None
+        if parameter.kind == "object" and parameter.pointer is not None:
+            value = typed(value, schemas.json_schema(parameter.pointer, "writing"))
+    error = None
+    if parameter.pointer is not None:
+        error = schemas.error(parameter.pointer, value, "writing")
     if error is not None:
         shown = ",".join(given)[:50]
         raise _Refused(400, f"The value '{shown}' is not valid for {name}: {error}.")
@@ -152,11 +162,27 @@ def _given(parameter: Parameter, request: Request, path: dict[str, str]) -> list
     """The strings sent for ``parameter``, where it is sent."""
     name = parameter.name
     if parameter.location == "query":
-        return request.query_params.getlist(name)
+        return request.query_params.getlist(name) or _deep_object(parameter, request)
     if parameter.location == "header" and name.lower() not in _OWN_HEADERS:
         return request.headers.getlist(name)
     found = {"path": path, "cookie": request.cookies}.get(parameter.location, {})
     return [found[name]] if name in found else []
+
+
+def _deep_object(parameter: Parameter, request: Request) -> list[str]:
+    """A query parameter sent as a deepObject (``filter[name]=x``, ``ids[]=1``): the
+    items of an array, else the object as JSON text (typed as its schema says later)."""
+    pairs = [
+        (key, value)
+        for key, value in request.query_params.multi_items()
+        if key.startswith(f"{parameter.name}[")
+    ]
+    if not pairs:
+        return []
+    value = nested(pairs).get(parameter.name)
+    if parameter.kind == "array" and isinstance(value, dict):
+        return [str(v) for _, v in sorted(value.items(), key=lambda kv: kv[0].zfill(9))]
+    return [json.dumps(value)]
 
 
 def _parameters(
@@ -175,27 +201,95 @@ def _parameters(
     return values
 
 
-async def _json_body(schemas: Schemas, op: Operation, request: Request) -> Any:
-    """The request's JSON body, checked against the operation's schema; else a 400 naming
-    what does not fit. None where the operation takes no JSON body, or none was sent."""
+_FORM = "application/x-www-form-urlencoded"
+_MULTIPART = "multipart/form-data"
+# A multipart body holds at most this many parts: a form, not a flood.
+_MAX_PARTS = 1000
+
+
+async def _body(schemas: Schemas, op: Operation, request: Request) -> Any:
+    """The request's body as a JSON value (a JSON body as sent, a form's fields typed
+    as its schema says, a file part as its name), checked against the operation's
+    schema; else a 400 naming what does not fit. None where the operation takes no
+    body, or none was sent; the bytes are not read into a value for any other media
+    type (a binary upload)."""
     declared = op.body
-    if declared is None or not is_json(declared.media):
+    if declared is None:
         return None
     raw = await request.body()
-    if not raw.strip() and not declared.required:
+    if not raw.strip():
+        if declared.required:
+            raise _Refused(400, f"A {declared.media} body is required.")
         return None
-    if not is_json(_media_type(request)):
-        raise _Refused(400, f"The body must be {declared.media}.")
+    media, sent = declared.media, _media_type(request)
+    wrong = not is_json(sent) if is_json(media) else media in _FORMS and sent != media
+    if wrong:
+        raise _Refused(400, f"The body must be {media}.")
+    if is_json(media):
+        value = _json(raw)
+    elif media == _FORM:
+        value = _form(raw)
+    elif media == _MULTIPART:
+        value = await _multipart(request)
+    else:
+        return None
+    error = None
+    if declared.pointer is not None:
+        if not is_json(media):
+            value = typed(value, schemas.json_schema(declared.pointer, "writing"))
+        error = schemas.error(declared.pointer, value, "writing")
+    if error is not None:
+        raise _Refused(400, f"The body does not fit its schema: {error}")
+    return value
+
+
+_FORMS = (_FORM, _MULTIPART)
+
+
+def _json(raw: bytes) -> Any:
     try:
         value = json.loads(raw)
         # NaN and infinities are no JSON: they could not be sent back.
         encode_json(value)
     except (ValueError, RecursionError):
         raise _Refused(400, "The body is not JSON.") from None
-    error = schemas.error(declared.pointer, value) if declared.pointer else None
-    if error is not None:
-        raise _Refused(400, f"The body does not fit its schema: {error}")
     return value
+
+
+def _form(raw: bytes) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Refused(400, "The form is not UTF-8.") from None
+    pairs = parse_qsl(text, keep_blank_values=True, max_num_fields=_MAX_PARTS)
+    return nested(pairs)
+
+
+async def _multipart(request: Request) -> dict[str, Any]:
+    pairs: list[tuple[str, Any]] = []
+    try:
+        async with request.form(max_files=_MAX_PARTS, max_fields=_MAX_PARTS) as form:
+            for name, part in form.multi_items():
+                value: Any = part
+                if isinstance(part, UploadFile):
+                    value = await _part(part)
+                pairs.append((name, value))
+    except _Refused:
+        raise
+    except Exception:
+        # Any failure to read the body is the request's fault: a broken boundary,
+        # bytes that are not UTF-8, too many parts...
+        raise _Refused(400, "The multipart body cannot be read.") from None
+    return nested(pairs)
+
+
+async def _part(part: UploadFile) -> Any:
+    """A file part as a JSON value: an object part (sent as JSON) as its value, a file
+    as its name (a ``format: binary`` string takes any text)."""
+    content = await part.read()
+    if is_json(str(part.content_type)):
+        return _json(content)
+    return part.filename or ""
 
 
 def _whole(value: Any, default: int) -> int:
@@ -231,41 +325,97 @@ def _holds(field: Any, compare: str, wanted: Any) -> bool:
 
 # ---- the control API -----------------------------------------------------------------
 
-_CONTROL = {"GET": ("counts", "tokens"), "POST": ("revoke", "faults", "clock", "reset")}
+
+def _problem(status: int, detail: str) -> JSONResponse:
+    body = problem_body(status, detail[:300])
+    return JSONResponse(body, status_code=status, media_type="application/problem+json")
 
 
-async def _control(state: MockState, request: Request) -> Response:
-    name = request.url.path.rpartition("/")[2]
-    try:
-        if name == "counts":
-            by_op = state.counts().items()
-            return JSONResponse(
-                {op: {str(c): n for c, n in by.items()} for op, by in by_op}
-            )
-        if name == "tokens":
-            return JSONResponse({"tokens": state.issued_tokens()})
-        raw = await request.body()
-        body = json.loads(raw) if raw.strip() else {}
-        if not isinstance(body, dict):
-            raise ValueError("The body must be a JSON object.")
-        if name == "faults":
-            config = state.set_faults(**body)
-            return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
-        if name == "clock":
-            advance = body.get("advance")
-            if isinstance(advance, bool) or not isinstance(advance, int | float):
-                raise ValueError('Expected {"advance": <seconds>}.')
-            return JSONResponse({"offset": state.advance_clock(float(advance))})
-        if name == "revoke":
-            state.revoke_tokens()
-        else:
-            state.reset(**body)
-        return Response(status_code=204)
-    except (TypeError, ValueError) as exc:  # JSON that is not, settings that are not
-        body = problem_body(400, str(exc)[:300])
-        return JSONResponse(
-            body, status_code=400, media_type="application/problem+json"
-        )
+async def _settings(request: Request) -> dict[str, Any]:
+    """The JSON object a control request carries (none: an empty one); ValueError if
+    it carries something else."""
+    raw = await request.body()
+    body = json.loads(raw) if raw.strip() else {}
+    if not isinstance(body, dict):
+        raise ValueError("The body must be a JSON object.")
+    return body
+
+
+def _refusing_bad_settings(
+    handler: Callable[[MockState, Request], Awaitable[Response]],
+) -> Callable[[MockState, Request], Awaitable[Response]]:
+    """``handler`` answering 400 (a problem) for JSON that is not, or settings that are
+    not, rather than failing."""
+
+    @functools.wraps(handler)
+    async def checked(state: MockState, request: Request) -> Response:
+        try:
+            return await handler(state, request)
+        except (TypeError, ValueError) as exc:
+            return _problem(400, str(exc))
+
+    return checked
+
+
+async def _counts(state: MockState, request: Request) -> Response:
+    by_op = state.counts().items()
+    return JSONResponse({op: {str(c): n for c, n in by.items()} for op, by in by_op})
+
+
+async def _tokens(state: MockState, request: Request) -> Response:
+    return JSONResponse({"tokens": state.issued_tokens()})
+
+
+async def _invalid_answers(state: MockState, request: Request) -> Response:
+    return JSONResponse({"invalid_answers": state.invalid_answers()})
+
+
+@_refusing_bad_settings
+async def _revoke(state: MockState, request: Request) -> Response:
+    await _settings(request)
+    state.revoke_tokens()
+    return Response(status_code=204)
+
+
+@_refusing_bad_settings
+async def _faults(state: MockState, request: Request) -> Response:
+    config = state.set_faults(**await _settings(request))
+    return JSONResponse({name: getattr(config, name) for name in FAULT_FIELDS})
+
+
+@_refusing_bad_settings
+async def _clock(state: MockState, request: Request) -> Response:
+    advance = (await _settings(request)).get("advance")
+    if isinstance(advance, bool) or not isinstance(advance, int | float):
+        raise ValueError('Expected {"advance": <seconds>}.')
+    return JSONResponse({"offset": state.advance_clock(float(advance))})
+
+
+@_refusing_bad_settings
+async def _reset(state: MockState, request: Request) -> Response:
+    state.reset(**await _settings(request))
+    return Response(status_code=204)
+
+
+# Each route of the control API, its method and what answers it.
+_CONTROL: tuple[
+    tuple[str, str, Callable[[MockState, Request], Awaitable[Response]]], ...
+] = (
+    ("GET", "counts", _counts),
+    ("GET", "tokens", _tokens),
+    ("GET", "invalid-answers", _invalid_answers),
+    ("POST", "revoke", _revoke),
+    ("POST", "faults", _faults),
+    ("POST", "clock", _clock),
+    ("POST", "reset", _reset),
+)
+
+
+async def _unknown_control(scope: Scope, receive: Receive, send: Send) -> None:
+    path = scope.get("path", "")
+    known = ", ".join(f"{method} {name}" for method, name, _ in _CONTROL)
+    detail = f"{path} is no route of the mock's control API ({known})."
+    await _problem(404, detail)(scope, receive, send)
 
 
 async def _drop_connection(receive: Receive, send: Send) -> None:
@@ -303,7 +453,7 @@ class Call:
     account: str
     values: dict[str, Any]
     body: Any
-    item: str | None
+    item: Any
 
 
 @attrs.frozen
@@ -338,6 +488,9 @@ class ApiHandler:
             content = f"<html><body><h1>{status} {title}</h1></body></html>".encode()
         elif media.startswith("text/"):
             content = title.encode()
+        else:
+            # Bytes of a binary download (a file, an image): the same for one answer.
+            content = f"{status} {title} {media}\n".encode()
         return Response(content, status_code=status, media_type=media, headers=headers)
 
     def refuse(self, op: Operation, refused: _Refused) -> Response:
@@ -369,6 +522,32 @@ class ApiHandler:
                 value = self.schemas.build(answer.pointer, rng, op.operation_id)
         return self.send(answer, answer.code, value)
 
+    def checked(self, op: Operation, response: Response) -> Response:
+        """``response`` if its body fits the schema ``op`` declares for its status, else
+        a 500 whose problem says why (logged, and kept for the tests to see)."""
+        status = response.status_code
+        answer = answer_of(op, status)
+        if answer is None or answer.pointer is None or not is_json(str(answer.media)):
+            return response
+        try:
+            value = _read_answer(bytes(response.body).decode())
+        except ValueError:
+            error: str | None = "the body is not JSON"
+        else:
+            error = self.schemas.error(answer.pointer, value)
+        if error is None:
+            return response
+        reason = (
+            f"{op.operation_id}: its {status} answer does not fit its schema: {error}"
+        )
+        logger.error("%s", reason)
+        self.state.note_invalid_answer(reason)
+        return JSONResponse(
+            problem_body(500, reason),
+            status_code=500,
+            media_type="application/problem+json",
+        )
+
     # ---- requests --------------------------------------------------------------------
 
     async def serve(
@@ -379,8 +558,10 @@ class ApiHandler:
                 return await self.authenticate(op, request)
             account = self.account(op, request)
             values = _parameters(self.schemas, op, request, path)
-            body = await _json_body(self.schemas, op, request)
-            item = list(path.values())[-1] if path else None
+            body = await _body(self.schemas, op, request)
+            # The last path parameter's value, typed as its schema says (7, not "7").
+            last = list(path)[-1] if path else None
+            item = values.get(last, path[last]) if last is not None else None
             call = Call(op, request, account, values, body, item)
             resource = self.state.spec.resources.get(str(op.resource))
             if op.kind == "list":
@@ -466,7 +647,7 @@ class ApiHandler:
         path. A parent the parent resource does not have is the declared 404, if any."""
         resource = self.state.spec.resources[str(call.op.resource)]
         parents = tuple(call.values.get(name) for name in resource.parent_parameters)
-        place = Collection(resource.name, call.account, parents)
+        place = self.state.collection(resource.name, call.account, parents)
         if answer_of(call.op, 404) is not None and not self.state.has_parent(place):
             detail = (
                 f"No record of {resource.parent} has the identifier {parents[-1]!r}."
@@ -501,6 +682,7 @@ class ApiHandler:
         last_page = math.ceil(total / size)
         start = (number - 1) * size
         envelope: dict[str, Any] = {
+            **self.state.spec.page_fields.get(op.operation_id, {}),
             "totalRecords": total,
             "pageNumber": number,
             "pageSize": size,
@@ -540,6 +722,8 @@ class ApiHandler:
         if op.kind == "create":
             return self.succeed(call, state.create(place, body))
         index = state.find(place, call.item)
+        if index is None and place.resource in state.spec.unlisted:
+            index = state.adopt(place, call.item)
         if index is None:
             detail = f"No record of {place.resource} has the identifier {call.item!r}."
             raise _Refused(404, detail)
@@ -547,6 +731,10 @@ class ApiHandler:
         record = stored
         if op.kind in ("replace", "update"):
             record = {**(stored if op.kind == "update" else {}), **body}
+            rng = seeded(state.config.seed, op.operation_id, call.item)
+            record = self.schemas.answerable(
+                str(state.spec.resources[place.resource].pointer), record, rng
+            )
             resource = state.spec.resources[place.resource]
             # The record stays where it is: its identifier and its parents' ids.
             for name in (resource.id_field, *resource.parent_parameters):
@@ -619,7 +807,7 @@ class MockApp:
         if not path.startswith(f"{API_PREFIX}/"):
             return None
         raw = scope.get("raw_path", b"").decode("latin-1") or path
-        return self.state.spec.match(raw.removeprefix(API_PREFIX))
+        return self.state.spec.match(raw.removeprefix(API_PREFIX), scope["method"])
 
     async def respond(
         self,
@@ -641,7 +829,10 @@ class MockApp:
             retry = _seconds_header(self.state.config.retry_after)
             refused = _Refused(plan.status, headers={"retry-after": retry})
             return self.handler.refuse(operation, refused)
-        return await self.handler.serve(operation, Request(scope, receive), path)
+        response = await self.handler.serve(operation, Request(scope, receive), path)
+        if self.state.config.validate_answers:
+            return self.handler.checked(operation, response)
+        return response
 
     def log(self, method: str, path: str, shown: str, started: float) -> None:
         elapsed_ms = (time.perf_counter() - started) * 1000.0
@@ -656,12 +847,16 @@ def build_app(state: MockState) -> ASGIApp:
 
         app = build_app(MockState(MockConfig(), load_spec()))
     """
-    control = functools.partial(_control, state)
     routes = [
-        Route(f"{CONTROL_PREFIX}/{name}", control, methods=[method])
-        for method, names in _CONTROL.items()
-        for name in names
+        Route(
+            f"{CONTROL_PREFIX}/{name}",
+            functools.partial(handler, state),
+            methods=[method],
+        )
+        for method, name, handler in _CONTROL
     ]
     # A bare Router rather than a Starlette application: the application's error
     # middleware would answer 500 before the front door could step in.
-    return MockApp(state, ApiHandler(state), Router(routes=routes))
+    return MockApp(
+        state, ApiHandler(state), Router(routes=routes, default=_unknown_control)
+    )

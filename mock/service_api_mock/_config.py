@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import attrs
 
 __all__ = ["DEMO_ACCOUNTS", "DEMO_CLIENT_ID", "DEMO_CLIENT_SECRET", "OTHER_ACCOUNTS"]
 __all__ += ["OTHER_CLIENT_ID", "OTHER_CLIENT_SECRET", "ClientCredentials", "MockConfig"]
+__all__ += ["VALIDATE_ANSWERS_VARIABLE"]
 
 DEMO_CLIENT_ID = "demo-client"
 """Client ID of the demo integration, associated with :data:`DEMO_ACCOUNTS`.
@@ -87,6 +89,19 @@ def _whole_seconds(
         )
 
 
+VALIDATE_ANSWERS_VARIABLE = "SERVICE_API_MOCK_VALIDATE_ANSWERS"
+"""The environment variable that turns :attr:`MockConfig.validate_answers` on by default
+(``1``): test suites set it once, and every mock they start, in process or not, checks
+its answers."""
+
+
+def _validate_answers_default() -> bool:
+    return os.environ.get(VALIDATE_ANSWERS_VARIABLE, "").strip().lower() in (
+        "1",
+        "true",
+    )
+
+
 _non_negative = attrs.validators.ge(0.0)
 _fraction = attrs.validators.and_(attrs.validators.ge(0.0), attrs.validators.le(1.0))
 
@@ -117,11 +132,17 @@ class MockConfig:
             A short window scales a per-minute quota down in time, so a benchmark meets
             it in seconds.
         clients: Known integrations: client ID to :class:`ClientCredentials`.
+        validate_answers: Check every answer against its schema before sending it; one
+            that does not fit is sent as a 500 whose problem says why, logged as an error
+            and kept (:meth:`MockService.invalid_answers`), so that a test sees it. Off
+            unless asked for, or the environment variable
+            ``SERVICE_API_MOCK_VALIDATE_ANSWERS`` is ``1``.
 
     Example::
 
         MockConfig(records=37, token_ttl=2.0, fault_rate=0.2, seed=7)
         MockConfig(spec="my-copy-of/openapi.yaml")
+        MockConfig(validate_answers=True)  # in tests: a wrong answer is a 500
     """
 
     spec: Path | None = attrs.field(
@@ -142,3 +163,4 @@ class MockConfig:
     clients: Mapping[str, ClientCredentials] = attrs.field(
         factory=_default_clients, converter=_to_clients, repr=False
     )
+    validate_answers: bool = attrs.field(factory=_validate_answers_default)

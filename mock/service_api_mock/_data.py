@@ -242,18 +242,65 @@ def build_records(
     if realistic:
         return REALISTIC[resource.name](seed, account, count)
     rng = seeded(seed, resource.name, account, *parents)
+    pointer = str(resource.pointer)
     records: list[dict[str, Any]] = []
+    used: set[str] = set()
+    field = resource.id_field
+    takes_new_id = True
     for number in range(1, count + 1):
-        record = schemas.build(str(resource.pointer), rng, resource.name)
+        record = schemas.build(pointer, rng, resource.name)
         if not isinstance(record, dict):
             record = {}
-        if resource.id_field is not None:
-            record[resource.id_field] = new_id(resource.id_kind, rng, number)
+        if field is not None and number == 1:
+            # Whether the schema takes 1, 2, 3... (or UUIDs) is the same for every record.
+            wanted = new_id(resource.id_kind, random.Random(0), 1)  # noqa: S311
+            takes_new_id = schemas.error(pointer, {**record, field: wanted}) is None
+        if field is not None:
+            record[field] = fresh_id(
+                schemas,
+                resource,
+                rng,
+                number,
+                used=used,
+                record=record if not takes_new_id else {},
+            )
+            used.add(str(record[field]))
         for name, value in zip(resource.parent_parameters, parents, strict=False):
-            if name in resource.fields:
+            if name in resource.fields and value is not None:
                 record[name] = value
         records.append(record)
     return records
+
+
+def fresh_id(
+    schemas: Schemas,
+    resource: Resource,
+    rng: random.Random,
+    number: int,
+    *,
+    used: set[str],
+    record: dict[str, Any],
+) -> Any:
+    """An identifier for ``record`` (of ``resource``) that no record of ``used`` has
+    (compared as text): :func:`new_id` where the record's schema takes it (or no
+    ``record`` is given), else a value its schema builds (a pattern's, an enum's),
+    drawn again until it is new.
+
+    Example::
+
+        fresh_id(schemas, resources["alerts"], random.Random(0), 1, used=set(), record={})
+    """
+    field = str(resource.id_field)
+    wanted = new_id(resource.id_kind, rng, number)
+    pointer = str(resource.pointer)
+    if schemas.error(pointer, {**record, field: wanted}) is None or not record:
+        return wanted
+    found = record.get(field, wanted)
+    for _ in range(20):
+        if str(found) not in used:
+            break
+        found = (schemas.build(pointer, rng, resource.name) or {}).get(field, wanted)
+    return found
 
 
 def new_id(kind: str, rng: random.Random, number: int) -> int | str:

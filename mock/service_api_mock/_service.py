@@ -51,6 +51,8 @@ class MockService:
         served = load_spec(config.spec)
         for warning in served.warnings:
             logger.warning("%s", warning)
+        for problem in served.problems:
+            logger.error("%s", problem)
         self._state = MockState(config, served)
         self._app = build_app(self._state)
 
@@ -126,8 +128,17 @@ class MockService:
             service.set_faults(rate_limit=None)  # no rate limit
             service.set_faults(rate_limit=600, rate_window=6.0)  # 60 requests per 6 s
         """
-        # The keyword arguments as given: every local but self, the ones left unset dropped.
-        given = {k: v for k, v in locals().items() if k != "self" and v is not _UNSET}
+        settings = {
+            "fault_rate": fault_rate,
+            "drop_rate": drop_rate,
+            "latency_ms": latency_ms,
+            "latency_jitter_ms": latency_jitter_ms,
+            "retry_after": retry_after,
+            "rate_limit": rate_limit,
+            "rate_window": rate_window,
+        }
+        # Only the settings given change: the others keep their value in force.
+        given = {name: value for name, value in settings.items() if value is not _UNSET}
         self._state.set_faults(**given)
 
     def advance_clock(self, seconds: float) -> None:
@@ -159,6 +170,16 @@ class MockService:
         """
         return self._state.issued_tokens()
 
+    def invalid_answers(self) -> list[str]:
+        """Why each answer built since the last reset did not fit its schema (with
+        ``validate_answers`` on; each was sent as a 500): empty when all fit.
+
+        Example::
+
+            assert service.invalid_answers() == []
+        """
+        return self._state.invalid_answers()
+
     def dataset(
         self, resource: str, account: str, *, parents: tuple[Any, ...] = ()
     ) -> list[dict[str, Any]]:
@@ -172,7 +193,7 @@ class MockService:
             service.dataset("shipment-events", "acct-1", parents=(shipment_id,))
         """
         # A deep copy: a test that edits what it got must not change what the mock serves.
-        place = Collection(resource, account, tuple(parents))
+        place = self._state.collection(resource, account, tuple(parents))
         return copy.deepcopy(self._state.records(place)[0])
 
     def update_record(

@@ -10,14 +10,15 @@ always served; what the mock cannot serve as declared is a warning, printed by
 - a status the mock must send that the operation does not declare (401 for a missing or
   expired token, 400 and 403 for the account header, 400 for bad input, 404 for an
   unknown id, 429 and 503 for the quota and the faults): sent anyway, as problem+json;
-- a body it cannot build to fit the declared schema (a string ``pattern`` without
-  ``examples``, a page envelope with fields of its own...): sent anyway, as near as it can;
 - a query parameter of a list tied to no field (``Operation.unapplied``): not applied;
 - a resource without an identifier field: its get, replace, update and delete answer
   data built from their schemas.
 
-Only a file the model cannot read (not YAML, not OpenAPI, a ``$ref`` that points nowhere)
-is a :class:`SpecError`.
+An answer it cannot build to fit its schema (a schema no value fits, a page envelope
+with required fields of its own...) is a *problem*, naming the operation:
+``--check-spec`` fails for it, and the mock, started anyway, logs it as an error. Only a
+file the model cannot read (not YAML, not OpenAPI, a ``$ref`` that points nowhere) is a
+:class:`SpecError`.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from typing import Any
 
 import attrs
 
+import service_api_spec
 from service_api_spec import (
     Answer,
+    Kind,
     Operation,
     Resource,
     Route,
@@ -41,16 +44,13 @@ from service_api_spec import (
     is_json,
     packaged_spec,
 )
-from service_api_spec import (
-    load_spec as load_model,
-)
 
 from ._data import REALISTIC, build_records
 from ._schemas import Schemas
 
 __all__ = [
     "DEFAULT_SPEC",
-    "ITEM_KINDS",
+    "ONE_RECORD_KINDS",
     "MockSpec",
     "Route",
     "SpecError",
@@ -64,7 +64,11 @@ __all__ = [
 
 # A wheel carries a copy of the spec inside the package; a checkout has the project's own.
 DEFAULT_SPEC = packaged_spec()
-ITEM_KINDS = ("get", "replace", "update", "delete")
+ONE_RECORD_KINDS: frozenset[Kind] = frozenset(("get", "replace", "update", "delete"))
+"""The kinds of operation that act on one record, named by its id in the path: an
+unknown id is their 404."""
+# The page envelope's fields the mock writes itself.
+_ENVELOPE = ("totalRecords", "pageNumber", "pageSize", "data", "next", "previous")
 TOKEN_SAMPLE = {"access_token": "sample", "token_type": "Bearer", "expires_in": "3600"}
 OAUTH_SAMPLE = {"error": "invalid_request", "error_description": "sample"}
 
@@ -96,14 +100,26 @@ def answer_of(op: Operation, status: int) -> Answer | None:
     return op.answer(status)
 
 
+# The statuses the mock sends of its own accord (refusals, quota, faults): never taken
+# for an operation's success.
+_REFUSALS = ("400", "401", "403", "404", "422", "429")
+
+
 def success_of(op: Operation) -> Answer | None:
-    """The answer ``op`` succeeds with: its first 2xx, else its default.
+    """The answer ``op`` succeeds with: its first 2xx; else the first other status it
+    declares that is no refusal of the mock's (a 3xx, a 410, the Swagger Petstore's
+    lone 405); else its default.
 
     Example::
 
         success_of(spec.model.operation("createShipment")).code  # 201
     """
-    return op.success or op.answers.get("default")
+    if op.success is not None:
+        return op.success
+    for key, answer in op.answers.items():
+        if key.isdigit() and key not in _REFUSALS and not key.startswith("5"):
+            return answer
+    return op.answers.get("default")
 
 
 def input_status(op: Operation) -> int:
@@ -153,7 +169,7 @@ def sends(op: Operation) -> dict[int, str]:
         found[403] = "for another's account"
     if op.parameters or op.body is not None:
         found[input_status(op)] = "for bad input"
-    if op.kind in ITEM_KINDS:
+    if op.kind in ONE_RECORD_KINDS:
         found[404] = "for an unknown id"
     return found
 
@@ -179,6 +195,15 @@ class MockSpec:
     record_answers: frozenset[str]
     """The operations (by operationId) whose success answers the record itself."""
     warnings: tuple[str, ...]
+    """What the mock does that the spec does not say (it serves the spec anyway)."""
+    page_fields: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict, repr=False)
+    """The fields each list's page carries beyond the mock's own, by operationId."""
+    unlisted: frozenset[str] = frozenset()
+    """The resources no operation lists or creates: no client can know which of their
+    ids exist, so every id names one (built on first use)."""
+    problems: tuple[str, ...] = ()
+    """What the mock cannot serve as declared, each naming its operation: an answer it
+    cannot build to fit its schema. ``--check-spec`` fails for any."""
 
     @property
     def operations(self) -> tuple[Operation, ...]:
@@ -190,10 +215,18 @@ class MockSpec:
         """The resources of the spec by name, as the model reads them."""
         return self.model.resources
 
-    def match(self, path: str) -> tuple[Route, dict[str, str]] | None:
+    def match(
+        self, path: str, method: str = "GET"
+    ) -> tuple[Route, dict[str, str]] | None:
         """The route ``path`` (percent-encoded, as sent) fits and its path parameters,
-        decoded: an encoded ``/`` stays inside a parameter."""
-        return self.model.match(path)
+        decoded: an encoded ``/`` stays inside a parameter. Of two templates of one
+        shape (``/pets/{id}`` for GET, ``/pets/{petId}`` for DELETE), the one that
+        declares ``method``; else the first (whose 405 names its methods)."""
+        found = self.model.route(method, path)
+        if found is None:
+            return self.model.match(path)
+        op, values = found
+        return next(r for r in self.routes if r.path == op.path), values
 
 
 class _Checks:
@@ -203,9 +236,11 @@ class _Checks:
         self.model = model
         self.schemas = schemas
         self.warnings: list[str] = []
+        self.problems: list[str] = []
         self.samples: dict[str, dict[str, Any]] = {}
         self.realistic: set[str] = set()
         self.record_answers: set[str] = set()
+        self.page_fields: dict[str, dict[str, Any]] = {}
         self.rng = random.Random(0)  # noqa: S311 -- sample data, not crypto
 
     def resource(self, resource: Resource) -> None:
@@ -224,8 +259,9 @@ class _Checks:
         self.samples[resource.name] = sample
         error = self.schemas.error(pointer, sample)
         if error is not None:
+            why = self.schemas.unbuildable(pointer) or error
             self.warnings.append(
-                f"{resource.name}: a record built does not fit its schema: {error}"
+                f"{resource.name}: a record built does not fit its schema: {why}"
             )
         if resource.id_field is None:
             self.warnings.append(
@@ -251,7 +287,8 @@ class _Checks:
         requests = [p.pointer for p in op.parameters]
         for pointer in [*requests, op.body.pointer if op.body else None]:
             if pointer is not None:
-                self.schemas.error(pointer, self.schemas.build(pointer, self.rng))
+                built = self.schemas.build(pointer, self.rng, direction="writing")
+                self.schemas.error(pointer, built, "writing")
         for parameter in op.unapplied:
             self.warnings.append(
                 f"{name}: the query parameter {parameter} is not applied "
@@ -270,7 +307,9 @@ class _Checks:
         if op.kind == "token":
             value = TOKEN_SAMPLE
         elif op.kind == "list":
+            extras = self.page_extras(op, success)
             value = {
+                **extras,
                 "totalRecords": 1,
                 "pageNumber": 1,
                 "pageSize": 1,
@@ -280,31 +319,60 @@ class _Checks:
             value = self.schemas.build(success.pointer, self.rng, name)
         self.body(op, success, value)
 
+    def page_extras(self, op: Operation, success: Answer) -> dict[str, Any]:
+        """The fields of ``op``'s page envelope beyond the mock's own (a Stripe-like
+        ``object: "list"``, ``has_more``), built once from its schema, sent on every page."""
+        built = None
+        if success.pointer is not None:
+            rng = random.Random(op.operation_id)  # noqa: S311 -- sample data, not crypto
+            built = self.schemas.build(success.pointer, rng, op.operation_id)
+        extras = {}
+        if isinstance(built, dict):
+            extras = {k: v for k, v in built.items() if k not in _ENVELOPE}
+        self.page_fields[op.operation_id] = extras
+        return extras
+
+    def reachable(self, routes: tuple[Route, ...]) -> None:
+        """A problem for each operation whose path another template of the same shape
+        takes first (``/pets/{id}`` beside ``/pets/{petId}``): no request reaches it."""
+        first: dict[tuple[str, str], str] = {}
+        for route in routes:
+            for method, op in route.methods.items():
+                taken = first.setdefault((route.pattern.pattern, method), route.path)
+                if taken != route.path:
+                    self.problems.append(
+                        f"{op.operation_id}: {method} {route.path} is never reached: "
+                        f"{taken} takes the same requests"
+                    )
+
     def body(
         self, op: Operation, answer: Answer, value: object, *, warn: bool = True
     ) -> bool:
-        """Whether ``value`` fits the schema of ``answer`` (of ``op``), warning if not."""
+        """Whether ``value`` fits the schema of ``answer`` (of ``op``); a problem if
+        not, unless ``warn`` is false (another value will be tried)."""
         if answer.pointer is None or not is_json(str(answer.media)):
             return True
         error = self.schemas.error(answer.pointer, value)
         if error is not None and warn:
-            self.warnings.append(
-                f"{op.operation_id}: its {answer.status} body does not fit its "
-                f"schema: {error}"
+            why = self.schemas.unbuildable(answer.pointer) or error
+            self.problems.append(
+                f"{op.operation_id}: its {answer.status} answer cannot be built to fit "
+                f"its schema: {why}"
             )
         return error is None
 
 
 @functools.lru_cache(maxsize=16)
 def _read(path: Path, _mtime_ns: int) -> MockSpec:
-    model = load_model(path)
-    schemas = Schemas(model.document)
+    model = service_api_spec.load_spec(path)
+    schemas = Schemas(model.schemas)
     checks = _Checks(model, schemas)
     for resource in model.resources.values():
         if resource.pointer is not None:
             checks.resource(resource)
     for op in model.operations:
         checks.operation(op)
+    checks.reachable(model.routes)
     return MockSpec(
         path=path,
         model=model,
@@ -313,6 +381,12 @@ def _read(path: Path, _mtime_ns: int) -> MockSpec:
         realistic=frozenset(checks.realistic),
         record_answers=frozenset(checks.record_answers),
         warnings=tuple(dict.fromkeys(checks.warnings)),
+        problems=tuple(dict.fromkeys(checks.problems)),
+        page_fields=checks.page_fields,
+        unlisted=frozenset(model.resources)
+        - {
+            str(op.resource) for op in model.operations if op.kind in ("list", "create")
+        },
     )
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from ._config import MockConfig
-from ._data import build_records, new_id
+from ._data import build_records, fresh_id
 from ._spec import MockSpec
 
 __all__ = [
@@ -113,6 +113,8 @@ class MockState:
             # Every token issued since the reset, in order; a revoked one maps to None.
             self._tokens: dict[str, IssuedToken | None] = {}
             self._counts: dict[str, collections.Counter[int]] = {}
+            # Why each answer that did not fit its schema was refused (validate_answers).
+            self._invalid: list[str] = []
             self._hits: dict[str, collections.deque[float]] = {}
             self._data: dict[Collection, tuple[list[dict[str, Any]], list[bytes]]] = {}
             self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults, not crypto
@@ -188,6 +190,16 @@ class MockState:
             return {
                 op: dict(sorted(c.items())) for op, c in sorted(self._counts.items())
             }
+
+    def note_invalid_answer(self, reason: str) -> None:
+        """Keep ``reason``: an answer the mock built did not fit its schema."""
+        with self._lock:
+            self._invalid.append(reason)
+
+    def invalid_answers(self) -> list[str]:
+        """Why each answer refused since the reset did not fit its schema, in order."""
+        with self._lock:
+            return list(self._invalid)
 
     def count(self, operation: str | None = None, status: int | None = None) -> int:
         # The per-status counts of the operations asked for, then those of the status.
@@ -280,6 +292,32 @@ class MockState:
                     return index
         return None
 
+    def collection(
+        self, resource: str, account: str, parents: tuple[Any, ...] = ()
+    ) -> Collection:
+        """Where the records of ``resource`` under the path parameters ``parents`` (in
+        the order of its ``parent_parameters``) are. Only a parameter naming a record
+        of an ancestor resource tells collections apart: one that names no record
+        (``{owner}`` of ``/repos/{owner}/{repo}/comments``) is left out (None), so any
+        value of it finds the same records."""
+        found = self.spec.resources.get(resource)
+        if found is None:
+            return Collection(resource, account, parents)
+        naming = set()
+        ancestor = self.spec.resources.get(str(found.parent))
+        names = found.parent_parameters
+        while ancestor is not None:
+            # The parameter after the ancestor's own names one of its records.
+            at = len(ancestor.parent_parameters)
+            if ancestor.id_field is not None and at < len(names):
+                naming.add(names[at])
+            ancestor = self.spec.resources.get(str(ancestor.parent))
+        kept = tuple(
+            value if name in naming else None
+            for name, value in zip(found.parent_parameters, parents, strict=False)
+        )
+        return Collection(resource, account, kept)
+
     def has_parent(self, place: Collection) -> bool:
         """Whether the parent record ``place`` belongs to exists: always for a resource
         whose parent is no resource with an identifier (or that has no parent)."""
@@ -298,17 +336,43 @@ class MockState:
         """Add ``record`` at the end under a new identifier (and its parents' ids); the
         record as stored."""
         resource = self.spec.resources[place.resource]
-        created = dict(record)
+        pointer = str(resource.pointer)
+        created = self.spec.schemas.answerable(pointer, record, self._ids)
         for name, value in zip(resource.parent_parameters, place.parents, strict=False):
-            if name in resource.fields:
+            if name in resource.fields and value is not None:
                 created[name] = value
         field = resource.id_field
         if field is not None:
             used = [r.get(field) for r in self.records(place)[0]]
             number = max((u for u in used if isinstance(u, int)), default=0) + 1
-            created[field] = new_id(resource.id_kind, self._ids, number)
+            created[field] = fresh_id(
+                self.spec.schemas,
+                resource,
+                self._ids,
+                number,
+                used={str(u) for u in used},
+                record=created,
+            )
         self.store(place, None, created)
         return created
+
+    def adopt(self, place: Collection, record_id: object) -> int:
+        """Add a record built for ``record_id`` to ``place`` (of a resource no operation
+        lists or creates, whose every id names a record); its position."""
+        resource = self.spec.resources[place.resource]
+        pointer = str(resource.pointer)
+        rng = random.Random(f"{self.config.seed}/{place}/{record_id}")  # noqa: S311
+        record = self.spec.schemas.build(pointer, rng, resource.name)
+        record = record if isinstance(record, dict) else {}
+        field = str(resource.id_field)
+        # The id as asked for where the schema takes it, else the built one.
+        if (
+            self.spec.schemas.error(pointer, {**record, field: record_id}) is None
+            or field not in record
+        ):
+            record[field] = record_id
+        self.store(place, None, record)
+        return len(self.records(place)[0]) - 1
 
     def store(
         self, place: Collection, index: int | None, record: dict[str, Any] | None

@@ -91,12 +91,14 @@ def _service_api_mock_server() -> Iterator[RunningMock]:
     # the mock nothing beyond this module.
     from service_api_mock import running_mock
 
-    with running_mock() as server:
+    # Answers checked against the spec: a mock answer that does not fit is a 500 and
+    # fails the test that met it, rather than passing on data the service never sends.
+    with running_mock(validate_answers=True) as server:
         yield server
 
 
 @pytest.fixture
-def service_api_mock(_service_api_mock_server: RunningMock) -> DemoMock:
+def service_api_mock(_service_api_mock_server: RunningMock) -> Iterator[DemoMock]:
     """The mock of the service on a free loopback port, reset for this test.
 
     A :class:`service_api_mock.pytest_plugin.DemoMock`: ``base_url``, the demo
@@ -104,7 +106,8 @@ def service_api_mock(_service_api_mock_server: RunningMock) -> DemoMock:
     the mock's controls under ``service`` (``count``, ``counts``, ``set_faults``,
     ``advance_clock``, ``revoke_tokens``, ``reset(records=..., ...)``). One server serves
     the whole session; each test starts from no tokens, counters, faults or clock offset
-    and the default data (120 shipments and devices per account).
+    and the default data (120 shipments and devices per account). Its answers are
+    checked against the spec: one that does not fit is a 500 and fails the test.
 
     Example::
 
@@ -118,13 +121,16 @@ def service_api_mock(_service_api_mock_server: RunningMock) -> DemoMock:
 
     server = _service_api_mock_server
     server.service.reset()
-    return DemoMock(
+    yield DemoMock(
         base_url=server.base_url,
         service=server.service,
         client_id=DEMO_CLIENT_ID,
         client_secret=DEMO_CLIENT_SECRET,
         account_ids=DEMO_ACCOUNTS,
     )
+    invalid = server.service.invalid_answers()
+    if invalid:
+        pytest.fail(f"the mock answered what the spec does not allow: {invalid}")
 
 
 @pytest.fixture

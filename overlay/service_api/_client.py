@@ -19,7 +19,7 @@ import itertools
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from types import EllipsisType
 from typing import Any, NoReturn, Self, cast
 
@@ -508,7 +508,9 @@ class Client(service_api_client.Client):
         from the spec, by place, with counts: ``[Drift('Shipment.colour', ...)]``."""
         return self._shared.drift.findings
 
-    def _answer(self, response: httpx.Response, operation: Any, success: range) -> Any:
+    def _answer(
+        self, response: httpx.Response, operation: Any, success: Container[int]
+    ) -> Any:
         """The door's answer, its status, headers and records checked for drift."""
         name = operation.__name__.rpartition(".")[2]
         headers = getattr(operation, "ANSWER_HEADERS", None)

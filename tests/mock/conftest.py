@@ -2,7 +2,7 @@
 a copy of the spec with a resource of every shape the mock serves."""
 
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +24,12 @@ FORM = {
 
 
 @pytest.fixture
-def service() -> MockService:
-    return MockService(MockConfig(records=120, seed=0))
+def service() -> Iterator[MockService]:
+    """A mock in process that checks its answers: one that does not fit its schema
+    fails the test that met it."""
+    service = MockService(MockConfig(records=120, seed=0, validate_answers=True))
+    yield service
+    assert service.invalid_answers() == []
 
 
 @pytest.fixture

@@ -110,3 +110,31 @@ def test_dataset_is_a_copy_and_rejects_unknown_resources(service: MockService) -
     assert again["shipmentLegs"][0]["mode"] != "Teleport"
     with pytest.raises(ValueError, match="unknown resource"):
         service.dataset("accounts", "acct-1")
+
+
+async def test_an_unknown_control_route_is_a_problem_not_a_reset(
+    control: httpx.AsyncClient, service: MockService
+) -> None:
+    service.set_faults(fault_rate=0.5)
+    async with control:
+        for method in ("GET", "POST"):
+            response = await control.request(method, "/records", json={"records": 3})
+            assert response.status_code == 404
+            assert response.headers["content-type"] == "application/problem+json"
+            problem = response.json()
+            assert problem["status"] == 404
+            assert "/__mock__/records" in problem["detail"]
+            assert "POST reset" in problem["detail"]
+    # Nothing fell through to a reset: the faults set stay, the records too.
+    assert service.config.fault_rate == 0.5
+    assert service.config.records == 120
+
+
+def test_set_faults_changes_only_what_it_is_given(service: MockService) -> None:
+    service.set_faults(latency_ms=5.0, rate_limit=10)
+    service.set_faults(fault_rate=0.25)
+    assert service.config.latency_ms == 5.0
+    assert service.config.rate_limit == 10
+    assert service.config.fault_rate == 0.25
+    service.set_faults(rate_limit=None)
+    assert service.config.rate_limit is None

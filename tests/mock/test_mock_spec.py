@@ -360,12 +360,7 @@ def _edit(spec: dict[str, Any], edit: str) -> None:
             403,
             "listDevices: declares no 403 answer, which the mock sends for another's",
         ),
-        (
-            "a pattern without examples",
-            "GET /devices",
-            200,
-            "devices: a record built does not fit its schema: serial: ",
-        ),
+        ("a pattern without examples", "GET /devices", 200, None),
         ("no identifier", "POST /shipments", 201, "shipments: no identifier field"),
         (
             "a sub-resource",
