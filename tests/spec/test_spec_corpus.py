@@ -23,7 +23,6 @@ from typing import Any
 
 import pytest
 from corpus_shapes import (
-    ALL,
     cases,
     check_spec,
     doors,
@@ -41,17 +40,9 @@ SAMPLE = "petstore_expanded"
 CHOSEN = os.environ.get("CORPUS", SAMPLE)
 CASES = cases() if CHOSEN == "all" else CHOSEN.split(",")
 
-# What a case cannot do yet, and why: each an expected failure that must fail (strict),
-# so that the entry goes when what it waits for is there.
-_UNDECLARED_404 = (
-    "the mock answers 404, which the operation does not declare, for an id no list or "
-    "create gives (GitHub's issue comment, the Swagger Petstore's pet): the door raises "
-    "ApiStatusError"
-)
-KNOWN: dict[tuple[str, str], str] = {
-    (case, "doors"): _UNDECLARED_404
-    for case in ("github_issue_comments", "petstore_swagger", ALL)
-}
+# What a case cannot do yet, and why (none now): each an expected failure that must
+# fail (strict), so that the entry goes when what it waits for is there.
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def known(case: str, step: str) -> list[Any]:
