@@ -649,7 +649,7 @@ def _discriminated(prop: Any, view: SchemaView | None) -> str:
     arms = [
         i
         for i, arm in enumerate(prop.inner_properties)
-        if arm.template != "none_property.py.jinja"
+        if type(arm).__name__ != "NoneProperty"
     ]
     if len(arms) != len(variants):
         return ""

@@ -52,6 +52,15 @@ SCHEMAS: dict[str, Any] = {
                     {"$ref": "#/components/schemas/UnionLink"},
                 ]
             },
+            # Null first, then records told apart by their schema names.
+            "next": {
+                "anyOf": [
+                    {"type": "null"},
+                    {"$ref": "#/components/schemas/UnionNote"},
+                    {"$ref": "#/components/schemas/UnionLink"},
+                ],
+                "discriminator": {"propertyName": "kind"},
+            },
         },
     },
     "UnionLink": {
@@ -113,10 +122,15 @@ def test_the_items_are_read_by_their_discriminator(package: ModuleType) -> None:
                 "pageSize": 3,
                 "data": [
                     # A note with a url: UnionLink would read it with no drift.
-                    {"kind": "note", "text": "t", "url": "u"},
+                    {"kind": "note", "url": "u"},
                     {"kind": "UnionLink", "url": "u"},
                     # No discriminator value known: the record that fits best.
-                    {"kind": "other", "text": "t", "about": {"kind": "x", "url": "u"}},
+                    {
+                        "kind": "other",
+                        "text": "t",
+                        "about": {"kind": "x", "url": "u"},
+                        "next": {"kind": "UnionLink"},
+                    },
                 ],
             }
         )
@@ -127,9 +141,11 @@ def test_the_items_are_read_by_their_discriminator(package: ModuleType) -> None:
         models.UnionNote,
     )
     assert type(other.about) is models.UnionLink
-    # The chosen records' drift only: UnionLink.text, UnionNote.url were never chosen
-    # for those fields.
-    assert [d.place for d in log.findings] == ["UnionNote.url"]
+    # Named by the discriminator though UnionNote would fit it with no drift.
+    assert type(other.next_) is models.UnionLink
+    # The chosen records' drift only (the note's url, the next link's missing url), none
+    # of the variants not chosen (UnionLink.text, UnionNote.next...).
+    assert {d.place for d in log.findings} == {"UnionNote.url", "UnionLink.url"}
 
 
 def test_the_generated_field_table_states_the_mapping(package: ModuleType) -> None:
@@ -141,3 +157,10 @@ def test_the_generated_field_table_states_the_mapping(package: ModuleType) -> No
     assert 'on="kind"' in table, table
     assert '"note": 0' in table, table
     assert '"UnionLink": 1' in table, table
+    # A null arm first: the records' arms are counted after it.
+    note = Path(
+        str(importlib.import_module(f"{package.__name__}.models.union_note").__file__)
+    )
+    assert 'mapping={"UnionNote": 1, "UnionLink": 2}' in note.read_text().replace(
+        "'", '"'
+    )
