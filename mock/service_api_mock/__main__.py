@@ -176,7 +176,10 @@ def _check(spec: MockSpec) -> int:
         return 1
     print(f"{spec.path}: the mock serves every operation:")
     for op in spec.operations:
-        print(f"  {op.operation_id}: {op.kind} {op.method} {op.path}")
+        # A query parameter tied to no field is accepted and not applied: most of a real
+        # API's are (sort orders, expansions, versions), so it is said here, not warned.
+        unapplied = f" (not applied: {', '.join(op.unapplied)})" if op.unapplied else ""
+        print(f"  {op.operation_id}: {op.kind} {op.method} {op.path}{unapplied}")
     return 0
 
 

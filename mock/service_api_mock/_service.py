@@ -53,6 +53,13 @@ class MockService:
             logger.warning("%s", warning)
         for problem in served.problems:
             logger.error("%s", problem)
+        for op in served.operations:
+            if op.unapplied:
+                logger.info(
+                    "%s: not applied (tied to no field): %s",
+                    op.operation_id,
+                    ", ".join(op.unapplied),
+                )
         self._state = MockState(config, served)
         self._app = build_app(self._state)
 

@@ -289,11 +289,6 @@ class _Checks:
             if pointer is not None:
                 built = self.schemas.build(pointer, self.rng, direction="writing")
                 self.schemas.error(pointer, built, "writing")
-        for parameter in op.unapplied:
-            self.warnings.append(
-                f"{name}: the query parameter {parameter} is not applied "
-                "(it names no field of the records)"
-            )
         success = success_of(op)
         if success is None:
             self.warnings.append(f"{name}: declares no success; the mock answers 200")
