@@ -35,7 +35,9 @@ from service_api_spec import (
     Location,
     Operation,
     ParameterKind,
+    SchemaView,
     Spec,
+    SpecError,
     Tag,
 )
 
@@ -121,6 +123,9 @@ class Page:
     item_class: str
     item_module: str | None
     id_attribute: str | None
+    item_models: tuple[tuple[str, str], ...] = ()
+    """Each model an item may be, as (module, class): the item model alone, or each
+    variant of a union."""
     page_size: int | None = None
     """Records per page when none is named: the spec's default, else its maximum."""
     max_page_size: int | None = None
@@ -313,7 +318,9 @@ class Facts:
             tags=tags,
             lists=tuple(sorted(reader.entries, key=lambda entry: entry.name)),
             records=_records(
-                openapi, {d.page.page_class for d in found.values() if d.page}
+                openapi,
+                {d.page.page_class for d in found.values() if d.page},
+                reader.views,
             ),
             notes=tuple([*reader.notes, *notes]),
             tag_attributes={
@@ -333,6 +340,9 @@ class _Reader:
         self.models = {str(m.class_info.name): m for m in openapi.models}
         self.entries: list[ListEntry] = []
         self.notes: list[str] = []
+        self.views = _component_views(spec, openapi)
+        """The spec's schema of each model, where known, by class (a union's
+        discriminator is read from it)."""
 
     def doors(self, endpoints: Iterable[Endpoint]) -> Iterable[Door]:
         taken: set[str] = set()
@@ -401,15 +411,7 @@ class _Reader:
             ),
         )
         if page is not None and operation.resource is not None:
-            if page.item_module is not None:
-                self.entries.append(self.entry(operation, door))
-            else:
-                # The registry names one item model; a union of models has none yet.
-                self.notes.append(
-                    f"{operation.operation_id}: its items are a union of models: a "
-                    "pager door, but no entry of LIST_ENDPOINTS (the command line and "
-                    "dlt do not list it)"
-                )
+            self.entries.append(self.entry(operation, door))
         return door
 
     def page(self, operation: Operation, response: Response | None) -> Page | None:
@@ -437,6 +439,11 @@ class _Reader:
                 f"{operation.operation_id}: the items of its `data` are a oneOf/anyOf "
                 "whose branches are not all object schemas"
             )
+        if operation.success is not None and operation.success.pointer:
+            pointer = operation.success.pointer
+            self.views.setdefault(
+                str(page.class_info.name), self.spec.schemas.view(pointer)
+            )
         resource = self.spec.resources[str(operation.resource)]
         models = [item] if item is not None else variants
         ids = {
@@ -458,6 +465,11 @@ class _Reader:
             ),
             item_module=None if item is None else str(item.class_info.module_name),
             id_attribute=id_attribute,
+            item_models=tuple(
+                (str(m.class_info.module_name), str(m.class_info.name))
+                for m in models
+                if m is not None
+            ),
             item=inner,
             page_size=sizes.default if sizes else None,
             max_page_size=sizes.maximum if sizes else None,
@@ -599,9 +611,10 @@ def _attribute(prop: Any) -> str:
     return f"{name}_" if name in MODEL_METHODS else name
 
 
-def _kind(prop: Any) -> str:
+def _kind(prop: Any, view: SchemaView | None = None) -> str:
     """The kind of ``prop`` as the field table writes it (records.py): ``STRING``,
-    ``list_of(model(ShipmentLeg))``, ``union(NULL, DATE_TIME)``..."""
+    ``list_of(model(ShipmentLeg))``, ``union(NULL, DATE_TIME)``...; ``view``: its
+    schema in the spec, where known (a union's discriminator)."""
     template = prop.template
     if template in _KINDS:
         return _KINDS[template]
@@ -615,22 +628,93 @@ def _kind(prop: Any) -> str:
     if template == "model_property.py.jinja":
         return f"_records.model({prop.class_info.name})"
     if template == "list_property.py.jinja":
-        return f"_records.list_of({_kind(prop.inner_property)})"
+        items = view.items if view is not None else None
+        return f"_records.list_of({_kind(prop.inner_property, items)})"
     if template == "union_property.py.jinja":
         arms = ", ".join(_kind(arm) for arm in prop.inner_properties)
-        return f"_records.union({arms})"
+        return f"_records.union({arms}{_discriminated(prop, view)})"
     # Any value (a file, any other kind): kept as sent, never refused.
     return "_records.ANY"
 
 
-def _records(openapi: GeneratorData, pages: set[str]) -> dict[str, RecordModel]:
+def _discriminated(prop: Any, view: SchemaView | None) -> str:
+    """The arguments of ``records.union`` that name the arm of each value of the
+    discriminator its schema states (``, on='type', mapping={'file': 0}``); ``""``
+    where it states none, or its variants are not the generator's arms one for one
+    (the union then reads an object as the record it fits best)."""
+    told = view.discriminator if view is not None else None
+    if view is None or told is None:
+        return ""
+    variants = [v.pointer for v in view.variants]
+    arms = [
+        i
+        for i, arm in enumerate(prop.inner_properties)
+        if type(arm).__name__ != "NoneProperty"
+    ]
+    if len(arms) != len(variants):
+        return ""
+    mapping = {
+        value: arms[variants.index(pointer)]
+        for value, pointer in told.mapping.items()
+        if pointer in variants
+    }
+    return f", on={told.property!r}, mapping={mapping!r}" if mapping else ""
+
+
+def _component_views(spec: Spec, openapi: GeneratorData) -> dict[str, SchemaView]:
+    """The spec's schema of each model the generator made of a component schema, by
+    class (its one reference among its roots; an inline model's roots name only the
+    classes it is inside of)."""
+    views = {}
+    for model in openapi.models:
+        classes = [r for r in model.roots if isinstance(r, ClassName)]
+        refs = [_raw(r) for r in model.roots if not isinstance(r, ClassName)]
+        if len(classes) == 1 and len(refs) == 1:
+            pointer = refs[0] if refs[0].startswith("#") else f"#{refs[0]}"
+            try:
+                views[str(model.class_info.name)] = spec.schemas.view(pointer)
+            except SpecError:  # a name the generator was given otherwise
+                continue
+    return views
+
+
+def _nested_views(
+    openapi: GeneratorData, views: Mapping[str, SchemaView]
+) -> dict[str, SchemaView]:
+    """``views`` and the schema of each inline model found through them (a field's
+    object, or an array's items)."""
+    found = dict(views)
+    todo = [m for m in openapi.models if str(m.class_info.name) in found]
+    models = {str(m.class_info.name): m for m in openapi.models}
+    while todo:
+        model = todo.pop()
+        view = found[str(model.class_info.name)]
+        for prop in _properties(model):
+            inner: Any = view.properties.get(_raw(prop.name))
+            while prop.template == "list_property.py.jinja" and inner is not None:
+                prop, inner = prop.inner_property, inner.items
+            name = _class_name(prop)
+            if inner is not None and name in models and name not in found:
+                found[name] = inner
+                todo.append(models[name])
+    return found
+
+
+def _records(
+    openapi: GeneratorData,
+    pages: set[str],
+    views: Mapping[str, SchemaView] | None = None,
+) -> dict[str, RecordModel]:
     """Each model's fields and field table; ``pages``: the page envelopes' classes,
-    whose required fields the pager needs (``strict``)."""
+    whose required fields the pager needs (``strict``); ``views``: the spec's schema of
+    the models, by class, where known."""
     found = {}
     secrets = _secret_fields(openapi)
+    views = _nested_views(openapi, views or {})
     for model in openapi.models:
         name = str(model.class_info.name)
         fields = []
+        view = views.get(name)
         for prop in _properties(model):
             json_name = _raw(prop.name)
             attribute = _attribute(prop)
@@ -651,7 +735,8 @@ def _records(openapi: GeneratorData, pages: set[str]) -> dict[str, RecordModel]:
                     docstring=docstring,
                     table=(
                         f"_records.Field({json_name!r}, {attribute!r}, "
-                        f"{_kind(prop)}{flags})"
+                        f"{_kind(prop, view.properties.get(json_name) if view else None)}"
+                        f"{flags})"
                     ),
                 )
             )

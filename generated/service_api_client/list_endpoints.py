@@ -69,7 +69,8 @@ class ListEndpoint:
             ``"shipment-events"``).
         module: the generated endpoint module (``list_shipments``).
         page_model: the model of one page (``ShipmentPage``).
-        item_model: the model of one record (``Shipment``).
+        item_model: the model of one record (``Shipment``); for a list whose records
+            are a ``oneOf``/``anyOf`` of models, their common base ``Record``.
         id_field: the record's identifier as the API spells it (``"shipmentId"``): the
             parameter of its item path (``/shipments/{shipmentId}``), else its one
             top-level ``...Id`` field; ``None`` when neither is found.
@@ -84,6 +85,8 @@ class ListEndpoint:
             else ``None``.
         parent_fields: for each path parameter, the field of a record of ``parent``
             that gives its value (``{"shipmentId": "shipmentId"}``).
+        item_models: every model a record may be: ``(Shipment,)``, or each variant of
+            a union in the spec's order (``(FileMini, FolderMini, WebLink)``).
 
     Example::
 
@@ -104,6 +107,7 @@ class ListEndpoint:
         default_factory=dict, repr=False, compare=False
     )
     parameters: tuple[ListParameter, ...] = field(default=(), repr=False, compare=False)
+    item_models: tuple[type[Any], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def largest_page(self) -> int | None:

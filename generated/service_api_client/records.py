@@ -47,7 +47,7 @@ import uuid
 from collections.abc import Callable, KeysView, Mapping
 from typing import Any, ClassVar, NamedTuple, Self
 
-from .drift import _LISTENING
+from .drift import _LISTENING, DriftLog
 from .types import UNSET
 
 __all__ = [
@@ -194,12 +194,31 @@ def list_of(item: Kind) -> Kind:
     return Kind((), read, f"an array of {item.says}", sent=item.sent)
 
 
-def union(*arms: Kind) -> Kind:
-    """Any of ``arms``: the types each takes as they are, then each ``read`` in turn."""
+def union(
+    *arms: Kind, on: str | None = None, mapping: Mapping[Any, int] | None = None
+) -> Kind:
+    """Any of ``arms``: the types each takes as they are, then each ``read`` in turn.
+
+    A JSON object, where arms are records, is read as one of them: the arm its
+    discriminator names (its property ``on``, whose value ``mapping`` maps to the arm's
+    index), else the record whose declared fields fit it best: the first read with no
+    drift, else the one with the fewest. Only the drift of the record chosen is told.
+    """
     reads = [arm.read for arm in arms if arm.read is not None]
     records = [arm.record for arm in arms if arm.record is not None]
+    chosen = {
+        value: arms[index].record
+        for value, index in (mapping or {}).items()
+        if arms[index].record is not None
+    }
 
     def read(value: Any) -> Any:
+        if type(value) is dict and len(records) > 1:
+            told = value.get(on) if on is not None else None
+            named = chosen.get(told) if type(told) is str else None
+            parsed = _fitting(value, records, named)
+            if parsed is not MISS:
+                return parsed
         for each in reads:
             if (parsed := each(value)) is not MISS:
                 return parsed
@@ -214,6 +233,41 @@ def union(*arms: Kind) -> Kind:
         values=tuple(v for arm in arms for v in arm.values),
         record=records[0] if len(reads) == 1 and records else None,
     )
+
+
+class _Tally(DriftLog):
+    """The drift of one trial read, kept to be counted (and told if it is chosen)."""
+
+    def __init__(self) -> None:  # no lock, no callback: one read's, in one thread
+        self.found: list[tuple[str, Any]] = []
+
+    def add(self, place: str, seen: str | Callable[[], str]) -> None:
+        self.found.append((place, seen))
+
+
+def _fitting(value: dict[str, Any], records: list[type[Record]], named: Any) -> Any:
+    """``value`` read as the record ``named`` (its discriminator's), else as the one of
+    ``records`` it fits best; MISS when each refuses it (a strict record)."""
+    best: tuple[Any, list[tuple[str, Any]]] | None = None
+    for record in [named] if named is not None else records:
+        tally = _Tally()
+        token = _LISTENING.set(tally)
+        try:
+            parsed = record.from_dict(value)
+        except (KeyError, TypeError, ValueError):  # a strict record refused it
+            continue
+        finally:
+            _LISTENING.reset(token)
+        if best is None or len(tally.found) < len(best[1]):
+            best = (parsed, tally.found)
+        if not tally.found:
+            break
+    if best is None:
+        return MISS
+    if (log := _LISTENING.get()) is not None:  # the chosen record's drift only
+        for place, seen in best[1]:
+            log.add(place, seen)
+    return best[0]
 
 
 class Field(NamedTuple):

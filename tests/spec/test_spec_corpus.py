@@ -23,7 +23,6 @@ from typing import Any
 
 import pytest
 from corpus_shapes import (
-    ALL,
     cases,
     check_spec,
     doors,
@@ -41,60 +40,9 @@ SAMPLE = "petstore_expanded"
 CHOSEN = os.environ.get("CORPUS", SAMPLE)
 CASES = cases() if CHOSEN == "all" else CHOSEN.split(",")
 
-# What a case cannot do yet, and why: each an expected failure that must fail (strict),
-# so that the entry goes when what it waits for is there.
-_REGISTRY = (
-    "LIST_ENDPOINTS names one item model per list (list_registry.jinja): a list whose "
-    "items are a oneOf/anyOf of records gets a pager door but no entry, and make says so"
-)
-_MODELS = (
-    "the model templates shadow a field by a local of from_dict: a field named d "
-    "(GitHub's weeks), a field named as its model (error of error, embedding of "
-    "Embedding), and a list field read through a helper typed object (Box's "
-    "Files.entries)"
-)
-_UNDECLARED_404 = (
-    "the mock answers 404, which the operation does not declare, for an id no list or "
-    "create gives (GitHub's issue comment, the Swagger Petstore's pet)"
-)
-_REQUIRED = (
-    "the mock's answers leave out required fields (created, bytes, data) and the "
-    "records refuse them (a record missing a required field is no record)"
-)
-KNOWN: dict[tuple[str, str], str] = {
-    **{
-        (case, "generate"): _REGISTRY
-        for case in ("box_files", "github_timeline_teams", "openai_input_items", ALL)
-    },
-    **{
-        (case, "mypy"): _MODELS
-        for case in (
-            "box_files",
-            "github_stats",
-            "openai_embeddings",
-            "stripe_balance_error",
-            ALL,
-        )
-    },
-    ("github_issue_comments", "doors"): _UNDECLARED_404,
-    ("petstore_swagger", "doors"): _UNDECLARED_404,
-    ("github_stats", "doors"): _MODELS,
-    **{
-        (case, "doors"): _REQUIRED
-        for case in (
-            "openai_embeddings",
-            "openai_files",
-            "openai_speech_images",
-            "stripe_customers",
-            ALL,
-        )
-    },
-    **{
-        (case, step): _REQUIRED
-        for case in ("openai_files", "stripe_customers")
-        for step in ("list", "load")
-    },
-}
+# What a case cannot do yet, and why (none now): each an expected failure that must
+# fail (strict), so that the entry goes when what it waits for is there.
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def known(case: str, step: str) -> list[Any]:
