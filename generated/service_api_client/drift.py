@@ -32,7 +32,17 @@ from dataclasses import dataclass
 
 import httpx
 
-__all__ = ["SAMPLED", "SAMPLE_EVERY", "TOLD_HEADERS", "Drift", "DriftLog", "summary"]
+__all__ = [
+    "MAX_PLACES",
+    "OTHER_PLACES",
+    "PLACE_LENGTH",
+    "SAMPLED",
+    "SAMPLE_EVERY",
+    "TOLD_HEADERS",
+    "Drift",
+    "DriftLog",
+    "summary",
+]
 
 logger = logging.getLogger("service_api")
 
@@ -40,6 +50,12 @@ logger = logging.getLogger("service_api")
 #: in ``SAMPLE_EVERY`` (a check costs little, telling the same place again a little more).
 SAMPLED = 10
 SAMPLE_EVERY = 20
+#: Places one client keeps and says at most: a service that sends new keys in every record
+#: (a map the spec does not declare) costs a bounded memory and log; the rest are counted
+#: at the place ``OTHER_PLACES``. A place longer than ``PLACE_LENGTH`` is cut.
+MAX_PLACES = 200
+OTHER_PLACES = "(other places)"
+PLACE_LENGTH = 120
 #: The headers whose absence from the spec is drift: those a client acts on or reports
 #: (the others, ``date``, ``server``, ``content-length``..., every answer has).
 TOLD_HEADERS = re.compile(
@@ -102,8 +118,16 @@ class DriftLog:
         if known is not None:  # the common case, with no lock: a count may be lost
             known.count += 1
             return
+        if len(self._places) >= MAX_PLACES:
+            place, seen = OTHER_PLACES, f"more than {MAX_PLACES} places differ"
+            known = self._places.get(place)
+            if known is not None:
+                known.count += 1
+                return
         if callable(seen):
             seen = seen()
+        if len(place) > PLACE_LENGTH:
+            place = f"{place[: PLACE_LENGTH - 3]}..."
         with self._lock:
             known = self._places.get(place)
             if known is not None:

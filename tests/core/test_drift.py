@@ -22,7 +22,15 @@ import pytest
 
 import service_api
 from service_api_client.api import LIST_ENDPOINTS
-from service_api_client.drift import SAMPLE_EVERY, SAMPLED, Drift, DriftLog
+from service_api_client.drift import (
+    MAX_PLACES,
+    OTHER_PLACES,
+    PLACE_LENGTH,
+    SAMPLE_EVERY,
+    SAMPLED,
+    Drift,
+    DriftLog,
+)
 from service_api_client.records import INTEGER, STRING, Field, Record, enum
 from service_api_client.types import UNSET
 
@@ -280,3 +288,22 @@ def test_a_page_envelope_still_requires_its_fields() -> None:
     with pytest.raises(TypeError, match=r"StrictPage\.pageNumber: a string where"):
         StrictPage.from_dict({"pageNumber": "1"})
     assert StrictPage.from_dict({"pageNumber": 2, "more": 1})["more"] == 1
+
+
+def test_places_are_bounded_whatever_the_service_sends(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A service that sends a new key in every record: memory and log stay bounded.
+    log = DriftLog()
+    with caplog.at_level(logging.WARNING, logger="service_api"):
+        for n in range(3 * MAX_PLACES):
+            log.add(f"Shipment.key{n}", "a field the spec does not declare")
+        log.add("Shipment." + "x" * 500, "a field the spec does not declare")
+    places = [d.place for d in log.findings]
+    assert len(places) == MAX_PLACES + 1
+    assert places[-1] == OTHER_PLACES
+    assert log.findings[-1].count == 2 * MAX_PLACES + 1
+    assert len(caplog.records) == MAX_PLACES + 1
+    cut = DriftLog()
+    cut.add("Shipment." + "x" * 500, "a field the spec does not declare")
+    assert len(cut.findings[0].place) == PLACE_LENGTH
