@@ -62,10 +62,25 @@ for _name in STANDARD:
 # choices, required fields) is not checked, and a oneOf is an anyOf (a shape is of many
 # values, which may fit several options).
 _KEYWORDS = Draft202012Validator.VALIDATORS
+
+
+def _or_null(check: Any) -> Any:
+    """The keyword ``check``, which takes null where its schema says 3.0's ``nullable:
+    true`` (read in either dialect, as the spec model reads it)."""
+
+    def checked(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        if instance is None and schema.get("nullable") is True:
+            return
+        yield from check(validator, value, instance, schema)
+
+    return checked
+
+
 _Typed = validators.create(
     meta_schema=Draft202012Validator.META_SCHEMA,
-    validators={k: _KEYWORDS[k] for k in ("$ref", "allOf", "anyOf", "type", "format")}
-    | {"oneOf": _KEYWORDS["anyOf"]},
+    validators={"$ref": _KEYWORDS["$ref"]}
+    | {k: _or_null(_KEYWORDS[k]) for k in ("allOf", "anyOf", "type", "format")}
+    | {"oneOf": _or_null(_KEYWORDS["anyOf"])},
 )
 _CHOICES = ("allOf", "anyOf", "oneOf")
 # What does not fit refutes an x-assumed there; a field or a header more does not.
