@@ -355,9 +355,16 @@ class _Comparison:
         declared = self.home(raw) if fields else None
         if declared:
             merge(self.objects[declared], shape)
+        # A map (``additionalProperties`` a schema) declares every other key: each
+        # value is judged by that schema, no key is a field the spec lacks.
+        extra = self.find(raw, "additionalProperties")
+        if extra is not None and not isinstance(self.doc.get(extra), dict):
+            extra = None
         for name, field in fields.items():
             if pointer := self.find(raw, f"properties/{escape(name)}"):
                 self.walk(field, pointer)
+            elif extra is not None:
+                self.walk(field, extra)
             elif declared:
                 self.undeclared.add(f"{declared}/{escape(name)}")
         if "items" in shape and (items := self.find(raw, "items")):
