@@ -175,6 +175,9 @@ class _Comparison:
         self.seen: dict[str, Shape] = defaultdict(dict)
         self.objects: dict[str, Shape] = defaultdict(dict)
         self.undeclared: set[str] = set()
+        self.loose: set[str] = set()
+        """The ``properties`` reached through a choice with an option that takes any
+        object: what they require is not required of the objects seen there."""
         self.touched: set[str] = set()
         self.misfits: set[str] = set()
 
@@ -355,6 +358,8 @@ class _Comparison:
         declared = self.home(raw) if fields else None
         if declared:
             merge(self.objects[declared], shape)
+            if self.open_option(raw):
+                self.loose.add(declared)
         # A map (``additionalProperties`` a schema) declares every other key: each
         # value is judged by that schema, no key is a field the spec lacks.
         extra = self.find(raw, "additionalProperties")
@@ -369,6 +374,24 @@ class _Comparison:
                 self.undeclared.add(f"{declared}/{escape(name)}")
         if "items" in shape and (items := self.find(raw, "items")):
             self.walk(shape["items"], items)
+
+    def open_option(self, raw: str) -> bool:
+        """Whether the schema at ``raw`` is a choice one of whose options takes any
+        object (``anyOf: [$ref, {type: object, nullable: true}]``): an object there
+        need not have the fields another option requires."""
+        node, _ = self.doc.at(raw)
+        options = [
+            option
+            for key in ("anyOf", "oneOf")
+            for option in (node.get(key) or () if isinstance(node, dict) else ())
+        ]
+        return any(
+            isinstance(o, dict)
+            and not {"$ref", "required", "properties", "allOf", "anyOf", "oneOf"}
+            & set(o)
+            and o.get("type", "object") == "object"
+            for o in options
+        )
 
     def judge(self, raw: str, shape: Shape) -> None:
         """Whether each type (and string format) seen at ``raw`` fits its schema."""
@@ -471,7 +494,7 @@ class _Comparison:
             field = seen["fields"].get(name, {})
             count = sum(field.get("types", {}).values())
             where = _label(f"{declared}/{escape(str(name))}")
-            if name in required and count < objects:
+            if name in required and count < objects and declared not in self.loose:
                 self.found(
                     "required",
                     where,
