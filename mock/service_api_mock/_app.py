@@ -752,14 +752,7 @@ class ApiHandler:
         if op.kind == "create":
             return self.succeed(call, state.create(place, body))
         index = state.find(place, call.item)
-        # An id no record has is a 404 where the operation declares one; where it does
-        # not (or no operation lists the records), a record is made for the id, as an
-        # answer the spec does not declare would be no answer a client could read.
-        unknown_is_404 = op.answer(404) is not None
-        if index is None and (
-            place.resource in state.spec.unlisted
-            or (not unknown_is_404 and state.spec.resources[place.resource].id_field)
-        ):
+        if index is None and place.resource in state.spec.unlisted:
             index = state.adopt(place, call.item)
         if index is None:
             detail = f"No record of {place.resource} has the identifier {call.item!r}."

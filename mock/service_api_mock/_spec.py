@@ -8,9 +8,8 @@ always served; what the mock cannot serve as declared is a warning, printed by
 ``--check-spec`` and logged at start-up:
 
 - a status the mock must send that the operation does not declare (401 for a missing or
-  expired token, 400 and 403 for the account header, 400 for bad input, 429 and 503
-  for the quota and the faults): sent anyway, as problem+json (an unknown id is a 404
-  only where one is declared; elsewhere the mock makes a record for it);
+  expired token, 400 and 403 for the account header, 400 for bad input, 404 for an
+  unknown id, 429 and 503 for the quota and the faults): sent anyway, as problem+json;
 - a query parameter of a list tied to no field (``Operation.unapplied``): not applied;
 - a resource without an identifier field: its get, replace, update and delete answer
   data built from their schemas.
@@ -171,8 +170,7 @@ def sends(op: Operation) -> dict[int, str]:
         found[403] = "for another's account"
     if op.parameters or op.body is not None:
         found[input_status(op)] = "for bad input"
-    if op.kind in ONE_RECORD_KINDS and op.answer(404) is not None:
-        # Where none is declared, an unknown id gets a record made for it instead.
+    if op.kind in ONE_RECORD_KINDS:
         found[404] = "for an unknown id"
     return found
 
