@@ -240,11 +240,13 @@ async def test_a_method_the_path_does_not_declare_is_405_with_allow(
         assert response.headers["allow"] == allow
 
 
-def test_dataset_and_update_record_work_for_any_resource(shapes: MockService) -> None:
+def test_dataset_and_update_record_work_for_any_resource(
+    shapes: MockService, shapes_spec: Path
+) -> None:
     served = shapes.update_record("alerts", "acct-2", 0, {"severity": "high"})
     assert shapes.dataset("alerts", "acct-2")[0] == served
     # Every resource of the spec served is named, in order.
-    known = ", ".join(sorted(load_spec(shapes.config.spec).resources))
+    known = ", ".join(sorted(load_spec(shapes_spec).resources))
     assert "alerts" in known
     expected = f"unknown resource 'parcels'; expected one of {known}"
     with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
