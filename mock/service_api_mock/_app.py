@@ -22,7 +22,7 @@ import math
 import operator
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
@@ -37,7 +37,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service_api_spec import PAGE_PARAMETERS, Answer, Operation, Parameter, is_json
+from service_api_spec import (
+    PAGE_PARAMETERS,
+    Answer,
+    Body,
+    Operation,
+    Parameter,
+    escape,
+    is_json,
+)
 
 from ._data import seeded
 from ._forms import nested, typed
@@ -164,9 +172,15 @@ def _given(parameter: Parameter, request: Request, path: dict[str, str]) -> list
     if parameter.location == "query":
         return request.query_params.getlist(name) or _deep_object(parameter, request)
     if parameter.location == "header" and name.lower() not in _OWN_HEADERS:
-        return request.headers.getlist(name)
-    found = {"path": path, "cookie": request.cookies}.get(parameter.location, {})
-    return [found[name]] if name in found else []
+        sent = request.headers.getlist(name)
+    else:
+        found = {"path": path, "cookie": request.cookies}.get(parameter.location, {})
+        sent = [found[name]] if name in found else []
+    if parameter.kind == "array":
+        # Out of the query an array is one text, its items split by commas (the only
+        # style a path or a header has, a cookie's by default).
+        return [item for text in sent for item in text.split(",")]
+    return sent
 
 
 def _deep_object(parameter: Parameter, request: Request) -> list[str]:
@@ -221,6 +235,7 @@ async def _body(schemas: Schemas, op: Operation, request: Request) -> Any:
         if declared.required:
             raise _Refused(400, f"A {declared.media} body is required.")
         return None
+    declared = _sent_body(schemas, op, declared, _media_type(request))
     media, sent = declared.media, _media_type(request)
     wrong = not is_json(sent) if is_json(media) else media in _FORMS and sent != media
     if wrong:
@@ -244,6 +259,21 @@ async def _body(schemas: Schemas, op: Operation, request: Request) -> Any:
 
 
 _FORMS = (_FORM, _MULTIPART)
+
+
+def _sent_body(schemas: Schemas, op: Operation, declared: Body, sent: str) -> Body:
+    """The body as the operation declares it for the media type ``sent``, where it
+    declares more than one that the mock reads (JSON, a form): a client may send any
+    of them. Else ``declared`` (the one the spec model uses)."""
+    if sent == declared.media or not (is_json(sent) or sent in _FORMS):
+        return declared
+    node, where = schemas.document.at(f"{op.pointer}/requestBody")
+    content = node.get("content") if isinstance(node, Mapping) else None
+    if not isinstance(content, Mapping) or sent not in content:
+        return declared
+    has_schema = "schema" in (content[sent] or {})
+    pointer = f"{where}/content/{escape(sent)}/schema" if has_schema else None
+    return Body(sent, pointer, declared.required)
 
 
 def _json(raw: bytes) -> Any:

@@ -13,20 +13,51 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs kept
+from jsonschema import (  # type: ignore[import-untyped]  # no stubs kept
+    Draft202012Validator,
+    FormatChecker,
+)
 from jsonschema.protocols import Validator  # type: ignore[import-untyped]
 from referencing.exceptions import Unresolvable
 
 import service_api_spec
 from service_api_spec import Direction
 
-from ._build import EPOCH, Unbuildable, ValueBuilder, iso
+from ._build import _INT_RANGES, EPOCH, Unbuildable, ValueBuilder, iso
 
 __all__ = ["EPOCH", "Direction", "Schemas", "Unbuildable", "iso"]
 
 # A built value that does not fit (a second pattern, a oneOf matched twice...) is built
 # again with the next draws, this many times in all.
 _ATTEMPTS = 4
+
+
+def _formats() -> FormatChecker:
+    """The formats JSON Schema 2020-12 checks, OpenAPI's integer ones (``int32``,
+    ``int64``: a number outside their range is refused, as clients check it), and
+    ``uri``."""
+    checker = FormatChecker(formats=())
+    checker.checkers = dict(Draft202012Validator.FORMAT_CHECKER.checkers)
+    for name, (low, high) in _INT_RANGES.items():
+
+        def fits(value: object, low: int = low, high: int = high) -> bool:
+            whole = isinstance(value, int) and not isinstance(value, bool)
+            return not whole or low <= value <= high  # type: ignore[operator]
+
+        checker.checks(name)(fits)
+    if "uri" not in checker.checkers:
+        # jsonschema checks a URI only with an optional package; a scheme first (RFC
+        # 3986) and no blank is what clients' checks ask at least.
+        checker.checks("uri")(
+            lambda value: not isinstance(value, str) or bool(_URI.fullmatch(value))
+        )
+    return checker
+
+
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s]*")
+
+
+_FORMATS = _formats()
 
 
 class Schemas:
@@ -70,7 +101,7 @@ class Schemas:
         if found is None:
             found = Draft202012Validator(
                 self.json_schema(pointer, direction),
-                format_checker=Draft202012Validator.FORMAT_CHECKER,
+                format_checker=_FORMATS,
             )
             self._validators[pointer, direction] = found
         return found
@@ -145,11 +176,43 @@ class Schemas:
             for name in self.model.view(pointer).required
             if name not in answer and name not in hidden
         ]
+        built: Any = None
         if missing:
             built = self.build(pointer, rng)
             if isinstance(built, dict):
                 answer.update({name: built[name] for name in missing if name in built})
+        # A request's schema may allow what the answer's does not (another enum, a
+        # wider type): each top-level property whose value the answer's schema refuses
+        # is built for it instead, or left out when the answer need not carry it.
+        required = set(self.model.view(pointer).required)
+        for _ in range(_ATTEMPTS):
+            wrong = self._wrong_properties(pointer, answer)
+            if not wrong:
+                break
+            if built is None:
+                built = self.build(pointer, rng)
+            for name in wrong:
+                if isinstance(built, dict) and name in built:
+                    answer[name] = built[name]
+                elif name not in required:
+                    answer.pop(name, None)
         return answer
+
+    def _wrong_properties(self, pointer: str, answer: Mapping[str, Any]) -> set[str]:
+        """The top-level properties of ``answer`` the reading schema at ``pointer``
+        refuses: those an error lies under, and those it does not allow at all."""
+        wrong: set[str] = set()
+        try:
+            errors = list(self.validator(pointer).iter_errors(answer))
+        except (Unresolvable, re.error):
+            return wrong
+        for found in errors:
+            path = list(found.absolute_path)
+            if path and path[0] in answer:
+                wrong.add(str(path[0]))
+            elif found.validator in ("additionalProperties", "unevaluatedProperties"):
+                wrong.update(k for k in answer if repr(k) in found.message)
+        return wrong
 
     def unbuildable(self, pointer: str, direction: Direction = "reading") -> str | None:
         """Why no value of the schema at ``pointer`` can be built; None if one can."""

@@ -37,6 +37,7 @@ from service_api_spec import (
     Answer,
     Kind,
     Operation,
+    Parameter,
     Resource,
     Route,
     Spec,
@@ -221,12 +222,32 @@ class MockSpec:
         """The route ``path`` (percent-encoded, as sent) fits and its path parameters,
         decoded: an encoded ``/`` stays inside a parameter. Of two templates of one
         shape (``/pets/{id}`` for GET, ``/pets/{petId}`` for DELETE), the one that
-        declares ``method``; else the first (whose 405 names its methods)."""
+        declares ``method``; else the first (whose 405 names its methods). A more
+        literal path that fits but lacks ``method`` (``/pets/mine``) gives way to a
+        template that has it only where the values fit the template's parameters: else
+        the request is one to the literal path, and its 405."""
         found = self.model.route(method, path)
+        first = self.model.match(path)
         if found is None:
-            return self.model.match(path)
+            return first
         op, values = found
+        fell = first is not None and first[0].path != op.path
+        if fell and not all(self._fits(p, values.get(p.name)) for p in op.parameters):
+            return first
         return next(r for r in self.routes if r.path == op.path), values
+
+    def _fits(self, parameter: Parameter, text: str | None) -> bool:
+        """Whether a path parameter's ``text`` fits its schema (read as a number where
+        it asks for one); true for any other parameter."""
+        if parameter.location != "path" or parameter.pointer is None or text is None:
+            return True
+        value: Any = text
+        if parameter.kind in ("integer", "number"):
+            try:
+                value = int(text) if parameter.kind == "integer" else float(text)
+            except ValueError:
+                return False
+        return self.schemas.error(parameter.pointer, value, "writing") is None
 
 
 class _Checks:

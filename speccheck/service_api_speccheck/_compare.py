@@ -62,10 +62,25 @@ for _name in STANDARD:
 # choices, required fields) is not checked, and a oneOf is an anyOf (a shape is of many
 # values, which may fit several options).
 _KEYWORDS = Draft202012Validator.VALIDATORS
+
+
+def _or_null(check: Any) -> Any:
+    """The keyword ``check``, which takes null where its schema says 3.0's ``nullable:
+    true`` (read in either dialect, as the spec model reads it)."""
+
+    def checked(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        if instance is None and schema.get("nullable") is True:
+            return
+        yield from check(validator, value, instance, schema)
+
+    return checked
+
+
 _Typed = validators.create(
     meta_schema=Draft202012Validator.META_SCHEMA,
-    validators={k: _KEYWORDS[k] for k in ("$ref", "allOf", "anyOf", "type", "format")}
-    | {"oneOf": _KEYWORDS["anyOf"]},
+    validators={"$ref": _KEYWORDS["$ref"]}
+    | {k: _or_null(_KEYWORDS[k]) for k in ("allOf", "anyOf", "type", "format")}
+    | {"oneOf": _or_null(_KEYWORDS["anyOf"])},
 )
 _CHOICES = ("allOf", "anyOf", "oneOf")
 # What does not fit refutes an x-assumed there; a field or a header more does not.
@@ -160,6 +175,9 @@ class _Comparison:
         self.seen: dict[str, Shape] = defaultdict(dict)
         self.objects: dict[str, Shape] = defaultdict(dict)
         self.undeclared: set[str] = set()
+        self.loose: set[str] = set()
+        """The ``properties`` reached through a choice with an option that takes any
+        object: what they require is not required of the objects seen there."""
         self.touched: set[str] = set()
         self.misfits: set[str] = set()
 
@@ -340,13 +358,40 @@ class _Comparison:
         declared = self.home(raw) if fields else None
         if declared:
             merge(self.objects[declared], shape)
+            if self.open_option(raw):
+                self.loose.add(declared)
+        # A map (``additionalProperties`` a schema) declares every other key: each
+        # value is judged by that schema, no key is a field the spec lacks.
+        extra = self.find(raw, "additionalProperties")
+        if extra is not None and not isinstance(self.doc.get(extra), dict):
+            extra = None
         for name, field in fields.items():
             if pointer := self.find(raw, f"properties/{escape(name)}"):
                 self.walk(field, pointer)
+            elif extra is not None:
+                self.walk(field, extra)
             elif declared:
                 self.undeclared.add(f"{declared}/{escape(name)}")
         if "items" in shape and (items := self.find(raw, "items")):
             self.walk(shape["items"], items)
+
+    def open_option(self, raw: str) -> bool:
+        """Whether the schema at ``raw`` is a choice one of whose options takes any
+        object (``anyOf: [$ref, {type: object, nullable: true}]``): an object there
+        need not have the fields another option requires."""
+        node, _ = self.doc.at(raw)
+        options = [
+            option
+            for key in ("anyOf", "oneOf")
+            for option in (node.get(key) or () if isinstance(node, dict) else ())
+        ]
+        return any(
+            isinstance(o, dict)
+            and not {"$ref", "required", "properties", "allOf", "anyOf", "oneOf"}
+            & set(o)
+            and o.get("type", "object") == "object"
+            for o in options
+        )
 
     def judge(self, raw: str, shape: Shape) -> None:
         """Whether each type (and string format) seen at ``raw`` fits its schema."""
@@ -449,7 +494,7 @@ class _Comparison:
             field = seen["fields"].get(name, {})
             count = sum(field.get("types", {}).values())
             where = _label(f"{declared}/{escape(str(name))}")
-            if name in required and count < objects:
+            if name in required and count < objects and declared not in self.loose:
                 self.found(
                     "required",
                     where,

@@ -22,14 +22,19 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from service_api_client.api import LIST_ENDPOINTS
+from service_api_client.records import STRING
 from service_api_mock import serve_asgi
 
 ENTRY = next(
     entry
     for entry in LIST_ENDPOINTS.values()
     if not any(p.required for p in entry.parameters)
+    # Records that can be made of strings: every field they require is a plain one.
+    and all(f.kind == STRING for f in entry.item_model._FIELDS if f.required)
 )
 ITEM = ENTRY.item_model
+# The fields every record carries (strings), so only the drift made on purpose is drift.
+REQUIRED = [f.name for f in ITEM._FIELDS if f.required]
 # A field the spec types as a string (or null), not the identifier: an integer there
 # is drift.
 TEXT_FIELD = next(
@@ -43,7 +48,8 @@ PAGES = 3
 
 def _record(number: int) -> dict[str, object]:
     """Record ``number`` (from 0): those past the first page of PAGE_SIZE drifted."""
-    record: dict[str, object] = {TEXT_FIELD: f"text-{number}"}
+    record: dict[str, object] = {name: f"{name}-{number}" for name in REQUIRED}
+    record[TEXT_FIELD] = f"text-{number}"
     if ENTRY.id_field:
         record[ENTRY.id_field] = f"id-{number}"
     if number >= PAGE_SIZE:  # the service changed

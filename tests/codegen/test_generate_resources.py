@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from openapi_python_client.strings import ClassName
 from spec_copy import ROOT, SpecCopy, generate_copy
 
 from service_api_spec import load_spec
@@ -239,9 +240,10 @@ def test_every_operation_gets_the_door_the_spec_model_names(
         if not doors:  # the token request's tag: the generated module alone
             assert "class " not in init
             continue
+        # Named as the generator names classes (``api_2010_call`` -> ``Api2010Call``).
         for name in (
-            f"{tag.module.title()}Resource",
-            f"Async{tag.module.title()}Resource",
+            str(ClassName(f"{tag.module}_resource", "field_")),
+            str(ClassName(f"async_{tag.module}_resource", "field_")),
         ):
             assert methods_of(init, name) == doors, (name, doors)
     assert {op.door for op in model.operations if op.tag == "alerts"} >= {

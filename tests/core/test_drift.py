@@ -38,22 +38,36 @@ BASE_URL = "http://127.0.0.1:9/public/v3"
 PAGE_SIZE = 5
 PAGES = 4
 
+
+def _plain(item: type[Record]) -> bool:
+    """Whether a record of ``item`` can be made of strings alone: it has a field the
+    spec types as a plain string, and every field it requires is one."""
+    fields = item._FIELDS
+    return any(f.kind == STRING for f in fields) and all(
+        f.kind == STRING for f in fields if f.required
+    )
+
+
 ENDPOINT = next(
     entry
     for entry in LIST_ENDPOINTS.values()
-    if not any(p.required for p in entry.parameters)
+    if not any(p.required for p in entry.parameters) and _plain(entry.item_model)
 )
 ITEM = ENDPOINT.item_model
 # A field the spec types as a string alone: an integer there is drift.
-TEXT_FIELD = next(f.name for f in ITEM._FIELDS if f.kind.exact == (str,))
+TEXT_FIELD = next(f.name for f in ITEM._FIELDS if f.kind == STRING)
+# The fields every record carries, as the spec says them (strings), so that only the
+# drift made on purpose is drift.
+REQUIRED = [f.name for f in ITEM._FIELDS if f.required and f.name != TEXT_FIELD]
 UNDECLARED = "~undeclared"
 
 
 def record(number: int, drifted: bool) -> dict[str, Any]:
     """A record of page ``number``: as the spec says, or drifted."""
+    base = {name: f"{name}-{number}" for name in REQUIRED}
     if not drifted:
-        return {TEXT_FIELD: f"r-{number}"}
-    return {TEXT_FIELD: number, UNDECLARED: "new"}
+        return {**base, TEXT_FIELD: f"r-{number}"}
+    return {**base, TEXT_FIELD: number, UNDECLARED: "new"}
 
 
 def service(

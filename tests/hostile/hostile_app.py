@@ -40,6 +40,7 @@ import asyncio
 import math
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -48,10 +49,18 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from service_api_client.api import LIST_ENDPOINTS
+from service_api_spec import load_spec
 
 # Every list endpoint of the generated client whose records have an identifier field.
 ID_FIELDS = {
     name: e.id_field for name, e in LIST_ENDPOINTS.items() if e.id_field is not None
+}
+# The list endpoints by their path (below the base), as the spec names them: a path
+# need not be its resource's name (``/conversations.list``, ``/a/b``).
+BY_PATH = {
+    op.path.lstrip("/"): str(op.resource)
+    for op in load_spec(Path(__file__).resolve().parents[2] / "openapi.yaml").operations
+    if op.kind == "list" and op.resource is not None
 }
 
 
@@ -108,7 +117,8 @@ def create_app(state: HostileState) -> Starlette:
                 state.in_flight -= 1
 
     async def answer(request: Request) -> Response:
-        resource = request.path_params["resource"]
+        sent = request.path_params["resource"]
+        resource = BY_PATH.get(sent, sent)
         number = int(request.query_params.get("pageNumber", "1"))
         size = min(int(request.query_params.get("pageSize", "50")), 50)
         with state.lock:
@@ -175,7 +185,7 @@ def create_app(state: HostileState) -> Starlette:
             body["next"] = link
         return JSONResponse(body)
 
-    return Starlette(routes=[Route("/public/v3/{resource:str}", page)])
+    return Starlette(routes=[Route("/public/v3/{resource:path}", page)])
 
 
 @dataclass

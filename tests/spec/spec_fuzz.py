@@ -160,9 +160,12 @@ class Driver:
         self.schema = schema
         self.model = model
         self.makers: dict[str, Operation] = {}
-        for kind in ("list", "create"):  # a create wins: it makes a record of its own
+        # A create wins: it makes a record of its own; but only one whose answer says
+        # the record (an empty 201 does not tell its id).
+        for kind in ("list", "create"):
             for op in model.operations:
-                if op.kind == kind and op.resource is not None:
+                answers = op.success is not None and op.success.pointer is not None
+                if op.kind == kind and op.resource is not None and answers:
                     self.makers[op.resource] = op
 
     def case(

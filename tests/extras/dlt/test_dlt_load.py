@@ -60,8 +60,17 @@ def test_one_resource_per_list_endpoint_with_merge_keys(
         }
         for name, endpoint in LIST_ENDPOINTS.items()
     }
-    built = source(client, ACCOUNTS, params=params)
+    # A list whose records have no identifier field is merged on a field named for it.
+    keys = {
+        name: endpoint.item_model._FIELDS[0].name
+        for name, endpoint in LIST_ENDPOINTS.items()
+        if endpoint.id_field is None and endpoint.item_model._FIELDS
+    }
+    built = source(client, ACCOUNTS, params=params, primary_keys=keys)
     assert sorted(built.resources) == sorted(list_endpoints()) == sorted(LIST_ENDPOINTS)
+    for name, key in keys.items():
+        columns = built.resources[name].compute_table_schema()["columns"]
+        assert columns[key]["primary_key"]
     shipments = built.resources["shipments"]
     assert shipments.write_disposition == "merge"
     assert shipments.compute_table_schema()["columns"]["shipmentId"]["primary_key"]
