@@ -1,7 +1,11 @@
 """What the worker processes of the multi-process tests run (importable by ``spawn``)."""
 
+import contextlib
 import logging
+import multiprocessing
 import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from threading import Barrier
 
 from service_api.quota import AdaptiveRateLimiter, RateLimiter
@@ -101,3 +105,19 @@ def export_sharing(
         ids = [str(shipment.shipment_id) for shipment in pages]
     kept = [message for message in warnings.messages if "rate store" in message]
     return {"ids": ids, "warnings": kept}
+
+
+@contextlib.contextmanager
+def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A pool of ``workers`` spawned processes that a failed test never waits on: on an
+    error (a timeout's included) its processes are killed before the pool is shut down,
+    where waiting on a stuck worker would outlast every timeout of the suite."""
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        yield pool
+    except BaseException:
+        for process in list(pool._processes.values()):  # no public way before 3.14
+            process.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)

@@ -5,14 +5,13 @@ import logging
 import multiprocessing
 import sqlite3
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
 import redis
 from quota_redis import redis_server
-from quota_workers import export_sharing, learned_elsewhere
+from quota_workers import export_sharing, learned_elsewhere, process_pool
 
 from service_api.quota import AdaptiveRateLimiter, StoreError
 from service_api_mock import RunningMock
@@ -37,7 +36,7 @@ def test_what_one_process_learns_every_process_uses(store_url: str) -> None:
         here.observe(httpx.Response(429, headers={"retry-after": "60"}))
         learned = here.per_minute
         assert learned is not None
-        with ProcessPoolExecutor(1, mp_context=SPAWN) as pool:
+        with process_pool(1) as pool:
             first, seen = pool.submit(learned_elsewhere, store_url).result(timeout=60)
         assert 30 < first <= 60  # the 429's Retry-After pauses the other process too
         assert seen == pytest.approx(learned)
@@ -50,7 +49,7 @@ def test_processes_share_one_pace(store_url: str) -> None:
     try:
         here.observe(httpx.Response(200, headers={"ratelimit-policy": "q=6;w=60"}))
         assert here.try_acquire() == 0.0  # one every 10 s, this one taken here
-        with ProcessPoolExecutor(1, mp_context=SPAWN) as pool:
+        with process_pool(1) as pool:
             first, seen = pool.submit(learned_elsewhere, store_url).result(timeout=60)
         assert 0 < first <= 10.0
         assert seen == pytest.approx(6.0)
@@ -81,7 +80,7 @@ def test_processes_exporting_under_the_quota_learn_it_together(
     mock.service.reset(records=300)
     mock.service.set_faults(rate_limit=600, rate_window=1.0)
     accounts = ["acct-1", "acct-2"]
-    with SPAWN.Manager() as manager, ProcessPoolExecutor(2, mp_context=SPAWN) as pool:
+    with SPAWN.Manager() as manager, process_pool(2) as pool:
         start = manager.Barrier(2)
         futures = [
             pool.submit(export_sharing, mock.base_url, a, store_url, start)

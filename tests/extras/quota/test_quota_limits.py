@@ -3,12 +3,11 @@
 import logging
 import multiprocessing
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 from quota_redis import redis_server
-from quota_workers import take_slots
+from quota_workers import process_pool, take_slots
 
 from service_api.quota import RateLimiter, StoreError
 
@@ -26,7 +25,7 @@ def test_four_processes_share_one_budget(store_url: str) -> None:
     context = multiprocessing.get_context("spawn")
     with (
         context.Manager() as manager,
-        ProcessPoolExecutor(4, mp_context=context) as pool,
+        process_pool(4) as pool,
     ):
         start = manager.Barrier(4)
         futures = [

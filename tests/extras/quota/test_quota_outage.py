@@ -8,13 +8,12 @@ import logging
 import multiprocessing
 import sqlite3
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 import redis
 from quota_redis import redis_server
-from quota_workers import export_sharing
+from quota_workers import export_sharing, process_pool
 
 from service_api.quota import RateLimiter
 from service_api_mock import RunningMock
@@ -139,7 +138,7 @@ def test_processes_export_everything_through_a_redis_outage(
     mock.service.set_faults(rate_limit=600, rate_window=1.0)
     with (
         SPAWN.Manager() as manager,
-        ProcessPoolExecutor(2, mp_context=SPAWN) as pool,
+        process_pool(2) as pool,
         contextlib.ExitStack() as first_server,
     ):
         url = first_server.enter_context(redis_server(tmp_path))

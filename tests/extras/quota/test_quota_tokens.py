@@ -4,12 +4,11 @@ import multiprocessing
 import os
 import stat
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 import redis
-from quota_workers import refresh_once
+from quota_workers import process_pool, refresh_once
 
 from service_api import StoredToken
 from service_api.quota import FileTokenStore, StoreError, token_store
@@ -46,7 +45,7 @@ def test_one_process_of_eight_fetches_the_token(store_url: str, redis_db: str) -
     context = multiprocessing.get_context("spawn")
     with (
         context.Manager() as manager,
-        ProcessPoolExecutor(8, mp_context=context) as pool,
+        process_pool(8) as pool,
     ):
         start = manager.Barrier(8)
         futures = [
