@@ -116,6 +116,24 @@ def pages_asked(base_url: str, before: dict[str, dict[str, int]]) -> dict[str, i
     }
 
 
+def run_script(
+    copy: SpecCopy, base_url: str, script: str, cwd: Path | None = None
+) -> Any:
+    """Run ``script`` with the generated copy against the mock at ``base_url``; the JSON
+    of its last line of output (a failed run fails the test with its stderr)."""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=cwd,
+        env=copy.env(base_url),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 def test_the_model_reads_the_copy_s_page_sizes(copy: SpecCopy) -> None:
     document = yaml.safe_load(copy.spec.read_text("utf-8"))
     model = read_spec(SpecDocument(document))
@@ -150,16 +168,7 @@ with service_api.Client() as client:
 
 def test_the_client_sends_the_spec_s_page_size(copy: SpecCopy, base_url: str) -> None:
     before = counts(base_url)
-    done = subprocess.run(
-        [sys.executable, "-c", CLIENT],
-        env=copy.env(base_url),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    shown = json.loads(done.stdout)
+    shown = run_script(copy, base_url, CLIENT)
     assert shown["pages"] == [LARGEST] * math.ceil(RECORDS / LARGEST)
     assert shown["asked"] == f"Pager(list_shipments, page_size={LARGEST})"
     assert shown["warned"] == [
@@ -206,17 +215,7 @@ def test_dlt_loads_with_the_spec_s_page_size(
         "dlt", reason="dlt is not installed: pip install 'service-api[dlt]'"
     )
     before = counts(base_url)
-    done = subprocess.run(
-        [sys.executable, "-c", DLT],
-        cwd=tmp_path,
-        env=copy.env(base_url),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.splitlines()[-1]) == RECORDS
+    assert run_script(copy, base_url, DLT, cwd=tmp_path) == RECORDS
     assert pages_asked(base_url, before) == {"200": math.ceil(RECORDS / LARGEST)}
     # And through the command line (the mock refuses a page above the maximum).
     argv = ["load", "shipments", "--account", ACCOUNT, "--pipelines-dir", "cli"]
@@ -241,16 +240,7 @@ with service_api.Client() as client:
 def test_a_create_without_a_list_takes_its_header(
     copy: SpecCopy, base_url: str
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", CREATE],
-        env=copy.env(base_url),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    shown = json.loads(done.stdout)
+    shown = run_script(copy, base_url, CREATE)
     assert shown["parameters"] == ["body", "idempotency_key"]
     # The mock refuses a create without its required header: the door sent it.
     assert shown["made"]["amount"] == 5
