@@ -22,7 +22,9 @@ wire are unchanged.
    them (the others could give the body's model too, and a door could not tell them
    apart), else as any but XML.
 6. A header or cookie parameter whose schema is an array or an object is given as the
-   text its style sends (``token: "1,2"``).
+   text its style sends (``token: "1,2"``); a parameter described by ``content`` (a
+   media type) rather than a schema, as the text of that media type
+   (``coordinates: '{"lat": 1}'``): the generator would leave it out.
 
 Example::
 
@@ -228,8 +230,14 @@ def _prepare_operation(
 def _sent_as_text(parameter: dict[str, Any]) -> dict[str, Any]:
     """Rule 6: a header or cookie parameter whose schema is an array or an object is
     given as the text its style sends (``1,2,3``): the generator types those as
-    strings only."""
+    strings only; one described by ``content`` as that media type's text (the
+    generator skips a parameter of no schema, and nothing says so)."""
     schema = parameter.get("schema")
+    content = parameter.get("content")
+    if schema is None and isinstance(content, dict) and content:
+        said = f"As sent: {next(iter(content))} text"
+        kept = {k: v for k, v in parameter.items() if k != "content"}
+        return {**kept, "schema": {"type": "string", "description": said}}
     if parameter.get("in") not in ("header", "cookie") or not isinstance(schema, dict):
         return parameter
     kinds = schema.get("type")

@@ -111,6 +111,11 @@ def test_parameters_defaults_bodies_and_headers_the_generator_cannot_type(
                 "in": "header",
                 "schema": {"type": "array", "items": {"type": "integer"}},
             },
+            {
+                "name": "coordinates",
+                "in": "query",
+                "content": {"application/json": {"schema": {"type": "object"}}},
+            },
         ],
         "requestBody": {
             "content": {
@@ -137,6 +142,11 @@ def test_parameters_defaults_bodies_and_headers_the_generator_cannot_type(
     assert names[0] == "StartTime"
     assert prepared.placeholders[names[1]] == ("StartTime<", "start_time_lt")
     assert done["parameters"][2]["schema"]["type"] == "string"
+    # A parameter of no schema (described by its media type) would be left out.
+    coordinates = done["parameters"][3]
+    assert coordinates["schema"]["type"] == "string", coordinates
+    assert "content" not in coordinates
+    assert "application/json" in coordinates["schema"]["description"]
     assert list(done["requestBody"]["content"]) == ["application/json"]
     labels = prepared.document["components"]["schemas"]["Meta"]["properties"]["labels"]
     assert "default" not in labels
