@@ -8,10 +8,12 @@ names the spec guesses:
 * ``to_dict(from_dict(x))`` is ``x``, byte for byte once serialised (so ``1`` stays
   ``1`` and not ``1.0``, ``True`` stays ``true``, ``"Z"`` stays ``"Z"``);
 * every attribute holds a value of its declared type, or ``UNSET``: a value that does
-  not match is not cast into the attribute but kept as sent (``record["field"]``);
+  not match is not cast into the attribute but kept as sent (``record["field"]``), and
+  a required field left out is ``UNSET`` though typed as the spec says;
 * every field sent is read by its JSON name (``record["shipmentId"]``, ``.get()``,
   ``in``, ``keys()``): a declared one gives its attribute's value, any other the value
-  as sent, and a declared field that is UNSET is absent;
+  as sent (a map's value read as the map's kind: a record of the object sent), and a
+  declared field that is UNSET is absent;
 
 through the generated ``from_dict`` / ``to_dict``, and through ``service_api.paginate``
 and ``paginate`` (``async for``) against a small server on 127.0.0.1 that serves the records.
@@ -53,7 +55,7 @@ import service_api_client.models as models
 from service_api_client import Client
 from service_api_client.api.devices import list_devices
 from service_api_client.api.shipments import list_shipments
-from service_api_client.records import Record
+from service_api_client.records import DATE_TIME, Record
 from service_api_client.types import UNSET, Unset
 from service_api_mock import serve_asgi
 from service_api_mock._data import make_dataset
@@ -180,12 +182,22 @@ def _conforms(value: object, hint: Any) -> bool:
 
 
 def _check_fields(record: Any) -> None:
-    """Every attribute of ``record`` (and of the models in it) is of its declared type."""
+    """Every attribute of ``record`` (and of the models in it) is of its declared type;
+    a required field's may be UNSET, typed as the spec says though it is, where the
+    record keeps what was sent: the field left out, or a value that is not of its
+    type kept as sent (a tolerant record tells both as drift). A value of its type
+    that was sent is read."""
     cls = type(record)
     hints = typing.get_type_hints(cls)
+    required = {f.attribute: f.name for f in cls._FIELDS if f.required}
     for attribute in attrs.fields(cls):
         value = getattr(record, attribute.name)
         if attribute.name.startswith("_"):
+            continue
+        if attribute.name in required and _is_unset(cls, value):
+            name = required[attribute.name]
+            kept = record.additional_properties
+            assert name not in kept or not _conforms(kept[name], hints[attribute.name])
             continue
         assert _conforms(value, hints[attribute.name]), (
             cls.__name__,
@@ -211,6 +223,21 @@ def _round_trips(model: Any, raw: dict[str, Any]) -> None:
     _check_fields(record)
 
 
+def _written(value: Any) -> Any:
+    """``value`` as JSON writes it: records (in lists too) by their ``to_dict()``."""
+    if attrs.has(type(value)) and hasattr(value, "to_dict"):
+        return value.to_dict()
+    if type(value) is list:
+        return [_written(item) for item in value]
+    return value
+
+
+def _read_back(read: Any, sent: Any) -> Any:
+    """``read`` where it writes back as ``sent`` (a map's value read as a record),
+    else ``sent``: what the record must give for a map's key."""
+    return read if _canonical(_written(read)) == _canonical(sent) else sent
+
+
 def _reads_by_json_names(model: Any, raw: dict[str, Any]) -> None:
     record = model.from_dict(raw)
     declared = _declared(model)
@@ -222,6 +249,10 @@ def _reads_by_json_names(model: Any, raw: dict[str, Any]) -> None:
         expected = value
         if name in declared and not _is_unset(model, getattr(record, declared[name])):
             expected = getattr(record, declared[name])
+        elif name not in declared and model._EXTRA is not None:
+            # A map's value (additionalProperties of a schema) is read as its kind: a
+            # record of the map's model is the object sent, written back.
+            expected = _read_back(record[name], value)
         assert record[name] is expected or record[name] == expected, (
             name,
             record[name],
@@ -607,3 +638,23 @@ def test_async_paginate_hands_over_every_record_as_sent(
             ]
 
     assert asyncio.run(collect()) == [_canonical(r) for r in items]
+
+
+def test_a_map_of_dates_gives_back_the_strings_sent() -> None:
+    """A map whose values are date-times (``additionalProperties: {format: date-time}``)
+    reads each value parsed and writes back the string sent, as a declared field does."""
+
+    @attrs.define(repr=False)
+    class Moments(Record):
+        additional_properties: dict[str, Any] = attrs.field(init=False, factory=dict)
+        _order: tuple[str, ...] = attrs.field(init=False, default=(), eq=False)
+        _sent: Any = attrs.field(init=False, default=None, eq=False)
+
+    Moments._declare(extra=DATE_TIME, undeclared_drift=False)
+    raw = {"first": "2024-05-01T08:30:00Z", "then": "2024-05-02", "odd": "soon"}
+    moments = Moments.from_dict(raw)
+    assert moments["first"] == datetime.datetime(2024, 5, 1, 8, 30, tzinfo=datetime.UTC)
+    assert moments["odd"] == "soon"
+    assert moments.to_dict() == raw
+    moments.additional_properties["first"] = datetime.datetime(2025, 1, 2)
+    assert moments.to_dict()["first"] == "2025-01-02T00:00:00"
