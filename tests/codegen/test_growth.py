@@ -12,12 +12,14 @@ checks hold for whatever the spec gains; none lists the operations it expects.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import subprocess
 import sys
 import typing
 from collections.abc import Iterator
-from types import ModuleType, NoneType
+from pathlib import Path
+from types import ModuleType, NoneType, UnionType
 from typing import Any
 
 import attrs
@@ -34,6 +36,21 @@ from service_api_spec import (
 )
 
 GROWN = "grown_client"
+CODEGEN = Path(__file__).resolve().parents[2] / "codegen"
+
+
+@pytest.fixture(scope="module")
+def prepare() -> Any:
+    """codegen/prepare.py, whose rules give parameters their Python names where two
+    would give one (``StartTime<`` and ``StartTime>``)."""
+    if str(CODEGEN) not in sys.path:
+        sys.path.insert(0, str(CODEGEN))
+    found = importlib.util.spec_from_file_location("prepare", CODEGEN / "prepare.py")
+    assert found is not None
+    assert found.loader is not None
+    module = importlib.util.module_from_spec(found)
+    found.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="module")
@@ -99,16 +116,27 @@ def test_every_operation_has_a_door_and_an_awaited_twin(
         assert inspect.signature(door) == inspect.signature(awaited), op.operation_id
 
 
+def keyword(op: Operation, name: str, changed: dict[str, str]) -> str:
+    """The door's keyword of the parameter ``name``: its Python name, made distinct
+    from the operation's others' by the generator's rule, with a ``_`` after it where
+    a list's pager has an option of that name (docs/development/endpoint.md)."""
+    python = changed.get(name, python_identifier(name))
+    return (
+        f"{python}_" if op.kind == "list" and python in PageOptions._fields else python
+    )
+
+
 def test_every_door_takes_its_operations_parameters_by_keyword(
-    client: Any, model: Spec
+    client: Any, model: Spec, prepare: Any
 ) -> None:
     """Path, query, header and cookie parameters (a list's but its page ones) and the
     body, required as the spec says; a list door also takes the pager's options."""
     for op in with_doors(model):
         parameters = inspect.signature(door_of(client, model, op)).parameters
         assert all(p.kind is p.KEYWORD_ONLY for p in parameters.values()), op
+        changed = prepare.distinct([p.name for p in op.parameters])
         expected = {
-            python_identifier(p.name): p.required
+            keyword(op, p.name, changed): p.required
             for p in op.parameters
             if not is_page_parameter(op, p.name, p.location)
         }
@@ -123,11 +151,12 @@ def test_every_door_takes_its_operations_parameters_by_keyword(
 def test_every_door_returns_its_success(
     client: Any, model: Spec, package: ModuleType
 ) -> None:
-    """A list door its pager of the page and item models; any other door the model of
-    its success: a record, a list of them for a plain array, None for no body."""
+    """A list door its pager of the page and item models; any other door the type of
+    each 2xx its operation declares (a record, a list for a plain array, None for no
+    body), their union where there are several (200 a list, 202 an object), and
+    nothing else."""
     for op in with_doors(model):
         returns = typing.get_type_hints(door_of(client, model, op))["return"]
-        shape = op.success.shape if op.success else "empty"
         if op.kind == "list":
             assert typing.get_origin(returns) is package.doors.ListPager, op
             page, item = typing.get_args(returns)
@@ -137,19 +166,31 @@ def test_every_door_returns_its_success(
             assert page is module.SUCCESS_MODEL, op.operation_id
             data = typing.get_type_hints(page)["data"]
             assert typing.get_args(data) == (item,), op.operation_id
-        elif shape == "empty":
-            assert returns is NoneType, op.operation_id
-        elif shape == "array":
-            assert typing.get_origin(returns) is list, (op.operation_id, returns)
-        elif shape == "object":
-            assert attrs.has(returns), (op.operation_id, returns)
-            assert hasattr(returns, "from_dict"), op.operation_id
-        else:
-            assert returns is not NoneType, op.operation_id
+            continue
+        union = typing.get_origin(returns) in (UnionType, typing.Union)
+        arms = typing.get_args(returns) if union else (returns,)
+        shapes = {answer.shape for answer in op.successes} or {"empty"}
+        # None is a type of the door's exactly when a success has no body.
+        assert (NoneType in arms) is ("empty" in shapes), (op.operation_id, returns)
+        typed = [arm for arm in arms if arm is not NoneType]
+        # One type at most per success with a body (two may share one).
+        bodies = [answer for answer in op.successes if answer.shape != "empty"]
+        assert len(typed) <= len(bodies), (op.operation_id, returns)
+        if "array" in shapes:
+            lists = [arm for arm in typed if typing.get_origin(arm) is list]
+            assert lists, (op.operation_id, returns)
+        if "object" in shapes:
+            records = [arm for arm in typed if attrs.has(arm)]
+            assert all(hasattr(arm, "from_dict") for arm in records), op.operation_id
+            assert records, (op.operation_id, returns)
+        if shapes - {"empty"}:
+            assert typed, (op.operation_id, returns)
 
 
-def test_the_registry_has_every_list_with_its_parameters(model: Spec) -> None:
-    registry = importlib.import_module(f"{GROWN}.api").LIST_ENDPOINTS
+def test_the_registry_has_every_list_with_its_parameters(
+    model: Spec, package: ModuleType
+) -> None:
+    registry = importlib.import_module(f"{package.__name__}.api").LIST_ENDPOINTS
     assert set(registry) == {
         model.resources[str(op.resource)].name for op in model.lists
     }
@@ -160,9 +201,18 @@ def test_the_registry_has_every_list_with_its_parameters(model: Spec) -> None:
         assert entry.module.__name__.rpartition(".")[2] == op.python_name
         assert entry.module.SUCCESS_MODEL is entry.page_model
         assert entry.id_field == resource.id_field
-        # The item's attribute of its identifier: what the pager drops repeats by.
-        attributes = entry.item_model._ATTRIBUTES
-        assert attributes.get(resource.id_field) == entry.module.ID_ATTRIBUTE
+        # The item's attribute of its identifier: what the pager drops repeats by. Items
+        # that are a union of models (item_model the base Record) have it in each
+        # model that declares the field, under one name.
+        assert entry.item_models, entry
+        assert entry.item_model in entry.item_models or len(entry.item_models) > 1
+        attributes = {
+            item._ATTRIBUTES[resource.id_field]
+            for item in entry.item_models
+            if resource.id_field in item._ATTRIBUTES
+        }
+        expected_id = attributes.pop() if len(attributes) == 1 else None
+        assert expected_id == entry.module.ID_ATTRIBUTE, entry
         expected = [
             (p.name, p.location, p.required, p.kind, p.choices)
             for p in op.parameters
