@@ -184,10 +184,17 @@ def registry(copy: SpecCopy) -> dict[str, Any]:
 
 
 def new_lists(copy: SpecCopy) -> dict[str, Any]:
-    """The registry's lists of the copy that the repository's spec does not have."""
-    from service_api_client.api import LIST_ENDPOINTS
-
-    return {k: v for k, v in registry(copy).items() if k not in LIST_ENDPOINTS}
+    """The registry's lists of the copy that the corpus's shapes add: those of the
+    new operations (:func:`new_operations`), by their resource's name."""
+    document = yaml.safe_load(copy.spec.read_text("utf-8"))
+    spec = read_spec(SpecDocument(document))
+    added = set(new_operations(document))
+    names = {
+        spec.resources[str(op.resource)].name
+        for op in spec.lists
+        if op.operation_id in added
+    }
+    return {k: v for k, v in registry(copy).items() if k in names}
 
 
 def option(parameter: dict[str, Any]) -> str:
