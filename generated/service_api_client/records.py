@@ -9,10 +9,10 @@ Lenient reading. A value whose JSON type does not fit its field's kind is not fo
 into the attribute: the attribute is ``UNSET`` and the value stays, as sent, in
 ``additional_properties`` under its JSON name (so ``record["shipFromDate"]`` still reads
 it). A matching value is checked, not cast, so an attribute's type is always true.
-Date-times, dates and UUIDs are parsed (``fromisoformat``, ``UUID``) and the string sent
-is kept beside the parsed value, so that ``to_dict()`` gives back exactly what was sent
-(``"Z"`` is not rewritten ``"+00:00"``); a new value assigned to the attribute is written
-with ``isoformat()`` / ``str()``.
+Date-times, dates and UUIDs are parsed (``fromisoformat``, ``UUID``), a map's values
+too, and the string sent is kept beside the parsed value, so that ``to_dict()`` gives
+back exactly what was sent (``"Z"`` is not rewritten ``"+00:00"``); a new value
+assigned to the attribute is written with ``isoformat()`` / ``str()``.
 
 Tolerant. A required field left out is ``UNSET`` (though its attribute is typed as the
 spec says), a value that does not fit a required field is kept as sent, and a field that
@@ -409,8 +409,11 @@ class Record:
         return UNSET
 
     @classmethod
-    def _extras(cls, extras: dict[str, Any]) -> None:
-        """Read the fields not declared (a map's values), and tell those that are drift."""
+    def _extras(
+        cls, extras: dict[str, Any], sent: dict[str, tuple[Any, Any]] | None
+    ) -> dict[str, tuple[Any, Any]] | None:
+        """Read the fields not declared (a map's values), and tell those that are drift;
+        ``sent`` with the string sent of each value parsed from one (a map of dates)."""
         log = _LISTENING.get()
         kind = cls._EXTRA
         for key, value in extras.items():
@@ -420,10 +423,13 @@ class Record:
                 parsed = MISS if kind.read is None else kind.read(value)
                 if parsed is not MISS:
                     extras[key] = parsed
+                    if kind.sent and parsed is not value:
+                        sent = {**(sent or {}), key: (parsed, value)}
                 elif log is not None:
                     log.add(f"{cls.__name__}[{key!r}]", _seen(value, kind))
             elif log is not None and cls._UNDECLARED_DRIFT:
                 log.add(f"{cls.__name__}.{key}", functools.partial(_undeclared, value))
+        return sent
 
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON: the fields set, by JSON name, in the order they came
@@ -437,7 +443,8 @@ class Record:
             was = sent.get(name) if sent else None
             fields[name] = was[1] if was and was[0] is value else _written(value)
         for key, value in self.additional_properties.items():
-            fields[key] = _written(value)
+            was = sent.get(key) if sent else None
+            fields[key] = was[1] if was and was[0] is value else _written(value)
         if not self._order:
             return fields
         ordered = {key: fields.pop(key) for key in self._order if key in fields}
@@ -466,7 +473,8 @@ class Record:
 
         A declared field gives its attribute's value, and is absent (KeyError) while
         UNSET, unless the value sent did not fit its type and is kept as sent; any other
-        field gives its value as sent.
+        field gives its value as sent, or, in a map (``additionalProperties`` of a
+        schema), as read by the map's kind (a record of the object sent).
         """
         name = self._ATTRIBUTES.get(key)
         if name is not None and (value := getattr(self, name)) is not UNSET:
@@ -592,7 +600,7 @@ def _reader(cls: type[Record]) -> Callable[..., Any]:
         ]
     lines += [
         "    if d and (cls._EXTRA is not None or LISTENING.get() is not None):",
-        "        cls._extras(d)",
+        "        sent = cls._extras(d, sent)",
         "    self.additional_properties = d",
         "    self._order = tuple(src_dict)",
         "    self._sent = sent",
