@@ -170,15 +170,17 @@ def _given(parameter: Parameter, request: Request, path: dict[str, str]) -> list
     """The strings sent for ``parameter``, where it is sent."""
     name = parameter.name
     if parameter.location == "query":
-        return request.query_params.getlist(name) or _deep_object(parameter, request)
-    if parameter.location == "header" and name.lower() not in _OWN_HEADERS:
+        sent = request.query_params.getlist(name) or _deep_object(parameter, request)
+    elif parameter.location == "header" and name.lower() not in _OWN_HEADERS:
         sent = request.headers.getlist(name)
     else:
         found = {"path": path, "cookie": request.cookies}.get(parameter.location, {})
         sent = [found[name]] if name in found else []
-    if parameter.kind == "array":
-        # Out of the query an array is one text, its items split by commas (the only
-        # style a path or a header has, a cookie's by default).
+    if parameter.kind == "array" and (
+        parameter.location != "query" or not parameter.exploded
+    ):
+        # Else an array is one text, its items split by commas (the only style a path
+        # or a header has, and the query's where explode is false).
         return [item for text in sent for item in text.split(",")]
     return sent
 
@@ -236,6 +238,8 @@ async def _body(schemas: Schemas, op: Operation, request: Request) -> Any:
             raise _Refused(400, f"A {declared.media} body is required.")
         return None
     declared = _sent_body(schemas, op, declared, _media_type(request))
+    if declared is None:
+        return None  # a media type it declares and the mock does not read (XML)
     media, sent = declared.media, _media_type(request)
     wrong = not is_json(sent) if is_json(media) else media in _FORMS and sent != media
     if wrong:
@@ -261,16 +265,21 @@ async def _body(schemas: Schemas, op: Operation, request: Request) -> Any:
 _FORMS = (_FORM, _MULTIPART)
 
 
-def _sent_body(schemas: Schemas, op: Operation, declared: Body, sent: str) -> Body:
+def _sent_body(
+    schemas: Schemas, op: Operation, declared: Body, sent: str
+) -> Body | None:
     """The body as the operation declares it for the media type ``sent``, where it
-    declares more than one that the mock reads (JSON, a form): a client may send any
-    of them. Else ``declared`` (the one the spec model uses)."""
-    if sent == declared.media or not (is_json(sent) or sent in _FORMS):
+    declares more than one: a client may send any of them. None for one the mock does
+    not read (XML): taken as sent, unchecked. Else ``declared`` (the one the spec model
+    uses), which the request then does not fit."""
+    if sent == declared.media:
         return declared
     node, where = schemas.document.at(f"{op.pointer}/requestBody")
     content = node.get("content") if isinstance(node, Mapping) else None
     if not isinstance(content, Mapping) or sent not in content:
         return declared
+    if not (is_json(sent) or sent in _FORMS):
+        return None
     has_schema = "schema" in (content[sent] or {})
     pointer = f"{where}/content/{escape(sent)}/schema" if has_schema else None
     return Body(sent, pointer, declared.required)
@@ -752,7 +761,12 @@ class ApiHandler:
         if op.kind == "create":
             return self.succeed(call, state.create(place, body))
         index = state.find(place, call.item)
-        if index is None and place.resource in state.spec.unlisted:
+        # An id nothing lists names a record all the same where nothing could list it,
+        # or where the operation declares no 404 to refuse it with.
+        unknown_is_found = answer_of(op, 404) is None
+        if index is None and (
+            place.resource in state.spec.unlisted or unknown_is_found
+        ):
             index = state.adopt(place, call.item)
         if index is None:
             detail = f"No record of {place.resource} has the identifier {call.item!r}."

@@ -8,6 +8,7 @@ mock may read it.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Mapping
@@ -16,6 +17,8 @@ from typing import Any
 from jsonschema import (  # type: ignore[import-untyped]  # no stubs kept
     Draft202012Validator,
     FormatChecker,
+    ValidationError,
+    validators,
 )
 from jsonschema.protocols import Validator  # type: ignore[import-untyped]
 from referencing.exceptions import Unresolvable
@@ -60,6 +63,21 @@ _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s]*")
 _FORMATS = _formats()
 
 
+@functools.lru_cache(maxsize=1024)
+def _ecma(pattern: str) -> re.Pattern[str]:
+    # JSON Schema's patterns are ECMA-262's, whose \w and \d are ASCII: Python's
+    # are not unless told (an "É" is no \w to a client's validator, nor to the mock).
+    return re.compile(pattern, re.ASCII)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    if validator.is_type(instance, "string") and not _ecma(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_Validator = validators.extend(Draft202012Validator, {"pattern": _pattern})
+
+
 class Schemas:
     """The schemas of one spec document, by JSON pointer and :data:`Direction`: a
     validator for each (made on first use), and values built to fit them.
@@ -99,7 +117,7 @@ class Schemas:
         """The validator of the schema at ``pointer`` (formats checked)."""
         found = self._validators.get((pointer, direction))
         if found is None:
-            found = Draft202012Validator(
+            found = _Validator(
                 self.json_schema(pointer, direction),
                 format_checker=_FORMATS,
             )

@@ -81,6 +81,10 @@ class Parameter:
     choices: tuple[Any, ...]
     pointer: str | None
     """The JSON pointer of its schema (None: it declares none)."""
+    exploded: bool = True
+    """Whether an array goes as one parameter per item (``ids=1&ids=2``), as OpenAPI's
+    ``explode`` says (true by default in the query and a cookie), rather than as one
+    text of items split by commas (``ids=1,2``, the only way of a path or a header)."""
 
 
 @attrs.frozen

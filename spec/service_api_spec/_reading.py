@@ -198,6 +198,7 @@ class _Reader:
                     kind=self.kind(schema),
                     choices=(view.enum or ()) if view is not None else (),
                     pointer=schema,
+                    exploded=_exploded(node, location),
                 )
                 if "x-filter" in node:
                     hints[name] = node["x-filter"]
@@ -441,6 +442,13 @@ def _is_collection(collection: str, members: list[_Draft]) -> bool:
     plural = singular(noun) != noun and not noun.endswith(("us", "is"))
     plural = plural and bool(last) and "{" not in last
     return plural and any(d.method == "POST" for d in members)
+
+
+def _exploded(node: Mapping[str, Any], location: str) -> bool:
+    """OpenAPI's ``explode`` of a parameter: as written, else true for the ``form``
+    style (the default of the query and a cookie), false for any other."""
+    style = node.get("style", "form" if location in ("query", "cookie") else "simple")
+    return bool(node.get("explode", style == "form"))
 
 
 def _own_id(collection: str) -> str:

@@ -29,7 +29,7 @@ from schemathesis import GenerationMode
 from schemathesis.python import asgi
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 from spec_copy import SpecCopy, merged_spec, serve_spec
-from spec_fuzz import Driver, every_case, links, missing_successes
+from spec_fuzz import Driver, checked, every_case, links, missing_successes, validate
 
 from service_api_mock import (
     DEMO_ACCOUNTS,
@@ -157,7 +157,7 @@ def report_counts() -> Iterator[None]:
 )
 def test_every_operation_conforms(case: Any) -> None:
     CASES[case.operation.label] += 1
-    case.call_and_validate()
+    checked(MODEL, case)
 
 
 def drive(target: OpenApiSchema, model: Spec, examples: int) -> list[str]:
@@ -194,8 +194,8 @@ def test_a_spec_with_every_shape_fuzzes_clean(shapes_spec: Path) -> None:
     # delete.
     service = MockService(MockConfig(records=5), spec=shapes_spec)
     copy = in_process(service, shapes_spec)
-    sent = every_case(copy, COPY_EXAMPLES)
     model = load_spec(shapes_spec)
+    sent = every_case(copy, model, COPY_EXAMPLES)
     assert sent.keys() == {f"{op.method} {op.path}" for op in model.operations}
     assert drive(copy, model, DRIVEN) == []
 
@@ -215,7 +215,7 @@ def test_the_grown_spec_served_by_the_command_fuzzes_clean(tmp_path: Path) -> No
 
         served = with_auth(schemathesis.openapi.from_path(grown.spec), token)
         served.config.update(base_url=base_url)
-        sent = every_case(served, COPY_EXAMPLES)
+        sent = every_case(served, model, COPY_EXAMPLES)
         assert sent.keys() == {f"{op.method} {op.path}" for op in model.operations}
         assert drive(served, model, DRIVEN) == []
         counts = httpx.get(f"{base_url.removesuffix('/public/v3')}/__mock__/counts")
@@ -250,8 +250,26 @@ def test_stateful_over_loopback() -> None:
         _Loopback.server = server
         loopback_schema.config.update(base_url=server.base_url)
         try:
-            machine = loopback_schema.as_state_machine()
-            machine.run(settings=stateful_settings(STATEFUL_EXAMPLES))
+            base = loopback_schema.as_state_machine()
+
+            class Machine(base):  # type: ignore[misc,valid-type]  # built at run time
+                def validate_response(
+                    self,
+                    response: Any,
+                    case: Any,
+                    additional_checks: Any = None,
+                    **kw: Any,
+                ) -> None:
+                    validate(
+                        MODEL,
+                        case,
+                        response,
+                        additional_checks=additional_checks,
+                        transport_kwargs=kw or None,
+                        recorder=self.recorder,
+                    )
+
+            Machine.run(settings=stateful_settings(STATEFUL_EXAMPLES))
         finally:
             _Loopback.server = None
         counts = server.service.counts()

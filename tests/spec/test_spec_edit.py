@@ -301,7 +301,7 @@ def test_schemathesis_covers_every_operation_and_follows_the_links(
             }
 
     model = load_spec(spec_copy.spec)
-    sent = every_case(schema, FUZZ_EXAMPLES)
+    sent = every_case(schema, model, FUZZ_EXAMPLES)
     assert sent.keys() == {f"{op.method} {op.path}" for op in model.operations}
     # Each operation on records that exist, each link with what its source answered:
     # getAlert and deleteAlert with the alertId a create answered.
@@ -318,8 +318,7 @@ def test_schemathesis_covers_every_operation_and_follows_the_links(
 @pytest.mark.parametrize(
     ("path", "method", "status", "operation_id"),
     [
-        # The mock answers an unknown id with a 404, bad input with a 400.
-        ("/alerts/{alertId}", "get", "404", "getAlert"),
+        # The mock answers bad input with a 400.
         ("/alerts", "post", "400", "createAlert"),
     ],
 )
@@ -350,6 +349,38 @@ def test_an_undeclared_status_the_mock_sends_is_a_warning_naming_the_operation(
         )
     assert sent.status_code == int(status), sent.text
     assert sent.headers["content-type"] == "application/problem+json"
+
+
+def test_an_item_operation_that_declares_no_404_finds_every_id(tmp_path: Path) -> None:
+    # A spec that declares no 404 says every id names a record (Azure's PUT of a
+    # resource group creates or replaces it): the mock answers an unknown id with a
+    # record of that id, keeps it, and has nothing to warn about.
+    document = merged_spec()
+    del document["paths"]["/alerts/{alertId}"]["get"]["responses"]["404"]
+    spec = tmp_path / "openapi.yaml"
+    spec.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
+    check = subprocess.run(
+        [sys.executable, "-m", "service_api_mock", "--check-spec", str(spec)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert check.returncode == 0, check.stderr
+    assert "getAlert: declares no 404" not in check.stderr
+    copy = SpecCopy(root=tmp_path, generated=tmp_path / "generated")
+    with serve_spec(copy) as base_url:
+        headers = auth_headers(base_url)
+        url = f"{base_url}/alerts/no-such-alert"
+        found = httpx.get(url, headers=headers)
+        again = httpx.get(url, headers=headers)
+        # Where the 404 is declared (its delete), an unknown id is still refused.
+        other = httpx.delete(f"{base_url}/alerts/another-alert", headers=headers)
+    assert found.status_code == 200, found.text
+    assert found.json()["alertId"] == "no-such-alert"
+    assert again.json() == found.json()
+    assert other.status_code == 404, other.text
 
 
 def test_a_spec_that_has_the_resource_is_kept_and_one_of_another_shape_refused(
