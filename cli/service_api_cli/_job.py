@@ -377,13 +377,8 @@ def _file_accounts(
 def _load_job(args: argparse.Namespace) -> LoadJob:
     endpoints = tuple(dict.fromkeys(find_endpoint(name) for name in args.endpoints))
     # The field rows are merged on: --primary-key, else each record's identifier as
-    # the registry found it in the spec (id_field); a load without either is refused.
-    for endpoint in endpoints:
-        if endpoint.id_field is None and not args.primary_key:
-            raise UsageError(
-                f"endpoint {endpoint.name!r} has no single identifier field to merge "
-                "rows on: name one with --primary-key FIELD"
-            )
+    # the registry found it in the spec (id_field); a list with neither replaces its
+    # table at each load (service_api.dlt.source).
     keys = {e.name: args.primary_key for e in endpoints if args.primary_key}
     files = tuple(args.files or ())
     connection = None
