@@ -365,7 +365,7 @@ def test_a_sub_resource_list_loads_one_parent_or_every_parent(
     )
 
 
-def test_routes_load_on_their_id_and_lanes_on_the_key_given(
+def test_routes_load_on_their_id_and_lanes_replaced_or_on_the_key_given(
     grown: SpecCopy, base_url: str, tmp_path: Path
 ) -> None:
     # Two ...Id fields and an item path (/routes/{routeId}): the path says the id.
@@ -374,19 +374,23 @@ def test_routes_load_on_their_id_and_lanes_on_the_key_given(
     assert f"loaded routes: {RECORDS} rows" in routes.stderr
     assert primary_key(tmp_path, "routes") == {"route_id", "account"}
 
-    # Two ...Id fields, neither laneId, and no item path: no identifier, so the user
-    # names one.
-    refused = load(["lanes"], grown, base_url, tmp_path)
-    assert refused.returncode == 2
-    assert "endpoint 'lanes' has no single identifier field" in refused.stderr
-    assert "--primary-key FIELD" in refused.stderr
+    # Two ...Id fields, neither laneId, and no item path: no identifier, so each load
+    # replaces the table, unless the user names a key to merge on.
     lanes = listed(["lanes"], grown, base_url, tmp_path)
+    for _ in range(2):
+        done = load(["lanes"], grown, base_url, tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert f"loaded lanes: {len(lanes)} rows, the table replaced" in done.stderr
+        assert query(tmp_path, "select count(*) from raw.lanes") == [(len(lanes),)]
+    assert primary_key(tmp_path, "lanes") == set()
+    keyed = tmp_path / "keyed"
+    keyed.mkdir()
     for new in (len(lanes), 0):
-        done = load(["lanes", "--primary-key", "laneKey"], grown, base_url, tmp_path)
+        done = load(["lanes", "--primary-key", "laneKey"], grown, base_url, keyed)
         assert done.returncode == 0, done.stderr
         assert f"loaded lanes: {len(lanes)} rows, {new} new" in done.stderr
-    assert primary_key(tmp_path, "lanes") == {"lane_key", "account"}
-    rows = query(tmp_path, "select lane_key, carrier_id from raw.lanes")
+    assert primary_key(keyed, "lanes") == {"lane_key", "account"}
+    rows = query(keyed, "select lane_key, carrier_id from raw.lanes")
     assert sorted(rows) == sorted(
         (lane["laneKey"], lane["carrierId"]) for lane in lanes
     )
