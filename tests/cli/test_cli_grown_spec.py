@@ -136,14 +136,12 @@ def test_a_value_goes_to_the_endpoints_whose_enum_has_it_and_none_is_an_error(
     # Two lists with a parameter of one name and two enums, as Box's folder items
     # (sort: id, name, date, size) and GitHub's issues (sort: created, updated).
     first, second = [
-        dataclasses.replace(endpoint, parameters=(ListParameter(*sort),))
-        for endpoint, sort in zip(
-            list(grown.values())[:2],
-            [
-                ("sort", "sort", "query", False, "string", ("id", "name")),
-                ("sort", "sort", "query", False, "string", ("created", "id")),
-            ],
-            strict=True,
+        dataclasses.replace(
+            endpoint,
+            parameters=(ListParameter("sort", "sort", "query", choices=choices),),
+        )
+        for endpoint, choices in zip(
+            list(grown.values())[:2], [("id", "name"), ("created", "id")], strict=True
         )
     ]
     both = [first, second]

@@ -457,7 +457,11 @@ def test_a_union_of_records_is_identified_by_the_field_of_every_variant(
     assert things.fields == ("id", "kind", "sha1", "size")
     assert spec.operation("listThings").filters == (Filter("size", "size", "eq"),)
     # A variant without it, or variants identified by different fields: none.
-    for other in ({"kind": {}, "name": {}}, {"kind": {}, "thingId": {}}):
+    others: list[dict[str, Any]] = [
+        {"kind": {}, "name": {}},
+        {"kind": {}, "thingId": {}},
+    ]
+    for other in others:
         spec = spec_of(
             {"/things": {"get": listing()}},
             thing=_union(keyword, typed, [file, other]),
