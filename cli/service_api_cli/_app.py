@@ -136,8 +136,9 @@ what it does:
   touched. One table per endpoint, a row per record as sent plus an "account" column;
   nested lists become child tables. Rows are merged on the record's identifier (as the
   spec gives it, or --primary-key) and account: a rerun updates them, and the summary
-  says how many rows are new. --param and the options of required parameters go to
-  each ENDPOINT named that has the parameter (one that none has is a usage error); a
+  says how many rows are new; a list with neither replaces its table at each load.
+  --param and the options of required parameters go to each ENDPOINT named that has
+  the parameter and takes the value (one that none has or takes is a usage error); a
   list under a parent loads the records of the parent whose id is given (--shipment-id
   S1), else of every parent, each page of the parent list first: one request (or more)
   per parent, and a column of the parent's id.

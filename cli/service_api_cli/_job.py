@@ -213,6 +213,17 @@ def _takes(endpoint: ListEndpoint, name: str) -> bool:
     return any(_key(p.name) == _key(name) for p in endpoint.parameters)
 
 
+def _refusal(endpoint: ListEndpoint, name: str, raw: str) -> str:
+    """Why ``endpoint``'s parameter ``name`` does not take ``raw`` ("expected one of
+    id, name"), or "" where it does."""
+    parameter = {_key(p.name): p for p in endpoint.parameters}[_key(name)]
+    try:
+        convert(parameter, raw)
+    except ValueError as exc:
+        return str(exc)
+    return ""
+
+
 def _unknown_parameter(endpoints: Sequence[ListEndpoint], name: str) -> UsageError:
     # The page parameters are the pagination's: the registry leaves them out.
     def accepted(endpoint: ListEndpoint) -> str:
@@ -277,8 +288,9 @@ def params_by_endpoint(
 ) -> dict[str, dict[str, Any]]:
     """The keyword arguments of each endpoint's function (by its name), from
     ``NAME=VALUE`` strings: each goes to every endpoint that has a parameter of that
-    name (each converts it by its own kind); a name that no endpoint has is a
-    UsageError naming it. Otherwise as :func:`parse_params`.
+    name and takes the value (each converts it by its own kind and choices); a name
+    that no endpoint has, or a value that none of those that have it takes, is a
+    UsageError naming what each takes. Otherwise as :func:`parse_params`.
 
     Example::
 
@@ -289,11 +301,20 @@ def params_by_endpoint(
     """
     given: dict[str, list[str]] = {endpoint.name: [] for endpoint in endpoints}
     for pair in pairs:
-        name, _ = _name_and_value(pair)
+        name, raw = _name_and_value(pair)
         takers = [endpoint for endpoint in endpoints if _takes(endpoint, name)]
         if not takers:
             raise _unknown_parameter(endpoints, name)
-        for endpoint in takers:
+        # One name, several enums (sort: id, name of one list, created of another):
+        # the value goes to those that take it.
+        refused = {e.name: _refusal(e, name, raw) for e in takers}
+        taking = [e for e in takers if not refused[e.name]]
+        if not taking and len(takers) > 1:
+            each = "; ".join(f"{n} {why}" for n, why in refused.items())
+            raise UsageError(
+                f"--param {name}={raw!r}: no endpoint named takes it ({each})"
+            )
+        for endpoint in taking or takers:  # one that refuses it: parse_params says why
             given[endpoint.name].append(pair)
     return {
         endpoint.name: parse_params(endpoint, given[endpoint.name], parents=parents)
@@ -377,13 +398,8 @@ def _file_accounts(
 def _load_job(args: argparse.Namespace) -> LoadJob:
     endpoints = tuple(dict.fromkeys(find_endpoint(name) for name in args.endpoints))
     # The field rows are merged on: --primary-key, else each record's identifier as
-    # the registry found it in the spec (id_field); a load without either is refused.
-    for endpoint in endpoints:
-        if endpoint.id_field is None and not args.primary_key:
-            raise UsageError(
-                f"endpoint {endpoint.name!r} has no single identifier field to merge "
-                "rows on: name one with --primary-key FIELD"
-            )
+    # the registry found it in the spec (id_field); a list with neither replaces its
+    # table at each load (service_api.dlt.source).
     keys = {e.name: args.primary_key for e in endpoints if args.primary_key}
     files = tuple(args.files or ())
     connection = None

@@ -311,7 +311,9 @@ def _summary(pipeline: Any, before: dict[str, int | None], elapsed: float) -> st
         part = f"{name}: {rows} rows"
         first = before[name]
         then = after[name]
-        if first is not None and then is not None:
+        if _replaced(pipeline, table):  # a list without an identifier
+            part += ", the table replaced"
+        elif first is not None and then is not None:
             part += f", {then - first} new, {rows - (then - first)} already there"
         children = sum(n for t, n in counts.items() if t.startswith(f"{table}__"))
         if children:
@@ -322,6 +324,15 @@ def _summary(pipeline: Any, before: dict[str, int | None], elapsed: float) -> st
     if counts and before == after and None not in after.values():
         note = "; nothing new was added"
     return f"loaded {', '.join(parts)} into {where} in {elapsed:.1f}s{note}"
+
+
+def _replaced(pipeline: Any, table: str) -> bool:
+    """Whether each load replaces ``table`` (its records have no identifier)."""
+    try:
+        found = pipeline.default_schema.tables[table]
+    except Exception:  # no schema or no such table yet: nothing was loaded
+        return False
+    return bool(found.get("write_disposition") == "replace")
 
 
 def _table_name(pipeline: Any, endpoint: str) -> str:

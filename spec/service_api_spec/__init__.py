@@ -29,7 +29,9 @@ parameter where the record has that field (or one of its name but for case: ``Si
 ``sid``), or ``id`` for an item parameter named for the resource (``petId`` of
 ``/pets/{petId}``); else its one ``id`` or ``...Id`` field (its parents' left out); else,
 among several, the one named for the resource (``routeId`` of ``/routes``), else ``id``;
-else none.
+else none. A record that is a union (``oneOf``/``anyOf``) is identified by the field
+these rules find in every variant under one name, else by none; its fields are its
+variants'.
 
 A list's query parameter is a **filter** of a field when the parameter carries
 ``x-filter: {field: F, compare: eq|gt|ge|lt|le}``, or is named as the field (equal), or

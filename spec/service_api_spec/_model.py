@@ -182,7 +182,9 @@ class Resource:
     fields: tuple[str, ...]
     id_field: str | None
     """The field that identifies a record: the item path's parameter where the record has
-    it, else its one ``...Id`` field (the parents' left out); None when neither is found."""
+    it, else its one ``...Id`` field (the parents' left out); of a union, the one every
+    variant has by these rules; None when none is found (the package docstring has the
+    whole rule)."""
     id_kind: ParameterKind
     """What its identifier's value is (``string`` where none is known)."""
     parent: str | None

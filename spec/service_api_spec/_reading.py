@@ -153,9 +153,29 @@ class _Reader:
             return None
         return data.items.pointer
 
+    def records(self, pointer: str | None) -> tuple[SchemaView, ...]:
+        """What a record at ``pointer`` may be: each variant of a union (``oneOf``,
+        ``anyOf``, typed ``object`` or not) where it has no properties of its own, else
+        itself."""
+        if pointer is None:
+            return ()
+        union = self.schemas.view(pointer)
+        if union.properties or union.types not in ((), ("object",)):
+            return (union,)
+        found = [self.view(v.pointer) for v in union.variants]
+        return tuple(v for v in found if v is not None) or (union,)
+
+    def members(self, pointer: str | None) -> dict[str, SchemaView]:
+        """The properties of a record at ``pointer``: of every variant of a union, the
+        first variant's where two have one name."""
+        found: dict[str, SchemaView] = {}
+        for view in self.records(pointer):
+            for name, field in view.properties.items():
+                found.setdefault(name, field)
+        return found
+
     def fields(self, pointer: str | None) -> tuple[str, ...]:
-        view = self.view(pointer)
-        return tuple(view.properties) if view is not None else ()
+        return tuple(self.members(pointer))
 
     def content(
         self, owner: Mapping[str, Any], where: str
@@ -346,8 +366,7 @@ class _Draft:
         # The fields of each formatted kind (date-time, date, uuid): a parameter of
         # that kind is tied to the only one.
         kinds: dict[str, list[str]] = {}
-        record = reader.view(resource.pointer)
-        for field, view in (record.properties if record else {}).items():
+        for field, view in reader.members(resource.pointer).items():
             kinds.setdefault(reader.kind(view.pointer), []).append(field)
         for parameter in self.parameters:
             name = parameter.name
@@ -424,9 +443,9 @@ def _record(reader: _Reader, drafts: list[_Draft]) -> str | None:
         if draft.is_json_body and draft.body and draft.method in ("POST", "PUT"):
             candidates.append((3, draft.body.pointer))
     for _, pointer in sorted(candidates, key=lambda c: c[0]):
-        view = reader.view(pointer)
-        if view is not None and reader.kind(pointer) == "object":
-            return view.pointer
+        # A union's own place, not its first variant's (see _Reader.records).
+        if pointer is not None and reader.kind(pointer) == "object":
+            return reader.schemas.view(pointer).pointer
     return None
 
 
@@ -495,18 +514,22 @@ def _resources(reader: _Reader, drafts: list[_Draft]) -> dict[str, Resource]:
     for collection, name in names.items():
         members = by_collection[collection]
         pointer = _record(reader, members)
-        fields = reader.fields(pointer)
+        fields = reader.members(pointer)
         item = next((d.item for d in members if d.item), None)
         parents = tuple(_PARAMETER.findall(collection))
-        id_field = _identifier(collection, item, fields, parents)
-        view = reader.view(pointer)
-        id_view = view.properties.get(id_field or "") if view else None
+        # A union's records are identified by the field each variant's is, if one.
+        found_ids = {
+            _identifier(collection, item, tuple(v.properties), parents)
+            for v in reader.records(pointer)
+        }
+        id_field = found_ids.pop() if len(found_ids) == 1 else None
+        id_view = fields.get(id_field or "")
         found[name] = Resource(
             name=name,
             collection=collection,
             item_parameter=item,
             pointer=pointer,
-            fields=fields,
+            fields=tuple(fields),
             id_field=id_field,
             id_kind=reader.kind(id_view.pointer if id_view else None),
             parent=None,

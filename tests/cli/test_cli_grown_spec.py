@@ -8,6 +8,7 @@ written here."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 from collections.abc import Mapping
@@ -21,7 +22,14 @@ import service_api_client.api
 from service_api_cli import main
 from service_api_cli._app import build_parser
 from service_api_cli._exit_codes import ExitCode, UsageError, exit_code_for
-from service_api_cli._job import LoadJob, option, params_by_endpoint, resolve_job
+from service_api_cli._job import (
+    LoadJob,
+    convert,
+    option,
+    params_by_endpoint,
+    resolve_job,
+)
+from service_api_client.api import ListParameter
 
 # The helpers of tests/spec, whichever test files pytest collected first.
 SPEC_TESTS = str(Path(__file__).resolve().parents[1] / "spec")
@@ -104,8 +112,61 @@ def test_each_parameter_goes_to_the_endpoints_that_have_it(
     pairs = [f"{name}={_value(p)}" for name, p in given.items()]
     params = params_by_endpoint(endpoints, pairs, parents=True)
     for endpoint in endpoints:
-        expected = {p.python_name for p in _givable(endpoint)}
+        # Each that takes the value given (a name of several enums: those whose
+        # enum has it).
+        expected = {
+            p.python_name
+            for p in _givable(endpoint)
+            if _takes(p, _value(given[p.name]))
+        }
         assert set(params[endpoint.name]) == expected, endpoint.name
+
+
+def _takes(parameter: Any, raw: str) -> bool:
+    try:
+        convert(parameter, raw)
+    except ValueError:
+        return False
+    return True
+
+
+def test_a_value_goes_to_the_endpoints_whose_enum_has_it_and_none_is_an_error(
+    grown: Mapping[str, Any],
+) -> None:
+    # Two lists with a parameter of one name and two enums, as Box's folder items
+    # (sort: id, name, date, size) and GitHub's issues (sort: created, updated).
+    first, second = [
+        dataclasses.replace(
+            endpoint,
+            parameters=(ListParameter("sort", "sort", "query", choices=choices),),
+        )
+        for endpoint, choices in zip(
+            list(grown.values())[:2], [("id", "name"), ("created", "id")], strict=True
+        )
+    ]
+    both = [first, second]
+    assert params_by_endpoint(both, ["sort=name"]) == {
+        first.name: {"sort": "name"},
+        second.name: {},
+    }
+    assert params_by_endpoint(both, ["sort=created"]) == {
+        first.name: {},
+        second.name: {"sort": "created"},
+    }
+    assert params_by_endpoint(both, ["sort=id"]) == {
+        first.name: {"sort": "id"},
+        second.name: {"sort": "id"},
+    }
+    with pytest.raises(UsageError) as refused:
+        params_by_endpoint(both, ["sort=size"])
+    assert str(refused.value) == (
+        f"--param sort='size': no endpoint named takes it ({first.name} expected one "
+        f"of id, name; {second.name} expected one of created, id)"
+    )
+    # Named alone, the endpoint's own refusal.
+    with pytest.raises(UsageError) as refused:
+        params_by_endpoint([first], ["sort=size"])
+    assert str(refused.value) == "--param sort='size': expected one of id, name"
 
 
 def test_a_parameter_none_of_the_endpoints_has_is_a_usage_error_naming_it(
@@ -134,10 +195,12 @@ def test_load_of_two_endpoints_with_an_option_only_one_takes(
     monkeypatch.setenv("SERVICE_API_CLIENT_ID", "id")
     monkeypatch.setenv("SERVICE_API_CLIENT_SECRET", "secret")
     argv = ["load", a.name, b.name, "--account", "acct-1"]
-    # Whatever else each requires (but a parent's id, which load may leave out).
+    # Whatever else each requires (but the id of a parent that is listed, which load
+    # may leave out: every parent's records).
     for endpoint in (a, b):
         for other in endpoint.parameters:
-            if other.required and other.location != "path" and other is not parameter:
+            listed = endpoint.parent in grown and other.name in endpoint.parent_fields
+            if other.required and not listed and other is not parameter:
                 argv += ["--param", f"{other.name}={_value(other)}"]
     argv += [option(parameter), _value(parameter)]
     job = resolve_job(build_parser().parse_args(argv))

@@ -24,9 +24,13 @@ def job(monkeypatch: pytest.MonkeyPatch) -> LoadJob:
     monkeypatch.setenv("SERVICE_API_CLIENT_SECRET", "secret")
     argv = ["load", *LIST_ENDPOINTS, "--account", "acct-1"]
     for endpoint in LIST_ENDPOINTS.values():
-        # A parent's id may be left out; any other parameter a list requires may not.
+        # The id of a parent that is listed may be left out (every parent's records);
+        # any other parameter a list requires may not.
         for parameter in endpoint.parameters:
-            if parameter.required and parameter.location != "path":
+            listed = endpoint.parent in LIST_ENDPOINTS
+            if listed and parameter.name in endpoint.parent_fields:
+                continue
+            if parameter.required:
                 argv += ["--param", f"{parameter.name}={_value(parameter)}"]
     loaded = resolve_job(build_parser().parse_args(argv))
     assert isinstance(loaded, LoadJob)

@@ -396,13 +396,15 @@ PARAMETER_VALUES = {
 }
 
 #: A script that prints a generated copy's registry as JSON (run with the copy's
-#: interpreter and path): each list's identifier and parameters.
+#: interpreter and path): each list's identifier, parent and parameters.
 REGISTRY_SCRIPT = """
 import dataclasses, json
 from service_api_client.api import LIST_ENDPOINTS
 print(json.dumps({
     name: {
         "id_field": endpoint.id_field,
+        "parent": endpoint.parent,
+        "parent_fields": dict(endpoint.parent_fields),
         "parameters": [dataclasses.asdict(p) for p in endpoint.parameters],
     }
     for name, endpoint in LIST_ENDPOINTS.items()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import random
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -35,6 +36,8 @@ from spec_copy import (
 )
 
 from service_api_mock import DEMO_ACCOUNTS
+from service_api_mock._schemas import Schemas
+from service_api_spec import load_spec
 
 ACCOUNT = DEMO_ACCOUNTS[0]
 RECORDS = 12  # of each resource per account, and events of each shipment
@@ -127,31 +130,71 @@ def option(parameter: dict[str, Any]) -> str:
 def required(
     name: str, registry: dict[str, Any], copy: SpecCopy, base_url: str, cwd: Path
 ) -> list[str]:
-    """The arguments a list needs: each parent's id from the parent's own listing (the
-    list whose records' identifier it is), a value of its kind for any other."""
-    args = []
-    for parameter in registry[name]["parameters"]:
+    """The arguments a list needs: each parent's id from a record of the parent's own
+    listing (the registry's ``parent`` and ``parent_fields``), a parameter the parent
+    takes too as given to it, else a value of its schema (a list of no listed parent);
+    a value of its kind for any other parameter."""
+    entry = registry[name]
+    args, more, first = [], [], {}
+    if entry["parent"] in registry:
+        more = required(entry["parent"], registry, copy, base_url, cwd)
+        found = listed(
+            [entry["parent"], *more, "--max-items", "1"], copy, base_url, cwd
+        )
+        assert found, f"{name}: no record of its parent {entry['parent']} ({more})"
+        first = found[0]
+    for parameter in entry["parameters"]:
         if not parameter["required"]:
             continue
+        value = PARAMETER_VALUES[parameter["kind"]]
+        if parameter["choices"]:
+            value = str(parameter["choices"][0])
         if parameter["location"] != "path":
-            value = PARAMETER_VALUES[parameter["kind"]]
-            if parameter["choices"]:
-                value = str(parameter["choices"][0])
             args += ["--param", f"{parameter['name']}={value}"]
             continue
-        parents = [
-            parent
-            for parent, entry in registry.items()
-            if entry["id_field"] == parameter["name"]
-        ]
-        assert parents, f"{name}: no list of the records {parameter['name']} names"
-        more = required(parents[0], registry, copy, base_url, cwd)
-        first = listed([parents[0], *more, "--max-items", "1"], copy, base_url, cwd)
-        args += [option(parameter), first[0][parameter["name"]]]
+        field = entry["parent_fields"].get(parameter["name"])
+        if option(parameter) in more:
+            value = more[more.index(option(parameter)) + 1]
+        elif field in first:
+            value = str(first[field])
+        else:
+            value = str(built(copy, name, parameter["name"]))
+        args += [option(parameter), value]
     return args
 
 
+def built(copy: SpecCopy, name: str, parameter: str) -> Any:
+    """A value of the schema of the path parameter ``parameter`` of the list ``name``
+    (its pattern, its length met), as the mock builds one."""
+    spec = load_spec(copy.spec)
+    (listing,) = [o for o in spec.operations if (o.kind, o.resource) == ("list", name)]
+    (found,) = [
+        p for p in listing.parameters if (p.name, p.location) == (parameter, "path")
+    ]
+    assert found.pointer is not None, f"{name}: {parameter} has no schema"
+    value = Schemas(spec.schemas).build(found.pointer, random.Random(0), parameter)
+    assert value is not None, f"{name}: no value fits {parameter}"
+    return value
+
+
 # ---- service-api list ----------------------------------------------------------------
+
+
+def _exports(
+    name: str, registry: dict[str, Any], copy: SpecCopy, base_url: str, cwd: Path
+) -> None:
+    """``service-api list NAME`` writes the records of the parent asked for."""
+    args = required(name, registry, copy, base_url, cwd)
+    done = copy.cli(["list", name, *args, "--account", ACCOUNT], base_url, cwd)
+    assert done.returncode == 0, f"service-api list {name}: {done.stderr}"
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert records, f"service-api list {name} wrote no record"
+    assert f"exported {len(records)} record" in done.stderr, done.stderr
+    for parameter in registry[name]["parameters"]:
+        if parameter["location"] == "path" and parameter["name"] in records[0]:
+            # A sub-resource list gives the records of the parent asked for.
+            given = args[args.index(option(parameter)) + 1]
+            assert {str(r[parameter["name"]]) for r in records} == {given}, name
 
 
 def test_every_list_of_the_registry_exports(
@@ -159,20 +202,13 @@ def test_every_list_of_the_registry_exports(
 ) -> None:
     # What growth.yaml adds is there (a sub-resource list, a list with a header).
     assert {"shipment-events", "routes", "lanes"} <= registry.keys()
-    for name, entry in registry.items():
-        args = required(name, registry, grown, base_url, tmp_path)
-        done = grown.cli(
-            ["list", name, *args, "--account", ACCOUNT], base_url, tmp_path
-        )
-        assert done.returncode == 0, f"service-api list {name}: {done.stderr}"
-        records = [json.loads(line) for line in done.stdout.splitlines()]
-        assert records, f"service-api list {name} wrote no record"
-        assert f"exported {len(records)} record" in done.stderr, done.stderr
-        for parameter in entry["parameters"]:
-            if parameter["location"] == "path" and parameter["name"] in records[0]:
-                # A sub-resource list gives the records of the parent asked for.
-                given = args[args.index(option(parameter)) + 1]
-                assert {r[parameter["name"]] for r in records} == {given}, name
+    failed = []  # every list that fails, not only the first
+    for name in registry:
+        try:
+            _exports(name, registry, grown, base_url, tmp_path)
+        except AssertionError as exc:
+            failed.append(str(exc).splitlines()[0])
+    assert not failed, "\n".join(failed)
 
 
 def test_a_missing_parent_id_or_header_is_a_usage_error_naming_the_option(
@@ -329,7 +365,7 @@ def test_a_sub_resource_list_loads_one_parent_or_every_parent(
     )
 
 
-def test_routes_load_on_their_id_and_lanes_on_the_key_given(
+def test_routes_load_on_their_id_and_lanes_replaced_or_on_the_key_given(
     grown: SpecCopy, base_url: str, tmp_path: Path
 ) -> None:
     # Two ...Id fields and an item path (/routes/{routeId}): the path says the id.
@@ -338,19 +374,23 @@ def test_routes_load_on_their_id_and_lanes_on_the_key_given(
     assert f"loaded routes: {RECORDS} rows" in routes.stderr
     assert primary_key(tmp_path, "routes") == {"route_id", "account"}
 
-    # Two ...Id fields, neither laneId, and no item path: no identifier, so the user
-    # names one.
-    refused = load(["lanes"], grown, base_url, tmp_path)
-    assert refused.returncode == 2
-    assert "endpoint 'lanes' has no single identifier field" in refused.stderr
-    assert "--primary-key FIELD" in refused.stderr
+    # Two ...Id fields, neither laneId, and no item path: no identifier, so each load
+    # replaces the table, unless the user names a key to merge on.
     lanes = listed(["lanes"], grown, base_url, tmp_path)
+    for _ in range(2):
+        done = load(["lanes"], grown, base_url, tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert f"loaded lanes: {len(lanes)} rows, the table replaced" in done.stderr
+        assert query(tmp_path, "select count(*) from raw.lanes") == [(len(lanes),)]
+    assert primary_key(tmp_path, "lanes") == set()
+    keyed = tmp_path / "keyed"
+    keyed.mkdir()
     for new in (len(lanes), 0):
-        done = load(["lanes", "--primary-key", "laneKey"], grown, base_url, tmp_path)
+        done = load(["lanes", "--primary-key", "laneKey"], grown, base_url, keyed)
         assert done.returncode == 0, done.stderr
         assert f"loaded lanes: {len(lanes)} rows, {new} new" in done.stderr
-    assert primary_key(tmp_path, "lanes") == {"lane_key", "account"}
-    rows = query(tmp_path, "select lane_key, carrier_id from raw.lanes")
+    assert primary_key(keyed, "lanes") == {"lane_key", "account"}
+    rows = query(keyed, "select lane_key, carrier_id from raw.lanes")
     assert sorted(rows) == sorted(
         (lane["laneKey"], lane["carrierId"]) for lane in lanes
     )

@@ -427,6 +427,48 @@ def test_an_item_parameter_named_otherwise_than_the_field_ties_to_it(
     assert resource.id_field == expected
 
 
+def _union(keyword: str, typed: bool, variants: list[dict[str, Any]]) -> dict[str, Any]:
+    """A record that is a union of ``variants`` (objects of these properties)."""
+    union: dict[str, Any] = {
+        keyword: [{"type": "object", "properties": v} for v in variants]
+    }
+    if typed:  # as Box's Item says "type: object" beside its oneOf
+        union["type"] = "object"
+    if keyword == "oneOf":
+        union["discriminator"] = {"propertyName": "kind"}
+    return union
+
+
+@pytest.mark.parametrize("keyword", ["oneOf", "anyOf"])
+@pytest.mark.parametrize("typed", [True, False])
+def test_a_union_of_records_is_identified_by_the_field_of_every_variant(
+    keyword: str, typed: bool
+) -> None:
+    file = {"id": {"type": "string"}, "kind": {"type": "string"}, "sha1": {}}
+    folder = {"kind": {"type": "string"}, "id": {"type": "string"}, "size": {}}
+    spec = spec_of(
+        {"/things": {"get": listing(parameters=[{"name": "size", "in": "query"}])}},
+        thing=_union(keyword, typed, [file, folder]),
+    )
+    things = spec.resources["things"]
+    assert things.id_field == "id"
+    assert things.id_kind == "string"
+    # Its fields are the union's: the first variant's, then the others' new ones.
+    assert things.fields == ("id", "kind", "sha1", "size")
+    assert spec.operation("listThings").filters == (Filter("size", "size", "eq"),)
+    # A variant without it, or variants identified by different fields: none.
+    others: list[dict[str, Any]] = [
+        {"kind": {}, "name": {}},
+        {"kind": {}, "thingId": {}},
+    ]
+    for other in others:
+        spec = spec_of(
+            {"/things": {"get": listing()}},
+            thing=_union(keyword, typed, [file, other]),
+        )
+        assert spec.resources["things"].id_field is None, other
+
+
 def test_a_filter_named_for_what_it_means_is_tied_by_the_stated_rules() -> None:
     fields = {
         "thingId": {"type": "string"},

@@ -12,6 +12,8 @@ and is what ``service-api load`` uses; :func:`load_files` loads the JSONL files 
   dlt does. Resources yield whole pages, one at a time: memory stays flat.
 * Keys: primary key = the record's identifier (``shipmentId``, ``deviceId``) plus
   ``account``, ``write_disposition="merge"``: a nightly re-run updates rows in place.
+  A list whose records have none (and none named in ``primary_keys``) is loaded whole
+  by each run into a table it replaces: it never stops the others.
 * Speed: :func:`load` and :func:`load_files` hand dlt the fastest loader file format the
   destination supports (:func:`fastest_file_format`; ``jsonl`` for DuckDB, not its
   default of INSERT statements), unless the user chose one.

@@ -1,4 +1,5 @@
-"""The dlt sources: one merge resource per list endpoint, fed by the API or by files."""
+"""The dlt sources: one resource per list endpoint, fed by the API or by files: merged
+on its identifier, or replaced whole by each run where it has none."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def list_endpoints() -> dict[str, str | None]:
 def _keyed(
     endpoints: Sequence[str] | None, primary_keys: Mapping[str, str] | None
 ) -> list[Any]:
-    """``(endpoint, identifier field)`` of each endpoint asked for, all when ``None``."""
+    """``(endpoint, identifier field or None)`` of each endpoint asked for, all when
+    ``None``."""
     chosen = []
     for name in LIST_ENDPOINTS if endpoints is None else dict.fromkeys(endpoints):
         if name not in LIST_ENDPOINTS:
@@ -46,16 +48,17 @@ def _keyed(
                 f"unknown endpoint {name!r} (known: {', '.join(LIST_ENDPOINTS)})"
             )
         id_field = (primary_keys or {}).get(name, LIST_ENDPOINTS[name].id_field)
-        if id_field is None:
-            raise ValueError(
-                f"endpoint {name!r} has no single identifier field: "
-                f"pass primary_keys={{{name!r}: 'fieldName'}}"
-            )
         chosen.append((LIST_ENDPOINTS[name], id_field))
     return chosen
 
 
-def _merged(endpoint: Any, id_field: str, rows: Callable[[], Rows]) -> DltResource:
+def _merged(
+    endpoint: Any, id_field: str | None, rows: Callable[[], Rows]
+) -> DltResource:
+    if id_field is None:
+        # Nothing to merge rows on: each run's rows replace the table (dlt would
+        # append them again at each run).
+        return dlt.resource(rows, name=endpoint.name, write_disposition="replace")
     # A record is one of its account and, in a sub-resource list, of its parents.
     key = [id_field, *_path(endpoint), ACCOUNT_COLUMN]
     return dlt.resource(
@@ -178,8 +181,11 @@ def source(
         page_size: records per request, at most each endpoint's maximum; by default
             each endpoint's largest page, as the spec states it (its ``pageSize``
             maximum, else its default): the fewest requests.
-        primary_keys: the identifier field of an endpoint whose model has no single
-            ``...Id`` field (``{"parcels": "parcelRef"}``); it wins over the one found.
+        primary_keys: the identifier field of an endpoint (``{"parcels":
+            "parcelRef"}``); it wins over the one found in the spec. An endpoint with
+            neither is loaded whole by each run into a table it replaces
+            (``write_disposition="replace"``, no key, no resume), so that it never
+            stops the others.
         params: each endpoint's own parameters, as keywords of its generated function
             (``{"routes": {"min_rating": 4}}``). A sub-resource list's rows get its
             parents' ids as columns, part of the primary key (``shipmentId``, which dlt
@@ -264,10 +270,10 @@ def source(
                 if errors:
                     return
 
-    def resource(endpoint: Any, id_field: str) -> DltResource:
-        return _merged(
-            endpoint, id_field, lambda: rows(endpoint, dlt.current.resource_state)
-        )
+    def resource(endpoint: Any, id_field: str | None) -> DltResource:
+        # A table replaced by each run is fetched whole: no place is kept.
+        state = dlt.current.resource_state if id_field else dict
+        return _merged(endpoint, id_field, lambda: rows(endpoint, state))
 
     return _as_source([resource(endpoint, id_field) for endpoint, id_field in chosen])
 

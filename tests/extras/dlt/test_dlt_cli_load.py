@@ -514,7 +514,7 @@ def keyless_devices(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("keyless_devices")
-def test_primary_key_names_the_key_of_records_without_an_id_field(
+def test_records_without_an_id_field_replace_their_table_or_merge_on_the_key_named(
     mock: RunningMock,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -527,27 +527,29 @@ def test_primary_key_names_the_key_of_records_without_an_id_field(
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(sys, "stdin", io.StringIO())  # not a terminal
     monkeypatch.chdir(tmp_path)
-    load = ["load", "devices", "--account", "acct-1", "--pipelines-dir", "state"]
-    assert main(load) == 2
-    err = capsys.readouterr().err
-    assert "endpoint 'devices' has no single identifier field" in err
-    assert "--primary-key FIELD" in err
-    assert list(tmp_path.iterdir()) == []  # refused before anything was made
+    load = ["load", "devices", "shipments", "--account", "acct-1"]
+    # Nothing to merge on: each load replaces the table, beside the merged shipments.
     for new in (30, 0):
-        assert main([*load, "--primary-key", "deviceId"]) == 0
-        assert f"loaded devices: 30 rows, {new} new" in capsys.readouterr().err
-    # Merged on the key given: a second load adds no row.
+        assert main([*load, "--pipelines-dir", "state"]) == 0
+        err = capsys.readouterr().err
+        assert "loaded devices: 30 rows, the table replaced" in err
+        assert f"shipments: 30 rows, {new} new" in err
     assert counts(tmp_path / "service_api.duckdb", "devices") == [("acct-1", 30, 30)]
+
+    # Merged on the key given: a second load adds no row.
+    keyed = ["load", "devices", "--account", "acct-1", "--pipeline-name", "keyed"]
+    for new in (30, 0):
+        assert main([*keyed, "--primary-key", "deviceId"]) == 0
+        assert f"loaded devices: 30 rows, {new} new" in capsys.readouterr().err
+    assert counts(tmp_path / "keyed.duckdb", "devices") == [("acct-1", 30, 30)]
 
     exported = tmp_path / "devices.jsonl"
     assert main(["list", "devices", "--account", "acct-2", "-o", str(exported)]) == 0
     from_file = ["load", "devices", "--from", str(exported), "--account", "acct-2"]
+    from_file += ["--pipeline-name", "keyed"]
     for _ in range(2):
-        assert (
-            main([*from_file, "--pipelines-dir", "state", "--primary-key", "deviceId"])
-            == 0
-        )
-    assert counts(tmp_path / "service_api.duckdb", "devices") == [
+        assert main([*from_file, "--primary-key", "deviceId"]) == 0
+    assert counts(tmp_path / "keyed.duckdb", "devices") == [
         ("acct-1", 30, 30),
         ("acct-2", 30, 30),
     ]

@@ -167,6 +167,33 @@ def test_load_twice_updates_rows_in_place(
     ) == [(0,)]
 
 
+def test_a_list_without_an_identifier_is_replaced_by_each_load_beside_the_others(
+    client: service_api.Client,
+    mock: RunningMock,
+    make_pipeline: MakePipeline,
+    sql: Sql,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+
+    from service_api.dlt import _source
+
+    # The registry of a spec whose devices have no identifier field.
+    keyless = dataclasses.replace(LIST_ENDPOINTS["devices"], id_field=None)
+    registry = {"devices": keyless, "shipments": LIST_ENDPOINTS["shipments"]}
+    monkeypatch.setattr(_source, "LIST_ENDPOINTS", registry)
+    mock.service.reset(records=60)
+    everything = {"acct-1": (60, 60), "acct-2": (60, 60)}
+    for _ in range(2):
+        load(make_pipeline(), client, ACCOUNTS)  # every list: none stops the others
+        # Each load's rows replace the table's: never twice.
+        assert per_account(sql, "devices") == everything
+        assert per_account(sql, "shipments") == everything
+    tables = make_pipeline().default_schema.tables
+    assert tables["devices"]["write_disposition"] == "replace"
+    assert tables["shipments"]["write_disposition"] == "merge"
+
+
 def test_the_same_record_id_in_two_accounts_is_two_rows(
     client: service_api.Client, mock: RunningMock, make_pipeline: MakePipeline, sql: Sql
 ) -> None:

@@ -144,7 +144,7 @@ def test_public_names_are_sorted_and_documented() -> None:
     assert service_api.dlt.__doc__
 
 
-def test_an_endpoint_without_an_identifier_asks_for_one(
+def test_an_endpoint_without_an_identifier_replaces_its_table_and_stops_no_other(
     offline_client: service_api.Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import dataclasses
@@ -154,10 +154,18 @@ def test_an_endpoint_without_an_identifier_asks_for_one(
 
     devices = LIST_ENDPOINTS["devices"]
     nameless = dataclasses.replace(devices, name="readings", id_field=None)
-    monkeypatch.setattr(_source, "LIST_ENDPOINTS", {"readings": nameless})
-    with pytest.raises(
-        ValueError, match=r"pass primary_keys=\{'readings': 'fieldName'\}"
-    ):
-        source(offline_client, ["acct-1"])
+    monkeypatch.setattr(
+        _source, "LIST_ENDPOINTS", {"readings": nameless, "devices": devices}
+    )
+    built = source(offline_client, ["acct-1"])
+    assert list(built.resources) == ["readings", "devices"]
+    readings = built.resources["readings"]
+    assert readings.write_disposition == "replace"
+    columns = readings.compute_table_schema()["columns"]
+    assert not any(c.get("primary_key") for c in columns.values())
+    assert built.resources["devices"].write_disposition == "merge"
+    # A key named makes it merge, as any other.
     built = source(offline_client, ["acct-1"], primary_keys={"readings": "deviceId"})
-    assert list(built.resources) == ["readings"]
+    assert built.resources["readings"].write_disposition == "merge"
+    columns = built.resources["readings"].compute_table_schema()["columns"]
+    assert columns["deviceId"]["primary_key"]
