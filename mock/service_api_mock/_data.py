@@ -227,13 +227,15 @@ def build_records(
     seed: int,
     count: int,
     realistic: bool = False,
+    chosen: Mapping[str, tuple[Any, ...]] | None = None,
 ) -> list[dict[str, Any]]:
     """The ``count`` records of ``resource`` for ``account`` (under the parent ids
     ``parents``, for a sub-resource), built from its schema; by its generator of
     :data:`REALISTIC` if ``realistic``.
 
     The identifier field gets a distinct value (1, 2, 3... for an integer, else a UUID);
-    the fields named as the parents' path parameters get their ids.
+    the fields named as the parents' path parameters get their ids; a field of
+    ``chosen`` (a list's filter with an enum) a member of it, where the schema takes it.
 
     Example::
 
@@ -268,6 +270,10 @@ def build_records(
         for name, value in zip(resource.parent_parameters, parents, strict=False):
             if name in resource.fields and value is not None:
                 record[name] = value
+        for name, members in (chosen or {}).items():
+            drawn = members[(number - 1) % len(members)]
+            if schemas.error(pointer, {**record, name: drawn}) is None:
+                record[name] = drawn
         records.append(record)
     return records
 

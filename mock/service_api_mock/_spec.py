@@ -206,6 +206,12 @@ class MockSpec:
     problems: tuple[str, ...] = ()
     """What the mock cannot serve as declared, each naming its operation: an answer it
     cannot build to fit its schema. ``--check-spec`` fails for any."""
+    chosen: Mapping[str, Mapping[str, tuple[Any, ...]]] = attrs.field(
+        factory=dict, repr=False
+    )
+    """By resource, the fields a list filters by equality with a parameter that has an
+    enum, and its members: the records' values are drawn among them, so that each
+    member (a default such as GitHub's ``state=open`` too) finds records."""
 
     @property
     def operations(self) -> tuple[Operation, ...]:
@@ -400,11 +406,25 @@ def _read(path: Path, _mtime_ns: int) -> MockSpec:
         warnings=tuple(dict.fromkeys(checks.warnings)),
         problems=tuple(dict.fromkeys(checks.problems)),
         page_fields=checks.page_fields,
+        chosen=_chosen(model),
         unlisted=frozenset(model.resources)
         - {
             str(op.resource) for op in model.operations if op.kind in ("list", "create")
         },
     )
+
+
+def _chosen(model: Spec) -> dict[str, dict[str, tuple[Any, ...]]]:
+    """See :attr:`MockSpec.chosen`."""
+    found: dict[str, dict[str, tuple[Any, ...]]] = {}
+    for op in model.operations:
+        for tie in op.filters:
+            parameter = op.parameter(tie.parameter)
+            if parameter is None or not parameter.choices or tie.compare != "eq":
+                continue
+            if op.resource is not None:
+                found.setdefault(op.resource, {})[tie.field] = parameter.choices
+    return found
 
 
 def load_spec(path: Path | str | None = None) -> MockSpec:

@@ -274,6 +274,7 @@ class MockState:
                 seed=config.seed,
                 count=count,
                 realistic=place.resource in self.spec.realistic,
+                chosen=self.spec.chosen.get(place.resource),
             )
             with self._lock:
                 pair = (records, [encode_json(r) for r in records])
