@@ -241,11 +241,12 @@ def build_records(
 
         build_records(schemas, spec.resources["alerts"], account="acct-1", seed=0, count=3)
     """
-    if realistic:
-        return REALISTIC[resource.name](seed, account, count)
-    rng = seeded(seed, resource.name, account, *parents)
     pointer = str(resource.pointer)
-    records: list[dict[str, Any]] = []
+    if realistic:
+        records = REALISTIC[resource.name](seed, account, count)
+        return [_chosen(schemas, pointer, r, n, chosen) for n, r in enumerate(records)]
+    rng = seeded(seed, resource.name, account, *parents)
+    records = []
     used: set[str] = set()
     field = resource.id_field
     takes_new_id = True
@@ -270,12 +271,24 @@ def build_records(
         for name, value in zip(resource.parent_parameters, parents, strict=False):
             if name in resource.fields and value is not None:
                 record[name] = value
-        for name, members in (chosen or {}).items():
-            drawn = members[(number - 1) % len(members)]
-            if schemas.error(pointer, {**record, name: drawn}) is None:
-                record[name] = drawn
-        records.append(record)
+        records.append(_chosen(schemas, pointer, record, number - 1, chosen))
     return records
+
+
+def _chosen(
+    schemas: Schemas,
+    pointer: str,
+    record: dict[str, Any],
+    index: int,
+    chosen: Mapping[str, tuple[Any, ...]] | None,
+) -> dict[str, Any]:
+    """``record`` (the ``index``-th) with each field of ``chosen`` set to a member in
+    turn, where its schema takes it."""
+    for name, members in (chosen or {}).items():
+        drawn = members[index % len(members)]
+        if schemas.error(pointer, {**record, name: drawn}) is None:
+            record[name] = drawn
+    return record
 
 
 def fresh_id(

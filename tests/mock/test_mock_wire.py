@@ -1,6 +1,7 @@
 """Requests read as the wire carries them, whatever the spec's style: a query array
 that is not exploded (``order=a,b``), a pattern read as JSON Schema's ECMA-262 reads it,
-a declared body of a media type the mock does not read (XML)."""
+a declared body of a media type the mock does not read (XML); and records that an enum
+filter finds."""
 
 from __future__ import annotations
 
@@ -26,12 +27,17 @@ FORM = {
 
 
 def _wired(document: dict[str, Any]) -> None:
-    """The list of devices with an array that is not exploded and a patterned word;
-    the create of shipments taking XML beside JSON."""
+    """The list of devices with an array that is not exploded, a patterned word and
+    an enum filter of a free text field; the create of shipments taking XML too."""
     devices = document["paths"]["/devices"]["get"]
     order = {"type": "array", "uniqueItems": True, "items": {"type": "string"}}
+    kinds = {"type": "string", "enum": ["tracker", "beacon"]}
+    document["components"]["schemas"]["Device"]["properties"]["kind"] = {
+        "type": "string"
+    }
     devices["parameters"] += [
         {"name": "order", "in": "query", "explode": False, "schema": order},
+        {"name": "kind", "in": "query", "schema": kinds},
         {
             "name": "word",
             "in": "query",
@@ -95,3 +101,14 @@ async def test_a_declared_body_the_mock_does_not_read_is_taken_as_sent(
         "/shipments", content=b"a=1", headers={"content-type": "text/csv"}
     )
     assert other.status_code == 400
+
+
+async def test_each_member_of_an_enum_filter_finds_records(
+    api: httpx.AsyncClient,
+) -> None:
+    # The field is free text; the filter's enum says which values clients ask for
+    # (GitHub's state=open): the records carry them in turn.
+    for member in ("tracker", "beacon"):
+        page = (await api.get("/devices", params={"kind": member})).json()
+        assert page["data"], member
+        assert {device["kind"] for device in page["data"]} == {member}
