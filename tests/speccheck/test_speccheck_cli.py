@@ -201,6 +201,52 @@ def test_only_get_and_the_token_post_are_sent(env: RunningMock, spec: Path) -> N
     assert set(env.service.counts()) - {"authenticate"} == reachable
 
 
+def test_a_get_of_records_of_no_identifier_field_is_not_probed_with_nobodys(
+    tmp_path: Path,
+) -> None:
+    """Where the spec model knows no identifier field of a resource, no identifier can
+    be known to be nobody's (the mock answers any with built data): the check does not
+    send that probe, and says so once for each such resource."""
+    document = base_spec()
+    shipment = document["components"]["schemas"]["Shipment"]
+    item = next(
+        op
+        for op in load_spec(ROOT / "openapi.yaml").operations
+        if op.kind == "get" and op.resource == "shipments"
+    )
+    parameter = re.findall(r"\{(.*?)\}", item.path)[-1]
+    shipment["properties"].pop(parameter)  # its records no longer carry it
+    shipment["required"] = [n for n in shipment.get("required", []) if n != parameter]
+    spec = dump(document, tmp_path / "openapi.yaml")
+    model = load_spec(spec)
+    blind = {r.name for r in model.resources.values() if r.id_field is None}
+    gets = [op for op in model.operations if op.kind == "get" and op.resource in blind]
+    assert item.operation_id in {op.operation_id for op in gets}  # the premise
+    with (
+        running_mock(spec=spec) as mock,
+        service_api.Client(
+            mock.base_url, "demo-client", DEMO_CLIENT_SECRET, "acct-1"
+        ) as client,
+    ):
+        report = check_spec(spec, client)
+        counts = mock.service.counts()
+    assert not [
+        f
+        for f in report.findings
+        if f.kind == "probe"
+        and f.where.endswith(" an identifier of nobody")
+        and f.where.split()[0] in {op.operation_id for op in gets}
+    ]
+    assert all(op.operation_id not in counts for op in gets)  # nothing sent to them
+    said = [fact for fact in report.facts if fact.startswith("not sent: ")]
+    names = dict.fromkeys(str(op.resource) for op in gets)
+    assert said == [
+        f"not sent: {name}: no probe of an identifier of nobody, as the spec names "
+        "no identifier field of its records"
+        for name in names
+    ]
+
+
 def requests_counted(env: RunningMock) -> int:
     """The requests the mock answered, of every operation."""
     return sum(n for counts in env.service.counts().values() for n in counts.values())
