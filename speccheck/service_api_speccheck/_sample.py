@@ -43,7 +43,7 @@ from urllib.parse import quote
 import httpx
 
 import service_api
-from service_api_spec import PAGE_PARAMETERS, Operation, Spec
+from service_api_spec import PAGE_PARAMETERS, Operation, Spec, is_json
 
 from ._observation import Observer, Shape, SpecCheckError
 
@@ -288,6 +288,8 @@ class _Sampler:
             why = f"the spec declares no delete of {resource.name}"
         elif not body:
             why = f"no {resource.name} was listed to copy"
+        elif create.body and not is_json(create.body.media):
+            why = f"it takes {create.body.media}, not the JSON of a record"
         elif self.seen.data["requests"] + 4 > self.budget:
             why = "the budget left fewer than 4 requests"
         if why:

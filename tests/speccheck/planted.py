@@ -160,20 +160,44 @@ def _widened(schema: str, name: str, value: Document, kind: str) -> Plant:
     )
 
 
+def _walk(spec: Spec) -> tuple[list[Operation], set[str]]:
+    given: set[str] = set()
+    found = []
+    for op in sorted(spec.lists, key=lambda op: op.path.count("{")):
+        if _parameters(op) <= given:
+            found.append(op)
+            resource = spec.resources[str(op.resource)]
+            if resource.id_field is not None:
+                given.add(resource.item_parameter or resource.id_field)
+    return found, given
+
+
+def _parameters(op: Operation) -> set[str]:
+    return set(re.findall(r"\{(.*?)\}", op.path))
+
+
 def reached(spec: Spec) -> list[Operation]:
     """The lists of ``spec`` whose pages the check asks for: those whose every path
     parameter a list reached before gives (parents first: a list whose records carry
     their identifier field gives its item parameter, or that field where it has no
     item path); a list under a parent no list gives is not asked."""
-    given: set[str] = set()
-    found = []
-    for op in sorted(spec.lists, key=lambda op: op.path.count("{")):
-        if set(re.findall(r"\{(.*?)\}", op.path)) <= given:
-            found.append(op)
-            resource = spec.resources[str(op.resource)]
-            if resource.id_field is not None:
-                given.add(resource.item_parameter or resource.id_field)
-    return found
+    return _walk(spec)[0]
+
+
+def asked(spec: Spec) -> set[str]:
+    """The operations of ``spec`` the check sends a GET to: the lists it reaches, and
+    each get of records whose identifier field the spec model knows and whose path
+    the lists fill (its own item parameter with a listed identifier, or one of
+    nobody's)."""
+    lists, given = _walk(spec)
+    gets = {
+        op.operation_id
+        for op in spec.operations
+        if op.kind == "get"
+        and (resource := spec.resources[str(op.resource)]).id_field is not None
+        and _parameters(op) <= given | {resource.item_parameter}
+    }
+    return gets | {op.operation_id for op in lists}
 
 
 # The lists of openapi.yaml the check asks pages of, and their page schemas (where
