@@ -2,14 +2,16 @@
 
 In order, while the budget lasts: the first page of every list (the client makes the
 token call first), the probes the seed leaves open on each list (no account header, an
-account of nobody, an invalid token), the other pages of each list (page 1 with the
-largest ``pageSize`` the spec allows, see :func:`page_limit`, and where that is refused
-with 400, halving to the largest the service accepts; page 1 with twice the limit; a
-later page, the last page, a page past the end, with the largest size accepted), the
-gets of identifiers taken from those pages (each of its own resource's records) and of
-one of nobody; with ``allow_writes``, last, a create of a copy of a listed record and
-its delete (only where the spec can delete it). Nothing but GET and the token POST is
-sent otherwise.
+account of nobody, an invalid token), the gets of identifiers taken from those pages
+(each of its own resource's records) and of one of nobody, then the other pages of
+each list (page 1 with the largest ``pageSize`` the spec allows, see
+:func:`page_limit`, and where that is refused with 400, halving to the largest the
+service accepts; page 1 with twice the limit, where the limit was accepted; a later
+page, the last page, a page past the end, with the largest size accepted): every
+operation is asked before the depth of the lists, so that a spec of many lists has
+had each where the budget runs out. With ``allow_writes``, last, a create of a copy
+of a listed record and its delete (only where the spec can delete it and the create
+takes JSON). Nothing but GET and the token POST is sent otherwise.
 
 A list whose path takes an identifier no list gave (a parent the spec cannot list) is
 not asked; a resource whose identifier field the spec model does not know
@@ -200,17 +202,18 @@ class _Sampler:
 
     def largest(self, op: Operation, most: int) -> int:
         """The page size to ask the list ``op`` for: the spec's limit ``most``, or where
-        that is refused with 400, the largest size the service accepts, found by halving
-        (first trying the bounds found for a list that shares its ``pageSize``: lists
-        of one spec mostly do, and a sample of many lists fits its budget then)."""
+        that is refused with 400, the largest size the service accepts, found by halving.
+
+        A list that shares its ``pageSize`` parameter with one narrowed before (lists of
+        one spec mostly do) first asks the least size refused there, then the largest
+        accepted: two requests where they hold, so that a sample of many lists fits its
+        budget. A size above one refused is taken as refused (as the halving does)."""
         sizes = self.kept["sizes"].setdefault(op.operation_id, {"maximum": most})
-        if self.page(op, 1, most) not in _REFUSED:
-            return most
-        # the largest size accepted (0: none yet), the least refused
-        low, high = 0, most
-        sizes["refused"] = most
         pointer = page_limit(self.spec, op)[1]
-        tries = list(self.bounds.get(pointer, ()))
+        # the largest size accepted (0: none yet), the least refused (none yet: above
+        # the limit)
+        low, high = 0, most + 1
+        tries = [*self.bounds.get(pointer, [])[::-1], most]
         while high - low > 1:
             middle = tries.pop(0) if tries else (low + high) // 2
             if not low < middle < high:
@@ -219,16 +222,19 @@ class _Sampler:
                 high = sizes["refused"] = middle
             else:
                 low = sizes["accepted"] = middle
-        self.bounds[pointer] = [low, high]
+        if high <= most:
+            self.bounds[pointer] = [low, high]
         return max(low, 1)
 
     def pages(self, op: Operation) -> None:
         """The other pages of the list ``op``: the largest size accepted, a page above
-        the spec's limit, a later page, the last one, one past the end."""
+        the spec's limit (where the limit was accepted), a later page, the last one,
+        one past the end."""
         most = page_limit(self.spec, op)[0]
         if op.operation_id in self.totals and most is not None:
             size = self.largest(op, most)
-            self.page(op, 1, 2 * most)
+            if size == most:
+                self.page(op, 1, 2 * most)
             total = self.totals[op.operation_id]
             last = max(1, math.ceil(total / size))
             for number in sorted({min(2, last), last, last + 1} - {1}):
@@ -314,12 +320,16 @@ class _Sampler:
         """Send the sample, in the order of the module docstring."""
         # Parents first: a sub-resource's path takes an identifier its parent listed.
         lists = sorted(self.spec.lists, key=lambda op: op.path.count("{"))
-        for act in (self.page, self.probes, self.pages):
+        for act in (self.page, self.probes):
             for op in lists:
                 act(op)
+        # Every operation first, then the other pages: where the budget runs out, a
+        # spec of many lists has had each of its gets.
         for op in self.spec.operations:
             if op.kind == "get":
                 self.gets(op)
+        for op in lists:
+            self.pages(op)
         for op in self.spec.operations:
             if op.kind == "create" and allow_writes:
                 self.writes(op)
