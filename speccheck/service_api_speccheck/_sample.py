@@ -365,6 +365,11 @@ def sample(
         sampler.run(allow_writes)
     except _BudgetSpent:
         sampler.seen.data["stopped"] = True
+    # A sample is one moment of the service: a place its later answers have and its
+    # first lack (``previous``, from page 2 on) is no place that appeared since, so
+    # the dates of the places (what ``--from`` says changed) are not kept.
+    for answer in sampler.seen.data["answers"].values():
+        answer.pop("seen", None)
     if allow_writes and not sampler.done:
         why = "the budget ran out first" if sampler.seen.data.get("stopped") else ""
         sampler.done.append(f"no write sent: {why or 'the spec declares no create'}")
