@@ -638,6 +638,7 @@ def compare(
             forms[name].update(dict.fromkeys(seen))
     facts += [f"{name}: {' | '.join(seen)}" for name, seen in forms.items() if seen]
     facts += [f"writes: {done}" for done in observation.get("writes", ())]
+    facts += [f"not sent: {why}" for why in observation.get("unsent", ())]
     return Report(
         spec.document.path,
         original,

@@ -2,13 +2,22 @@
 
 In order, while the budget lasts: the first page of every list (the client makes the
 token call first), the probes the seed leaves open on each list (no account header, an
-account of nobody, an invalid token), the other pages of each list (page 1 with the
-largest ``pageSize`` the spec allows, see :func:`page_limit`, and where that is refused
-with 400, halving to the largest the service accepts; page 1 with twice the limit; a
-later page, the last page, a page past the end, with the largest size accepted), the
-gets of identifiers taken from those pages and of one of nobody; with ``allow_writes``,
-last, a create of a copy of a listed record and its delete (only where the spec can
-delete it). Nothing but GET and the token POST is sent otherwise.
+account of nobody, an invalid token), the gets of identifiers taken from those pages
+(each of its own resource's records) and of one of nobody, then the other pages of
+each list (page 1 with the largest ``pageSize`` the spec allows, see
+:func:`page_limit`, and where that is refused with 400, halving to the largest the
+service accepts; page 1 with twice the limit, where the limit was accepted; a later
+page, the last page, a page past the end, with the largest size accepted): every
+operation is asked before the depth of the lists, so that a spec of many lists has
+had each where the budget runs out. With ``allow_writes``, last, a create of a copy
+of a listed record and its delete (only where the spec can delete it and the create
+takes JSON). Nothing but GET and the token POST is sent otherwise.
+
+A list whose path takes an identifier no list gave (a parent the spec cannot list) is
+not asked; a resource whose identifier field the spec model does not know
+(:attr:`~service_api_spec.Resource.id_field` None) gets no probe of an identifier of
+nobody, since no identifier can be known to be nobody's. Each is said once, in the
+observation's ``unsent``.
 
 Every request (retries and the token call included) passes the client's request hook,
 which counts it and stops the sample when the budget is spent; every answer, refused
@@ -21,8 +30,8 @@ Beside the answers, the observation keeps what the comparison judges the service
 ``pages`` (by list: each page's number, the size asked, its records, ``totalRecords``,
 and whether it links ``next`` and ``previous``), ``sizes`` (by list: the spec's
 ``maximum``, and where refused the sizes ``refused`` and ``accepted``), ``probes`` (by
-operation: the status each probe was answered) and ``writes`` (what ``allow_writes``
-did or could not do).
+operation: the status each probe was answered), ``writes`` (what ``allow_writes``
+did or could not do) and ``unsent`` (what the sample did not send, and why).
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from urllib.parse import quote
 import httpx
 
 import service_api
-from service_api_spec import PAGE_PARAMETERS, Operation, Spec
+from service_api_spec import PAGE_PARAMETERS, Operation, Spec, is_json
 
 from ._observation import Observer, Shape, SpecCheckError
 
@@ -85,7 +94,12 @@ class _Sampler:
         self.seen = Observer(None, client.get_httpx_client().base_url, spec, words)
         self.totals: dict[str, int] = {}  # totalRecords, by list
         self.ids: dict[str, list[Any]] = defaultdict(list)  # listed, by path parameter
-        self.records: dict[str, Any] = {}  # one listed record, by resource
+        # The first records listed of each resource (that carry its identifier): its
+        # gets ask theirs, never those of another resource's records.
+        self.records: dict[str, list[Any]] = defaultdict(list)
+        # By pageSize parameter: the largest size a list that takes it was found to
+        # accept, and the least refused; a list sharing it tries those first.
+        self.bounds: dict[str | None, list[int]] = {}
         self.status = 0  # of the last answer
         self.error: service_api.ApiStatusError | None = None  # of the last refusal
         self.refusal: service_api.ApiStatusError | None = None  # of a first page
@@ -94,6 +108,7 @@ class _Sampler:
             key: data.setdefault(key, {}) for key in ("pages", "sizes", "probes")
         }
         self.done: list[str] = data.setdefault("writes", [])
+        self.unsent: list[str] = data.setdefault("unsent", [])  # a line each, why
 
     def spend(self, request: httpx.Request) -> None:
         """Count ``request`` (a retry, a token request too) against the budget."""
@@ -139,7 +154,14 @@ class _Sampler:
         """Ask for a page of the list ``op``; say in its facts what it answered. The
         answer's body, or its error's status."""
         asked = {"pageNumber": number, "pageSize": size} if size else {}
-        body = self.send("GET", self.fill(op.path), params=asked)
+        path = self.fill(op.path)
+        if path is None:
+            self.unsent.append(
+                f"{op.operation_id}: no page asked, as no list gave the identifiers "
+                "its path takes"
+            )
+            return None
+        body = self.send("GET", path, params=asked)
         data = body.get("data") if isinstance(body, dict) else None
         answer = f"answered {body}"  # its status, or None: a body of no page
         if body in (401, 403) and not size and self.refusal is None:
@@ -172,7 +194,7 @@ class _Sampler:
             key = str(resource.item_parameter or resource.id_field)
             for record in data[:2]:
                 if isinstance(record, dict) and resource.id_field in record:
-                    self.records.setdefault(resource.name, record)
+                    self.records[resource.name].append(record)
                     self.ids[key].append(record[resource.id_field])
         facts = self.seen.data["facts"].setdefault(op.operation_id, [])
         facts.append(f"{number}/{size or '-'}: {answer}")
@@ -180,30 +202,39 @@ class _Sampler:
 
     def largest(self, op: Operation, most: int) -> int:
         """The page size to ask the list ``op`` for: the spec's limit ``most``, or where
-        that is refused with 400, the largest size the service accepts, found by halving."""
+        that is refused with 400, the largest size the service accepts, found by halving.
+
+        A list that shares its ``pageSize`` parameter with one narrowed before (lists of
+        one spec mostly do) first asks the least size refused there, then the largest
+        accepted: two requests where they hold, so that a sample of many lists fits its
+        budget. A size above one refused is taken as refused (as the halving does)."""
         sizes = self.kept["sizes"].setdefault(op.operation_id, {"maximum": most})
-        if self.page(op, 1, most) not in _REFUSED:
-            return most
-        low, high = (
-            0,
-            most,
-        )  # the largest size accepted (0: none yet), the least refused
-        sizes["refused"] = most
+        pointer = page_limit(self.spec, op)[1]
+        # the largest size accepted (0: none yet), the least refused (none yet: above
+        # the limit)
+        low, high = 0, most + 1
+        tries = [*self.bounds.get(pointer, [])[::-1], most]
         while high - low > 1:
-            middle = (low + high) // 2
+            middle = tries.pop(0) if tries else (low + high) // 2
+            if not low < middle < high:
+                continue
             if self.page(op, 1, middle) in _REFUSED:
                 high = sizes["refused"] = middle
             else:
                 low = sizes["accepted"] = middle
+        if high <= most:
+            self.bounds[pointer] = [low, high]
         return max(low, 1)
 
     def pages(self, op: Operation) -> None:
         """The other pages of the list ``op``: the largest size accepted, a page above
-        the spec's limit, a later page, the last one, one past the end."""
+        the spec's limit (where the limit was accepted), a later page, the last one,
+        one past the end."""
         most = page_limit(self.spec, op)[0]
         if op.operation_id in self.totals and most is not None:
             size = self.largest(op, most)
-            self.page(op, 1, 2 * most)
+            if size == most:
+                self.page(op, 1, 2 * most)
             total = self.totals[op.operation_id]
             last = max(1, math.ceil(total / size))
             for number in sorted({min(2, last), last, last + 1} - {1}):
@@ -229,9 +260,20 @@ class _Sampler:
             self.probe(op, "an invalid token", path, headers=invalid, auth=None)
 
     def gets(self, op: Operation) -> None:
-        name = str(self.spec.resources[str(op.resource)].item_parameter)
-        for value in self.ids[name][:2]:
-            self.send("GET", self.fill(op.path, **{name: value}))
+        resource = self.spec.resources[str(op.resource)]
+        name = str(resource.item_parameter)
+        for record in self.records[resource.name][:2]:
+            self.send("GET", self.fill(op.path, **{name: record[resource.id_field]}))
+        if resource.id_field is None:
+            # No identifier can be known to be nobody's: a service may answer any (as
+            # the mock does for such a resource), and the client cannot address its
+            # records by a field. Said once a resource.
+            why = (
+                f"{resource.name}: no probe of an identifier of nobody, as the spec "
+                "names no identifier field of its records"
+            )
+            self.unsent += [why] if why not in self.unsent else []
+            return
         nobody = self.fill(op.path, **{name: NOBODY})
         self.probe(op, "an identifier of nobody", nobody)
 
@@ -244,7 +286,7 @@ class _Sampler:
             for op in self.spec.operations
             if op.kind == "delete" and op.resource == resource.name
         ]
-        record = self.records.get(resource.name, {})
+        record = (self.records[resource.name] or [{}])[0]
         leave = (resource.id_field, *resource.parent_parameters)
         body = {k: v for k, v in record.items() if k not in leave}
         why = ""
@@ -252,6 +294,8 @@ class _Sampler:
             why = f"the spec declares no delete of {resource.name}"
         elif not body:
             why = f"no {resource.name} was listed to copy"
+        elif create.body and not is_json(create.body.media):
+            why = f"it takes {create.body.media}, not the JSON of a record"
         elif self.seen.data["requests"] + 4 > self.budget:
             why = "the budget left fewer than 4 requests"
         if why:
@@ -276,12 +320,16 @@ class _Sampler:
         """Send the sample, in the order of the module docstring."""
         # Parents first: a sub-resource's path takes an identifier its parent listed.
         lists = sorted(self.spec.lists, key=lambda op: op.path.count("{"))
-        for act in (self.page, self.probes, self.pages):
+        for act in (self.page, self.probes):
             for op in lists:
                 act(op)
+        # Every operation first, then the other pages: where the budget runs out, a
+        # spec of many lists has had each of its gets.
         for op in self.spec.operations:
             if op.kind == "get":
                 self.gets(op)
+        for op in lists:
+            self.pages(op)
         for op in self.spec.operations:
             if op.kind == "create" and allow_writes:
                 self.writes(op)
@@ -317,6 +365,11 @@ def sample(
         sampler.run(allow_writes)
     except _BudgetSpent:
         sampler.seen.data["stopped"] = True
+    # A sample is one moment of the service: a place its later answers have and its
+    # first lack (``previous``, from page 2 on) is no place that appeared since, so
+    # the dates of the places (what ``--from`` says changed) are not kept.
+    for answer in sampler.seen.data["answers"].values():
+        answer.pop("seen", None)
     if allow_writes and not sampler.done:
         why = "the budget ran out first" if sampler.seen.data.get("stopped") else ""
         sampler.done.append(f"no write sent: {why or 'the spec declares no create'}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import shutil
 import socket
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from openapi_spec_validator import validate
 from planted import (
     DEMO_FIELDS,
     ROOT,
+    asked,
     base_spec,
     dump,
     read_yaml,
@@ -31,6 +31,7 @@ from service_api_spec import load_spec
 from service_api_speccheck import SpecCheckError, check_spec
 
 DEMO = {(schema, name) for schema, fields in DEMO_FIELDS.items() for name in fields}
+SCHEMAS = "#/components/schemas/"
 
 
 @pytest.fixture
@@ -187,18 +188,72 @@ def test_only_get_and_the_token_post_are_sent(env: RunningMock, spec: Path) -> N
     with service_api.Client() as client:
         check_spec(spec, client, budget=100, allow_writes=True)
     model = load_spec(spec)
-    methods = {op.operation_id: op.method for op in model.operations}
-    sent = {methods[name] for name in env.service.counts()}
-    assert sent == {"GET", "POST"}
-    # Every GET whose path the lists can fill (an id a list gave, or none at all).
-    listed = {model.resources[str(op.resource)].item_parameter for op in model.lists}
-    reachable = {
+    by_id = {op.operation_id: op for op in model.operations}
+    sent = set(env.service.counts())
+    # With --allow-writes, a create and a delete only where the spec can delete what
+    # it creates; else the token request is the one request that is not a GET.
+    deletable = {op.resource for op in model.operations if op.kind == "delete"}
+    writes = {
         op.operation_id
         for op in model.operations
-        if op.method == "GET" and set(re.findall(r"\{(.*?)\}", op.path)) <= listed
+        if op.kind in ("create", "delete") and op.resource in deletable
     }
-    # with --allow-writes too: openapi.yaml can create a shipment, not delete it
-    assert set(env.service.counts()) - {"authenticate"} == reachable
+    others = {name for name in sent - writes if by_id[name].method != "GET"}
+    assert {by_id[name].kind for name in others} == {"token"}
+    # Every GET whose path the lists can fill (an id a list gave, or none at all).
+    assert {name for name in sent if by_id[name].method == "GET"} == asked(model)
+
+
+def test_a_get_of_records_of_no_identifier_field_is_not_probed_with_nobodys(
+    tmp_path: Path,
+) -> None:
+    """Where the spec model knows no identifier field of a resource, no identifier can
+    be known to be nobody's (the mock answers any with built data): the check does not
+    send that probe, and says so once for each such resource."""
+    # A get of records whose schema is a component and whose identifier field the
+    # model knows: that field taken out of the schema, the model knows none.
+    plain = load_spec(ROOT / "openapi.yaml")
+    item, resource = next(
+        (op, plain.resources[str(op.resource)])
+        for op in plain.operations
+        if op.kind == "get"
+        and plain.resources[str(op.resource)].id_field
+        and str(plain.resources[str(op.resource)].pointer).startswith(SCHEMAS)
+    )
+    document = base_spec()
+    schema = document["components"]["schemas"][str(resource.pointer)[len(SCHEMAS) :]]
+    schema["properties"].pop(resource.id_field)  # its records no longer carry it
+    schema["required"] = [
+        n for n in schema.get("required", []) if n != resource.id_field
+    ]
+    spec = dump(document, tmp_path / "openapi.yaml")
+    model = load_spec(spec)
+    blind = {r.name for r in model.resources.values() if r.id_field is None}
+    gets = [op for op in model.operations if op.kind == "get" and op.resource in blind]
+    assert item.operation_id in {op.operation_id for op in gets}  # the premise
+    with (
+        running_mock(spec=spec) as mock,
+        service_api.Client(
+            mock.base_url, "demo-client", DEMO_CLIENT_SECRET, "acct-1"
+        ) as client,
+    ):
+        report = check_spec(spec, client)
+        counts = mock.service.counts()
+    assert not [
+        f
+        for f in report.findings
+        if f.kind == "probe"
+        and f.where.endswith(" an identifier of nobody")
+        and f.where.split()[0] in {op.operation_id for op in gets}
+    ]
+    assert all(op.operation_id not in counts for op in gets)  # nothing sent to them
+    said = [fact for fact in report.facts if "an identifier of nobody" in fact]
+    names = dict.fromkeys(str(op.resource) for op in gets)
+    assert said == [
+        f"not sent: {name}: no probe of an identifier of nobody, as the spec names "
+        "no identifier field of its records"
+        for name in names
+    ]
 
 
 def requests_counted(env: RunningMock) -> int:
@@ -324,19 +379,31 @@ def test_allow_writes_says_what_it_did_and_what_it_could_not(
     _, out, _ = check(spec, capsys, "--allow-writes")
     writes = [line.strip() for line in out.splitlines() if "writes:" in line]
     model = load_spec(spec)
-    creates = [op.operation_id for op in model.operations if op.kind == "create"]
+    creates = [op for op in model.operations if op.kind == "create"]
+    deletable = {op.resource for op in model.operations if op.kind == "delete"}
     assert len(writes) == len(creates) >= 1
-    assert all("not sent: the spec declares no delete" in line for line in writes), out
+    for create, line in zip(creates, writes, strict=True):  # one each, in spec order
+        assert line.startswith(f"writes: {create.operation_id} "), out
+        if create.resource not in deletable:
+            assert "not sent: the spec declares no delete" in line, out
     other, mock = server_with_delete
     with service_api.Client(
         mock.base_url, "demo-client", DEMO_CLIENT_SECRET, "acct-1"
     ) as client:
         report = check_spec(other, client, allow_writes=True)
     done = [fact for fact in report.facts if fact.startswith("writes: ")]
-    assert done == [
-        "writes: createShipment answered 201 (a copy of a listed record), "
-        "deleteShipment answered 204"
-    ]
+    grown = load_spec(other)
+    delete = grown.operation("deleteShipment")  # the delete with_delete adds
+    (create,) = (
+        op
+        for op in grown.operations
+        if op.kind == "create" and op.resource == delete.resource
+    )
+    assert (
+        f"writes: {create.operation_id} answered 201 (a copy of a listed record), "
+        f"{delete.operation_id} answered 204"
+    ) in done
+    assert not [line for line in done if "left" in line]  # every copy deleted
 
 
 def test_the_help_says_each_default_once_and_the_exit_codes(

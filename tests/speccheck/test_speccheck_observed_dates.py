@@ -14,6 +14,8 @@ import httpx
 import pytest
 from planted import ROOT
 
+import service_api
+from service_api_mock import DEMO_CLIENT_SECRET, RunningMock
 from service_api_spec import load_spec
 from service_api_speccheck import Observer, _observation, check_spec
 
@@ -80,3 +82,23 @@ def test_an_answer_of_one_shape_has_no_change() -> None:
     for level in ("high", "low"):
         observer(page({"level": level}))
     assert _observation.changes(observer.data) == []
+
+
+def test_a_sample_says_no_change_however_long_it_takes(
+    mock: RunningMock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its answers a minute apart each: a place of later pages only (``previous``) is
+    no place that appeared since the first answer."""
+    minutes = iter(range(24 * 60))
+
+    def tick() -> str:
+        minute = next(minutes)
+        return f"2026-05-01T{minute // 60:02d}:{minute % 60:02d}:00Z"
+
+    monkeypatch.setattr(_observation, "_now", tick)
+    with service_api.Client(
+        mock.base_url, "demo-client", DEMO_CLIENT_SECRET, "acct-1"
+    ) as client:
+        report = check_spec(ROOT / "openapi.yaml", client)
+    assert report.observed["pages"]  # pages were asked, the first without previous
+    assert [line for line in report.text().splitlines() if "changed:" in line] == []

