@@ -113,9 +113,14 @@ def run_check(base_url: str, spec: Path) -> Report:
 def test_the_differences_prism_serves_are_found_written_and_then_matched(
     served: tuple[str, str, Path], tmp_path: Path
 ) -> None:
-    mode, base_url, _ = served
+    mode, base_url, folder = served
     plants = _plants()
     path = dump(specs(plants)[1], tmp_path / "openapi.yaml")
+    # What the check writes of the very spec Prism serves is Prism's own departure
+    # from it, no plant's: json-schema-faker's values that a schema refuses (some
+    # public APIs' recursive schemas), or a 500 where it cannot build one. None for
+    # the project's own spec; expected wherever it is, and nowhere else.
+    own = edits(run_check(base_url, folder / "true.yaml").edits)
     report = run_check(base_url, path)
     text = report.text()
     found = {(f.kind, f.where) for f in report.findings}
@@ -126,7 +131,7 @@ def test_the_differences_prism_serves_are_found_written_and_then_matched(
     unserved = lists - set(report.observed["pages"])
     planted = {f for p in plants for f in p.findings if f[1].split()[0] not in unserved}
     assert planted <= found, text  # recall
-    assert edits(report.edits) == {e for p in plants for e in p.edits}, (
+    assert edits(report.edits) - own == {e for p in plants for e in p.edits} - own, (
         text
     )  # precision
     left = {f.kind for f in report.differences if not f.fixed}
@@ -137,7 +142,7 @@ def test_the_differences_prism_serves_are_found_written_and_then_matched(
     report.write()
     written = path.read_bytes()
     again = run_check(base_url, path)
-    assert again.edits == [], again.text()
+    assert edits(again.edits) <= own, again.text()
     assert again.marks == []
     assert {f.kind for f in again.differences} <= PRISMS_OWN
     again.write()
