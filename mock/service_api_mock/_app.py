@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, unquote_plus, urlencode
 
 import anyio
 import attrs
@@ -166,23 +166,63 @@ def _convert(schemas: Schemas, parameter: Parameter, given: tuple[str, ...]) -> 
     return value
 
 
-def _given(parameter: Parameter, request: Request, path: dict[str, str]) -> list[str]:
-    """The strings sent for ``parameter``, where it is sent."""
+def _given(
+    parameter: Parameter, request: Request, path: dict[str, str], others: set[str]
+) -> list[str]:
+    """The strings sent for ``parameter``, where it is sent (``others``: the names of
+    the operation's other query parameters)."""
     name = parameter.name
     if parameter.location == "query":
+        delimited = parameter.style != "deepObject" and not parameter.exploded
+        if parameter.kind == "array" and delimited:
+            return _delimited(parameter, request)
         sent = request.query_params.getlist(name) or _deep_object(parameter, request)
-    elif parameter.location == "header" and name.lower() not in _OWN_HEADERS:
+        if not sent and parameter.kind == "object" and parameter.style == "form":
+            sent = _free_keys(request, others)
+        return sent
+    if parameter.location == "header" and name.lower() not in _OWN_HEADERS:
         sent = request.headers.getlist(name)
     else:
         found = {"path": path, "cookie": request.cookies}.get(parameter.location, {})
         sent = [found[name]] if name in found else []
-    if parameter.kind == "array" and (
-        parameter.location != "query" or not parameter.exploded
-    ):
-        # Else an array is one text, its items split by commas (the only style a path
-        # or a header has, and the query's where explode is false).
+    if parameter.kind == "array":
+        # A path's, a header's or a cookie's array is one text, its items split by
+        # commas (the only style a path or a header has, a cookie's by default).
         return [item for text in sent for item in text.split(",")]
     return sent
+
+
+_DELIMITERS = {"spaceDelimited": " ", "pipeDelimited": "|"}
+
+
+def _delimited(parameter: Parameter, request: Request) -> list[str]:
+    """The items of a query array that is not exploded (``ids=1,2``): split at the
+    delimiters as sent, then decoded, so an item's own comma (sent as ``%2C``) stays
+    in it."""
+    delimiter = _DELIMITERS.get(parameter.style, ",")
+    raw = request.scope.get("query_string", b"").decode("latin-1")
+    items: list[str] = []
+    for pair in raw.split("&"):
+        key, _, value = pair.partition("=")
+        if unquote_plus(key) == parameter.name:
+            spaced = (
+                value.replace("%20", " ").replace("+", " ")
+                if delimiter == " "
+                else value
+            )
+            items += [unquote_plus(item) for item in spaced.split(delimiter)]
+    return items
+
+
+def _free_keys(request: Request, others: set[str]) -> list[str]:
+    """An exploded ``form`` object of the query: the parameters no other of the
+    operation's names (``?lat=1&long=2``), as JSON text; none if there are none."""
+    pairs = [
+        (key, value)
+        for key, value in request.query_params.multi_items()
+        if key not in others and key.split("[")[0] not in others
+    ]
+    return [json.dumps(dict(pairs))] if pairs else []
 
 
 def _deep_object(parameter: Parameter, request: Request) -> list[str]:
@@ -205,8 +245,9 @@ def _parameters(
     schemas: Schemas, op: Operation, request: Request, path: dict[str, str]
 ) -> dict[str, Any]:
     values: dict[str, Any] = {}
+    names = {p.name for p in op.parameters if p.location == "query"}
     for parameter in op.parameters:
-        given = tuple(_given(parameter, request, path))
+        given = tuple(_given(parameter, request, path, names - {parameter.name}))
         if given:
             try:
                 values[parameter.name] = _convert(schemas, parameter, given)

@@ -85,6 +85,11 @@ class Parameter:
     """Whether an array goes as one parameter per item (``ids=1&ids=2``), as OpenAPI's
     ``explode`` says (true by default in the query and a cookie), rather than as one
     text of items split by commas (``ids=1,2``, the only way of a path or a header)."""
+    style: str = "form"
+    """OpenAPI's ``style`` as it applies: as written, else ``form`` in the query and a
+    cookie, ``simple`` in a path and a header. An exploded ``form`` object is its
+    properties as parameters of their own (``?lat=1&long=2``), a ``deepObject`` one
+    ``point[lat]=1``; a ``spaceDelimited`` or ``pipeDelimited`` array is split there."""
 
 
 @attrs.frozen

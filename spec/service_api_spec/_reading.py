@@ -219,6 +219,7 @@ class _Reader:
                     choices=(view.enum or ()) if view is not None else (),
                     pointer=schema,
                     exploded=_exploded(node, location),
+                    style=_style(node, location),
                 )
                 if "x-filter" in node:
                     hints[name] = node["x-filter"]
@@ -463,11 +464,18 @@ def _is_collection(collection: str, members: list[_Draft]) -> bool:
     return plural and any(d.method == "POST" for d in members)
 
 
+def _style(node: Mapping[str, Any], location: str) -> str:
+    """OpenAPI's ``style`` of a parameter: as written, else its location's default."""
+    return str(
+        node.get("style", "form" if location in ("query", "cookie") else "simple")
+    )
+
+
 def _exploded(node: Mapping[str, Any], location: str) -> bool:
     """OpenAPI's ``explode`` of a parameter: as written, else true for the ``form``
-    style (the default of the query and a cookie), false for any other."""
-    style = node.get("style", "form" if location in ("query", "cookie") else "simple")
-    return bool(node.get("explode", style == "form"))
+    style (the default of the query and a cookie) and ``deepObject`` (defined only
+    exploded), false for any other."""
+    return bool(node.get("explode", _style(node, location) in ("form", "deepObject")))
 
 
 def _own_id(collection: str) -> str:

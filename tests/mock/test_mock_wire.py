@@ -38,6 +38,12 @@ def _wired(document: dict[str, Any]) -> None:
     devices["parameters"] += [
         {"name": "order", "in": "query", "explode": False, "schema": order},
         {"name": "kind", "in": "query", "schema": kinds},
+        # An exploded form object: its properties are parameters of their own.
+        {
+            "name": "near",
+            "in": "query",
+            "schema": {"type": "object", "additionalProperties": {"type": "integer"}},
+        },
         {
             "name": "word",
             "in": "query",
@@ -72,11 +78,16 @@ async def api(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
 async def test_an_array_that_is_not_exploded_is_split_by_commas(
     api: httpx.AsyncClient,
 ) -> None:
-    assert (await api.get("/devices", params={"order": "a,b"})).status_code == 200
+    # The commas as sent delimit the items (httpx would encode one given in params).
+    assert (await api.get("/devices?order=a,b")).status_code == 200
     # Split, its items are the same twice: uniqueItems refuses it, naming the parameter.
-    twice = await api.get("/devices", params={"order": "a,a"})
+    twice = await api.get("/devices?order=a,a")
     assert twice.status_code == 400
     assert "order" in twice.json()["detail"]
+    # An item's own comma is sent encoded, and stays in it: "a,a" and "a" differ.
+    assert (await api.get("/devices?order=a%2Ca,a")).status_code == 200
+    # Exploded all the same (as openapi-python-client's clients send any array).
+    assert (await api.get("/devices?order=a&order=b")).status_code == 200
 
 
 async def test_a_pattern_reads_word_characters_as_ascii(api: httpx.AsyncClient) -> None:
@@ -112,3 +123,13 @@ async def test_each_member_of_an_enum_filter_finds_records(
         page = (await api.get("/devices", params={"kind": member})).json()
         assert page["data"], member
         assert {device["kind"] for device in page["data"]} == {member}
+
+
+async def test_an_exploded_form_object_is_the_parameters_no_other_names(
+    api: httpx.AsyncClient,
+) -> None:
+    assert (await api.get("/devices?lat=1&long=2&pageSize=5")).status_code == 200
+    # Its values are integers: "x" is refused, naming it; pageSize stays the list's own.
+    refused = await api.get("/devices?lat=x&pageSize=5")
+    assert refused.status_code == 400
+    assert "near" in refused.json()["detail"]

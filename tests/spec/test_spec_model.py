@@ -537,6 +537,7 @@ def test_every_post_on_a_collection_is_a_create_with_its_header_parameters() -> 
         (),
         "#/paths/~1payments/post/parameters/0/schema",
         exploded=False,  # a header's style is simple: an array is one text
+        style="simple",
     )
     assert spec.resources["payments"].id_field == "thingId"
     assert spec.operation("cancelThing").kind == "other"
