@@ -802,12 +802,11 @@ class ApiHandler:
         if op.kind == "create":
             return self.succeed(call, state.create(place, body))
         index = state.find(place, call.item)
-        # An id nothing lists names a record all the same where nothing could list it,
-        # or where the operation declares no 404 to refuse it with.
-        unknown_is_found = answer_of(op, 404) is None
-        if index is None and (
-            place.resource in state.spec.unlisted or unknown_is_found
-        ):
+        # An id nothing lists names a record all the same where nothing could list it
+        # (unless it was deleted), or where the operation declares no 404 to refuse it.
+        unlisted = place.resource in state.spec.unlisted
+        unlisted = unlisted and not state.deleted(place, call.item)
+        if index is None and (unlisted or answer_of(op, 404) is None):
             index = state.adopt(place, call.item)
         if index is None:
             detail = f"No record of {place.resource} has the identifier {call.item!r}."

@@ -117,6 +117,8 @@ class MockState:
             self._invalid: list[str] = []
             self._hits: dict[str, collections.deque[float]] = {}
             self._data: dict[Collection, tuple[list[dict[str, Any]], list[bytes]]] = {}
+            # The ids of records deleted, by collection, as text: gone, not adopted again.
+            self._deleted: set[tuple[Collection, str]] = set()
             self._rng = random.Random(config.seed)  # noqa: S311 -- reproducible faults, not crypto
             # Identifiers of created records: a generator apart, so faults stay as they were.
             self._ids = random.Random(f"{config.seed}/ids")  # noqa: S311 -- not crypto
@@ -357,6 +359,11 @@ class MockState:
         self.store(place, None, created)
         return created
 
+    def deleted(self, place: Collection, record_id: object) -> bool:
+        """Whether the record of ``place`` with the identifier ``record_id`` (compared as
+        text) was deleted since the reset."""
+        return (place, str(record_id)) in self._deleted
+
     def adopt(self, place: Collection, record_id: object) -> int:
         """Add a record built for ``record_id`` to ``place`` (of a resource no operation
         lists or creates, whose every id names a record); its position."""
@@ -380,9 +387,12 @@ class MockState:
     ) -> None:
         """Put ``record`` at ``index`` (``None``: append), or remove the one there."""
         records, encoded = self.records(place)
+        field = str(self.spec.resources[place.resource].id_field)
         with self._lock:
             if record is None:
-                del records[index], encoded[index]  # type: ignore[index]  # remove needs one
+                gone = records[index].get(field)  # type: ignore[index]  # remove needs one
+                self._deleted.add((place, str(gone)))
+                del records[index], encoded[index]  # type: ignore[index]
             elif index is None:
                 records.append(record)
                 encoded.append(encode_json(record))

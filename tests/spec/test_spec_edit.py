@@ -383,6 +383,28 @@ def test_an_item_operation_that_declares_no_404_finds_every_id(tmp_path: Path) -
     assert other.status_code == 404, other.text
 
 
+def test_a_record_nothing_lists_exists_until_it_is_deleted(tmp_path: Path) -> None:
+    # Without a list or a create, no client can know which ids exist: every id names
+    # a record, built for it, until a delete removes it; then the declared 404.
+    document = merged_spec()
+    del document["paths"]["/alerts"]
+    spec = tmp_path / "openapi.yaml"
+    spec.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
+    copy = SpecCopy(root=tmp_path, generated=tmp_path / "generated")
+    with serve_spec(copy) as base_url:
+        headers = auth_headers(base_url)
+        url = f"{base_url}/alerts/any-alert"
+        found = httpx.get(url, headers=headers)
+        deleted = httpx.delete(url, headers=headers)
+        gone = httpx.get(url, headers=headers)
+        again = httpx.delete(url, headers=headers)
+    assert found.status_code == 200, found.text
+    assert found.json()["alertId"] == "any-alert"
+    assert deleted.status_code == 204, deleted.text
+    assert gone.status_code == 404, gone.text
+    assert again.status_code == 404, again.text
+
+
 def test_a_spec_that_has_the_resource_is_kept_and_one_of_another_shape_refused(
     tmp_path: Path,
 ) -> None:
