@@ -263,9 +263,13 @@ def load(
 
 
 def main(argv: Sequence[str]) -> int:
-    """Run every step of each case named and print what each said; 1 if one failed."""
+    """Run every step of each case named and print whether each passed (with
+    ``--show``, the first lines each said too: the doors' answers, the records
+    exported, the load's summary); 1 if one failed."""
     import tempfile
 
+    show = "--show" in argv
+    argv = [a for a in argv if a != "--show"]
     failed = 0
     for case in argv or cases():
         with tempfile.TemporaryDirectory(prefix=f"corpus-{case}-") as work:
@@ -291,7 +295,7 @@ def main(argv: Sequence[str]) -> int:
                     done = export(
                         [name, *more, "--max-items", "3"], copy, base_url, folder
                     )
-                    steps[f"list {name}"] = (done.returncode, done.stderr)
+                    steps[f"list {name}"] = (done.returncode, done.stdout + done.stderr)
                     done = load([name, *more], copy, base_url, folder)
                     steps[f"load {name}"] = (done.returncode, done.stderr)
             for step, (code, text) in steps.items():
@@ -299,6 +303,9 @@ def main(argv: Sequence[str]) -> int:
                 print(f"{case}: {step} {'ok' if code == 0 else f'FAILED ({code})'}")
                 if code != 0 or (step == "generate" and text.strip()):
                     print("    " + text.strip()[-3000:].replace("\n", "\n    "))
+                elif show and text.strip():
+                    lines = [line[:160] for line in text.strip().splitlines()[:6]]
+                    print("    " + "\n    ".join(lines))
     return 1 if failed else 0
 
 
