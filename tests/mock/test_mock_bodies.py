@@ -14,19 +14,14 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from spec_copy import merged_spec
+from spec_copy import merged_spec, signed_in
 
-from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, MockConfig, MockService
+from service_api_mock import MockConfig, MockService
 from service_api_mock._forms import nested, typed
 
 pytestmark = pytest.mark.anyio
 
 BODIES = Path(__file__).with_name("bodies.yaml")
-FORM = {
-    "client_id": (None, DEMO_CLIENT_ID),
-    "client_secret": (None, DEMO_CLIENT_SECRET),
-    "grant_type": (None, "client_credentials"),
-}
 
 
 @pytest.fixture
@@ -38,14 +33,7 @@ def service(tmp_path: Path) -> MockService:
 
 @pytest.fixture
 async def api(service: MockService) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=service.app)
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://mock.test/public/v3"
-    ) as client:
-        token = (await client.post("/authenticate", files=FORM)).json()["access_token"]
-        client.headers.update(
-            {"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"}
-        )
+    async with signed_in(service.app) as client:
         yield client
     assert service.invalid_answers() == []
     assert not any(s >= 500 for by in service.counts().values() for s in by)

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from spec_copy import signed_in
 
 from service_api_mock import (
     DEMO_ACCOUNTS,
@@ -45,14 +46,7 @@ def shapes(shapes_spec: Path) -> MockService:
 
 @pytest.fixture
 async def api(shapes: MockService) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=shapes.app)
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://mock.test/public/v3"
-    ) as c:
-        token = (await c.post("/authenticate", files=FORM)).json()["access_token"]
-        c.headers.update(
-            {"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"}
-        )
+    async with signed_in(shapes.app) as c:
         yield c
 
 

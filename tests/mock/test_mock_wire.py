@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from spec_copy import signed_in
 
 from service_api_mock import MockConfig, MockService
 from service_api_spec import load_spec
@@ -19,11 +20,6 @@ from service_api_spec import load_spec
 pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parents[2]
-FORM = {
-    "client_id": (None, "demo-client"),
-    "client_secret": (None, "demo-secret"),
-    "grant_type": (None, "client_credentials"),
-}
 
 
 def _wired(document: dict[str, Any]) -> None:
@@ -64,14 +60,7 @@ async def api(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
     assert order is not None
     assert order.exploded is False
     service = MockService(MockConfig(records=3), spec=spec)
-    transport = httpx.ASGITransport(app=service.app)
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://mock.test/public/v3"
-    ) as client:
-        token = (await client.post("/authenticate", files=FORM)).json()["access_token"]
-        client.headers.update(
-            {"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"}
-        )
+    async with signed_in(service.app) as client:
         yield client
 
 

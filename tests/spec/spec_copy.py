@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -410,3 +410,31 @@ print(json.dumps({
     for name, endpoint in LIST_ENDPOINTS.items()
 }, default=str))
 """
+
+
+@contextlib.asynccontextmanager
+async def signed_in(
+    app: Any, account: str = DEMO_ACCOUNTS[0]
+) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the mock ``app`` in process (``MockService.app``), signed in with
+    the demo credentials and sending ``account`` as its account header.
+
+    Example::
+
+        async with signed_in(service.app) as api:
+            assert (await api.get("/devices")).status_code == 200
+    """
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://mock.test/public/v3"
+    ) as client:
+        form = {
+            "client_id": (None, DEMO_CLIENT_ID),
+            "client_secret": (None, DEMO_CLIENT_SECRET),
+            "grant_type": (None, "client_credentials"),
+        }
+        token = (await client.post("/authenticate", files=form)).json()["access_token"]
+        client.headers.update(
+            {"authorization": f"Bearer {token}", "x-service-account-id": account}
+        )
+        yield client

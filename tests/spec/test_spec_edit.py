@@ -21,6 +21,7 @@ import httpx
 import pytest
 import schemathesis
 import yaml
+from corpus_shapes import check_spec
 from spec_copy import (
     SpecCopy,
     SpecEditError,
@@ -327,21 +328,13 @@ def test_an_undeclared_status_the_mock_sends_is_a_warning_naming_the_operation(
 ) -> None:
     document = merged_spec()
     del document["paths"][path][method]["responses"][status]
-    spec = tmp_path / "openapi.yaml"
-    spec.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
-    check = subprocess.run(
-        [sys.executable, "-m", "service_api_mock", "--check-spec", str(spec)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    copy = SpecCopy(root=tmp_path, generated=tmp_path / "generated")
+    copy.spec.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
+    check = check_spec(copy)
     assert check.returncode == 0, check.stderr
     assert f"warning: {operation_id}: declares no {status} answer" in check.stderr
     assert "Traceback" not in check.stderr
     # Started on it, the mock serves the operation and sends that status all the same.
-    copy = SpecCopy(root=tmp_path, generated=tmp_path / "generated")
     with serve_spec(copy) as base_url:
         url = f"{base_url}{path.replace('{alertId}', 'no-such-alert')}"
         sent = httpx.request(
@@ -357,19 +350,11 @@ def test_an_item_operation_that_declares_no_404_finds_every_id(tmp_path: Path) -
     # record of that id, keeps it, and has nothing to warn about.
     document = merged_spec()
     del document["paths"]["/alerts/{alertId}"]["get"]["responses"]["404"]
-    spec = tmp_path / "openapi.yaml"
-    spec.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
-    check = subprocess.run(
-        [sys.executable, "-m", "service_api_mock", "--check-spec", str(spec)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    copy = SpecCopy(root=tmp_path, generated=tmp_path / "generated")
+    copy.spec.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
+    check = check_spec(copy)
     assert check.returncode == 0, check.stderr
     assert "getAlert: declares no 404" not in check.stderr
-    copy = SpecCopy(root=tmp_path, generated=tmp_path / "generated")
     with serve_spec(copy) as base_url:
         headers = auth_headers(base_url)
         url = f"{base_url}/alerts/no-such-alert"
@@ -388,9 +373,8 @@ def test_a_record_nothing_lists_exists_until_it_is_deleted(tmp_path: Path) -> No
     # a record, built for it, until a delete removes it; then the declared 404.
     document = merged_spec()
     del document["paths"]["/alerts"]
-    spec = tmp_path / "openapi.yaml"
-    spec.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
     copy = SpecCopy(root=tmp_path, generated=tmp_path / "generated")
+    copy.spec.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
     with serve_spec(copy) as base_url:
         headers = auth_headers(base_url)
         url = f"{base_url}/alerts/any-alert"
