@@ -12,13 +12,11 @@ checks hold for whatever the spec gains; none lists the operations it expects.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
 import subprocess
 import sys
 import typing
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType, NoneType, UnionType
 from typing import Any
 
@@ -36,21 +34,6 @@ from service_api_spec import (
 )
 
 GROWN = "grown_client"
-CODEGEN = Path(__file__).resolve().parents[2] / "codegen"
-
-
-@pytest.fixture(scope="module")
-def prepare() -> Any:
-    """codegen/prepare.py, whose rules give parameters their Python names where two
-    would give one (``StartTime<`` and ``StartTime>``)."""
-    if str(CODEGEN) not in sys.path:
-        sys.path.insert(0, str(CODEGEN))
-    found = importlib.util.spec_from_file_location("prepare", CODEGEN / "prepare.py")
-    assert found is not None
-    assert found.loader is not None
-    module = importlib.util.module_from_spec(found)
-    found.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

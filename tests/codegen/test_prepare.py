@@ -5,28 +5,11 @@ openapi-python-client parses; the spec and its JSON names are left as they are."
 from __future__ import annotations
 
 import copy
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-
-CODEGEN = Path(__file__).resolve().parents[2] / "codegen"
-
-
-@pytest.fixture(scope="module")
-def prepare() -> Any:
-    """codegen/prepare.py, imported as the generator imports it (codegen on the path)."""
-    if str(CODEGEN) not in sys.path:
-        sys.path.insert(0, str(CODEGEN))
-    found = importlib.util.spec_from_file_location("prepare", CODEGEN / "prepare.py")
-    assert found is not None
-    assert found.loader is not None
-    module = importlib.util.module_from_spec(found)
-    found.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize(
