@@ -25,6 +25,10 @@ wire are unchanged.
    text its style sends (``token: "1,2"``); a parameter described by ``content`` (a
    media type) rather than a schema, as the text of that media type
    (``coordinates: '{"lat": 1}'``): the generator would leave it out.
+7. An enum that may be null (OpenAPI 3.0's ``nullable: true``, or ``null`` among 3.1's
+   types) without ``null`` among its values gets it, as the spec model reads it (Stripe's
+   ``tax_exempt``): the generator would type it without ``None`` and a record would
+   report every null as drift.
 
 Example::
 
@@ -191,9 +195,16 @@ class Prepared:
 
 
 def _prepare_schema(schema: dict[str, Any], mark: Callable[[str, str], str]) -> None:
-    """Rules 3 and 4 on one schema object."""
+    """Rules 3, 4 and 7 on one schema object."""
     if isinstance(schema.get("default"), dict | list):
         del schema["default"]
+    declared = schema.get("type")
+    nullable = schema.get("nullable") is True or (
+        isinstance(declared, list) and "null" in declared
+    )
+    values = schema.get("enum")
+    if nullable and isinstance(values, list) and None not in values:
+        schema["enum"] = [*values, None]
     properties = schema.get("properties")
     changed = distinct(list(properties)) if isinstance(properties, dict) else {}
     if properties and changed:

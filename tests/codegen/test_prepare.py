@@ -166,3 +166,25 @@ def test_what_the_generator_cannot_carry_fails_naming_it(tmp_path: Path) -> None
     assert "cannot generate the client:" in said
     assert "/components/schemas/Mixed" in said
     assert not (tmp_path / "copy" / "generated" / "service_api_client").exists()
+
+
+def test_a_nullable_enum_takes_null_among_its_values(prepare: Any) -> None:
+    # Stripe's tax_exempt (3.0) and a 3.1 spelling: null is one of the values, as the
+    # spec model reads it, so the generator types the field with None.
+    customer = {
+        "type": "object",
+        "properties": {
+            "tax_exempt": {
+                "type": "string",
+                "nullable": True,
+                "enum": ["none", "reverse"],
+            },
+            "state": {"type": ["string", "null"], "enum": ["open", "closed"]},
+            "kind": {"type": "string", "enum": ["a", "b"]},
+        },
+    }
+    prepared = prepare.Prepared.of(_spec(Customer=customer))
+    fields = prepared.document["components"]["schemas"]["Customer"]["properties"]
+    assert fields["tax_exempt"]["enum"] == ["none", "reverse", None]
+    assert fields["state"]["enum"] == ["open", "closed", None]
+    assert fields["kind"]["enum"] == ["a", "b"]  # not nullable: as written
