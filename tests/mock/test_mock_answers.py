@@ -11,8 +11,9 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from spec_copy import signed_in
 
-from service_api_mock import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, MockConfig, MockService
+from service_api_mock import MockConfig, MockService
 from service_api_mock.__main__ import main as mock_main
 from service_api_mock.__main__ import parser
 from service_api_spec import load_spec
@@ -20,11 +21,6 @@ from service_api_spec import load_spec
 pytestmark = pytest.mark.anyio
 
 SPEC = Path(__file__).resolve().parents[2] / "openapi.yaml"
-FORM = {
-    "client_id": (None, DEMO_CLIENT_ID),
-    "client_secret": (None, DEMO_CLIENT_SECRET),
-    "grant_type": (None, "client_credentials"),
-}
 
 # A string no value fits: at least 5 characters, at most 2.
 NOTHING_FITS = {"type": "string", "minLength": 5, "maxLength": 2}
@@ -61,20 +57,13 @@ def test_check_spec_fails_naming_the_operation_and_why(
 
 
 async def _ask(service: MockService, path: str) -> httpx.Response:
-    transport = httpx.ASGITransport(app=service.app)
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://mock.test/public/v3"
-    ) as client:
-        token = (await client.post("/authenticate", files=FORM)).json()["access_token"]
-        headers = {"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"}
+    async with signed_in(service.app) as client:
         # Whatever the id: an unknown one is a 404 that fits, a known one the answer.
         resource = path.split("/")[1]
-        page = await client.get(f"/{resource}", headers=headers)
+        page = await client.get(f"/{resource}")
         known = page.json()["data"][0] if page.status_code == 200 else {}
         ident = next((str(v) for k, v in known.items() if k.endswith("Id")), "x")
-        return await client.get(
-            path.replace(path[path.index("{") :], ident), headers=headers
-        )
+        return await client.get(path.replace(path[path.index("{") :], ident))
 
 
 async def test_an_answer_that_does_not_fit_is_a_500_saying_why(
@@ -157,15 +146,10 @@ async def test_templates_of_one_shape_serve_their_own_methods(tmp_path: Path) ->
     spec = _widgets(tmp_path, twice=False)
     assert mock_main(["--check-spec", str(spec)]) == 0
     service = MockService(MockConfig(records=1, validate_answers=True), spec=spec)
-    transport = httpx.ASGITransport(app=service.app)
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://mock.test/public/v3"
-    ) as client:
-        token = (await client.post("/authenticate", files=FORM)).json()["access_token"]
-        headers = {"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"}
-        assert (await client.get("/widgets/1", headers=headers)).status_code == 200
-        assert (await client.delete("/widgets/1", headers=headers)).status_code == 204
-        assert (await client.put("/widgets/1", headers=headers)).status_code == 405
+    async with signed_in(service.app) as client:
+        assert (await client.get("/widgets/1")).status_code == 200
+        assert (await client.delete("/widgets/1")).status_code == 204
+        assert (await client.put("/widgets/1")).status_code == 405
     assert service.counts() == {
         "authenticate": {200: 1},
         "getWidgetA": {200: 1},
@@ -191,13 +175,8 @@ async def test_a_page_envelope_with_fields_of_its_own_is_answered_whole(
     spec.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
     assert mock_main(["--check-spec", str(spec)]) == 0
     service = MockService(MockConfig(records=3, validate_answers=True), spec=spec)
-    transport = httpx.ASGITransport(app=service.app)
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://mock.test/public/v3"
-    ) as client:
-        token = (await client.post("/authenticate", files=FORM)).json()["access_token"]
-        headers = {"authorization": f"Bearer {token}", "x-service-account-id": "acct-1"}
-        page = await client.get(listed.path, headers=headers)
+    async with signed_in(service.app) as client:
+        page = await client.get(listed.path)
     assert page.status_code == 200, page.text
     assert page.json()["object"] == "list"
     assert len(page.json()["data"]) == 3
